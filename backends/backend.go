@@ -1,0 +1,88 @@
+// Package backends talks to LLM providers (OpenAI Responses, Chat Completions and its presets,
+// Anthropic Messages, Gemini, Claude Code, and the scripted demo backend) behind one small
+// streaming interface. It knows nothing about permissions or coordination.
+package backends
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Backend is one agent's connection to a model. Implementations must be safe to call from one
+// goroutine at a time; each agent gets its own Backend.
+type Backend interface {
+	// Generate sends the conversation and streams the reply: text deltas and completed tool
+	// calls are reported through onEvent as they arrive (onEvent may be nil), and the whole
+	// assembled reply is returned. Cancelling ctx aborts the request promptly.
+	Generate(ctx context.Context, req Request, onEvent func(Event)) (*Response, error)
+	// Provider is the backend type ("openai", "claude", ...); Model is the model name.
+	Provider() string
+	Model() string
+}
+
+// Request is one model call.
+type Request struct {
+	System   string
+	Messages []Message
+	Tools    []ToolSpec
+	// Phase is "coordination" or "final"; only the scripted backend looks at it.
+	Phase string
+}
+
+// Message is one conversation turn. Role is "user", "assistant" or "tool".
+type Message struct {
+	Role    string
+	Content string
+	// ToolCalls are the calls an assistant message made.
+	ToolCalls []ToolCall
+	// ToolCallID and ToolName identify the call a "tool" message answers.
+	ToolCallID string
+	ToolName   string
+	IsError    bool
+}
+
+// ToolSpec describes a tool offered to the model. Parameters is a JSON schema object.
+type ToolSpec struct {
+	Name        string
+	Description string
+	Parameters  map[string]any
+}
+
+// ToolCall is a tool call made by the model. Arguments is the raw JSON object.
+type ToolCall struct {
+	ID        string
+	Name      string
+	Arguments json.RawMessage
+}
+
+// Usage counts tokens.
+type Usage struct {
+	InputTokens  int64
+	OutputTokens int64
+}
+
+// Add sums usage.
+func (u *Usage) Add(o Usage) { u.InputTokens += o.InputTokens; u.OutputTokens += o.OutputTokens }
+
+// Response is a complete model reply.
+type Response struct {
+	Text      string
+	ToolCalls []ToolCall
+	Usage     Usage
+}
+
+// EventKind says what an Event carries.
+type EventKind int
+
+const (
+	EventTextDelta EventKind = iota
+	EventToolCall
+	EventRetry // a retry after a 429/5xx; Text says why
+)
+
+// Event is a streaming update.
+type Event struct {
+	Kind     EventKind
+	Text     string
+	ToolCall *ToolCall
+}

@@ -1,0 +1,88 @@
+// Package cmdutil holds what every command shares: injected I/O streams, the Factory that
+// commands take their dependencies from, and exit codes carried by errors.
+package cmdutil
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"golang.org/x/term"
+)
+
+// IOStreams are the command's standard streams, injected so commands are testable.
+type IOStreams struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+	// StdinTTY / StdoutTTY / StderrTTY say whether each stream is a terminal.
+	StdinTTY  bool
+	StdoutTTY bool
+	StderrTTY bool
+}
+
+// System returns the process's real streams.
+func System() *IOStreams {
+	isTTY := func(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
+	return &IOStreams{
+		In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr,
+		StdinTTY: isTTY(os.Stdin), StdoutTTY: isTTY(os.Stdout), StderrTTY: isTTY(os.Stderr),
+	}
+}
+
+// Factory carries the dependencies commands need. Tests build one with fake streams.
+type Factory struct {
+	IO *IOStreams
+	// Getwd returns the directory relative paths resolve against.
+	Getwd func() (string, error)
+	// LookupEnv reads the environment (tests inject a map).
+	LookupEnv func(string) (string, bool)
+	// HomeDir is the user's home (for ~/.massgen/.env and ~ expansion).
+	HomeDir func() (string, error)
+}
+
+// NewFactory returns a Factory over the real process.
+func NewFactory() *Factory {
+	return &Factory{IO: System(), Getwd: os.Getwd, LookupEnv: os.LookupEnv, HomeDir: os.UserHomeDir}
+}
+
+// Exit codes used across commands.
+const (
+	ExitOK       = 0
+	ExitFailure  = 1 // a denial or a failed operation
+	ExitUsage    = 2 // bad flags, bad config
+	ExitCanceled = 130
+)
+
+// ExitError carries the process exit code with the error that caused it.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("exit %d", e.Code)
+	}
+	return e.Err.Error()
+}
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// WithCode wraps err so that the process exits with code.
+func WithCode(code int, err error) error { return &ExitError{Code: code, Err: err} }
+
+// Silent is an ExitError with nothing more to print (the command already reported).
+func Silent(code int) error { return &ExitError{Code: code} }
+
+// CodeOf returns the exit code an error should produce.
+func CodeOf(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		return ee.Code
+	}
+	return ExitFailure
+}

@@ -1,0 +1,141 @@
+// Package configs owns the YAML configuration: its schema, loading (viper + YAML), .env and ${VAR}
+// expansion, validation with file:line messages, path relocation under .massgen/, and the
+// built-in example configs embedded with go:embed.
+package configs
+
+// Config is a loaded MassGen-compatible configuration. Field names follow MassGen's YAML keys.
+// After Resolve, every path field is absolute and relocated (see relocate.go).
+type Config struct {
+	// Agents holds `agents:` or, for single-agent files, the one `agent:` entry.
+	Agents       []Agent      `yaml:"agents,omitempty" json:"agents,omitempty"`
+	Orchestrator Orchestrator `yaml:"orchestrator,omitempty" json:"orchestrator,omitempty"`
+	// TimeoutSettings is MassGen's top-level `timeout_settings:` block.
+	TimeoutSettings TimeoutSettings `yaml:"timeout_settings,omitempty" json:"timeout_settings,omitempty"`
+	UI              UI              `yaml:"ui,omitempty" json:"ui,omitempty"`
+	// Permissions is the global `permissions:` section (modes, allow/deny rules, hooks).
+	Permissions Permissions `yaml:"permissions,omitempty" json:"permissions,omitempty"`
+	// CommandSandbox is "auto" (default: landlock, else bubblewrap, else refuse commands),
+	// "landlock", "bubblewrap" or "none" (explicit opt-out, warned about).
+	CommandSandbox string `yaml:"command_sandbox,omitempty" json:"command_sandbox,omitempty"`
+
+	// Source is the file the config was read from ("@examples/NAME" for built-ins); not YAML.
+	Source string `yaml:"-" json:"-"`
+	// BaseDir is the directory relative paths are resolved against (the current directory).
+	BaseDir string `yaml:"-" json:"-"`
+}
+
+// Agent is one entry of `agents:`.
+type Agent struct {
+	ID            string  `yaml:"id" json:"id"`
+	Backend       Backend `yaml:"backend" json:"backend"`
+	SystemMessage string  `yaml:"system_message,omitempty" json:"system_message,omitempty"`
+	// ReadPaths and WritePaths are the folder guard (spec 003): when set, they further limit
+	// what this agent may read and write (absolute after Resolve).
+	ReadPaths  []string `yaml:"read_paths,omitempty" json:"read_paths,omitempty"`
+	WritePaths []string `yaml:"write_paths,omitempty" json:"write_paths,omitempty"`
+	// Permissions are per-agent rules, merged over the global ones.
+	Permissions *Permissions `yaml:"permissions,omitempty" json:"permissions,omitempty"`
+}
+
+// Backend is `agents[].backend`. Known keys are typed; every other key is kept in Extra and
+// passed through to the provider.
+type Backend struct {
+	Type    string `yaml:"type" json:"type"`
+	Model   string `yaml:"model,omitempty" json:"model,omitempty"`
+	CWD     string `yaml:"cwd,omitempty" json:"cwd,omitempty"`
+	APIKey  string `yaml:"api_key,omitempty" json:"api_key,omitempty"`
+	BaseURL string `yaml:"base_url,omitempty" json:"base_url,omitempty"`
+	// MCPServers are external MCP servers (MassGen format: stdio command/args/env or url).
+	MCPServers []MCPServer `yaml:"mcp_servers,omitempty" json:"mcp_servers,omitempty"`
+	// Script is the step list of the deterministic `scripted` demo/test backend.
+	Script []ScriptStep `yaml:"script,omitempty" json:"script,omitempty"`
+	// Extra holds every other key (temperature, reasoning, text, enable_web_search, ...).
+	Extra map[string]any `yaml:",inline" json:"-"`
+}
+
+// MCPServer is one entry of `mcp_servers:`.
+type MCPServer struct {
+	Name    string            `yaml:"name" json:"name"`
+	Type    string            `yaml:"type,omitempty" json:"type,omitempty"` // stdio | streamable-http
+	Command string            `yaml:"command,omitempty" json:"command,omitempty"`
+	Args    []string          `yaml:"args,omitempty" json:"args,omitempty"`
+	Env     map[string]string `yaml:"env,omitempty" json:"env,omitempty"`
+	URL     string            `yaml:"url,omitempty" json:"url,omitempty"`
+	Extra   map[string]any    `yaml:",inline" json:"-"`
+}
+
+// ScriptStep is one response of the scripted backend: either text, or tool calls, or both.
+// Each time the backend is called it plays the next step of the current phase; see backends.
+type ScriptStep struct {
+	Text      string           `yaml:"text,omitempty" json:"text,omitempty"`
+	ToolCalls []ScriptToolCall `yaml:"tool_calls,omitempty" json:"tool_calls,omitempty"`
+	// Phase restricts the step to "coordination" or "final" (empty: any).
+	Phase string `yaml:"phase,omitempty" json:"phase,omitempty"`
+}
+
+// ScriptToolCall is a tool call in a scripted step. Args may contain ${WORKSPACE},
+// ${TEMP_WORKSPACE} and ${CONTEXT_0}... placeholders filled in at run time.
+type ScriptToolCall struct {
+	Name string         `yaml:"name" json:"name"`
+	Args map[string]any `yaml:"args,omitempty" json:"args,omitempty"`
+}
+
+// Orchestrator is the `orchestrator:` section.
+type Orchestrator struct {
+	SnapshotStorage         string        `yaml:"snapshot_storage,omitempty" json:"snapshot_storage,omitempty"`
+	AgentTemporaryWorkspace string        `yaml:"agent_temporary_workspace,omitempty" json:"agent_temporary_workspace,omitempty"`
+	SessionStorage          string        `yaml:"session_storage,omitempty" json:"session_storage,omitempty"`
+	ContextPaths            []ContextPath `yaml:"context_paths,omitempty" json:"context_paths,omitempty"`
+	MaxNewAnswersPerAgent   int           `yaml:"max_new_answers_per_agent,omitempty" json:"max_new_answers_per_agent,omitempty"`
+	// TimeoutSeconds is the overall coordination timeout (also read from timeout_settings).
+	TimeoutSeconds      int `yaml:"timeout_seconds,omitempty" json:"timeout_seconds,omitempty"`
+	AgentTimeoutSeconds int `yaml:"agent_timeout_seconds,omitempty" json:"agent_timeout_seconds,omitempty"`
+	// EnforceReadBeforeDelete defaults to true when nil.
+	EnforceReadBeforeDelete *bool `yaml:"enforce_read_before_delete,omitempty" json:"enforce_read_before_delete,omitempty"`
+	// Extra keeps MassGen options we accept but do not act on (voting_sensitivity, coordination, ...).
+	Extra map[string]any `yaml:",inline" json:"-"`
+}
+
+// ContextPath is one entry of `orchestrator.context_paths`.
+type ContextPath struct {
+	Path string `yaml:"path" json:"path"`
+	// Permission is "read" or "write" (the final agent's access; coordination agents always read).
+	Permission string `yaml:"permission,omitempty" json:"permission,omitempty"`
+	// ProtectedPaths are relative to Path in YAML; absolute after Resolve.
+	ProtectedPaths []string `yaml:"protected_paths,omitempty" json:"protected_paths,omitempty"`
+}
+
+// TimeoutSettings is MassGen's `timeout_settings:`.
+type TimeoutSettings struct {
+	OrchestratorTimeoutSeconds int            `yaml:"orchestrator_timeout_seconds,omitempty" json:"orchestrator_timeout_seconds,omitempty"`
+	Extra                      map[string]any `yaml:",inline" json:"-"`
+}
+
+// UI is the `ui:` section.
+type UI struct {
+	DisplayType    string         `yaml:"display_type,omitempty" json:"display_type,omitempty"`
+	LoggingEnabled *bool          `yaml:"logging_enabled,omitempty" json:"logging_enabled,omitempty"`
+	Extra          map[string]any `yaml:",inline" json:"-"`
+}
+
+// Permissions is a `permissions:` section (spec 004), global or per agent.
+type Permissions struct {
+	// Mode is acceptEdits (default), default (ask), or bypassPermissions.
+	Mode  string   `yaml:"mode,omitempty" json:"mode,omitempty"`
+	Allow []string `yaml:"allow,omitempty" json:"allow,omitempty"`
+	Deny  []string `yaml:"deny,omitempty" json:"deny,omitempty"`
+	Hooks Hooks    `yaml:"hooks,omitempty" json:"hooks,omitempty"`
+}
+
+// Hooks are external commands run before and after each tool call.
+type Hooks struct {
+	PreToolUse  []Hook `yaml:"pre_tool_use,omitempty" json:"pre_tool_use,omitempty"`
+	PostToolUse []Hook `yaml:"post_tool_use,omitempty" json:"post_tool_use,omitempty"`
+}
+
+// Hook is one hook command. Matcher is a tool-name glob (empty: every tool).
+type Hook struct {
+	Command        string `yaml:"command" json:"command"`
+	Matcher        string `yaml:"matcher,omitempty" json:"matcher,omitempty"`
+	TimeoutSeconds int    `yaml:"timeout_seconds,omitempty" json:"timeout_seconds,omitempty"`
+}
