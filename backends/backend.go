@@ -6,6 +6,9 @@ package backends
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+
+	"go.uber.org/zap"
 )
 
 // Backend is one agent's connection to a model. Implementations must be safe to call from one
@@ -85,4 +88,17 @@ type Event struct {
 	Kind     EventKind
 	Text     string
 	ToolCall *ToolCall
+}
+
+// Options are what New needs beyond the agent's backend config.
+type Options struct {
+	// LookupEnv reads API keys (OPENAI_API_KEY, ...); nil means os.LookupEnv.
+	LookupEnv func(string) (string, bool)
+	// HTTPClient is used for every request (tests point it at httptest); nil means default.
+	HTTPClient *http.Client
+	// MaxRetries on 429 and 5xx (negative: none; 0: the default of 3).
+	MaxRetries int
+	Logger     *zap.Logger
+	// AgentID is used in log fields and by the scripted backend.
+	AgentID string
 }

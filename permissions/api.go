@@ -4,6 +4,8 @@
 // wrap Decide (see Guard); they do not live inside it.
 package permissions
 
+import "context"
+
 // Role is the phase an agent is in.
 type Role int
 
@@ -82,4 +84,30 @@ type PathAccess struct {
 	Arg    string // argument name ("paths[1]", "destination", ...)
 	Path   string // as given
 	Access Access
+}
+
+// AskAnswer is the user's reply to an ask.
+type AskAnswer int
+
+const (
+	AskDeny AskAnswer = iota
+	AskAllowOnce
+	AskAllowRun // remembered for this run by agent + tool + path
+)
+
+// AskRequest is what the user is shown when mode "default" wants a confirmation.
+type AskRequest struct {
+	Agent  string
+	Role   Role
+	Tool   string
+	Args   map[string]any
+	Paths  []string
+	Rule   string
+	Reason string
+}
+
+// Asker asks the user. The CLI implements it with a huh prompt; without a terminal the Guard
+// uses no Asker and an ask becomes a deny whose reason says how to allow it.
+type Asker interface {
+	Ask(ctx context.Context, req AskRequest) (AskAnswer, error)
 }
