@@ -30,6 +30,9 @@ type Request struct {
 	Tools    []ToolSpec
 	// Phase is "coordination" or "final"; only the scripted backend looks at it.
 	Phase string
+	// Vars are run-time values (WORKSPACE, TEMP_WORKSPACE, CONTEXT_0, ...) the scripted backend
+	// substitutes for ${NAME} in its steps; real providers ignore them.
+	Vars map[string]string
 }
 
 // Message is one conversation turn. Role is "user", "assistant" or "tool".

@@ -71,6 +71,11 @@ type ScriptStep struct {
 	ToolCalls []ScriptToolCall `yaml:"tool_calls,omitempty" json:"tool_calls,omitempty"`
 	// Phase restricts the step to "coordination" or "final" (empty: any).
 	Phase string `yaml:"phase,omitempty" json:"phase,omitempty"`
+	// WaitFor makes the step wait until this path exists (after ${VAR} substitution) before
+	// replying, so scripted runs can order agents deterministically.
+	WaitFor string `yaml:"wait_for,omitempty" json:"wait_for,omitempty"`
+	// Block makes the call never answer until it is cancelled (a slow model being restarted).
+	Block bool `yaml:"block,omitempty" json:"block,omitempty"`
 }
 
 // ScriptToolCall is a tool call in a scripted step. Args may contain ${WORKSPACE},
