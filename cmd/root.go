@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -20,16 +22,43 @@ import (
 
 // NewRootCmd builds `massgen [flags] [QUESTION]` and its subcommands.
 func NewRootCmd(f *cmdutil.Factory) *cobra.Command {
+	opts := &RunOptions{
+		IO: f.IO, Getwd: f.Getwd, HomeDir: f.HomeDir, LookupEnv: f.LookupEnv, Now: time.Now,
+	}
 	root := &cobra.Command{
-		Use:           "massgen [flags] [QUESTION]",
-		Short:         "Run several LLM agents on one task; they answer, vote, and the winner delivers",
+		Use:   "massgen [flags] [QUESTION]",
+		Short: "Run several LLM agents on one task; they answer, vote, and the winner delivers",
+		Long: `massgen runs the agents of a MassGen-style config on a task. With QUESTION it runs once and
+prints the final answer on stdout (progress and logs never go to stdout). Without QUESTION it
+is interactive: one task per line (from the terminal, or each line of a piped stdin).
+
+State lives under ./.massgen/ (workspaces, snapshots, temp_workspaces, sessions, logs).`,
+		Example: `  massgen --config @examples/demo/two_agents_deliver --yes --context . "Write hello.txt"
+  massgen --config my.yaml --context src:write --context docs:read "Add error handling"
+  massgen --config my.yaml                  # interactive; asks which context paths to add
+  massgen configs list`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return cmdutil.WithCode(cmdutil.ExitFailure, errors.New("massgen: not implemented yet"))
+			if len(args) == 1 {
+				opts.Question = strings.TrimSpace(args[0])
+				if opts.Question == "" {
+					return cmdutil.WithCode(cmdutil.ExitUsage, errors.New("empty QUESTION (omit it for interactive mode)"))
+				}
+			}
+			return runRun(cmd.Context(), opts)
 		},
 	}
+	fl := root.Flags()
+	fl.StringVarP(&opts.ConfigName, "config", "c", "", "config: a YAML file, a built-in name, or @examples/NAME (default ./.massgen/config.yaml, then ~/.massgen/config.yaml)")
+	fl.StringArrayVar(&opts.Contexts, "context", nil, "add a context path PATH[:read|write] (default write; repeatable; skips the prompt)")
+	fl.BoolVarP(&opts.Yes, "yes", "y", false, "accept defaults and never prompt")
+	fl.BoolVar(&opts.Debug, "debug", false, "debug-level logs (in .massgen/logs/)")
+	fl.StringVar(&opts.Display, "display", "auto", "progress display: auto, plain or silent (on stderr)")
+	fl.StringVar(&opts.SessionID, "session", "", "continue the session with this ID (interactive sessions)")
+	fl.BoolVar(&opts.Continue, "continue", false, "continue the latest session")
+
 	root.SetIn(f.IO.In)
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)
@@ -67,16 +96,7 @@ func Execute(ctx context.Context, f *cmdutil.Factory, args []string) int {
 func isUsageError(err error) bool {
 	msg := err.Error()
 	for _, p := range []string{"unknown flag", "unknown shorthand", "flag needs an argument", "invalid argument", "accepts at most", "accepts ", "requires at least", "unknown command", "required flag"} {
-		if len(msg) >= len(p) && contains(msg, p) {
-			return true
-		}
-	}
-	return false
-}
-
-func contains(s, sub string) bool {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if s[i:i+len(sub)] == sub {
+		if strings.Contains(msg, p) {
 			return true
 		}
 	}

@@ -59,6 +59,9 @@ type Spec struct {
 	Sandboxed bool
 	// Home is used for ~ expansion (empty: os.UserHomeDir()).
 	Home string
+	// Private are paths no tool may touch, reads included, even when they lie inside a context
+	// path: other agents' workspaces and the snapshot storage (which holds real agent ids).
+	Private []string
 }
 
 // Request is one tool call.
@@ -84,6 +87,9 @@ type PathAccess struct {
 	Arg    string // argument name ("paths[1]", "destination", ...)
 	Path   string // as given
 	Access Access
+	// Glob is set for command words with unquoted *, ? or [: the policy checks every match
+	// and the directory the pattern is in.
+	Glob bool
 }
 
 // AskAnswer is the user's reply to an ask.

@@ -1,9 +1,8 @@
-// Package permissionscmd implements `massgen permissions`.
+// Package permissionscmd implements `massgen permissions`: `check` decides tool calls exactly as
+// a run would, without contacting a backend or writing anything.
 package permissionscmd
 
 import (
-	"errors"
-
 	"github.com/spf13/cobra"
 
 	"github.com/massgen-go/massgen/cmd/cmdutil"
@@ -11,11 +10,13 @@ import (
 
 // NewCmd returns the `permissions` command.
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "permissions",
-		Short: "permissions (not implemented yet)",
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return cmdutil.WithCode(cmdutil.ExitFailure, errors.New("massgen permissions: not implemented yet"))
-		},
+		Short: "Check what an agent may read, write and run",
+		Long: `The permission engine decides every tool call an agent makes. "massgen permissions check"
+asks it directly, with the same config, agent and role as a run, and prints the decision and
+its reason. See docs/permissions.md.`,
 	}
+	cmd.AddCommand(NewCmdCheck(f, nil))
+	return cmd
 }

@@ -1,21 +1,186 @@
-// Package sessionscmd implements `massgen sessions`.
+// Package sessionscmd implements `massgen sessions list|show`: the multi-turn sessions kept under
+// .massgen/sessions (or the config's session_storage).
 package sessionscmd
 
 import (
 	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/massgen-go/massgen/cmd/cmdutil"
+	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/session"
 )
+
+// Options are the flags shared by the subcommands.
+type Options struct {
+	IO        *cmdutil.IOStreams
+	Getwd     func() (string, error)
+	HomeDir   func() (string, error)
+	LookupEnv func(string) (string, bool)
+
+	Config string // optional: its session_storage names the folder
+	ID     string // show: the session ("" = latest)
+}
 
 // NewCmd returns the `sessions` command.
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
-	return &cobra.Command{
+	opts := &Options{IO: f.IO, Getwd: f.Getwd, HomeDir: f.HomeDir, LookupEnv: f.LookupEnv}
+	cmd := &cobra.Command{
 		Use:   "sessions",
-		Short: "sessions (not implemented yet)",
+		Short: "List and show multi-turn sessions (resume one with `massgen --session ID` or `--continue`)",
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return cmdutil.WithCode(cmdutil.ExitFailure, errors.New("massgen sessions: not implemented yet"))
+			return listRun(opts)
 		},
 	}
+	cmd.PersistentFlags().StringVar(&opts.Config, "config", "", "config whose session_storage holds the sessions (default: ./.massgen/sessions)")
+	cmd.AddCommand(&cobra.Command{
+		Use:   "list",
+		Short: "List sessions with their turn counts",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return listRun(opts)
+		},
+	}, &cobra.Command{
+		Use:   "show [ID]",
+		Short: "Show a session's summary and turns (default: the latest session)",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				opts.ID = args[0]
+			}
+			return showRun(opts)
+		},
+	})
+	return cmd
+}
+
+// sessionsDir is the config's session_storage, or ./.massgen/sessions without --config.
+func sessionsDir(opts *Options) (string, error) {
+	wd, err := opts.Getwd()
+	if err != nil {
+		return "", cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("current directory: %w", err))
+	}
+	if opts.Config == "" {
+		return filepath.Join(wd, configs.MassgenDirName, configs.SessionsDirName), nil
+	}
+	home := ""
+	if opts.HomeDir != nil {
+		home, _ = opts.HomeDir()
+	}
+	cfg, _, err := configs.Load(configs.LoadOptions{Name: opts.Config, BaseDir: wd, Home: home, LookupEnv: opts.LookupEnv})
+	if err != nil {
+		return "", cmdutil.WithCode(cmdutil.ExitUsage, err)
+	}
+	if cfg.Orchestrator.SessionStorage != "" {
+		return cfg.Orchestrator.SessionStorage, nil
+	}
+	return filepath.Join(cfg.MassgenDir(), configs.SessionsDirName), nil
+}
+
+func listRun(opts *Options) error {
+	dir, err := sessionsDir(opts)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		fmt.Fprintf(opts.IO.ErrOut, "No sessions in %s\n", dir)
+		return nil
+	}
+	store, err := session.Open(dir)
+	if err != nil {
+		return cmdutil.WithCode(cmdutil.ExitFailure, err)
+	}
+	infos, err := store.List()
+	if err != nil {
+		return cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("listing sessions in %s: %w", dir, err))
+	}
+	if len(infos) == 0 {
+		fmt.Fprintf(opts.IO.ErrOut, "No sessions in %s\n", dir)
+		return nil
+	}
+	tw := tabwriter.NewWriter(opts.IO.Out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tTURNS\tUPDATED\tLAST TASK")
+	for _, in := range infos {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", in.ID, in.Turns, formatTime(in.Updated), oneLine(in.LastTask, 60))
+	}
+	return tw.Flush()
+}
+
+func showRun(opts *Options) error {
+	dir, err := sessionsDir(opts)
+	if err != nil {
+		return err
+	}
+	store, err := session.Open(dir)
+	if err != nil {
+		return cmdutil.WithCode(cmdutil.ExitFailure, err)
+	}
+	var s *session.Session
+	if opts.ID == "" {
+		s, err = store.Latest()
+	} else {
+		s, err = store.Get(opts.ID)
+	}
+	if err != nil {
+		what := "the latest session"
+		if opts.ID != "" {
+			what = "session " + opts.ID
+		}
+		return cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("%s in %s: %w", what, dir, err))
+	}
+	return printSession(opts.IO.Out, s)
+}
+
+func printSession(w io.Writer, s *session.Session) error {
+	history := s.History()
+	fmt.Fprintf(w, "Session %s\n", s.ID)
+	fmt.Fprintf(w, "Folder:  %s\n", s.Dir)
+	fmt.Fprintf(w, "Turns:   %d\n", len(history))
+	if ws := s.LastWorkspace(); ws != "" {
+		fmt.Fprintf(w, "Last workspace: %s\n", ws)
+	}
+	if summary, err := os.ReadFile(filepath.Join(s.Dir, "SESSION_SUMMARY.txt")); err == nil && len(summary) > 0 {
+		fmt.Fprintf(w, "\n%s", summary)
+		if !strings.HasSuffix(string(summary), "\n") {
+			fmt.Fprintln(w)
+		}
+	}
+	for i, ex := range history {
+		fmt.Fprintf(w, "\n--- Turn %d (%s) ---\n", i+1, filepath.Join(s.Dir, fmt.Sprintf("turn_%d", i+1)))
+		fmt.Fprintf(w, "Task:\n%s\n", indent(ex.Task))
+		fmt.Fprintf(w, "Answer:\n%s\n", indent(ex.Answer))
+	}
+	return nil
+}
+
+func indent(s string) string {
+	s = strings.TrimRight(s, "\n")
+	if s == "" {
+		return "  (empty)"
+	}
+	return "  " + strings.ReplaceAll(s, "\n", "\n  ")
+}
+
+func oneLine(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > max {
+		return string(r[:max-1]) + "…"
+	}
+	return s
+}
+
+func formatTime(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.Local().Format("2006-01-02 15:04:05")
 }

@@ -1,0 +1,302 @@
+package backends
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/massgen-go/massgen/configs"
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/param"
+	"github.com/openai/openai-go/v3/shared"
+	"go.uber.org/zap"
+)
+
+// defaultAzureAPIVersion is used when neither api_version nor AZURE_OPENAI_API_VERSION is set.
+const defaultAzureAPIVersion = "2024-10-21"
+
+// chatParams are the backend config keys sent to Chat Completions (config key -> body key).
+// top_k, min_p, repetition_penalty and chat_template_kwargs are understood by the local
+// OpenAI-compatible servers (vLLM, SGLang, LM Studio) that MassGen configs use them with.
+var chatParams = map[string]string{
+	"temperature":           "temperature",
+	"top_p":                 "top_p",
+	"max_tokens":            "max_tokens",
+	"max_completion_tokens": "max_completion_tokens",
+	"frequency_penalty":     "frequency_penalty",
+	"presence_penalty":      "presence_penalty",
+	"seed":                  "seed",
+	"stop":                  "stop",
+	"logit_bias":            "logit_bias",
+	"logprobs":              "logprobs",
+	"top_logprobs":          "top_logprobs",
+	"parallel_tool_calls":   "parallel_tool_calls",
+	"tool_choice":           "tool_choice",
+	"reasoning_effort":      "reasoning_effort",
+	"verbosity":             "verbosity",
+	"response_format":       "response_format",
+	"service_tier":          "service_tier",
+	"user":                  "user",
+	"metadata":              "metadata",
+	"top_k":                 "top_k",
+	"min_p":                 "min_p",
+	"repetition_penalty":    "repetition_penalty",
+	"chat_template_kwargs":  "chat_template_kwargs",
+}
+
+// chatCompletion is the `chatcompletion` backend and every named preset (grok, zai, lmstudio,
+// vllm, azure_openai, ...): the Chat Completions API of any OpenAI-compatible server.
+type chatCompletion struct {
+	svc      openai.ChatCompletionService
+	provider string
+	model    string
+	extra    []option.RequestOption
+	o        Options
+	logger   *zap.Logger
+}
+
+// chatEndpoint resolves the base URL and key for a chatcompletion-family config.
+func chatEndpoint(cfg configs.Backend, lookup func(string) (string, bool)) (baseURL, key string, err error) {
+	vars, needed, err := keyRequirement(cfg)
+	if err != nil {
+		return "", "", err
+	}
+	key, ok := resolveKey(cfg, vars, lookup)
+	if needed && !ok {
+		return "", "", CheckKey(cfg, lookup)
+	}
+	baseURL = cfg.BaseURL
+	if baseURL == "" {
+		if p, ok := presets[cfg.Type]; ok {
+			baseURL = p.baseURL
+		}
+	}
+	if cfg.Type == "azure_openai" && baseURL == "" {
+		baseURL = azureEndpoint(cfg, lookup)
+	}
+	if baseURL == "" {
+		if cfg.Type == "chatcompletion" {
+			baseURL = defaultOpenAIBaseURL
+		} else {
+			return "", "", fmt.Errorf("backend %q: no base_url", cfg.Type)
+		}
+	}
+	return baseURL, key, nil
+}
+
+// azureEndpoint is the Azure resource endpoint from the config or AZURE_OPENAI_ENDPOINT.
+func azureEndpoint(cfg configs.Backend, lookup func(string) (string, bool)) string {
+	if cfg.BaseURL != "" {
+		return cfg.BaseURL
+	}
+	if s := stringExtra(cfg.Extra, "azure_endpoint", "endpoint"); s != "" {
+		return s
+	}
+	if v, ok := lookup("AZURE_OPENAI_ENDPOINT"); ok {
+		return strings.TrimSpace(v)
+	}
+	return ""
+}
+
+// azureBaseURL is the URL Chat Completions are posted under: the v1 API when the endpoint
+// already says /openai/v1, else the classic per-deployment path (the model is the deployment).
+// Done by hand rather than with the SDK's azure package, which would pull in the Azure SDK.
+func azureBaseURL(endpoint, deployment string) string {
+	e := strings.TrimSuffix(endpoint, "/")
+	if strings.HasSuffix(e, "/openai/v1") {
+		return e + "/"
+	}
+	e = strings.TrimSuffix(e, "/openai")
+	return e + "/openai/deployments/" + url.PathEscape(deployment) + "/"
+}
+
+func newChatCompletion(cfg configs.Backend, o Options) (Backend, error) {
+	if cfg.Model == "" {
+		return nil, fmt.Errorf("%s backend: model is required", cfg.Type)
+	}
+	logger := o.Logger
+	if logger == nil {
+		logger = zap.NewNop()
+	}
+	var opts []option.RequestOption
+	if cfg.Type == "azure_openai" {
+		endpoint := azureEndpoint(cfg, o.LookupEnv)
+		if endpoint == "" {
+			return nil, fmt.Errorf("backend \"azure_openai\": no endpoint: set AZURE_OPENAI_ENDPOINT or base_url in the config")
+		}
+		key, ok := resolveKey(cfg, presets["azure_openai"].keyVars, o.LookupEnv)
+		if !ok {
+			return nil, CheckKey(cfg, o.LookupEnv)
+		}
+		version := stringExtra(cfg.Extra, "api_version")
+		if version == "" {
+			if v, ok := o.LookupEnv("AZURE_OPENAI_API_VERSION"); ok && v != "" {
+				version = v
+			} else {
+				version = defaultAzureAPIVersion
+			}
+		}
+		opts = append(openaiClientOptions(o, azureBaseURL(endpoint, cfg.Model), ""), option.WithHeader("api-key", key))
+		if !strings.Contains(strings.TrimSuffix(endpoint, "/"), "/openai/v1") {
+			opts = append(opts, option.WithQuery("api-version", version))
+		}
+	} else {
+		base, key, err := chatEndpoint(cfg, o.LookupEnv)
+		if err != nil {
+			return nil, err
+		}
+		opts = openaiClientOptions(o, base, key)
+	}
+	extra := map[string]any{}
+	for k, v := range cfg.Extra {
+		extra[k] = v
+	}
+	// Responses-style options map onto their Chat Completions names.
+	if r, ok := normalizeYAML(extra["reasoning"]).(map[string]any); ok {
+		if e, ok := r["effort"]; ok {
+			if _, set := extra["reasoning_effort"]; !set {
+				extra["reasoning_effort"] = e
+			}
+		}
+		delete(extra, "reasoning")
+	}
+	if t, ok := normalizeYAML(extra["text"]).(map[string]any); ok {
+		if v, ok := t["verbosity"]; ok {
+			if _, set := extra["verbosity"]; !set {
+				extra["verbosity"] = v
+			}
+		}
+		delete(extra, "text")
+	}
+	return &chatCompletion{
+		svc:      openai.NewChatCompletionService(opts...),
+		provider: cfg.Type,
+		model:    cfg.Model,
+		extra:    passthrough(extra, chatParams, logger, cfg.Type),
+		o:        o,
+		logger:   logger,
+	}, nil
+}
+
+func (b *chatCompletion) Provider() string { return b.provider }
+func (b *chatCompletion) Model() string    { return b.model }
+
+func (b *chatCompletion) params(req Request) openai.ChatCompletionNewParams {
+	p := openai.ChatCompletionNewParams{Model: shared.ChatModel(b.model)}
+	if req.System != "" {
+		p.Messages = append(p.Messages, openai.SystemMessage(req.System))
+	}
+	for _, m := range req.Messages {
+		switch m.Role {
+		case "assistant":
+			var a openai.ChatCompletionAssistantMessageParam
+			if m.Content != "" || len(m.ToolCalls) == 0 {
+				a.Content.OfString = param.NewOpt(m.Content)
+			}
+			for _, tc := range m.ToolCalls {
+				a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
+					OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
+						ID:       tc.ID,
+						Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: tc.Name, Arguments: callArguments(tc)},
+					},
+				})
+			}
+			p.Messages = append(p.Messages, openai.ChatCompletionMessageParamUnion{OfAssistant: &a})
+		case "tool":
+			p.Messages = append(p.Messages, openai.ToolMessage(toolResultText(m), m.ToolCallID))
+		default:
+			p.Messages = append(p.Messages, openai.UserMessage(m.Content))
+		}
+	}
+	for _, t := range req.Tools {
+		fd := shared.FunctionDefinitionParam{Name: t.Name, Parameters: shared.FunctionParameters(toolParameters(t))}
+		if t.Description != "" {
+			fd.Description = param.NewOpt(t.Description)
+		}
+		p.Tools = append(p.Tools, openai.ChatCompletionFunctionTool(fd))
+	}
+	p.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: param.NewOpt(true)}
+	return p
+}
+
+// chatCall is a tool call being assembled from chunk deltas.
+type chatCall struct {
+	id, name string
+	args     strings.Builder
+}
+
+// Generate streams one chat completion.
+func (b *chatCompletion) Generate(ctx context.Context, req Request, onEvent func(Event)) (*Response, error) {
+	opts := append([]option.RequestOption{openaiRetryNotifier(b.o, b.provider, onEvent)}, b.extra...)
+	stream := b.svc.NewStreaming(ctx, b.params(req), opts...)
+	defer stream.Close()
+
+	resp := &Response{}
+	var text strings.Builder
+	var calls []*chatCall
+	slot := map[int64]int{} // delta index -> position in calls
+	for stream.Next() {
+		chunk := stream.Current()
+		if chunk.Usage.PromptTokens != 0 || chunk.Usage.CompletionTokens != 0 {
+			resp.Usage = Usage{InputTokens: chunk.Usage.PromptTokens, OutputTokens: chunk.Usage.CompletionTokens}
+		}
+		if len(chunk.Choices) == 0 {
+			continue
+		}
+		d := chunk.Choices[0].Delta
+		if d.Content != "" {
+			text.WriteString(d.Content)
+			if onEvent != nil {
+				onEvent(Event{Kind: EventTextDelta, Text: d.Content})
+			}
+		}
+		for _, tc := range d.ToolCalls {
+			pos, ok := slot[tc.Index]
+			// Some servers reuse index 0 for every call; a new id there starts a new call.
+			if ok && tc.ID != "" && calls[pos].id != "" && tc.ID != calls[pos].id {
+				ok = false
+			}
+			if !ok {
+				calls = append(calls, &chatCall{})
+				pos = len(calls) - 1
+				slot[tc.Index] = pos
+			}
+			c := calls[pos]
+			if tc.ID != "" {
+				c.id = tc.ID
+			}
+			if tc.Function.Name != "" {
+				c.name = tc.Function.Name
+			}
+			c.args.WriteString(tc.Function.Arguments)
+		}
+	}
+	if err := stream.Err(); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, apiError(b.provider, b.model, err)
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	resp.Text = text.String()
+	for i, c := range calls {
+		if c.name == "" {
+			b.logger.Warn("tool call without a name dropped", zap.String("agent", b.o.AgentID), zap.String("provider", b.provider))
+			continue
+		}
+		id := c.id
+		if id == "" {
+			id = fmt.Sprintf("call_%d", i+1) // some local servers send none; the reply needs one
+		}
+		tc := ToolCall{ID: id, Name: c.name, Arguments: finishArguments(c.args.String())}
+		resp.ToolCalls = append(resp.ToolCalls, tc)
+		if onEvent != nil {
+			onEvent(Event{Kind: EventToolCall, ToolCall: &tc})
+		}
+	}
+	return resp, nil
+}

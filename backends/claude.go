@@ -1,0 +1,505 @@
+package backends
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/anthropics/anthropic-sdk-go"
+	"github.com/anthropics/anthropic-sdk-go/option"
+	"go.uber.org/zap"
+
+	"github.com/massgen-go/massgen/configs"
+)
+
+// claudeDefaultMaxTokens is max_tokens when the config sets none. The Messages API requires the
+// field; 8192 fits every current Claude model and leaves room for long tool-call arguments.
+const claudeDefaultMaxTokens = 8192
+
+// claudeDefaultModel is used when the config names no model.
+const claudeDefaultModel = "claude-sonnet-4-5"
+
+// claudeBackend talks to the Anthropic Messages API (streaming) through the official SDK.
+type claudeBackend struct {
+	client    anthropic.Client
+	model     string
+	maxTokens int64
+	// params holds the typed pass-through options (temperature, top_p, ...); copied per call.
+	params anthropic.MessageNewParams
+	// extra are raw JSON fields set on every request (thinking, metadata, service_tier).
+	extra []option.RequestOption
+	o     Options
+	log   *zap.Logger
+
+	mu sync.Mutex
+	// thinking keeps the thinking blocks of replies that made tool calls, keyed by the first
+	// tool_use id: with extended thinking the API wants them back unchanged in the assistant turn
+	// that carries those tool_use blocks, and Message has no field for them.
+	thinking map[string][]anthropic.ContentBlockParamUnion
+}
+
+// newClaude builds the `claude` backend. The key is the config's api_key, else ANTHROPIC_API_KEY;
+// the base URL is the config's base_url, else ANTHROPIC_BASE_URL, else the SDK default.
+func newClaude(cfg configs.Backend, o Options) (Backend, error) {
+	if o.LookupEnv == nil {
+		o.LookupEnv = os.LookupEnv
+	}
+	log := o.Logger
+	if log == nil {
+		log = zap.NewNop()
+	}
+	key, ok := resolveKey(cfg, keyVars["claude"], o.LookupEnv)
+	if !ok {
+		return nil, fmt.Errorf("backend %q: no API key: set ANTHROPIC_API_KEY in the environment (or .env), or api_key in the config", cfg.Type)
+	}
+	model := cfg.Model
+	if model == "" {
+		model = claudeDefaultModel
+	}
+	b := &claudeBackend{
+		model:     model,
+		maxTokens: claudeDefaultMaxTokens,
+		o:         o,
+		log:       log.With(zap.String("backend", "claude"), zap.String("agent", o.AgentID)),
+		thinking:  map[string][]anthropic.ContentBlockParamUnion{},
+	}
+	if err := b.applyExtra(cfg.Extra); err != nil {
+		return nil, fmt.Errorf("backend claude: %w", err)
+	}
+
+	// WithoutEnvironmentDefaults: the key and base URL come from our config and LookupEnv only,
+	// never from a stray ANTHROPIC_AUTH_TOKEN or profile file the SDK would pick up itself.
+	opts := []option.RequestOption{
+		option.WithoutEnvironmentDefaults(),
+		option.WithAPIKey(key),
+		// Retries are ours (withRetryNotify): they also cover overloaded errors that arrive
+		// inside the event stream, and they report EventRetry.
+		option.WithMaxRetries(0),
+	}
+	baseURL := strings.TrimSpace(cfg.BaseURL)
+	if baseURL == "" {
+		if v, ok := o.LookupEnv("ANTHROPIC_BASE_URL"); ok {
+			baseURL = strings.TrimSpace(v)
+		}
+	}
+	if baseURL != "" {
+		opts = append(opts, option.WithBaseURL(baseURL))
+	}
+	hc := o.HTTPClient
+	if hc == nil {
+		hc = &http.Client{}
+	}
+	opts = append(opts, option.WithHTTPClient(hc))
+	b.client = anthropic.NewClient(opts...)
+	return b, nil
+}
+
+func (b *claudeBackend) Provider() string { return "claude" }
+func (b *claudeBackend) Model() string    { return b.model }
+
+// applyExtra maps the backend's extra YAML keys onto Messages API parameters. Keys that are
+// MassGen options rather than API parameters (enable_web_search, allowed_tools, ...) are ignored
+// with a debug log; a parameter of the wrong type is an error naming the key.
+func (b *claudeBackend) applyExtra(extra map[string]any) error {
+	var budget int64
+	for _, k := range sortedKeys(extra) {
+		v := extra[k]
+		switch k {
+		case "temperature":
+			f, err := apiParamFloat(k, v)
+			if err != nil {
+				return err
+			}
+			b.params.Temperature = anthropic.Float(f)
+		case "top_p":
+			f, err := apiParamFloat(k, v)
+			if err != nil {
+				return err
+			}
+			b.params.TopP = anthropic.Float(f)
+		case "top_k":
+			n, err := apiParamInt(k, v)
+			if err != nil {
+				return err
+			}
+			b.params.TopK = anthropic.Int(n)
+		case "max_tokens", "max_output_tokens":
+			n, err := apiParamInt(k, v)
+			if err != nil {
+				return err
+			}
+			if n <= 0 {
+				return fmt.Errorf("%s: must be positive, got %d", k, n)
+			}
+			b.maxTokens = n
+		case "stop_sequences":
+			s, err := apiParamStrings(k, v)
+			if err != nil {
+				return err
+			}
+			b.params.StopSequences = s
+		case "thinking":
+			// MassGen writes the API's own shape: {type: enabled, budget_tokens: N}.
+			m, ok := v.(map[string]any)
+			if !ok {
+				return fmt.Errorf("thinking: want a mapping like {type: enabled, budget_tokens: 4096}, got %T", v)
+			}
+			if bt, ok := m["budget_tokens"]; ok {
+				n, err := apiParamInt("thinking.budget_tokens", bt)
+				if err != nil {
+					return err
+				}
+				budget = n
+			}
+			b.extra = append(b.extra, option.WithJSONSet("thinking", m))
+		case "thinking_budget", "budget_tokens":
+			n, err := apiParamInt(k, v)
+			if err != nil {
+				return err
+			}
+			budget = n
+			b.extra = append(b.extra, option.WithJSONSet("thinking", map[string]any{"type": "enabled", "budget_tokens": n}))
+		case "metadata", "service_tier", "tool_choice":
+			b.extra = append(b.extra, option.WithJSONSet(k, v))
+		default:
+			b.log.Debug("ignoring backend option: not a Messages API parameter", zap.String("key", k))
+		}
+	}
+	// max_tokens must exceed the thinking budget; keep the configured answer room on top of it.
+	if budget > 0 && b.maxTokens <= budget {
+		b.maxTokens = budget + claudeDefaultMaxTokens
+	}
+	return nil
+}
+
+// Generate streams one Messages API call, retrying 429/5xx (and overloaded errors inside the
+// stream) as long as nothing has been reported through onEvent yet.
+func (b *claudeBackend) Generate(ctx context.Context, req Request, onEvent func(Event)) (*Response, error) {
+	params := b.params
+	params.Model = anthropic.Model(b.model)
+	params.MaxTokens = b.maxTokens
+	system, msgs := b.buildMessages(req)
+	if system != "" {
+		params.System = []anthropic.TextBlockParam{{Text: system}}
+	}
+	params.Messages = msgs
+	params.Tools = claudeTools(req.Tools)
+
+	var resp *Response
+	err := withRetryNotify(ctx, b.o, func() error {
+		r, err := b.stream(ctx, params, onEvent)
+		resp = r
+		return err
+	}, retryNotifier("claude", onEvent))
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("claude: %w", ctx.Err())
+		}
+		return nil, fmt.Errorf("claude %s: %w", b.model, err)
+	}
+	return resp, nil
+}
+
+// stream makes one attempt. Errors are *HTTPStatusError (retryable by status) only while nothing
+// has been streamed to onEvent, so a retry never repeats output.
+func (b *claudeBackend) stream(ctx context.Context, params anthropic.MessageNewParams, onEvent func(Event)) (*Response, error) {
+	s := b.client.Messages.NewStreaming(ctx, params, b.extra...)
+	defer s.Close()
+
+	var msg anthropic.Message
+	yielded := false
+	emit := func(ev Event) {
+		yielded = true
+		if onEvent != nil {
+			onEvent(ev)
+		}
+	}
+	for s.Next() {
+		ev := s.Current()
+		if err := msg.Accumulate(ev); err != nil {
+			return nil, fmt.Errorf("reading stream: %w", err)
+		}
+		switch ev.Type {
+		case "content_block_delta":
+			if ev.Delta.Type == "text_delta" && ev.Delta.Text != "" {
+				emit(Event{Kind: EventTextDelta, Text: ev.Delta.Text})
+			}
+		case "content_block_stop":
+			if ev.Index >= 0 && ev.Index < int64(len(msg.Content)) && msg.Content[ev.Index].Type == "tool_use" {
+				tc := claudeToolCall(msg.Content[ev.Index])
+				emit(Event{Kind: EventToolCall, ToolCall: &tc})
+			}
+		}
+	}
+	if err := s.Err(); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if yielded {
+			return nil, fmt.Errorf("stream interrupted: %w", err)
+		}
+		return nil, claudeStatusError(err)
+	}
+
+	out := &Response{Usage: Usage{
+		InputTokens:  msg.Usage.InputTokens + msg.Usage.CacheCreationInputTokens + msg.Usage.CacheReadInputTokens,
+		OutputTokens: msg.Usage.OutputTokens,
+	}}
+	var text strings.Builder
+	var thinking []anthropic.ContentBlockParamUnion
+	for _, c := range msg.Content {
+		switch c.Type {
+		case "text":
+			text.WriteString(c.Text)
+		case "tool_use":
+			out.ToolCalls = append(out.ToolCalls, claudeToolCall(c))
+		case "thinking", "redacted_thinking":
+			thinking = append(thinking, c.ToParam())
+		}
+	}
+	out.Text = text.String()
+	if len(thinking) > 0 && len(out.ToolCalls) > 0 {
+		b.mu.Lock()
+		b.thinking[out.ToolCalls[0].ID] = thinking
+		b.mu.Unlock()
+	}
+	if msg.StopReason == anthropic.StopReasonMaxTokens {
+		b.log.Warn("reply cut off at max_tokens; raise max_tokens in the backend config", zap.Int64("max_tokens", params.MaxTokens))
+	}
+	return out, nil
+}
+
+// claudeToolCall turns a finished tool_use block into a ToolCall with valid JSON arguments.
+func claudeToolCall(c anthropic.ContentBlockUnion) ToolCall {
+	args := json.RawMessage(c.Input)
+	if len(args) == 0 || !json.Valid(args) {
+		args = json.RawMessage(`{}`)
+	}
+	return ToolCall{ID: c.ID, Name: c.Name, Arguments: args}
+}
+
+// buildMessages converts the conversation: tool results become tool_result blocks in a user
+// turn, consecutive same-role turns are merged (the API wants user/assistant alternation), and
+// "system" messages join the system prompt.
+func (b *claudeBackend) buildMessages(req Request) (string, []anthropic.MessageParam) {
+	system := req.System
+	var out []anthropic.MessageParam
+	add := func(role anthropic.MessageParamRole, blocks ...anthropic.ContentBlockParamUnion) {
+		if len(blocks) == 0 {
+			return
+		}
+		if n := len(out); n > 0 && out[n-1].Role == role {
+			if role == anthropic.MessageParamRoleUser && blocks[0].OfToolResult != nil && out[n-1].Content[0].OfToolResult == nil {
+				// tool_result blocks must come first in their user turn.
+				out[n-1].Content = append(blocks, out[n-1].Content...)
+				return
+			}
+			out[n-1].Content = append(out[n-1].Content, blocks...)
+			return
+		}
+		out = append(out, anthropic.MessageParam{Role: role, Content: blocks})
+	}
+	for _, m := range req.Messages {
+		switch m.Role {
+		case "system":
+			if m.Content != "" {
+				system = strings.TrimSpace(system + "\n\n" + m.Content)
+			}
+		case "assistant":
+			var blocks []anthropic.ContentBlockParamUnion
+			if len(m.ToolCalls) > 0 {
+				b.mu.Lock()
+				blocks = append(blocks, b.thinking[m.ToolCalls[0].ID]...)
+				b.mu.Unlock()
+			}
+			if strings.TrimSpace(m.Content) != "" {
+				blocks = append(blocks, anthropic.NewTextBlock(m.Content))
+			}
+			for _, tc := range m.ToolCalls {
+				args := tc.Arguments
+				if len(args) == 0 || !json.Valid(args) {
+					args = json.RawMessage(`{}`)
+				}
+				blocks = append(blocks, anthropic.NewToolUseBlock(tc.ID, args, tc.Name))
+			}
+			add(anthropic.MessageParamRoleAssistant, blocks...)
+		case "tool":
+			content := m.Content
+			if content == "" {
+				content = "(no output)"
+			}
+			add(anthropic.MessageParamRoleUser, anthropic.NewToolResultBlock(m.ToolCallID, content, m.IsError))
+		default: // "user"
+			if strings.TrimSpace(m.Content) != "" {
+				add(anthropic.MessageParamRoleUser, anthropic.NewTextBlock(m.Content))
+			}
+		}
+	}
+	return system, out
+}
+
+// claudeTools declares our tools; their JSON schemas go through unchanged.
+func claudeTools(specs []ToolSpec) []anthropic.ToolUnionParam {
+	if len(specs) == 0 {
+		return nil
+	}
+	tools := make([]anthropic.ToolUnionParam, 0, len(specs))
+	for _, s := range specs {
+		schema := anthropic.ToolInputSchemaParam{Properties: map[string]any{}}
+		for k, v := range s.Parameters {
+			switch k {
+			case "type":
+			case "properties":
+				schema.Properties = v
+			case "required":
+				if r, err := apiParamStrings("required", v); err == nil {
+					schema.Required = r
+				}
+			default:
+				if schema.ExtraFields == nil {
+					schema.ExtraFields = map[string]any{}
+				}
+				schema.ExtraFields[k] = v
+			}
+		}
+		t := anthropic.ToolParam{Name: s.Name, InputSchema: schema}
+		if s.Description != "" {
+			t.Description = anthropic.String(s.Description)
+		}
+		tools = append(tools, anthropic.ToolUnionParam{OfTool: &t})
+	}
+	return tools
+}
+
+// claudeStatusError maps an SDK error onto *HTTPStatusError so withRetry can judge it. Errors
+// sent inside a 200 event stream (overloaded_error, api_error, rate_limit_error) get the status
+// the same error would have had as an HTTP answer.
+func claudeStatusError(err error) error {
+	var ae *anthropic.Error
+	if !errors.As(err, &ae) {
+		return err
+	}
+	code := ae.StatusCode
+	var retryAfter time.Duration
+	if code >= 400 {
+		if ae.Response != nil {
+			retryAfter = RetryAfterHeader(ae.Response.Header)
+		}
+	} else {
+		switch ae.Type() {
+		case "overloaded_error":
+			code = 529
+		case "rate_limit_error":
+			code = http.StatusTooManyRequests
+		case "api_error":
+			code = http.StatusInternalServerError
+		case "timeout_error":
+			code = http.StatusGatewayTimeout
+		default:
+			code = http.StatusBadRequest
+		}
+	}
+	return &HTTPStatusError{StatusCode: code, Body: truncateBody(ae.RawJSON()), RetryAfter: retryAfter, Err: err}
+}
+
+// Helpers shared by the claude and gemini backends.
+
+// retryNotifier reports a retry to the caller's event stream.
+func retryNotifier(provider string, onEvent func(Event)) func(int, error, time.Duration) {
+	return func(attempt int, err error, wait time.Duration) {
+		if onEvent != nil {
+			onEvent(Event{Kind: EventRetry, Text: fmt.Sprintf("%s: %v; retry %d in %s", provider, err, attempt, wait.Round(time.Millisecond))})
+		}
+	}
+}
+
+// truncateBody keeps error bodies short enough for a message.
+func truncateBody(s string) string {
+	s = strings.TrimSpace(s)
+	const max = 500
+	if len(s) > max {
+		return s[:max] + "..."
+	}
+	return s
+}
+
+// sortedKeys gives map keys in a stable order so option handling (and its errors) is deterministic.
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// apiParamFloat reads a numeric backend option (YAML gives int, float64 or a numeric string).
+func apiParamFloat(key string, v any) (float64, error) {
+	switch n := v.(type) {
+	case float64:
+		return n, nil
+	case float32:
+		return float64(n), nil
+	case int:
+		return float64(n), nil
+	case int64:
+		return float64(n), nil
+	case uint64:
+		return float64(n), nil
+	case string:
+		if f, err := strconv.ParseFloat(strings.TrimSpace(n), 64); err == nil {
+			return f, nil
+		}
+	}
+	return 0, fmt.Errorf("%s: want a number, got %v (%T)", key, v, v)
+}
+
+// apiParamInt reads an integer backend option.
+func apiParamInt(key string, v any) (int64, error) {
+	switch n := v.(type) {
+	case int:
+		return int64(n), nil
+	case int64:
+		return n, nil
+	case uint64:
+		return int64(n), nil
+	case float64:
+		if n == float64(int64(n)) {
+			return int64(n), nil
+		}
+	case string:
+		if i, err := strconv.ParseInt(strings.TrimSpace(n), 10, 64); err == nil {
+			return i, nil
+		}
+	}
+	return 0, fmt.Errorf("%s: want a whole number, got %v (%T)", key, v, v)
+}
+
+// apiParamStrings reads a list of strings (a single string counts as a list of one).
+func apiParamStrings(key string, v any) ([]string, error) {
+	switch l := v.(type) {
+	case string:
+		return []string{l}, nil
+	case []string:
+		return l, nil
+	case []any:
+		out := make([]string, 0, len(l))
+		for i, e := range l {
+			s, ok := e.(string)
+			if !ok {
+				return nil, fmt.Errorf("%s[%d]: want a string, got %v (%T)", key, i, e, e)
+			}
+			out = append(out, s)
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("%s: want a list of strings, got %v (%T)", key, v, v)
+}

@@ -1,0 +1,227 @@
+package backends
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/massgen-go/massgen/configs"
+)
+
+func newTestScripted(t *testing.T, steps []configs.ScriptStep) Backend {
+	t.Helper()
+	b, err := New(configs.Backend{Type: "scripted", Script: steps}, Options{AgentID: "agent_a"})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return b
+}
+
+func TestScriptedIdentity(t *testing.T) {
+	b := newTestScripted(t, nil)
+	if b.Provider() != "scripted" || b.Model() != "scripted (demo)" {
+		t.Errorf("Provider/Model = %q/%q", b.Provider(), b.Model())
+	}
+	if err := CheckKey(configs.Backend{Type: "scripted"}, wireEnv(nil)); err != nil {
+		t.Errorf("scripted needs no key: %v", err)
+	}
+}
+
+func TestScriptedPlaysStepsPerPhaseWithSubstitution(t *testing.T) {
+	b := newTestScripted(t, []configs.ScriptStep{
+		{Phase: "coordination", ToolCalls: []configs.ScriptToolCall{
+			{Name: "write_file", Args: map[string]any{"path": "${WORKSPACE}/a.txt", "content": "from ${AGENT}", "nested": []any{"${CONTEXT_0}", 3, map[string]any{"k": "${UNKNOWN}"}}}},
+			{Name: "read_file", Args: map[string]any{"path": "${TEMP_WORKSPACE}/agent2/b.txt"}},
+		}},
+		{Phase: "final", Text: "final answer in ${CONTEXT_0}"},
+		{Phase: "coordination", Text: "my answer", ToolCalls: []configs.ScriptToolCall{{Name: "new_answer", Args: map[string]any{"content": "see ${WORKSPACE}"}}}},
+		{Text: "any phase"},
+	})
+	vars := map[string]string{"WORKSPACE": "/ws/a", "TEMP_WORKSPACE": "/tmp/a", "CONTEXT_0": "/proj", "AGENT": "agent1"}
+	play := func(phase string) (*Response, []Event) {
+		t.Helper()
+		var log wireEvents
+		resp, err := b.Generate(context.Background(), Request{Phase: phase, Vars: vars}, log.add)
+		if err != nil {
+			t.Fatalf("Generate(%s): %v", phase, err)
+		}
+		return resp, log.events
+	}
+
+	r, events := play("coordination")
+	wireAssertCalls(t, r.ToolCalls, []ToolCall{
+		{ID: "call_1", Name: "write_file", Arguments: json.RawMessage(`{"path":"/ws/a/a.txt","content":"from agent1","nested":["/proj",3,{"k":"${UNKNOWN}"}]}`)},
+		{ID: "call_2", Name: "read_file", Arguments: json.RawMessage(`{"path":"/tmp/a/agent2/b.txt"}`)},
+	})
+	if len(events) != 2 || events[0].Kind != EventToolCall || events[0].ToolCall.ID != "call_1" {
+		t.Errorf("events = %+v", events)
+	}
+
+	// The final phase has its own cursor: it skips coordination steps.
+	r, events = play("final")
+	if r.Text != "final answer in /proj" || len(r.ToolCalls) != 0 {
+		t.Errorf("final step = %+v", r)
+	}
+	if len(events) != 1 || events[0].Kind != EventTextDelta || events[0].Text != r.Text {
+		t.Errorf("text not streamed: %+v", events)
+	}
+
+	// Coordination continues where it was (a restarted agent continues its script).
+	r, _ = play("coordination")
+	if r.Text != "my answer" || len(r.ToolCalls) != 1 || r.ToolCalls[0].ID != "call_3" || string(r.ToolCalls[0].Arguments) != `{"content":"see /ws/a"}` {
+		t.Errorf("third step = %+v (%s)", r, r.ToolCalls[0].Arguments)
+	}
+	r, _ = play("coordination")
+	if r.Text != "any phase" {
+		t.Errorf("phase-less step = %+v", r)
+	}
+	r, _ = play("final")
+	if r.Text != "any phase" {
+		t.Errorf("phase-less step in final = %+v", r)
+	}
+}
+
+func TestScriptedWhenExhausted(t *testing.T) {
+	voteTool := ToolSpec{Name: "vote"}
+	tests := []struct {
+		name     string
+		phase    string
+		answers  string
+		tools    []ToolSpec
+		wantVote string
+		wantText string
+	}{
+		{name: "coordination votes for the first answer", phase: "coordination", answers: "agent2,agent1", tools: []ToolSpec{{Name: "new_answer"}, voteTool}, wantVote: "agent2"},
+		{name: "coordination without answers says so", phase: "coordination", tools: []ToolSpec{voteTool}, wantText: "(script finished)"},
+		{name: "coordination without a vote tool", phase: "coordination", answers: "agent1", tools: []ToolSpec{{Name: "new_answer"}}, wantText: "(script finished)"},
+		{name: "final", phase: "final", answers: "agent1", wantText: "(script finished)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := newTestScripted(t, []configs.ScriptStep{{Phase: "final", Text: "only final"}})
+			req := Request{Phase: tt.phase, Tools: tt.tools, Vars: map[string]string{"ANSWERS": tt.answers}}
+			if tt.phase == "final" {
+				if r, err := b.Generate(context.Background(), req, nil); err != nil || r.Text != "only final" {
+					t.Fatalf("first final = %+v, %v", r, err)
+				}
+			}
+			for i := 0; i < 2; i++ { // stays exhausted
+				r, err := b.Generate(context.Background(), req, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if tt.wantVote != "" {
+					if len(r.ToolCalls) != 1 || r.ToolCalls[0].Name != "vote" {
+						t.Fatalf("want a vote, got %+v", r)
+					}
+					var args struct {
+						AgentID string `json:"agent_id"`
+					}
+					if err := json.Unmarshal(r.ToolCalls[0].Arguments, &args); err != nil || args.AgentID != tt.wantVote {
+						t.Errorf("vote args = %s", r.ToolCalls[0].Arguments)
+					}
+				} else if r.Text != tt.wantText || len(r.ToolCalls) != 0 {
+					t.Errorf("reply = %+v, want text %q", r, tt.wantText)
+				}
+			}
+		})
+	}
+}
+
+func TestScriptedWaitFor(t *testing.T) {
+	dir := t.TempDir()
+	b := newTestScripted(t, []configs.ScriptStep{
+		{WaitFor: "${TEMP_WORKSPACE}/agent1/ready.txt", Text: "saw it"},
+		{Text: "next"},
+	})
+	vars := map[string]string{"TEMP_WORKSPACE": dir}
+	target := filepath.Join(dir, "agent1", "ready.txt")
+
+	// Cancelled while waiting: the step has not replied, so it is played again next time.
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		close(started)
+		_, err := b.Generate(ctx, Request{Vars: vars}, nil)
+		done <- err
+	}()
+	<-started
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled wait: err = %v", err)
+	}
+
+	// Now the file appears while the call waits.
+	result := make(chan *Response, 1)
+	go func() {
+		r, err := b.Generate(context.Background(), Request{Vars: vars}, nil)
+		if err != nil {
+			t.Error(err)
+		}
+		result <- r
+	}()
+	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(target, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-result; r == nil || r.Text != "saw it" {
+		t.Fatalf("reply = %+v", r)
+	}
+	if _, err := os.Stat(target); err != nil {
+		t.Fatal(err)
+	}
+	r, err := b.Generate(context.Background(), Request{Vars: vars}, nil)
+	if err != nil || r.Text != "next" {
+		t.Errorf("after wait_for: %+v %v", r, err)
+	}
+}
+
+func TestScriptedWaitForTimesOutWithContext(t *testing.T) {
+	b := newTestScripted(t, []configs.ScriptStep{{WaitFor: filepath.Join(t.TempDir(), "never")}})
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := b.Generate(ctx, Request{}, nil); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want deadline exceeded", err)
+	}
+}
+
+func TestScriptedBlockUntilCancelledThenContinues(t *testing.T) {
+	b := newTestScripted(t, []configs.ScriptStep{
+		{Phase: "coordination", Block: true},
+		{Phase: "coordination", Text: "after restart"},
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := b.Generate(ctx, Request{Phase: "coordination"}, nil)
+		done <- err
+	}()
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("blocked step: err = %v", err)
+	}
+	r, err := b.Generate(context.Background(), Request{Phase: "coordination"}, nil)
+	if err != nil || r.Text != "after restart" {
+		t.Fatalf("after restart: %+v %v", r, err)
+	}
+}
+
+func TestScriptedRejectsBadScript(t *testing.T) {
+	for name, steps := range map[string][]configs.ScriptStep{
+		"bad phase":           {{Phase: "voting"}},
+		"tool call sans name": {{ToolCalls: []configs.ScriptToolCall{{Args: map[string]any{"a": 1}}}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := New(configs.Backend{Type: "scripted", Script: steps}, Options{}); err == nil {
+				t.Fatal("want an error")
+			}
+		})
+	}
+}

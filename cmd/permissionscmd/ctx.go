@@ -1,0 +1,5 @@
+package permissionscmd
+
+import "context"
+
+func contextBackground() context.Context { return context.Background() }

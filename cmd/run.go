@@ -1,0 +1,255 @@
+package cmd
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/massgen-go/massgen/cmd/cmdutil"
+	"github.com/massgen-go/massgen/cmd/configscmd"
+	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/logging"
+	"github.com/massgen-go/massgen/prompt"
+)
+
+// TurnRunner runs one turn (one task through the agents) and returns the final answer. It is
+// the single point where the orchestrator plugs into the CLI (see turn.go).
+type TurnRunner func(ctx context.Context, opts *RunOptions, task string) (answer string, err error)
+
+// ContextPrompter asks the user which context paths to add (prompt.AskContextPaths).
+type ContextPrompter func(ctx context.Context, o prompt.ContextPathOptions) ([]configs.ContextPath, error)
+
+// Display modes of --display.
+var displayModes = []string{"auto", "plain", "silent"}
+
+// RunOptions are everything `massgen [flags] [QUESTION]` needs. Fields under "set by runRun"
+// are filled in before the first turn, for the TurnRunner to use.
+type RunOptions struct {
+	IO        *cmdutil.IOStreams
+	Getwd     func() (string, error)
+	HomeDir   func() (string, error)
+	LookupEnv func(string) (string, bool)
+	Now       func() time.Time
+
+	ConfigName string   // --config
+	Contexts   []string // --context PATH[:read|write], repeatable
+	Yes        bool     // --yes: accept defaults, never prompt
+	Debug      bool     // --debug: debug-level logs
+	Display    string   // --display auto|plain|silent
+	SessionID  string   // --session ID: continue that session (interactive sessions)
+	Continue   bool     // --continue: continue the latest session
+	Question   string   // the QUESTION argument; empty: interactive mode
+
+	// PromptContextPaths asks for context paths; nil uses prompt.AskContextPaths.
+	PromptContextPaths ContextPrompter
+	// RunTurn runs one turn; nil uses runTurn (turn.go).
+	RunTurn TurnRunner
+
+	// Set by runRun.
+	Config   *configs.Config
+	Warnings []configs.Warning
+	Logger   *zap.Logger
+	RunDir   string // .massgen/logs/log_<timestamp>/
+	Turn     int    // 1-based number of the turn being run
+}
+
+// runRun is the root command: config -> --context -> prompt -> context-path check -> log dir
+// and logger -> one turn (with a question) or the interactive loop.
+func runRun(ctx context.Context, opts *RunOptions) error {
+	if !slices.Contains(displayModes, opts.Display) {
+		return cmdutil.WithCode(cmdutil.ExitUsage, fmt.Errorf("--display %q: want one of %s", opts.Display, strings.Join(displayModes, ", ")))
+	}
+	if opts.SessionID != "" && opts.Continue {
+		return cmdutil.WithCode(cmdutil.ExitUsage, errors.New("--session and --continue cannot be used together"))
+	}
+	wd, err := opts.Getwd()
+	if err != nil {
+		return fmt.Errorf("current directory: %w", err)
+	}
+	home, _ := opts.HomeDir() // no home: ~/.massgen/.env and ~/.massgen/config.yaml are skipped
+
+	name := opts.ConfigName
+	if name == "" {
+		def, ok := configs.DefaultConfigName(wd, home)
+		if !ok {
+			return cmdutil.WithCode(cmdutil.ExitUsage, errors.New("no config: pass --config FILE or --config @examples/NAME (see `massgen configs list`), or create ./.massgen/config.yaml"))
+		}
+		name = def
+	}
+	cfg, warnings, err := configs.Load(configs.LoadOptions{Name: name, BaseDir: wd, Home: home, LookupEnv: opts.LookupEnv})
+	configscmd.PrintWarnings(opts.IO.ErrOut, warnings)
+	if err != nil {
+		configscmd.PrintLoadError(opts.IO.ErrOut, name, err)
+		return cmdutil.Silent(cmdutil.ExitUsage)
+	}
+	opts.Config, opts.Warnings = cfg, warnings
+
+	var flagPaths []configs.ContextPath
+	for _, s := range opts.Contexts {
+		cp, err := configs.ParseContextFlag(s)
+		if err != nil {
+			return cmdutil.WithCode(cmdutil.ExitUsage, err)
+		}
+		flagPaths = append(flagPaths, cp)
+	}
+	if err := cfg.AddContextPaths(wd, flagPaths...); err != nil {
+		return cmdutil.WithCode(cmdutil.ExitUsage, err)
+	}
+
+	prompted := false
+	if shouldPromptContext(opts) {
+		ask := opts.PromptContextPaths
+		if ask == nil {
+			ask = prompt.AskContextPaths
+		}
+		_, accessible := opts.LookupEnv("ACCESSIBLE") // huh's convention for screen readers
+		cps, err := ask(ctx, prompt.ContextPathOptions{
+			In: opts.IO.In, Out: opts.IO.ErrOut, Accessible: accessible,
+			Cwd: wd, Home: home, Existing: cfg.Orchestrator.ContextPaths,
+		})
+		if err != nil {
+			return cancelOr(err, cmdutil.ExitUsage)
+		}
+		if err := cfg.AddContextPaths(wd, cps...); err != nil {
+			return cmdutil.WithCode(cmdutil.ExitUsage, err)
+		}
+		prompted = true
+	}
+	if opts.Display != "silent" && (prompted || len(cfg.Orchestrator.ContextPaths) > 0) {
+		fmt.Fprintln(opts.IO.ErrOut, prompt.FormatContextPaths(cfg.Orchestrator.ContextPaths))
+	}
+	if err := cfg.CheckContextPaths(); err != nil {
+		return cmdutil.WithCode(cmdutil.ExitUsage, err)
+	}
+
+	runDir, err := logging.NewRunDir(cfg.MassgenDir(), opts.Now())
+	if err != nil {
+		return err
+	}
+	logger, closeLog, err := logging.New(runDir, opts.Debug)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = closeLog() }()
+	opts.Logger, opts.RunDir = logger, runDir
+	logger.Info("run start",
+		zap.String("config", cfg.Source), zap.String("cwd", wd),
+		zap.Int("agents", len(cfg.Agents)), zap.Any("context_paths", cfg.Orchestrator.ContextPaths),
+		zap.Bool("interactive", opts.Question == ""))
+	for _, w := range warnings {
+		logger.Warn("config", zap.String("warning", w.String()))
+	}
+	if opts.Display != "silent" {
+		fmt.Fprintf(opts.IO.ErrOut, "Logs: %s\n", runDir)
+	}
+
+	if opts.Question != "" {
+		return turn(ctx, opts, opts.Question)
+	}
+	return interactive(ctx, opts)
+}
+
+// shouldPromptContext: a terminal is attached (the prompt reads stdin and draws on stderr),
+// some agent has a workspace, and neither --context nor --yes was given.
+func shouldPromptContext(opts *RunOptions) bool {
+	return opts.IO.StdinTTY && opts.IO.StderrTTY && opts.Config.HasWorkspaces() &&
+		len(opts.Contexts) == 0 && !opts.Yes
+}
+
+// turn runs one task and prints its answer on stdout.
+func turn(ctx context.Context, opts *RunOptions, task string) error {
+	opts.Turn++
+	runner := opts.RunTurn
+	if runner == nil {
+		runner = runTurn
+	}
+	opts.Logger.Info("turn start", zap.Int("turn", opts.Turn), zap.String("task", task))
+	answer, err := runner(ctx, opts, task)
+	if err != nil {
+		opts.Logger.Error("turn failed", zap.Int("turn", opts.Turn), zap.Error(err))
+		return cancelOr(err, cmdutil.ExitFailure)
+	}
+	opts.Logger.Info("turn done", zap.Int("turn", opts.Turn), zap.Int("answer_bytes", len(answer)))
+	fmt.Fprintln(opts.IO.Out, strings.TrimRight(answer, "\n"))
+	return nil
+}
+
+// interactive reads one task per line until end of input or /quit. On a terminal a failed turn
+// is reported and the loop goes on; when stdin is not a terminal (a script), the first failure
+// ends the run with its exit code.
+func interactive(ctx context.Context, opts *RunOptions) error {
+	tty := opts.IO.StdinTTY
+	if tty && opts.Display != "silent" {
+		fmt.Fprintln(opts.IO.ErrOut, "Interactive mode: type a task and press Enter; /quit or Ctrl-D to leave.")
+	}
+	lines := readLines(ctx, opts.IO.In)
+	for {
+		if tty {
+			fmt.Fprint(opts.IO.ErrOut, "massgen> ")
+		}
+		var line string
+		select {
+		case <-ctx.Done():
+			return cmdutil.WithCode(cmdutil.ExitCanceled, ctx.Err())
+		case l, ok := <-lines:
+			if !ok {
+				if tty {
+					fmt.Fprintln(opts.IO.ErrOut)
+				}
+				return nil
+			}
+			line = strings.TrimSpace(l)
+		}
+		switch line {
+		case "":
+			continue
+		case "/quit", "/exit", "quit", "exit":
+			return nil
+		}
+		if err := turn(ctx, opts, line); err != nil {
+			if !tty || cmdutil.CodeOf(err) == cmdutil.ExitCanceled {
+				return err
+			}
+			fmt.Fprintln(opts.IO.ErrOut, "Error:", err)
+		}
+	}
+}
+
+// readLines delivers the lines of r on a channel, so the loop can also watch for Ctrl-C.
+func readLines(ctx context.Context, r io.Reader) <-chan string {
+	ch := make(chan string)
+	go func() {
+		defer close(ch)
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 64*1024), 4*1024*1024)
+		for sc.Scan() {
+			select {
+			case ch <- sc.Text():
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return ch
+}
+
+// cancelOr maps a cancellation (Ctrl-C, prompt aborted) to exit 130 and any other error to code
+// unless it already carries one.
+func cancelOr(err error, code int) error {
+	var ee *cmdutil.ExitError
+	switch {
+	case errors.As(err, &ee):
+		return err
+	case errors.Is(err, context.Canceled), errors.Is(err, prompt.ErrAborted):
+		return cmdutil.WithCode(cmdutil.ExitCanceled, err)
+	default:
+		return cmdutil.WithCode(code, err)
+	}
+}

@@ -1,0 +1,109 @@
+package sessionscmd
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/massgen-go/massgen/cmd/cmdutil"
+	"github.com/massgen-go/massgen/session"
+)
+
+func run(t *testing.T, wd string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	f := &cmdutil.Factory{
+		IO:        &cmdutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut},
+		Getwd:     func() (string, error) { return wd, nil },
+		LookupEnv: func(string) (string, bool) { return "", false },
+		HomeDir:   func() (string, error) { return t.TempDir(), nil },
+	}
+	cmd := NewCmd(f)
+	cmd.SetArgs(args)
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	err = cmd.Execute()
+	return out.String(), errOut.String(), err
+}
+
+func TestSessionsListAndShow(t *testing.T) {
+	wd := t.TempDir()
+	store, err := session.Open(filepath.Join(wd, ".massgen", "sessions"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Date(2025, 9, 28, 14, 30, 22, 0, time.UTC)
+	older, err := store.New(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(wd, "ws")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "app.js"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	turn := func(s *session.Session, task, answer string, at time.Time) {
+		t.Helper()
+		if _, err := s.SaveTurn(session.Turn{
+			Task: task, Answer: answer, Winner: "agent_a", Agents: []string{"agent_a", "agent_b"},
+			Votes: map[string]string{"agent_a": "agent_a", "agent_b": "agent_a"},
+			Started: at, Ended: at.Add(time.Minute), Workspace: ws,
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	turn(older, "Create a React app with authentication", "Created the app.", start)
+	turn(older, "Add user profile management", "Added profiles.", start.Add(time.Hour))
+	newer, err := store.New(start.Add(24 * time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn(newer, "Write a haiku", "Autumn moon rises", start.Add(24*time.Hour))
+
+	out, _, err := run(t, wd, "list")
+	if err != nil {
+		t.Fatalf("list: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "ID") {
+		t.Fatalf("list output:\n%s", out)
+	}
+	if !strings.Contains(lines[1], older.ID) || !strings.Contains(lines[1], " 2 ") || !strings.Contains(lines[1], "Add user profile management") {
+		t.Errorf("row for %s: %q", older.ID, lines[1])
+	}
+	if !strings.Contains(lines[2], newer.ID) || !strings.Contains(lines[2], " 1 ") {
+		t.Errorf("row for %s: %q", newer.ID, lines[2])
+	}
+
+	out, _, err = run(t, wd, "show", older.ID)
+	if err != nil {
+		t.Fatalf("show: %v", err)
+	}
+	for _, want := range []string{"Session " + older.ID, "Turns:   2", "--- Turn 1", "Create a React app with authentication", "Created the app.", "--- Turn 2", "Added profiles."} {
+		if !strings.Contains(out, want) {
+			t.Errorf("show lacks %q:\n%s", want, out)
+		}
+	}
+
+	out, _, err = run(t, wd, "show") // latest
+	if err != nil || !strings.Contains(out, "Session "+newer.ID) || !strings.Contains(out, "Autumn moon rises") {
+		t.Errorf("show (latest) = %v\n%s", err, out)
+	}
+
+	_, _, err = run(t, wd, "show", "session_19990101_000000")
+	if cmdutil.CodeOf(err) != cmdutil.ExitFailure || !strings.Contains(err.Error(), "session_19990101_000000") {
+		t.Errorf("show unknown = %v (code %d)", err, cmdutil.CodeOf(err))
+	}
+}
+
+func TestSessionsListEmpty(t *testing.T) {
+	out, errOut, err := run(t, t.TempDir(), "list")
+	if err != nil || out != "" || !strings.Contains(errOut, "No sessions in") {
+		t.Errorf("list with no sessions: err=%v out=%q err=%q", err, out, errOut)
+	}
+}

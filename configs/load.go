@@ -1,0 +1,334 @@
+package configs
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Load resolves o.Name, reads it, merges the .env chain, parses it (yaml.v3 nodes, so every
+// problem has a line), expands ${VAR}, validates and relocates every path. Invalid configs
+// return a *ValidationError; any error from Load is a configuration (exit 2) error.
+func Load(o LoadOptions) (*Config, []Warning, error) {
+	if o.BaseDir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, nil, fmt.Errorf("configs: current directory: %w", err)
+		}
+		o.BaseDir = wd
+	}
+	base, err := filepath.Abs(o.BaseDir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("configs: %s: %w", o.BaseDir, err)
+	}
+	o.BaseDir = base
+	if o.LookupEnv == nil {
+		o.LookupEnv = func(string) (string, bool) { return "", false }
+	}
+	src, err := resolveName(o)
+	if err != nil {
+		return nil, nil, err
+	}
+	return loadSource(o, src)
+}
+
+// LoadBytes loads a config from memory (file names the source in messages); see Load.
+func LoadBytes(file string, data []byte, o LoadOptions) (*Config, []Warning, error) {
+	if o.BaseDir == "" {
+		o.BaseDir, _ = os.Getwd()
+	}
+	if o.LookupEnv == nil {
+		o.LookupEnv = func(string) (string, bool) { return "", false }
+	}
+	return loadSource(o, source{display: file, origin: file, data: data})
+}
+
+func loadSource(o LoadOptions, src source) (*Config, []Warning, error) {
+	log := o.Logger
+	if log == nil {
+		log = zap.NewNop()
+	}
+	env, err := loadEnvChain(o.Home, o.BaseDir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("configs: .env: %w", err)
+	}
+	lookup := func(k string) (string, bool) {
+		if v, ok := o.LookupEnv(k); ok {
+			return v, true
+		}
+		v, ok := env[k]
+		return v, ok
+	}
+
+	d, err := parseDocument(src.display, src.data)
+	if err != nil {
+		return nil, nil, err
+	}
+	var warnings []Warning
+	warn := func(line int, msg string) {
+		warnings = append(warnings, Warning{File: src.display, Line: line, Message: msg})
+	}
+	probs := d.normalize()
+	d.expandVars(lookup, warn)
+	d.index(d.root, typeOfConfig, "", warn)
+	cfg := &Config{}
+	probs = append(probs, d.decode(cfg)...)
+	if len(probs) == 0 {
+		probs = append(probs, cfg.validate(d)...)
+	}
+	cfg.Source, cfg.BaseDir, cfg.Env, cfg.realEnv, cfg.home, cfg.raw = src.origin, o.BaseDir, env, o.LookupEnv, o.Home, src.data
+	if len(probs) == 0 {
+		probs = append(probs, cfg.relocate(d, o.Home)...)
+	}
+	if len(probs) > 0 {
+		sortProblems(probs)
+		return nil, sortWarnings(warnings), &ValidationError{Problems: probs}
+	}
+	for i, cp := range cfg.Orchestrator.ContextPaths {
+		if err := statContextPath(cp.Path); err != nil {
+			warn(d.lineOf(fmt.Sprintf("orchestrator.context_paths[%d].path", i)),
+				fmt.Sprintf("context path %s (checked again when a run starts)", err))
+		}
+	}
+	warnings = sortWarnings(warnings)
+	for _, w := range warnings {
+		log.Warn("config", zap.String("warning", w.String()))
+	}
+	log.Debug("config loaded", zap.String("source", cfg.Source), zap.Int("agents", len(cfg.Agents)))
+	return cfg, warnings, nil
+}
+
+func sortProblems(p []Problem) {
+	sort.SliceStable(p, func(i, j int) bool { return p[i].Line < p[j].Line })
+}
+
+func sortWarnings(w []Warning) []Warning {
+	sort.SliceStable(w, func(i, j int) bool { return w[i].Line < w[j].Line })
+	return w
+}
+
+// source is a config's text with the names it goes by.
+type source struct {
+	display string // in messages: the path as given, or @examples/NAME.yaml
+	origin  string // Config.Source: absolute path, or @examples/NAME
+	data    []byte
+}
+
+// resolveName finds the config: @examples/NAME is a built-in; otherwise the exact path
+// (relative to BaseDir) when it exists; otherwise a built-in of that name.
+func resolveName(o LoadOptions) (source, error) {
+	name := strings.TrimSpace(o.Name)
+	if name == "" {
+		return source{}, errors.New("no config given: pass --config FILE or --config @examples/NAME (see `massgen configs list`)")
+	}
+	if rest, ok := strings.CutPrefix(name, "@examples/"); ok {
+		return builtin(rest)
+	}
+	path := resolveAgainst(name, o.BaseDir, o.Home)
+	fi, err := os.Stat(path)
+	switch {
+	case err == nil && fi.IsDir():
+		return source{}, fmt.Errorf("config %s is a directory, not a YAML file", name)
+	case err == nil:
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return source{}, fmt.Errorf("config %s: %w", name, err)
+		}
+		return source{display: name, origin: path, data: data}, nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return source{}, fmt.Errorf("config %s: %w", name, err)
+	}
+	src, berr := builtin(name)
+	if berr == nil {
+		return src, nil
+	}
+	return source{}, fmt.Errorf("config %s: no such file, and %w", name, berr)
+}
+
+// DefaultConfigName returns the config used when --config is not given: ./.massgen/config.yaml,
+// else ~/.massgen/config.yaml. ok is false when neither exists.
+func DefaultConfigName(baseDir, home string) (string, bool) {
+	for _, dir := range []string{baseDir, home} {
+		if dir == "" {
+			continue
+		}
+		p := filepath.Join(dir, MassgenDirName, "config.yaml")
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+			return p, true
+		}
+	}
+	return "", false
+}
+
+// CheckContextPaths returns an error listing every context path that does not exist (or cannot
+// be read), in the spec's format ("Context paths not found:\n  - /path").
+func (c *Config) CheckContextPaths() error {
+	var missing []string
+	for _, cp := range c.Orchestrator.ContextPaths {
+		if err := statContextPath(cp.Path); err != nil {
+			missing = append(missing, "  - "+err.Error())
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return fmt.Errorf("Context paths not found:\n%s", strings.Join(missing, "\n"))
+}
+
+// statContextPath says what is wrong with a context path, or nil. Files and directories are
+// both fine.
+func statContextPath(p string) error {
+	_, err := os.Stat(p)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s does not exist", p)
+	default:
+		return fmt.Errorf("%s: %w", p, err)
+	}
+}
+
+// ParseContextFlag parses --context "PATH[:read|write]" (default write). The path is not
+// resolved here; AddContextPaths does that.
+func ParseContextFlag(s string) (ContextPath, error) {
+	path, perm := s, "write"
+	if i := strings.LastIndex(s, ":"); i >= 0 {
+		switch suffix := s[i+1:]; suffix {
+		case "read", "write":
+			path, perm = s[:i], suffix
+		}
+	}
+	if strings.TrimSpace(path) == "" {
+		return ContextPath{}, fmt.Errorf("--context %q: empty path (want PATH[:read|write])", s)
+	}
+	return ContextPath{Path: path, Permission: perm}, nil
+}
+
+// AddContextPaths resolves cps against baseDir (protected paths against their context path),
+// defaults the permission to write, and appends them. A path already listed is replaced.
+func (c *Config) AddContextPaths(baseDir string, cps ...ContextPath) error {
+	home := c.home
+	for _, cp := range cps {
+		if strings.TrimSpace(cp.Path) == "" {
+			return errors.New("context path: empty path")
+		}
+		switch cp.Permission {
+		case "":
+			cp.Permission = "write"
+		case "read", "write":
+		default:
+			return fmt.Errorf("context path %s: invalid permission %q (read or write)", cp.Path, cp.Permission)
+		}
+		r, err := resolveContextPath(cp, baseDir, home)
+		if err != nil {
+			return fmt.Errorf("context path %s: %w", cp.Path, err)
+		}
+		replaced := false
+		for i := range c.Orchestrator.ContextPaths {
+			if c.Orchestrator.ContextPaths[i].Path == r.Path {
+				c.Orchestrator.ContextPaths[i], replaced = r, true
+			}
+		}
+		if !replaced {
+			c.Orchestrator.ContextPaths = append(c.Orchestrator.ContextPaths, r)
+		}
+	}
+	return nil
+}
+
+// LookupEnv reads a variable: real environment > ./.env > ~/.massgen/.env > built-in defaults.
+func (c *Config) LookupEnv(key string) (string, bool) {
+	if c.realEnv != nil {
+		if v, ok := c.realEnv(key); ok {
+			return v, true
+		}
+	}
+	v, ok := c.Env[key]
+	return v, ok
+}
+
+// AgentByID returns the agent with that id.
+func (c *Config) AgentByID(id string) (*Agent, bool) {
+	for i := range c.Agents {
+		if c.Agents[i].ID == id {
+			return &c.Agents[i], true
+		}
+	}
+	return nil, false
+}
+
+// HasWorkspaces reports whether some agent has a cwd (filesystem support is on).
+func (c *Config) HasWorkspaces() bool {
+	for _, a := range c.Agents {
+		if a.Backend.CWD != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// MassgenDir is <BaseDir>/.massgen, where all run state lives.
+func (c *Config) MassgenDir() string { return filepath.Join(c.BaseDir, MassgenDirName) }
+
+// LogsDir is <BaseDir>/.massgen/logs.
+func (c *Config) LogsDir() string { return filepath.Join(c.MassgenDir(), LogsDirName) }
+
+// EnforceReadBeforeDelete is orchestrator.enforce_read_before_delete, true by default.
+func (c *Config) EnforceReadBeforeDelete() bool {
+	if p := c.Orchestrator.EnforceReadBeforeDelete; p != nil {
+		return *p
+	}
+	return true
+}
+
+// OverallTimeout is orchestrator.timeout_seconds, else
+// timeout_settings.orchestrator_timeout_seconds, else 30 minutes.
+func (c *Config) OverallTimeout() time.Duration {
+	if s := c.Orchestrator.TimeoutSeconds; s > 0 {
+		return time.Duration(s) * time.Second
+	}
+	if s := c.TimeoutSettings.OrchestratorTimeoutSeconds; s > 0 {
+		return time.Duration(s) * time.Second
+	}
+	return defaultTimeout
+}
+
+// Raw returns the config file as written.
+func (c *Config) Raw() []byte { return c.raw }
+
+// Redacted returns a copy safe to print: API keys and MCP server env values are masked.
+func (c *Config) Redacted() *Config {
+	cp := *c
+	cp.Agents = make([]Agent, len(c.Agents))
+	for i, a := range c.Agents {
+		if a.Backend.APIKey != "" {
+			a.Backend.APIKey = redacted
+		}
+		servers := make([]MCPServer, len(a.Backend.MCPServers))
+		for j, s := range a.Backend.MCPServers {
+			if len(s.Env) > 0 {
+				env := make(map[string]string, len(s.Env))
+				for k := range s.Env {
+					env[k] = redacted
+				}
+				s.Env = env
+			}
+			servers[j] = s
+		}
+		if len(servers) > 0 {
+			a.Backend.MCPServers = servers
+		}
+		cp.Agents[i] = a
+	}
+	return &cp
+}
+
+const redacted = "<redacted>"

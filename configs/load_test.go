@@ -1,0 +1,636 @@
+package configs
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// env is a fake real environment.
+type env map[string]string
+
+func (e env) lookup(k string) (string, bool) { v, ok := e[k]; return v, ok }
+
+// write creates dir/name with text and returns its path.
+func write(t *testing.T, dir, name, text string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// load loads text written to <base>/config.yaml with base as the current directory.
+func load(t *testing.T, base, text string, e env) (*Config, []Warning, error) {
+	t.Helper()
+	write(t, base, "config.yaml", text)
+	return Load(LoadOptions{Name: "config.yaml", BaseDir: base, Home: filepath.Join(base, "home"), LookupEnv: e.lookup})
+}
+
+func mustLoad(t *testing.T, base, text string, e env) (*Config, []Warning) {
+	t.Helper()
+	cfg, w, err := load(t, base, text, e)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	return cfg, w
+}
+
+func problems(t *testing.T, err error) []Problem {
+	t.Helper()
+	var ve *ValidationError
+	if !errors.As(err, &ve) {
+		t.Fatalf("want *ValidationError, got %T %v", err, err)
+	}
+	return ve.Problems
+}
+
+func TestLoadSchema(t *testing.T) {
+	base := t.TempDir()
+	cfg, warnings := mustLoad(t, base, `
+agents:
+  - id: a1
+    system_message: "Be brief"
+    backend:
+      type: openai
+      model: gpt-5
+      base_url: https://example.test/v1
+      temperature: 0.3
+      text: {verbosity: low}
+      mcp_servers:
+        weather:
+          type: stdio
+          command: npx
+          args: ["-y", "weather"]
+          env: {BRAVE_API_KEY: abc}
+          security: {level: moderate}
+  - id: a2
+    backend: {type: claude, model: claude-sonnet-4, enable_web_search: true}
+orchestrator:
+  timeout_seconds: 90
+  max_new_answers_per_agent: 2
+  voting_sensitivity: strict
+ui: {display_type: simple, logging_enabled: true}
+`, nil)
+	if len(warnings) != 0 {
+		t.Errorf("unexpected warnings: %v", warnings)
+	}
+	if got := len(cfg.Agents); got != 2 {
+		t.Fatalf("agents = %d", got)
+	}
+	a := cfg.Agents[0]
+	if a.ID != "a1" || a.SystemMessage != "Be brief" || a.Backend.Type != "openai" || a.Backend.Model != "gpt-5" || a.Backend.BaseURL != "https://example.test/v1" {
+		t.Errorf("agent 0 = %+v", a)
+	}
+	if a.Backend.Extra["temperature"] != 0.3 || !reflect.DeepEqual(a.Backend.Extra["text"], map[string]any{"verbosity": "low"}) {
+		t.Errorf("backend extra not passed through: %#v", a.Backend.Extra)
+	}
+	// mcp_servers as a mapping (MassGen's other spelling) becomes a list; env key case is kept.
+	want := MCPServer{Name: "weather", Type: "stdio", Command: "npx", Args: []string{"-y", "weather"},
+		Env: map[string]string{"BRAVE_API_KEY": "abc"}, Extra: map[string]any{"security": map[string]any{"level": "moderate"}}}
+	if !reflect.DeepEqual(a.Backend.MCPServers, []MCPServer{want}) {
+		t.Errorf("mcp servers = %#v", a.Backend.MCPServers)
+	}
+	if cfg.Agents[1].Backend.Extra["enable_web_search"] != true {
+		t.Errorf("flow-style backend extra = %#v", cfg.Agents[1].Backend.Extra)
+	}
+	if cfg.OverallTimeout().Seconds() != 90 || cfg.Orchestrator.MaxNewAnswersPerAgent != 2 {
+		t.Errorf("orchestrator = %+v", cfg.Orchestrator)
+	}
+	if cfg.Orchestrator.Extra["voting_sensitivity"] != "strict" || cfg.UI.DisplayType != "simple" {
+		t.Errorf("orchestrator extra / ui = %#v / %+v", cfg.Orchestrator.Extra, cfg.UI)
+	}
+	if _, ok := cfg.AgentByID("a2"); !ok {
+		t.Error("AgentByID(a2) not found")
+	}
+	if _, ok := cfg.AgentByID("zz"); ok {
+		t.Error("AgentByID(zz) found")
+	}
+	if !cfg.EnforceReadBeforeDelete() {
+		t.Error("EnforceReadBeforeDelete should default to true")
+	}
+	if cfg.HasWorkspaces() {
+		t.Error("HasWorkspaces without any cwd")
+	}
+	if cfg.Source != filepath.Join(base, "config.yaml") || cfg.BaseDir != base {
+		t.Errorf("Source/BaseDir = %q / %q", cfg.Source, cfg.BaseDir)
+	}
+}
+
+func TestLoadSingleAgentAndTimeoutSettings(t *testing.T) {
+	cfg, _ := mustLoad(t, t.TempDir(), `
+agent:
+  id: solo
+  backend: {type: gemini, model: gemini-2.5-flash, cwd: ws}
+timeout_settings:
+  orchestrator_timeout_seconds: 45
+orchestrator:
+  enforce_read_before_delete: false
+`, nil)
+	if len(cfg.Agents) != 1 || cfg.Agents[0].ID != "solo" {
+		t.Fatalf("agents = %+v", cfg.Agents)
+	}
+	if cfg.OverallTimeout().Seconds() != 45 {
+		t.Errorf("OverallTimeout = %v", cfg.OverallTimeout())
+	}
+	if cfg.EnforceReadBeforeDelete() {
+		t.Error("enforce_read_before_delete: false ignored")
+	}
+	if !cfg.HasWorkspaces() {
+		t.Error("HasWorkspaces false with a cwd")
+	}
+}
+
+func TestUnknownKeysAreWarningsWithLines(t *testing.T) {
+	base := t.TempDir()
+	_, warnings := mustLoad(t, base, `agents:
+  - id: a
+    colour: blue
+    backend:
+      type: openai
+      anything_goes: 1
+orchestrator:
+  snapshot_storge: snaps
+  coordination: {max_orchestration_restarts: 2}
+memory:
+  enabled: true
+ui:
+  type: rich_terminal
+`, nil)
+	got := make([]string, len(warnings))
+	for i, w := range warnings {
+		got[i] = w.String()
+	}
+	want := []string{
+		`config.yaml:3: warning: unknown key "agents[0].colour" (ignored)`,
+		`config.yaml:8: warning: unknown key "orchestrator.snapshot_storge" (kept, not used)`,
+		`config.yaml:10: warning: unknown key "memory" (ignored)`,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestMalformedYAML(t *testing.T) {
+	tests := []struct {
+		name, text string
+		want       string
+	}{
+		{"bad indentation", "agents:\n  - id: a\n    backend:\n      type: openai\n     model: x\n", "config.yaml:5: "},
+		{"bad indentation after a multi-line flow list", "agents:\n  - id: a\n    backend:\n      type: openai\n      extra: [\n        \"x\",\n        \"y\"]\n      model: m\n     bad: x\n", "config.yaml:9: "},
+		{"unclosed quote", "agents:\n  - id: \"a\n    backend: {type: openai}\n", "config.yaml:2: "},
+		{"tab", "agents:\n\t- id: a\n", "config.yaml:2: "},
+		{"empty", "", "config.yaml: empty config"},
+		{"not a mapping", "- a\n- b\n", "config.yaml:1: the config must be a mapping"},
+		{"wrong type", "agents:\n  - id: a\n    backend: {type: openai}\norchestrator:\n  timeout_seconds: soon\n", "config.yaml:5: cannot unmarshal"},
+		{"agents not a list", "agents: hello\n", "config.yaml:1: cannot unmarshal"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := load(t, t.TempDir(), tt.text, nil)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			ps := problems(t, err)
+			if !strings.HasPrefix(ps[0].String(), tt.want) {
+				t.Errorf("problem = %q, want prefix %q", ps[0].String(), tt.want)
+			}
+		})
+	}
+}
+
+func TestValidationProblems(t *testing.T) {
+	tests := []struct {
+		name, text string
+		want       []string // every problem, in order
+	}{
+		{"no agents", "ui: {display_type: simple}\n", []string{"config.yaml: no agents"}},
+		{"missing id", "agents:\n  - backend: {type: openai}\n", []string{"config.yaml:2: agents[0]: missing id"}},
+		{"duplicate id", "agents:\n  - id: a\n    backend: {type: openai}\n  - id: a\n    backend: {type: claude}\n",
+			[]string{`config.yaml:4: agents[1].id: duplicate id "a" (first used at line 2)`}},
+		{"unknown backend", "agents:\n  - id: a\n    backend:\n      type: opnai\n",
+			[]string{`config.yaml:4: agents[0].backend.type: unknown backend "opnai" (known: openai, chatcompletion,`}},
+		{"missing backend type", "agents:\n  - id: a\n    backend: {model: x}\n", []string{"config.yaml:3: agents[0].backend: missing backend type"}},
+		{"id with a slash", "agents:\n  - id: ../x\n    backend: {type: openai}\n", []string{`config.yaml:2: agents[0].id: invalid id "../x"`}},
+		{"both agent and agents", "agent: {id: a, backend: {type: openai}}\nagents: []\n", []string{"config.yaml:1: both agent: and agents: are set"}},
+		{"bad permission", "agents:\n  - id: a\n    backend: {type: openai}\norchestrator:\n  context_paths:\n    - path: .\n      permission: rw\n",
+			[]string{`config.yaml:7: orchestrator.context_paths[0].permission: invalid permission "rw" (read or write)`}},
+		{"shared workspace", "agents:\n  - id: a\n    backend: {type: openai, cwd: ws}\n  - id: b\n    backend: {type: openai, cwd: ws}\n",
+			[]string{`config.yaml:5: agents[1].backend.cwd: workspace "ws" is already used by agent "a"`}},
+		{"cwd escaping .massgen/workspaces", "agents:\n  - id: a\n    backend:\n      type: openai\n      cwd: ../../etc\n",
+			[]string{`config.yaml:5: agents[0].backend.cwd: relative path "../../etc" would leave`}},
+		{"bad mode and sandbox", "agents:\n  - id: a\n    backend: {type: openai}\npermissions:\n  mode: yolo\ncommand_sandbox: docker\n",
+			[]string{`config.yaml:5: permissions.mode: unknown mode "yolo"`, `config.yaml:6: command_sandbox: unknown sandbox "docker"`}},
+		{"mcp server without command", "agents:\n  - id: a\n    backend:\n      type: openai\n      mcp_servers:\n        - name: x\n          type: stdio\n",
+			[]string{"config.yaml:6: agents[0].backend.mcp_servers[0]: needs command: (stdio) or url: (http)"}},
+		{"negative timeout", "agents:\n  - id: a\n    backend: {type: openai}\norchestrator:\n  timeout_seconds: -1\n",
+			[]string{"config.yaml:5: orchestrator.timeout_seconds: must not be negative (got -1)"}},
+		{"protected path escaping", "agents:\n  - id: a\n    backend: {type: openai}\norchestrator:\n  context_paths:\n    - path: .\n      protected_paths: [../other]\n",
+			[]string{`config.yaml:7: orchestrator.context_paths[0].protected_paths: protected path "../other" is outside its context path`}},
+		{"scripted without script", "agents:\n  - id: a\n    backend: {type: scripted}\n", []string{"config.yaml:3: agents[0].backend: the scripted backend needs a script:"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := load(t, t.TempDir(), tt.text, nil)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			ps := problems(t, err)
+			if len(ps) != len(tt.want) {
+				t.Fatalf("problems = %v, want %d", ps, len(tt.want))
+			}
+			for i, w := range tt.want {
+				if !strings.HasPrefix(ps[i].String(), w) {
+					t.Errorf("problem %d = %q, want prefix %q", i, ps[i].String(), w)
+				}
+			}
+		})
+	}
+}
+
+func TestEnvPrecedence(t *testing.T) {
+	base := t.TempDir()
+	home := filepath.Join(base, "home")
+	write(t, home, ".massgen/.env", "A=home\nB=home\nC=home\n")
+	write(t, base, ".env", "B=dot\nC=dot\n")
+	cfg, _ := mustLoad(t, base, `agents:
+  - id: a
+    backend:
+      type: openai
+      model: "${A}-${B}-${C}"
+`, env{"C": "real"})
+	if got := cfg.Agents[0].Backend.Model; got != "home-dot-real" {
+		t.Errorf("model = %q, want home-dot-real", got)
+	}
+	for k, want := range map[string]string{"A": "home", "B": "dot", "C": "real"} {
+		if v, ok := cfg.LookupEnv(k); !ok || v != want {
+			t.Errorf("LookupEnv(%s) = %q,%v want %q", k, v, ok, want)
+		}
+	}
+	if _, ok := cfg.LookupEnv("NOPE"); ok {
+		t.Error("LookupEnv(NOPE) found")
+	}
+	if cfg.Env["C"] != "dot" {
+		t.Errorf("Env holds the merged .env files, got C=%q", cfg.Env["C"])
+	}
+	if _, set := os.LookupEnv("A"); set {
+		t.Error("the process environment was modified")
+	}
+}
+
+func TestEnvFileMalformed(t *testing.T) {
+	base := t.TempDir()
+	write(t, base, ".env", "A='unterminated\n")
+	_, _, err := load(t, base, "agents:\n  - id: a\n    backend: {type: openai}\n", nil)
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(base, ".env")) {
+		t.Fatalf("err = %v, want it to name the .env file", err)
+	}
+}
+
+func TestVarExpansion(t *testing.T) {
+	base := t.TempDir()
+	cfg, warnings := mustLoad(t, base, `agents:
+  - id: a
+    system_message: "Use ${HOME_DIR} and $5 as-is"
+    backend:
+      type: openai
+      api_key: ${MISSING_KEY}
+      base_url: "http://${HOST}/v1"
+      max_tokens: ${MAXTOK}
+      mcp_servers:
+        - name: pw
+          command: npx
+          args: ["--out=${cwd}", "--token=${TOKEN}"]
+  - id: b
+    backend:
+      type: scripted
+      script:
+        - text: "${WORKSPACE} and ${HOST}"
+`, env{"HOST": "localhost:8080", "MAXTOK": "512", "HOME_DIR": "/x"})
+	b := cfg.Agents[0].Backend
+	if b.BaseURL != "http://localhost:8080/v1" {
+		t.Errorf("base_url = %q", b.BaseURL)
+	}
+	if b.Extra["max_tokens"] != 512 {
+		t.Errorf("a plain ${VAR} holding a number should decode as one, got %#v", b.Extra["max_tokens"])
+	}
+	if b.APIKey != "" {
+		t.Errorf("api_key of an unset variable = %q, want empty", b.APIKey)
+	}
+	if got := b.MCPServers[0].Args; !reflect.DeepEqual(got, []string{"--out=${cwd}", "--token=${TOKEN}"}) {
+		t.Errorf("args = %q", got)
+	}
+	if got := cfg.Agents[0].SystemMessage; got != "Use ${HOME_DIR} and $5 as-is" {
+		t.Errorf("system_message changed: %q", got)
+	}
+	if got := cfg.Agents[1].Backend.Script[0].Text; got != "${WORKSPACE} and ${HOST}" {
+		t.Errorf("script changed: %q", got)
+	}
+	var msgs []string
+	for _, w := range warnings {
+		msgs = append(msgs, w.String())
+	}
+	want := []string{
+		"config.yaml:6: warning: agents[0].backend.api_key: ${MISSING_KEY} is not set (left as written)",
+		"config.yaml:12: warning: agents[0].backend.mcp_servers[0].args[1]: ${TOKEN} is not set (left as written)",
+	}
+	if !reflect.DeepEqual(msgs, want) {
+		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(msgs, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestRelocation(t *testing.T) {
+	base := t.TempDir()
+	home := filepath.Join(base, "home")
+	abs := filepath.Join(t.TempDir(), "elsewhere")
+	mg := filepath.Join(base, ".massgen")
+	tests := []struct {
+		name          string
+		cwd, snap     string // as written
+		wantCWD       string
+		wantSnap      string
+		wantTemp      string
+		wantSess      string
+		temp, session string
+	}{
+		{name: "relative", cwd: "workspace1", snap: "snapshots", temp: "temp_workspaces", session: "sessions",
+			wantCWD: filepath.Join(mg, "workspaces/workspace1"), wantSnap: filepath.Join(mg, "snapshots"),
+			wantTemp: filepath.Join(mg, "temp_workspaces"), wantSess: filepath.Join(mg, "sessions")},
+		{name: "relative nested", cwd: "team/ws", snap: "my/snaps",
+			wantCWD: filepath.Join(mg, "workspaces/team/ws"), wantSnap: filepath.Join(mg, "my/snaps")},
+		{name: "absolute stays", cwd: abs, snap: abs + "-snaps", temp: abs + "-tmp", session: abs + "-sess",
+			wantCWD: abs, wantSnap: abs + "-snaps", wantTemp: abs + "-tmp", wantSess: abs + "-sess"},
+		{name: "already under .massgen", cwd: ".massgen/ws", snap: ".massgen/custom_snaps", temp: "./.massgen/t",
+			wantCWD: filepath.Join(mg, "ws"), wantSnap: filepath.Join(mg, "custom_snaps"), wantTemp: filepath.Join(mg, "t")},
+		{name: "home", cwd: "~/ws", wantCWD: filepath.Join(home, "ws")},
+		{name: "defaults", wantSnap: filepath.Join(mg, "snapshots"), wantTemp: filepath.Join(mg, "temp_workspaces"), wantSess: filepath.Join(mg, "sessions")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			text := "agents:\n  - id: a\n    backend:\n      type: openai\n"
+			if tt.cwd != "" {
+				text += "      cwd: " + tt.cwd + "\n"
+			}
+			text += "orchestrator:\n"
+			for k, v := range map[string]string{"snapshot_storage": tt.snap, "agent_temporary_workspace": tt.temp, "session_storage": tt.session} {
+				if v != "" {
+					text += "  " + k + ": " + v + "\n"
+				}
+			}
+			cfg, _ := mustLoad(t, base, text, nil)
+			o := cfg.Orchestrator
+			check := func(what, got, want string) {
+				if want != "" && got != want {
+					t.Errorf("%s = %q, want %q", what, got, want)
+				}
+				if got != "" && !filepath.IsAbs(got) {
+					t.Errorf("%s = %q is not absolute", what, got)
+				}
+			}
+			check("cwd", cfg.Agents[0].Backend.CWD, tt.wantCWD)
+			check("snapshot_storage", o.SnapshotStorage, tt.wantSnap)
+			check("agent_temporary_workspace", o.AgentTemporaryWorkspace, tt.wantTemp)
+			check("session_storage", o.SessionStorage, tt.wantSess)
+			if cfg.MassgenDir() != mg || cfg.LogsDir() != filepath.Join(mg, "logs") {
+				t.Errorf("MassgenDir/LogsDir = %q / %q", cfg.MassgenDir(), cfg.LogsDir())
+			}
+		})
+	}
+}
+
+func TestContextPaths(t *testing.T) {
+	base := t.TempDir()
+	write(t, base, "proj/src/main.go", "package main\n")
+	write(t, base, "proj/notes.txt", "hi\n")
+	cfg, warnings := mustLoad(t, base, `agents:
+  - id: a
+    backend: {type: openai, cwd: ws}
+orchestrator:
+  context_paths:
+    - path: proj
+      permission: write
+      protected_paths: [src/main.go, "docs/"]
+    - path: proj/notes.txt
+    - path: missing-one
+      permission: read
+    - path: /definitely/missing/two
+      permission: write
+`, nil)
+	proj := filepath.Join(base, "proj")
+	want := []ContextPath{
+		{Path: proj, Permission: "write", ProtectedPaths: []string{filepath.Join(proj, "src/main.go"), filepath.Join(proj, "docs")}},
+		{Path: filepath.Join(proj, "notes.txt"), Permission: "read"}, // a file; no permission: read
+		{Path: filepath.Join(base, "missing-one"), Permission: "read"},
+		{Path: "/definitely/missing/two", Permission: "write"},
+	}
+	if !reflect.DeepEqual(cfg.Orchestrator.ContextPaths, want) {
+		t.Errorf("context paths:\n%+v\nwant\n%+v", cfg.Orchestrator.ContextPaths, want)
+	}
+	var msgs []string
+	for _, w := range warnings {
+		msgs = append(msgs, w.String())
+	}
+	wantW := []string{
+		"config.yaml:10: warning: context path " + filepath.Join(base, "missing-one") + " does not exist (checked again when a run starts)",
+		"config.yaml:12: warning: context path /definitely/missing/two does not exist (checked again when a run starts)",
+	}
+	if !reflect.DeepEqual(msgs, wantW) {
+		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(msgs, "\n"), strings.Join(wantW, "\n"))
+	}
+	err := cfg.CheckContextPaths()
+	wantErr := "Context paths not found:\n  - " + filepath.Join(base, "missing-one") + " does not exist\n  - /definitely/missing/two does not exist"
+	if err == nil || err.Error() != wantErr {
+		t.Errorf("CheckContextPaths = %v\nwant %s", err, wantErr)
+	}
+	cfg.Orchestrator.ContextPaths = cfg.Orchestrator.ContextPaths[:2]
+	if err := cfg.CheckContextPaths(); err != nil {
+		t.Errorf("existing file and dir: %v", err)
+	}
+}
+
+func TestParseContextFlag(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    ContextPath
+		wantErr bool
+	}{
+		{in: ".", want: ContextPath{Path: ".", Permission: "write"}},
+		{in: "src:read", want: ContextPath{Path: "src", Permission: "read"}},
+		{in: "/abs/dir:write", want: ContextPath{Path: "/abs/dir", Permission: "write"}},
+		{in: "odd:name", want: ContextPath{Path: "odd:name", Permission: "write"}},
+		{in: "a:b:read", want: ContextPath{Path: "a:b", Permission: "read"}},
+		{in: ":read", wantErr: true},
+		{in: "", wantErr: true},
+	}
+	for _, tt := range tests {
+		got, err := ParseContextFlag(tt.in)
+		if (err != nil) != tt.wantErr || (!tt.wantErr && !reflect.DeepEqual(got, tt.want)) {
+			t.Errorf("ParseContextFlag(%q) = %+v, %v; want %+v (err %v)", tt.in, got, err, tt.want, tt.wantErr)
+		}
+	}
+}
+
+func TestAddContextPaths(t *testing.T) {
+	base := t.TempDir()
+	cfg, _ := mustLoad(t, base, "agents:\n  - id: a\n    backend: {type: openai}\norchestrator:\n  context_paths:\n    - path: docs\n      permission: read\n", nil)
+	err := cfg.AddContextPaths(base,
+		ContextPath{Path: "."},
+		ContextPath{Path: "docs", Permission: "write", ProtectedPaths: []string{"keep"}},
+		ContextPath{Path: "~/notes", Permission: "read"},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []ContextPath{
+		{Path: filepath.Join(base, "docs"), Permission: "write", ProtectedPaths: []string{filepath.Join(base, "docs/keep")}},
+		{Path: base, Permission: "write"},
+		{Path: filepath.Join(base, "home/notes"), Permission: "read"},
+	}
+	if !reflect.DeepEqual(cfg.Orchestrator.ContextPaths, want) {
+		t.Errorf("got  %+v\nwant %+v", cfg.Orchestrator.ContextPaths, want)
+	}
+	for _, bad := range []ContextPath{{Path: ""}, {Path: ".", Permission: "rw"}, {Path: ".", ProtectedPaths: []string{"../x"}}} {
+		if err := cfg.AddContextPaths(base, bad); err == nil {
+			t.Errorf("AddContextPaths(%+v) accepted", bad)
+		}
+	}
+}
+
+func TestRedacted(t *testing.T) {
+	cfg, _ := mustLoad(t, t.TempDir(), `agents:
+  - id: a
+    backend:
+      type: openai
+      api_key: sk-secret
+      mcp_servers: [{name: s, command: x, env: {TOKEN: t0k}}]
+`, nil)
+	r := cfg.Redacted()
+	if r.Agents[0].Backend.APIKey != redacted || r.Agents[0].Backend.MCPServers[0].Env["TOKEN"] != redacted {
+		t.Errorf("not redacted: %+v", r.Agents[0].Backend)
+	}
+	if cfg.Agents[0].Backend.APIKey != "sk-secret" || cfg.Agents[0].Backend.MCPServers[0].Env["TOKEN"] != "t0k" {
+		t.Error("Redacted modified the original")
+	}
+}
+
+func TestConfigResolution(t *testing.T) {
+	base := t.TempDir()
+	write(t, base, "mine.yaml", "agents:\n  - id: local\n    backend: {type: openai}\n")
+	// A file named like a built-in wins over the built-in.
+	write(t, base, "basic/multi/three_agents_default.yaml", "agents:\n  - id: shadow\n    backend: {type: openai}\n")
+	tests := []struct {
+		name       string
+		wantSource string
+		wantErr    string
+	}{
+		{name: "mine.yaml", wantSource: filepath.Join(base, "mine.yaml")},
+		{name: filepath.Join(base, "mine.yaml"), wantSource: filepath.Join(base, "mine.yaml")},
+		{name: "@examples/basic/multi/three_agents_default", wantSource: "@examples/basic/multi/three_agents_default"},
+		{name: "@examples/basic/multi/three_agents_default.yaml", wantSource: "@examples/basic/multi/three_agents_default"},
+		{name: "@examples/three_agents_default", wantSource: "@examples/basic/multi/three_agents_default"},
+		{name: "basic/multi/three_agents_default.yaml", wantSource: filepath.Join(base, "basic/multi/three_agents_default.yaml")},
+		{name: "basic/single/single_agent", wantSource: "@examples/basic/single/single_agent"},
+		{name: "tools/filesystem/fs_permissions_test.yaml", wantSource: "@examples/tools/filesystem/fs_permissions_test"},
+		{name: "@examples/nope", wantErr: `no built-in config "nope"`},
+		{name: "nope.yaml", wantErr: "config nope.yaml: no such file, and no built-in config"},
+		{name: "", wantErr: "no config given"},
+		{name: "basic", wantErr: "is a directory"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, _, err := Load(LoadOptions{Name: tt.name, BaseDir: base})
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Source != tt.wantSource {
+				t.Errorf("Source = %q, want %q", cfg.Source, tt.wantSource)
+			}
+		})
+	}
+}
+
+func TestExamplesListAndValidate(t *testing.T) {
+	names := Examples()
+	for _, want := range []string{"basic/multi/three_agents_default", "providers/claude/claude", "tools/filesystem/multiturn/two_gemini_flash_filesystem_multiturn"} {
+		if !contains(names, want) {
+			t.Errorf("Examples() lacks %s", want)
+		}
+	}
+	base := t.TempDir()
+	for _, n := range names {
+		if _, _, err := Load(LoadOptions{Name: "@examples/" + n, BaseDir: base}); err != nil {
+			t.Errorf("built-in %s does not load: %v", n, err)
+		}
+		if data, err := Example(n); err != nil || len(data) == 0 {
+			t.Errorf("Example(%s) = %d bytes, %v", n, len(data), err)
+		}
+	}
+	if _, err := examplesFS.ReadFile("examples/LICENSE"); err != nil {
+		t.Errorf("the MassGen LICENSE must ship with the examples: %v", err)
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// TestMassGenConfigs validates every real MassGen config in ../shared/massgen-configs (beside
+// the repository): basic/, providers/ and tools/filesystem/ must pass; the others may report
+// problems, but must never panic.
+func TestMassGenConfigs(t *testing.T) {
+	root, err := filepath.Abs("../../shared/massgen-configs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(root); err != nil {
+		t.Skipf("MassGen configs not found at %s (the shared folder beside the repository): %v", root, err)
+	}
+	base := t.TempDir()
+	mustPass := []string{"basic/", "providers/", "tools/filesystem/"}
+	n := 0
+	err = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || filepath.Ext(p) != ".yaml" {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		n++
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Errorf("%s: panic: %v", rel, r)
+				}
+			}()
+			_, _, err := Load(LoadOptions{Name: p, BaseDir: base})
+			for _, prefix := range mustPass {
+				if strings.HasPrefix(filepath.ToSlash(rel), prefix) && err != nil {
+					t.Errorf("%s must validate: %v", rel, err)
+				}
+			}
+		}()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 50 {
+		t.Errorf("only %d configs found under %s", n, root)
+	}
+}

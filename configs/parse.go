@@ -1,0 +1,323 @@
+package configs
+
+import (
+	"bytes"
+	"fmt"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// document is one parsed config file: its YAML node tree (kept for line numbers) and the lines
+// of every key and list item, by path ("agents[1].backend.type").
+type document struct {
+	file  string
+	root  *yaml.Node // the top-level mapping
+	lines map[string]int
+
+	aliased map[*yaml.Node]bool // alias targets already walked by index
+}
+
+// lineOf returns the line of path, or of its nearest ancestor that has one.
+func (d *document) lineOf(path string) int {
+	for p := path; p != ""; p = parentPath(p) {
+		if l, ok := d.lines[p]; ok {
+			return l
+		}
+	}
+	return 0
+}
+
+func parentPath(p string) string {
+	i := strings.LastIndexAny(p, ".[")
+	if i <= 0 {
+		return ""
+	}
+	return p[:i]
+}
+
+var yamlLineRE = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+
+// parseDocument parses data into a node tree. Syntax errors come back as a *ValidationError
+// naming file and line.
+func parseDocument(file string, data []byte) (*document, error) {
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil {
+		if err.Error() == "EOF" {
+			return nil, &ValidationError{Problems: []Problem{{File: file, Message: "empty config (expected agents: or agent:)"}}}
+		}
+		return nil, &ValidationError{Problems: []Problem{syntaxProblem(file, data, err)}}
+	}
+	if len(doc.Content) == 0 {
+		return nil, &ValidationError{Problems: []Problem{{File: file, Message: "empty config (expected agents: or agent:)"}}}
+	}
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		return nil, &ValidationError{Problems: []Problem{{File: file, Line: root.Line,
+			Message: fmt.Sprintf("the config must be a mapping with agents:/agent:, found %s", kindName(root))}}}
+	}
+	d := &document{file: file, root: root, lines: map[string]int{}}
+	return d, nil
+}
+
+// yamlProblem turns a yaml.v3 message ("yaml: line 3: mapping values are not allowed in this
+// context") into a Problem.
+func yamlProblem(file, msg string) Problem {
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return Problem{File: file, Line: n, Message: m[2]}
+	}
+	return Problem{File: file, Line: 1, Message: msg}
+}
+
+// syntaxProblem reports a YAML syntax error. yaml.v3 often names the line where the enclosing
+// block started ("line 1: did not find expected key") rather than the faulty line, so the
+// faulty line is found as the shortest prefix of the text (in whole lines) that fails with the
+// same message.
+func syntaxProblem(file string, data []byte, err error) Problem {
+	p := yamlProblem(file, err.Error())
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	if len(data) > 32<<10 { // keep the search cheap on huge inputs
+		return p
+	}
+	var prefix []byte
+	for i, l := range lines {
+		prefix = append(prefix, l...)
+		var n yaml.Node
+		perr := yaml.Unmarshal(prefix, &n)
+		if perr == nil {
+			continue
+		}
+		if q := yamlProblem(file, perr.Error()); q.Message == p.Message {
+			if i+1 > p.Line {
+				p.Line = i + 1
+			}
+			return p
+		}
+	}
+	return p
+}
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		if n.Tag == "!!null" {
+			return "nothing"
+		}
+		return fmt.Sprintf("the value %q", n.Value)
+	case yaml.AliasNode:
+		return "an alias"
+	}
+	return "a document"
+}
+
+func mapGet(m *yaml.Node, key string) (k, v *yaml.Node) {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil, nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i], m.Content[i+1]
+		}
+	}
+	return nil, nil
+}
+
+func deref(n *yaml.Node) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	return n
+}
+
+// normalize rewrites MassGen's alternative spellings into the one our schema decodes:
+// a single `agent:` becomes `agents: [ ... ]`, and `mcp_servers:` given as a mapping
+// (name -> server) becomes a list with `name:` set.
+func (d *document) normalize() []Problem {
+	var probs []Problem
+	ak, av := mapGet(d.root, "agent")
+	sk, _ := mapGet(d.root, "agents")
+	switch {
+	case ak != nil && sk != nil:
+		probs = append(probs, Problem{File: d.file, Line: ak.Line, Message: "both agent: and agents: are set; use one"})
+	case ak != nil:
+		ak.Value = "agents"
+		seq := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Line: av.Line, Column: av.Column, Content: []*yaml.Node{av}}
+		for i := 0; i+1 < len(d.root.Content); i += 2 {
+			if d.root.Content[i] == ak {
+				d.root.Content[i+1] = seq
+			}
+		}
+	}
+	_, agents := mapGet(d.root, "agents")
+	agents = deref(agents)
+	if agents == nil || agents.Kind != yaml.SequenceNode {
+		return probs
+	}
+	for _, a := range agents.Content {
+		_, b := mapGet(deref(a), "backend")
+		_, servers := mapGet(deref(b), "mcp_servers")
+		if servers == nil || servers.Kind != yaml.MappingNode {
+			continue
+		}
+		list := make([]*yaml.Node, 0, len(servers.Content)/2)
+		for i := 0; i+1 < len(servers.Content); i += 2 {
+			name, srv := servers.Content[i], deref(servers.Content[i+1])
+			if srv.Kind != yaml.MappingNode {
+				probs = append(probs, Problem{File: d.file, Line: srv.Line,
+					Message: fmt.Sprintf("mcp_servers.%s: expected a mapping, found %s", name.Value, kindName(srv))})
+				continue
+			}
+			if k, _ := mapGet(srv, "name"); k == nil {
+				srv.Content = append([]*yaml.Node{
+					{Kind: yaml.ScalarNode, Tag: "!!str", Value: "name", Line: name.Line},
+					{Kind: yaml.ScalarNode, Tag: "!!str", Value: name.Value, Line: name.Line},
+				}, srv.Content...)
+			}
+			list = append(list, srv)
+		}
+		servers.Kind, servers.Tag, servers.Content = yaml.SequenceNode, "!!seq", list
+	}
+	return probs
+}
+
+// silentExtra lists MassGen keys we accept and keep in Extra without acting on them, by the
+// Go type whose Extra holds them. Backend and MCPServer pass every unknown key through to the
+// provider, so they are not listed: nothing there is warned about.
+var silentExtra = map[reflect.Type]map[string]bool{
+	reflect.TypeFor[Orchestrator](): {
+		"voting_sensitivity": true, "coordination": true, "debug_final_answer": true,
+		"skip_coordination_rounds": true, "answer_novelty_requirement": true, "dspy": true,
+		"max_orchestration_restarts": true, "enable_planning_mode": true,
+	},
+	reflect.TypeFor[UI]():              {"type": true, "enable_final_presentation": true},
+	reflect.TypeFor[TimeoutSettings](): {},
+}
+
+// passThrough types keep every unknown key (they are provider/server options).
+var passThrough = map[reflect.Type]bool{
+	reflect.TypeFor[Backend]():   true,
+	reflect.TypeFor[MCPServer](): true,
+}
+
+// index walks the tree along the schema: it records the line of every key and list item and
+// warns about keys the schema does not know.
+func (d *document) index(n *yaml.Node, t reflect.Type, path string, warn func(line int, msg string)) {
+	if n != nil && n.Kind == yaml.AliasNode {
+		// An alias may point at a node that contains it: walk each aliased node once.
+		if d.aliased == nil {
+			d.aliased = map[*yaml.Node]bool{}
+		}
+		if d.aliased[n.Alias] {
+			return
+		}
+		d.aliased[n.Alias] = true
+		n = deref(n)
+	}
+	if n == nil {
+		return
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		if n.Kind != yaml.MappingNode {
+			return // the decoder reports the type mismatch
+		}
+		fields, inline := yamlFields(t)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if k.Value == "<<" { // YAML merge key
+				d.index(v, t, path, warn)
+				continue
+			}
+			p := joinPath(path, k.Value)
+			d.lines[p] = k.Line
+			if ft, ok := fields[k.Value]; ok {
+				d.index(v, ft, p, warn)
+				continue
+			}
+			switch {
+			case inline && passThrough[t]:
+			case inline && silentExtra[t][k.Value]:
+			case inline:
+				warn(k.Line, fmt.Sprintf("unknown key %q (kept, not used)", p))
+			default:
+				warn(k.Line, fmt.Sprintf("unknown key %q (ignored)", p))
+			}
+		}
+	case reflect.Slice:
+		if n.Kind != yaml.SequenceNode {
+			return
+		}
+		for i, item := range n.Content {
+			p := fmt.Sprintf("%s[%d]", path, i)
+			d.lines[p] = item.Line
+			d.index(item, t.Elem(), p, warn)
+		}
+	case reflect.Map:
+		if n.Kind != yaml.MappingNode {
+			return
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			d.lines[joinPath(path, n.Content[i].Value)] = n.Content[i].Line
+		}
+	}
+}
+
+func joinPath(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// yamlFields maps the YAML key of each field of struct t to its type, and says whether t has
+// an inline map collecting the other keys.
+func yamlFields(t reflect.Type) (map[string]reflect.Type, bool) {
+	fields := map[string]reflect.Type{}
+	inline := false
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag := f.Tag.Get("yaml")
+		name, opts, _ := strings.Cut(tag, ",")
+		if name == "-" || !f.IsExported() {
+			continue
+		}
+		if strings.Contains(opts, "inline") {
+			inline = true
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		fields[name] = f.Type
+	}
+	return fields, inline
+}
+
+// decode fills cfg from the node tree. Type mismatches come back as Problems with lines.
+func (d *document) decode(cfg *Config) []Problem {
+	err := d.root.Decode(cfg)
+	if err == nil {
+		return nil
+	}
+	var probs []Problem
+	if te, ok := err.(*yaml.TypeError); ok {
+		for _, e := range te.Errors {
+			probs = append(probs, yamlProblem(d.file, e))
+		}
+		return probs
+	}
+	return []Problem{yamlProblem(d.file, err.Error())}
+}

@@ -1,0 +1,162 @@
+package configs
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// Folders under .massgen/ (spec: ".massgen Directory Structure").
+const (
+	MassgenDirName    = ".massgen"
+	WorkspacesDirName = "workspaces"
+	SnapshotsDirName  = "snapshots"
+	TempDirName       = "temp_workspaces"
+	SessionsDirName   = "sessions"
+	LogsDirName       = "logs"
+)
+
+// expandHome turns "~" and "~/x" into paths under home.
+func expandHome(p, home string) string {
+	if home == "" {
+		return p
+	}
+	if p == "~" {
+		return home
+	}
+	if strings.HasPrefix(p, "~/") || strings.HasPrefix(p, `~\`) {
+		return filepath.Join(home, p[2:])
+	}
+	return p
+}
+
+// underMassgen reports whether a clean relative path starts with .massgen/.
+func underMassgen(rel string) bool {
+	first, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
+	return first == MassgenDirName
+}
+
+// escapes reports whether a clean relative path climbs out of its base.
+func escapes(rel string) bool {
+	return rel == ".." || strings.HasPrefix(filepath.ToSlash(rel), "../")
+}
+
+// within reports whether path is root or lies below it (both clean and absolute).
+func within(root, path string) bool {
+	rel, err := filepath.Rel(root, path)
+	return err == nil && !escapes(rel) && !filepath.IsAbs(rel)
+}
+
+// relocateUnder resolves a state path the way MassGen does: absolute paths and relative paths
+// already under .massgen/ stay (the latter resolved against baseDir); any other relative path
+// goes under parent (a folder inside .massgen/). A relative path may not climb out of parent.
+func relocateUnder(value, baseDir, parent, home string) (string, error) {
+	p := expandHome(value, home)
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p), nil
+	}
+	clean := filepath.Clean(p)
+	if underMassgen(clean) {
+		return filepath.Join(baseDir, clean), nil
+	}
+	if escapes(clean) {
+		return "", fmt.Errorf("relative path %q would leave %s (use an absolute path to put it elsewhere)", value, parent)
+	}
+	return filepath.Join(parent, clean), nil
+}
+
+// resolveAgainst makes p absolute relative to base (after ~ expansion).
+func resolveAgainst(p, base, home string) string {
+	p = expandHome(p, home)
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(base, p)
+}
+
+// resolveContextPath makes a context path and its protected paths absolute: the path against
+// baseDir, protected paths against the context path (they may not leave it).
+func resolveContextPath(cp ContextPath, baseDir, home string) (ContextPath, error) {
+	out := ContextPath{Path: resolveAgainst(strings.TrimSpace(cp.Path), baseDir, home), Permission: cp.Permission}
+	for _, pp := range cp.ProtectedPaths {
+		abs := resolveAgainst(strings.TrimSpace(pp), out.Path, home)
+		if !within(out.Path, abs) {
+			return out, fmt.Errorf("protected path %q is outside its context path %s", pp, out.Path)
+		}
+		if abs == out.Path {
+			return out, fmt.Errorf("protected path %q is the context path itself (use permission: read instead)", pp)
+		}
+		out.ProtectedPaths = append(out.ProtectedPaths, abs)
+	}
+	return out, nil
+}
+
+// relocate makes every path absolute: state folders under .massgen/, context paths against the
+// current directory, and fills in the default state folders.
+func (c *Config) relocate(d *document, home string) []Problem {
+	var probs []Problem
+	add := func(path string, err error) {
+		probs = append(probs, Problem{File: d.file, Line: d.lineOf(path), Message: path + ": " + err.Error()})
+	}
+	mg := c.MassgenDir()
+	for i := range c.Agents {
+		a := &c.Agents[i]
+		p := fmt.Sprintf("agents[%d]", i)
+		if a.Backend.CWD != "" {
+			cwd, err := relocateUnder(a.Backend.CWD, c.BaseDir, filepath.Join(mg, WorkspacesDirName), home)
+			if err != nil {
+				add(p+".backend.cwd", err)
+			}
+			a.Backend.CWD = cwd
+		}
+		for j, rp := range a.ReadPaths {
+			a.ReadPaths[j] = resolveAgainst(rp, c.BaseDir, home)
+		}
+		for j, wp := range a.WritePaths {
+			a.WritePaths[j] = resolveAgainst(wp, c.BaseDir, home)
+		}
+	}
+	o := &c.Orchestrator
+	for _, f := range []struct {
+		key  string
+		val  *string
+		dflt string
+	}{
+		{"snapshot_storage", &o.SnapshotStorage, SnapshotsDirName},
+		{"agent_temporary_workspace", &o.AgentTemporaryWorkspace, TempDirName},
+		{"session_storage", &o.SessionStorage, SessionsDirName},
+	} {
+		if strings.TrimSpace(*f.val) == "" {
+			*f.val = filepath.Join(mg, f.dflt)
+			continue
+		}
+		v, err := relocateUnder(*f.val, c.BaseDir, mg, home)
+		if err != nil {
+			add("orchestrator."+f.key, err)
+		}
+		*f.val = v
+	}
+	// Two agents relocated onto the same folder would share a workspace.
+	seen := map[string]string{}
+	for i, a := range c.Agents {
+		if a.Backend.CWD == "" {
+			continue
+		}
+		if other, ok := seen[a.Backend.CWD]; ok {
+			add(fmt.Sprintf("agents[%d].backend.cwd", i), fmt.Errorf("workspace %s is already used by agent %q", a.Backend.CWD, other))
+		}
+		seen[a.Backend.CWD] = a.ID
+	}
+	for i, cp := range o.ContextPaths {
+		p := fmt.Sprintf("orchestrator.context_paths[%d]", i)
+		if cp.Permission == "" {
+			cp.Permission = "read" // least privilege when the YAML does not say
+		}
+		r, err := resolveContextPath(cp, c.BaseDir, home)
+		if err != nil {
+			add(p+".protected_paths", err)
+		}
+		o.ContextPaths[i] = r
+	}
+	return probs
+}

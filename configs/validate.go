@@ -1,0 +1,166 @@
+package configs
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// knownBackendTypes are the backend `type:` values MassGen configs use (and our scripted demo
+// backend). The backends package decides which of them it can actually run.
+var knownBackendTypes = []string{
+	"openai", "chatcompletion", "claude", "gemini", "grok", "claude_code", "lmstudio",
+	"vllm", "sglang", "zai", "azure_openai", "inference", "scripted",
+}
+
+// KnownBackendTypes returns the backend types a config may name.
+func KnownBackendTypes() []string { return slices.Clone(knownBackendTypes) }
+
+// agentIDRE keeps ids usable as directory names (snapshots/<id>, temp_workspaces/<id>): no
+// separators, no "..", nothing hidden.
+var agentIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+var (
+	permissionModes = []string{"acceptEdits", "default", "bypassPermissions"}
+	sandboxModes    = []string{"auto", "landlock", "bubblewrap", "none"}
+	mcpTypes        = []string{"stdio", "streamable-http", "http", "sse"}
+)
+
+// validate checks values the decoder cannot: required fields, enumerations, unique ids.
+func (c *Config) validate(d *document) []Problem {
+	var probs []Problem
+	add := func(path, format string, args ...any) {
+		probs = append(probs, Problem{File: d.file, Line: d.lineOf(path), Message: path + ": " + fmt.Sprintf(format, args...)})
+	}
+	if len(c.Agents) == 0 {
+		probs = append(probs, Problem{File: d.file, Line: d.lineOf("agents"),
+			Message: "no agents: add `agents:` (a list) or `agent:` (one agent)"})
+	}
+	ids := map[string]string{}
+	cwds := map[string]string{}
+	for i := range c.Agents {
+		a := &c.Agents[i]
+		p := fmt.Sprintf("agents[%d]", i)
+		switch {
+		case a.ID == "":
+			add(p, "missing id")
+		case !agentIDRE.MatchString(a.ID):
+			add(p+".id", "invalid id %q (letters, digits, '.', '_' and '-' only; used as a directory name)", a.ID)
+		case ids[a.ID] != "":
+			add(p+".id", "duplicate id %q (first used at %s)", a.ID, ids[a.ID])
+		default:
+			ids[a.ID] = fmt.Sprintf("line %d", d.lineOf(p+".id"))
+		}
+		b := &a.Backend
+		switch {
+		case b.Type == "":
+			add(p+".backend", "missing backend type (known: %s)", strings.Join(knownBackendTypes, ", "))
+		case !slices.Contains(knownBackendTypes, b.Type):
+			add(p+".backend.type", "unknown backend %q (known: %s)", b.Type, strings.Join(knownBackendTypes, ", "))
+		}
+		if b.CWD != "" {
+			if other, ok := cwds[b.CWD]; ok {
+				add(p+".backend.cwd", "workspace %q is already used by agent %q; each agent needs its own", b.CWD, other)
+			}
+			cwds[b.CWD] = a.ID
+		}
+		for j, s := range b.MCPServers {
+			sp := fmt.Sprintf("%s.backend.mcp_servers[%d]", p, j)
+			if s.Name == "" {
+				add(sp, "missing name")
+			}
+			if s.Type != "" && !slices.Contains(mcpTypes, s.Type) {
+				add(sp+".type", "unknown MCP server type %q (known: %s)", s.Type, strings.Join(mcpTypes, ", "))
+			}
+			if s.Command == "" && s.URL == "" {
+				add(sp, "needs command: (stdio) or url: (http)")
+			}
+		}
+		for j, st := range b.Script {
+			if st.Phase != "" && st.Phase != "coordination" && st.Phase != "final" {
+				add(fmt.Sprintf("%s.backend.script[%d].phase", p, j), "unknown phase %q (coordination or final)", st.Phase)
+			}
+			for k, tc := range st.ToolCalls {
+				if tc.Name == "" {
+					add(fmt.Sprintf("%s.backend.script[%d].tool_calls[%d]", p, j, k), "missing name")
+				}
+			}
+		}
+		if b.Type == "scripted" && len(b.Script) == 0 {
+			add(p+".backend", "the scripted backend needs a script:")
+		}
+		if a.Permissions != nil {
+			probs = append(probs, validatePermissions(d, p+".permissions", a.Permissions)...)
+		}
+	}
+	o := &c.Orchestrator
+	for i, cp := range o.ContextPaths {
+		p := fmt.Sprintf("orchestrator.context_paths[%d]", i)
+		if strings.TrimSpace(cp.Path) == "" {
+			add(p, "missing path")
+		}
+		if cp.Permission != "" && cp.Permission != "read" && cp.Permission != "write" {
+			add(p+".permission", "invalid permission %q (read or write)", cp.Permission)
+		}
+		for j, pp := range cp.ProtectedPaths {
+			if strings.TrimSpace(pp) == "" {
+				add(fmt.Sprintf("%s.protected_paths[%d]", p, j), "empty protected path")
+			}
+		}
+	}
+	for _, f := range []struct {
+		path string
+		v    int
+	}{
+		{"orchestrator.timeout_seconds", o.TimeoutSeconds},
+		{"orchestrator.agent_timeout_seconds", o.AgentTimeoutSeconds},
+		{"orchestrator.max_new_answers_per_agent", o.MaxNewAnswersPerAgent},
+		{"timeout_settings.orchestrator_timeout_seconds", c.TimeoutSettings.OrchestratorTimeoutSeconds},
+	} {
+		if f.v < 0 {
+			add(f.path, "must not be negative (got %d)", f.v)
+		}
+	}
+	if c.CommandSandbox != "" && !slices.Contains(sandboxModes, c.CommandSandbox) {
+		add("command_sandbox", "unknown sandbox %q (known: %s)", c.CommandSandbox, strings.Join(sandboxModes, ", "))
+	}
+	probs = append(probs, validatePermissions(d, "permissions", &c.Permissions)...)
+	return probs
+}
+
+func validatePermissions(d *document, path string, p *Permissions) []Problem {
+	var probs []Problem
+	add := func(path, format string, args ...any) {
+		probs = append(probs, Problem{File: d.file, Line: d.lineOf(path), Message: path + ": " + fmt.Sprintf(format, args...)})
+	}
+	if p.Mode != "" && !slices.Contains(permissionModes, p.Mode) {
+		add(path+".mode", "unknown mode %q (known: %s)", p.Mode, strings.Join(permissionModes, ", "))
+	}
+	for i, r := range p.Allow {
+		if strings.TrimSpace(r) == "" {
+			add(fmt.Sprintf("%s.allow[%d]", path, i), "empty rule")
+		}
+	}
+	for i, r := range p.Deny {
+		if strings.TrimSpace(r) == "" {
+			add(fmt.Sprintf("%s.deny[%d]", path, i), "empty rule")
+		}
+	}
+	for _, g := range []struct {
+		name  string
+		hooks []Hook
+	}{{"pre_tool_use", p.Hooks.PreToolUse}, {"post_tool_use", p.Hooks.PostToolUse}} {
+		name := g.name
+		for i, h := range g.hooks {
+			hp := fmt.Sprintf("%s.hooks.%s[%d]", path, name, i)
+			if strings.TrimSpace(h.Command) == "" {
+				add(hp, "missing command")
+			}
+			if h.TimeoutSeconds < 0 {
+				add(hp+".timeout_seconds", "must not be negative (got %d)", h.TimeoutSeconds)
+			}
+		}
+	}
+	return probs
+}

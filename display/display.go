@@ -1,0 +1,164 @@
+// Package display shows a run to the user: a live terminal view with one panel per agent, plain
+// progress lines for logs and pipes, or nothing (silent). Displays only read orchestrator events;
+// the final answer is printed by PrintResult to stdout, everything else goes to stderr.
+package display
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/massgen-go/massgen/orchestrator"
+)
+
+// Mode is how a run is shown.
+type Mode string
+
+const (
+	ModeAuto   Mode = ""       // live on a terminal, plain otherwise
+	ModeLive   Mode = "live"   // one redrawn panel per agent
+	ModePlain  Mode = "plain"  // one line per event on stderr
+	ModeSilent Mode = "silent" // only the final answer
+)
+
+// ParseMode reads --display (and MassGen's ui.display_type values).
+func ParseMode(s string) (Mode, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "auto":
+		return ModeAuto, nil
+	case "live", "rich", "rich_terminal", "textual_terminal", "terminal":
+		return ModeLive, nil
+	case "plain", "simple", "text", "lines":
+		return ModePlain, nil
+	case "silent", "quiet", "none":
+		return ModeSilent, nil
+	}
+	return "", fmt.Errorf("unknown display %q (use auto, live, plain or silent)", s)
+}
+
+// Resolve picks the concrete mode: auto (and live) become plain when stderr is not a terminal.
+func Resolve(m Mode, stderrTTY bool) Mode {
+	switch m {
+	case ModeAuto, ModeLive:
+		if stderrTTY {
+			return ModeLive
+		}
+		return ModePlain
+	}
+	return m
+}
+
+// Display consumes the event stream. Handle is called one event at a time; Close ends the view
+// (the live view draws its last frame).
+type Display interface {
+	Handle(ev orchestrator.Event)
+	Close()
+}
+
+// Options configure a display.
+type Options struct {
+	// Width is the terminal width for the live view (0: 100).
+	Width int
+}
+
+// New returns the display for a concrete mode (see Resolve), writing to errOut.
+func New(m Mode, errOut io.Writer, o Options) Display {
+	switch m {
+	case ModeLive:
+		return newLive(errOut, o)
+	case ModePlain:
+		return &plain{w: errOut}
+	default:
+		return silent{}
+	}
+}
+
+type silent struct{}
+
+func (silent) Handle(orchestrator.Event) {}
+func (silent) Close()                    {}
+
+// PrintResult prints the final answer to out (stdout), and, unless silent, a summary of the
+// outcome to errOut (stderr): winner, votes, delivered files, tokens, and why it ended early.
+func PrintResult(m Mode, out, errOut io.Writer, res *orchestrator.Result) {
+	if res == nil {
+		return
+	}
+	if m != ModeSilent {
+		fmt.Fprint(errOut, Summary(res))
+	}
+	answer := res.FinalAnswer
+	if !strings.HasSuffix(answer, "\n") {
+		answer += "\n"
+	}
+	fmt.Fprint(out, answer)
+}
+
+// Summary is the end-of-run report shown on stderr.
+func Summary(res *orchestrator.Result) string {
+	var b strings.Builder
+	b.WriteString("\n")
+	if res.Winner != "" {
+		fmt.Fprintf(&b, "Winner: %s\n", res.Winner)
+	}
+	if len(res.Votes) > 0 {
+		voters := sortedKeys(res.Votes)
+		parts := make([]string, len(voters))
+		for i, v := range voters {
+			parts[i] = v + " -> " + res.Votes[v]
+		}
+		fmt.Fprintf(&b, "Votes: %s\n", strings.Join(parts, ", "))
+	}
+	if res.EndedEarly != "" {
+		fmt.Fprintf(&b, "Ended early: %s\n", res.EndedEarly)
+	}
+	if len(res.Delivered) > 0 {
+		b.WriteString("Delivered:\n")
+		for _, p := range res.Delivered {
+			fmt.Fprintf(&b, "  %s\n", p)
+		}
+	}
+	if res.FinalWorkspace != "" {
+		fmt.Fprintf(&b, "Final workspace: %s\n", res.FinalWorkspace)
+	}
+	if len(res.Usage) > 0 {
+		ids := make([]string, 0, len(res.Usage))
+		for id := range res.Usage {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		var total int64
+		parts := make([]string, len(ids))
+		for i, id := range ids {
+			u := res.Usage[id]
+			total += u.InputTokens + u.OutputTokens
+			parts[i] = fmt.Sprintf("%s %d in / %d out", id, u.InputTokens, u.OutputTokens)
+		}
+		fmt.Fprintf(&b, "Tokens: %s (total %d)\n", strings.Join(parts, ", "), total)
+	}
+	b.WriteString("\nFinal answer:\n")
+	return b.String()
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// oneLine squeezes text onto one line of at most n runes.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	r := []rune(s)
+	if n > 0 && len(r) > n {
+		if n <= 1 {
+			return string(r[:n])
+		}
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}

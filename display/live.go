@@ -1,0 +1,213 @@
+package display
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/massgen-go/massgen/orchestrator"
+)
+
+// live redraws one panel per agent in place with ANSI cursor moves, at most every 100ms.
+type live struct {
+	mu     sync.Mutex
+	w      io.Writer
+	width  int
+	panels map[string]*panel
+	status string // run-wide line (decision, presenting)
+	drawn  int    // lines of the last frame
+	dirty  bool
+	closed bool
+	stop   chan struct{}
+	done   chan struct{}
+}
+
+type panel struct {
+	id, anon string
+	status   orchestrator.Status
+	activity string // current tool call, or the last answer/vote
+	denial   string // last permission denial
+	tokens   int64
+}
+
+func newLive(w io.Writer, o Options) *live {
+	width := o.Width
+	if width <= 0 {
+		width = 100
+	}
+	l := &live{w: w, width: width, panels: map[string]*panel{}, stop: make(chan struct{}), done: make(chan struct{})}
+	go l.loop()
+	return l
+}
+
+func (l *live) loop() {
+	defer close(l.done)
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case <-t.C:
+			l.mu.Lock()
+			if l.dirty {
+				l.redrawLocked()
+			}
+			l.mu.Unlock()
+		}
+	}
+}
+
+func (l *live) Handle(ev orchestrator.Event) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return
+	}
+	l.apply(ev)
+	l.dirty = true
+}
+
+// apply updates the view state from an event.
+func (l *live) apply(ev orchestrator.Event) {
+	switch ev.Kind {
+	case orchestrator.EventRunStart:
+		l.status = "coordinating"
+		return
+	case orchestrator.EventDecision:
+		l.status = ev.Text
+		return
+	case orchestrator.EventError:
+		if ev.Agent == "" {
+			l.status = "error: " + ev.Text
+			return
+		}
+	case orchestrator.EventDone:
+		return
+	}
+	if ev.Agent == "" {
+		return
+	}
+	p := l.panels[ev.Agent]
+	if p == nil {
+		p = &panel{id: ev.Agent, anon: ev.Anon, status: orchestrator.StatusWaiting}
+		l.panels[ev.Agent] = p
+	}
+	if ev.Status != "" {
+		p.status = ev.Status
+	}
+	switch ev.Kind {
+	case orchestrator.EventStart:
+		p.activity = "thinking"
+	case orchestrator.EventToolCall:
+		p.activity = ev.Tool + " " + ev.Args
+	case orchestrator.EventToolResult:
+		if ev.Denied {
+			p.denial = ev.Tool + ": " + ev.Text
+		}
+	case orchestrator.EventAnswer:
+		p.activity = "answered: " + ev.Text
+	case orchestrator.EventVote:
+		p.activity = "voted for " + ev.Target + ": " + ev.Text
+	case orchestrator.EventInvalid:
+		p.activity = "invalid: " + ev.Text
+	case orchestrator.EventRestart:
+		p.activity = "restarting: " + ev.Text
+	case orchestrator.EventStopped:
+		p.activity = "stopped: " + ev.Text
+	case orchestrator.EventFinalStart:
+		p.activity = "presenting the final answer"
+		l.status = ev.Agent + " presents the final answer"
+	case orchestrator.EventFinal:
+		p.activity = "done"
+	case orchestrator.EventUsage:
+		p.tokens = ev.Usage.InputTokens + ev.Usage.OutputTokens
+	case orchestrator.EventError:
+		p.activity = "error: " + ev.Text
+	}
+}
+
+// Frame renders the current view (exported through the live type for tests).
+func (l *live) frameLocked() []string {
+	ids := make([]string, 0, len(l.panels))
+	for id := range l.panels {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return anonNum(l.panels[ids[i]].anon) < anonNum(l.panels[ids[j]].anon) })
+	var lines []string
+	for _, id := range ids {
+		p := l.panels[id]
+		lines = append(lines, fmt.Sprintf("%s %s (%s)  %-10s  %d tokens", mark(p.status), p.id, p.anon, p.status, p.tokens))
+		if p.activity != "" {
+			lines = append(lines, "    "+oneLine(p.activity, l.width-5))
+		}
+		if p.denial != "" {
+			lines = append(lines, "    denied: "+oneLine(p.denial, l.width-13))
+		}
+	}
+	if l.status != "" {
+		lines = append(lines, "massgen: "+oneLine(l.status, l.width-10))
+	}
+	for i, s := range lines {
+		lines[i] = oneLine(s, l.width-1) // never wrap: the redraw counts lines
+	}
+	return lines
+}
+
+func (l *live) redrawLocked() {
+	var b strings.Builder
+	if l.drawn > 0 {
+		fmt.Fprintf(&b, "\x1b[%dA", l.drawn)
+	}
+	b.WriteString("\r\x1b[J")
+	lines := l.frameLocked()
+	for _, s := range lines {
+		b.WriteString(s)
+		b.WriteString("\n")
+	}
+	io.WriteString(l.w, b.String())
+	l.drawn = len(lines)
+	l.dirty = false
+}
+
+// Close draws the last frame and stops redrawing.
+func (l *live) Close() {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return
+	}
+	l.closed = true
+	l.mu.Unlock()
+	close(l.stop)
+	<-l.done
+	l.mu.Lock()
+	l.redrawLocked()
+	l.mu.Unlock()
+}
+
+func mark(s orchestrator.Status) string {
+	switch s {
+	case orchestrator.StatusVoted, orchestrator.StatusDone:
+		return "✓"
+	case orchestrator.StatusAnswered:
+		return "★"
+	case orchestrator.StatusStopped:
+		return "✗"
+	case orchestrator.StatusRestarting:
+		return "↻"
+	}
+	return "•"
+}
+
+func anonNum(anon string) int {
+	n, err := strconv.Atoi(strings.TrimPrefix(anon, "agent"))
+	if err != nil {
+		return 1 << 30
+	}
+	return n
+}

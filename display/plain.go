@@ -1,0 +1,68 @@
+package display
+
+import (
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/massgen-go/massgen/orchestrator"
+)
+
+// plain writes one line per meaningful event, for pipes, CI logs and --display plain.
+type plain struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (p *plain) Handle(ev orchestrator.Event) {
+	line := PlainLine(ev)
+	if line == "" {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintln(p.w, line)
+}
+
+func (p *plain) Close() {}
+
+// PlainLine renders an event as a progress line ("" for events not worth a line).
+func PlainLine(ev orchestrator.Event) string {
+	who := "[" + ev.Agent + "]"
+	switch ev.Kind {
+	case orchestrator.EventRunStart:
+		return "massgen: starting " + ev.Text
+	case orchestrator.EventStart:
+		return who + " working"
+	case orchestrator.EventToolCall:
+		return fmt.Sprintf("%s %s %s", who, ev.Tool, oneLine(ev.Args, 120))
+	case orchestrator.EventToolResult:
+		switch {
+		case ev.Denied:
+			return fmt.Sprintf("%s DENIED %s: %s", who, ev.Tool, oneLine(ev.Text, 200))
+		case ev.IsError:
+			return fmt.Sprintf("%s %s failed: %s", who, ev.Tool, oneLine(ev.Text, 200))
+		}
+		return ""
+	case orchestrator.EventAnswer:
+		return fmt.Sprintf("%s answered: %s", who, oneLine(ev.Text, 120))
+	case orchestrator.EventVote:
+		return fmt.Sprintf("%s voted for %s: %s", who, ev.Target, oneLine(ev.Text, 120))
+	case orchestrator.EventInvalid:
+		return fmt.Sprintf("%s invalid workflow call: %s", who, oneLine(ev.Text, 200))
+	case orchestrator.EventRestart:
+		return fmt.Sprintf("%s restarting (%s)", who, ev.Text)
+	case orchestrator.EventStopped:
+		return fmt.Sprintf("%s stopped: %s", who, oneLine(ev.Text, 200))
+	case orchestrator.EventDecision:
+		return "massgen: " + ev.Text
+	case orchestrator.EventFinalStart:
+		return who + " presenting the final answer"
+	case orchestrator.EventError:
+		if ev.Agent == "" {
+			return "massgen: error: " + oneLine(ev.Text, 200)
+		}
+		return fmt.Sprintf("%s error: %s", who, oneLine(ev.Text, 200))
+	}
+	return ""
+}

@@ -1,0 +1,209 @@
+package filesystem
+
+import (
+	"fmt"
+	"strings"
+)
+
+// splitLines splits text into lines keeping their "\n" so a missing final newline is visible.
+func splitLines(s string) []string {
+	if s == "" {
+		return nil
+	}
+	lines := strings.SplitAfter(s, "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	return lines
+}
+
+type opKind byte
+
+const (
+	opEqual opKind = ' '
+	opDel   opKind = '-'
+	opIns   opKind = '+'
+)
+
+type diffOp struct {
+	kind opKind
+	a, b int // line index in a (equal/del) and b (equal/ins)
+}
+
+// myers computes a shortest edit script between a and b (Myers' O(ND) algorithm).
+func myers(a, b []string) []diffOp {
+	n, m := len(a), len(b)
+	max := n + m
+	if max == 0 {
+		return nil
+	}
+	off := max
+	v := make([]int, 2*max+2)
+	var trace [][]int
+	for d := 0; d <= max; d++ {
+		snap := make([]int, len(v))
+		copy(snap, v)
+		trace = append(trace, snap)
+		for k := -d; k <= d; k += 2 {
+			var x int
+			if k == -d || (k != d && v[off+k-1] < v[off+k+1]) {
+				x = v[off+k+1]
+			} else {
+				x = v[off+k-1] + 1
+			}
+			y := x - k
+			for x < n && y < m && a[x] == b[y] {
+				x++
+				y++
+			}
+			v[off+k] = x
+			if x >= n && y >= m {
+				return backtrack(trace, a, b, d, off)
+			}
+		}
+	}
+	return nil
+}
+
+func backtrack(trace [][]int, a, b []string, d, off int) []diffOp {
+	x, y := len(a), len(b)
+	var ops []diffOp
+	for ; d > 0; d-- {
+		v := trace[d]
+		k := x - y
+		var pk int
+		if k == -d || (k != d && v[off+k-1] < v[off+k+1]) {
+			pk = k + 1
+		} else {
+			pk = k - 1
+		}
+		px := v[off+pk]
+		py := px - pk
+		for x > px && y > py {
+			x--
+			y--
+			ops = append(ops, diffOp{opEqual, x, y})
+		}
+		if x == px {
+			y--
+			ops = append(ops, diffOp{opIns, x, y})
+		} else {
+			x--
+			ops = append(ops, diffOp{opDel, x, y})
+		}
+	}
+	for x > 0 && y > 0 {
+		x--
+		y--
+		ops = append(ops, diffOp{opEqual, x, y})
+	}
+	for i, j := 0, len(ops)-1; i < j; i, j = i+1, j-1 {
+		ops[i], ops[j] = ops[j], ops[i]
+	}
+	return ops
+}
+
+// unifiedDiff returns a unified diff of a and b with ctx lines of context, and the numbers of
+// added and removed lines. Identical inputs give "".
+func unifiedDiff(nameA, nameB, a, b string, ctx int) (diff string, added, removed int) {
+	if ctx < 0 {
+		ctx = 0
+	}
+	la, lb := splitLines(a), splitLines(b)
+	ops := myers(la, lb)
+	for _, o := range ops {
+		switch o.kind {
+		case opIns:
+			added++
+		case opDel:
+			removed++
+		}
+	}
+	if added == 0 && removed == 0 {
+		return "", 0, 0
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "--- %s\n+++ %s\n", nameA, nameB)
+	line := func(prefix opKind, s string) {
+		sb.WriteByte(byte(prefix))
+		sb.WriteString(s)
+		if !strings.HasSuffix(s, "\n") {
+			sb.WriteString("\n\\ No newline at end of file\n")
+		}
+	}
+	for i := 0; i < len(ops); {
+		// Find the next change.
+		for i < len(ops) && ops[i].kind == opEqual {
+			i++
+		}
+		if i == len(ops) {
+			break
+		}
+		start := i - ctx
+		if start < 0 {
+			start = 0
+		}
+		// Extend the hunk while changes are within 2*ctx of each other.
+		end := i
+		for end < len(ops) {
+			if ops[end].kind != opEqual {
+				end++
+				continue
+			}
+			j := end
+			for j < len(ops) && ops[j].kind == opEqual {
+				j++
+			}
+			if j == len(ops) || j-end > 2*ctx {
+				end += min(ctx, j-end)
+				break
+			}
+			end = j
+		}
+		// Hunk header: positions are 1-based; an empty range starts at the line before.
+		aStart, bStart, aLen, bLen := -1, -1, 0, 0
+		for _, o := range ops[start:end] {
+			if o.kind != opIns {
+				if aStart < 0 {
+					aStart = o.a
+				}
+				aLen++
+			}
+			if o.kind != opDel {
+				if bStart < 0 {
+					bStart = o.b
+				}
+				bLen++
+			}
+		}
+		if aStart < 0 {
+			aStart = ops[start].a - 1
+		}
+		if bStart < 0 {
+			bStart = ops[start].b - 1
+		}
+		fmt.Fprintf(&sb, "@@ -%s +%s @@\n", hunkRange(aStart, aLen), hunkRange(bStart, bLen))
+		for _, o := range ops[start:end] {
+			switch o.kind {
+			case opEqual:
+				line(opEqual, la[o.a])
+			case opDel:
+				line(opDel, la[o.a])
+			case opIns:
+				line(opIns, lb[o.b])
+			}
+		}
+		i = end
+	}
+	return sb.String(), added, removed
+}
+
+func hunkRange(start, n int) string {
+	if n == 1 {
+		return fmt.Sprint(start + 1)
+	}
+	if n == 0 {
+		return fmt.Sprintf("%d,0", start+1)
+	}
+	return fmt.Sprintf("%d,%d", start+1, n)
+}

@@ -1,0 +1,321 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestMain lets the test binary act as the sandbox helper: Run re-executes os.Executable()
+// (this binary) with the helper marker, and MaybeRunHelper takes over before any test runs.
+func TestMain(m *testing.M) {
+	MaybeRunHelper()
+	os.Exit(m.Run())
+}
+
+// modes returns the sandboxes to test. On machines with neither it skips with a visible message.
+func modes(t *testing.T) []string {
+	t.Helper()
+	var ms []string
+	if LandlockABI() >= minLandlockABI {
+		ms = append(ms, ModeLandlock)
+	} else {
+		t.Logf("Landlock unavailable (ABI %d): landlock cases not run", LandlockABI())
+	}
+	if BubblewrapPath() != "" {
+		ms = append(ms, ModeBubblewrap)
+	} else {
+		t.Logf("bubblewrap unavailable: bubblewrap cases not run")
+	}
+	if len(ms) == 0 {
+		t.Skip("SANDBOX TESTS SKIPPED: neither Landlock (ABI >= 3) nor bubblewrap is available on this machine")
+	}
+	return ms
+}
+
+type fixture struct {
+	ws, ro, outside string
+	pol             Policy
+}
+
+func newFixture(t *testing.T) fixture {
+	t.Helper()
+	base := t.TempDir()
+	f := fixture{
+		ws:      filepath.Join(base, "ws"),
+		ro:      filepath.Join(base, "readonly"),
+		outside: filepath.Join(base, "outside"),
+	}
+	for _, d := range []string{f.ws, f.ro, f.outside} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustWrite(t, filepath.Join(f.ro, "doc.txt"), "read me")
+	mustWrite(t, filepath.Join(f.outside, "secret.txt"), "top secret")
+	f.pol = Policy{Read: []string{f.ro}, Write: []string{f.ws}}
+	return f
+}
+
+func mustWrite(t *testing.T, p, s string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func run(t *testing.T, mode string, pol Policy, dir, command string) Result {
+	t.Helper()
+	res, err := Run(context.Background(), Options{Mode: mode, Command: command, Dir: dir, Policy: pol, Timeout: 30 * time.Second})
+	if err != nil {
+		t.Fatalf("Run(%q): %v", command, err)
+	}
+	return res
+}
+
+func exists(p string) bool { _, err := os.Lstat(p); return err == nil }
+
+// TestEscapes runs commands that try to leave the sandbox by means other than path arguments
+// checked by the permission engine. Every one of them succeeds with command_sandbox: none
+// (TestEscapesSucceedWithoutSandbox), so these tests fail if the sandbox is off.
+func TestEscapes(t *testing.T) {
+	_, pyErr := exec.LookPath("python3")
+	for _, mode := range modes(t) {
+		t.Run(mode, func(t *testing.T) {
+			tests := []struct {
+				name    string
+				command func(f fixture) string
+				victim  func(f fixture) string // must not exist afterwards
+				python  bool
+			}{
+				{"python open outside", func(f fixture) string {
+					return fmt.Sprintf(`python3 -c "open('%s/x','w').write('pwned')"`, f.outside)
+				}, func(f fixture) string { return filepath.Join(f.outside, "x") }, true},
+				{"cd .. then write", func(f fixture) string { return `cd ..; echo pwned > f` },
+					func(f fixture) string { return filepath.Join(filepath.Dir(f.ws), "f") }, false},
+				{"script written in workspace then run", func(f fixture) string {
+					return fmt.Sprintf("printf '#!/bin/sh\\necho pwned > %s/y\\n' > s.sh && chmod +x s.sh && ./s.sh", f.outside)
+				}, func(f fixture) string { return filepath.Join(f.outside, "y") }, false},
+				{"write into read-only root", func(f fixture) string { return fmt.Sprintf("echo pwned > %s/new.txt", f.ro) },
+					func(f fixture) string { return filepath.Join(f.ro, "new.txt") }, false},
+				{"symlink in workspace to outside", func(f fixture) string {
+					return fmt.Sprintf("ln -s %s link && echo pwned > link/z", f.outside)
+				}, func(f fixture) string { return filepath.Join(f.outside, "z") }, false},
+				{"write to /tmp", func(f fixture) string { return "echo pwned > /tmp/massgen-sandbox-escape-" + mode },
+					func(f fixture) string { return "/tmp/massgen-sandbox-escape-" + mode }, false},
+			}
+			for _, tt := range tests {
+				t.Run(tt.name, func(t *testing.T) {
+					if tt.python && pyErr != nil {
+						t.Skip("python3 not installed")
+					}
+					f := newFixture(t)
+					victim := tt.victim(f)
+					os.Remove(victim)
+					res := run(t, mode, f.pol, f.ws, tt.command(f))
+					if exists(victim) {
+						os.Remove(victim)
+						t.Fatalf("sandbox escape: %s was created (exit %d, stderr %q)", victim, res.ExitCode, res.Stderr)
+					}
+					if res.ExitCode == 0 {
+						t.Errorf("escape attempt exited 0; stderr %q", res.Stderr)
+					}
+				})
+			}
+		})
+	}
+}
+
+func TestEscapesSucceedWithoutSandbox(t *testing.T) {
+	f := newFixture(t)
+	res := run(t, ModeNone, f.pol, f.ws, `cd ..; echo x > f`)
+	if res.ExitCode != 0 || !exists(filepath.Join(filepath.Dir(f.ws), "f")) {
+		t.Fatalf("without a sandbox the write should succeed: %+v", res)
+	}
+}
+
+func TestAllowedWork(t *testing.T) {
+	for _, mode := range modes(t) {
+		t.Run(mode, func(t *testing.T) {
+			f := newFixture(t)
+			res := run(t, mode, f.pol, f.ws, fmt.Sprintf(
+				"cat %s/doc.txt > copy.txt && mkdir -p sub && echo hi > sub/a && mv sub/a b && rm b && "+
+					"printf 'echo from-script' > s.sh && sh s.sh && echo tmp > $TMPDIR/t && cat $TMPDIR/t && ls /usr/bin >/dev/null", f.ro))
+			if res.ExitCode != 0 {
+				t.Fatalf("exit %d, stderr %q", res.ExitCode, res.Stderr)
+			}
+			if got, _ := os.ReadFile(filepath.Join(f.ws, "copy.txt")); string(got) != "read me" {
+				t.Errorf("copy.txt = %q", got)
+			}
+			if !strings.Contains(res.Stdout, "from-script") || !strings.Contains(res.Stdout, "tmp") {
+				t.Errorf("stdout = %q", res.Stdout)
+			}
+			if res.Sandbox != mode {
+				t.Errorf("Sandbox = %q, want %q", res.Sandbox, mode)
+			}
+		})
+	}
+}
+
+func TestReadOutsideDenied(t *testing.T) {
+	for _, mode := range modes(t) {
+		t.Run(mode, func(t *testing.T) {
+			f := newFixture(t)
+			res := run(t, mode, f.pol, f.ws, fmt.Sprintf("cat %s/secret.txt", f.outside))
+			if res.ExitCode == 0 || strings.Contains(res.Stdout, "top secret") {
+				t.Fatalf("read outside succeeded: %+v", res)
+			}
+		})
+	}
+}
+
+// TestKeepPathsStayReadOnly: protected / excluded paths under a writable root.
+func TestKeepPathsStayReadOnly(t *testing.T) {
+	for _, mode := range modes(t) {
+		t.Run(mode, func(t *testing.T) {
+			f := newFixture(t)
+			proj := filepath.Join(filepath.Dir(f.ws), "project")
+			mustWrite(t, filepath.Join(proj, "src", "main.go"), "package main")
+			mustWrite(t, filepath.Join(proj, ".git", "HEAD"), "ref")
+			mustWrite(t, filepath.Join(proj, "golden", "expected.txt"), "gold")
+			mustWrite(t, filepath.Join(proj, "deep", "keep.txt"), "keep")
+			mustWrite(t, filepath.Join(proj, "deep", "free.txt"), "free")
+			pol := Policy{Write: []string{f.ws, proj}, Keep: []string{
+				filepath.Join(proj, ".git"), filepath.Join(proj, "golden"), filepath.Join(proj, "deep", "keep.txt")}}
+			for _, c := range []string{"echo x > .git/HEAD", "echo x > golden/expected.txt", "rm golden/expected.txt",
+				"echo x > golden/new.txt", "echo x > deep/keep.txt", "rm -rf .git", "mv deep/keep.txt src/"} {
+				res := run(t, mode, pol, proj, c)
+				if res.ExitCode == 0 {
+					t.Errorf("%q succeeded", c)
+				}
+			}
+			if b, _ := os.ReadFile(filepath.Join(proj, ".git", "HEAD")); string(b) != "ref" {
+				t.Errorf(".git/HEAD changed: %q", b)
+			}
+			if b, _ := os.ReadFile(filepath.Join(proj, "deep", "keep.txt")); string(b) != "keep" {
+				t.Errorf("deep/keep.txt changed: %q", b)
+			}
+			res := run(t, mode, pol, proj, "echo y > src/main.go && echo y > deep/free.txt && mkdir src/new && echo z > src/new/f && cat .git/HEAD")
+			if res.ExitCode != 0 || res.Stdout != "ref" {
+				t.Fatalf("allowed writes failed: %+v", res)
+			}
+		})
+	}
+}
+
+func TestTimeoutKillsProcessGroup(t *testing.T) {
+	for _, mode := range append(modes(t), ModeNone) {
+		t.Run(mode, func(t *testing.T) {
+			f := newFixture(t)
+			start := time.Now()
+			res, err := Run(context.Background(), Options{Mode: mode, Dir: f.ws, Policy: f.pol, Timeout: 300 * time.Millisecond,
+				Command: "sleep 60 & echo $! > bg.pid; sleep 60"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.TimedOut || res.ExitCode != -1 {
+				t.Fatalf("want timed out, got %+v", res)
+			}
+			if d := time.Since(start); d > 10*time.Second {
+				t.Fatalf("took %v", d)
+			}
+			if mode == ModeBubblewrap {
+				return // the pid is in bwrap's pid namespace; the namespace dies with bwrap
+			}
+			b, err := os.ReadFile(filepath.Join(f.ws, "bg.pid"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var pid int
+			fmt.Sscan(string(b), &pid)
+			// The background sleep was SIGKILLed with the group; wait until it is reaped or a zombie.
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+				if err != nil || strings.Contains(string(st), ") Z ") {
+					break
+				}
+				if time.Now().After(deadline) {
+					syscall.Kill(pid, syscall.SIGKILL)
+					t.Fatalf("background process %d survived the timeout", pid)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		})
+	}
+}
+
+func TestOutputCapped(t *testing.T) {
+	for _, mode := range modes(t) {
+		t.Run(mode, func(t *testing.T) {
+			f := newFixture(t)
+			res, err := Run(context.Background(), Options{Mode: mode, Dir: f.ws, Policy: f.pol, MaxOutput: 1000,
+				Command: "head -c 100000 /dev/zero | tr '\\0' a; echo err >&2"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Truncated || len(res.Stdout) != 1000 || res.Stderr != "err\n" || res.ExitCode != 0 {
+				t.Fatalf("got truncated=%v len=%d stderr=%q exit=%d", res.Truncated, len(res.Stdout), res.Stderr, res.ExitCode)
+			}
+		})
+	}
+}
+
+func TestNoSecretsInEnvironment(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-should-not-leak")
+	for _, mode := range modes(t) {
+		f := newFixture(t)
+		res := run(t, mode, f.pol, f.ws, "env")
+		if strings.Contains(res.Stdout, "sk-should-not-leak") {
+			t.Fatalf("%s: API key visible to the command", mode)
+		}
+	}
+}
+
+func TestEffective(t *testing.T) {
+	if _, err := Effective("nonsense"); err == nil {
+		t.Error("unknown mode accepted")
+	}
+	if m, err := Effective(ModeNone); err != nil || m != ModeNone {
+		t.Errorf("none: %q %v", m, err)
+	}
+	m, err := Effective("")
+	if LandlockABI() >= minLandlockABI {
+		if m != ModeLandlock || err != nil {
+			t.Errorf("auto with Landlock: %q %v", m, err)
+		}
+	} else if BubblewrapPath() == "" && !errors.Is(err, err) {
+		t.Errorf("auto without any sandbox must fail")
+	}
+}
+
+func TestCarve(t *testing.T) {
+	root := t.TempDir()
+	mustWrite(t, filepath.Join(root, "a", "k", "x"), "")
+	mustWrite(t, filepath.Join(root, "a", "b"), "")
+	mustWrite(t, filepath.Join(root, "c"), "")
+	os.Symlink("/etc", filepath.Join(root, "a", "link"))
+	rw, ro := carve(root, []string{filepath.Join(root, "a", "k")})
+	want := map[string]bool{filepath.Join(root, "a", "b"): true, filepath.Join(root, "c"): true}
+	if len(rw) != len(want) {
+		t.Fatalf("rw = %v", rw)
+	}
+	for _, p := range rw {
+		if !want[p] {
+			t.Errorf("unexpected rw %s", p)
+		}
+	}
+	if len(ro) != 3 { // root, root/a, root/a/k
+		t.Errorf("ro = %v", ro)
+	}
+}

@@ -1,0 +1,297 @@
+package filesystem
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"sync"
+
+	"go.uber.org/zap"
+
+	"github.com/massgen-go/massgen/filesystem/sandbox"
+	"github.com/massgen-go/massgen/permissions"
+)
+
+// ToolsetOptions configures a Toolset for one agent in one role.
+type ToolsetOptions struct {
+	Guard                   *permissions.Guard // every call goes through Guard.Check first
+	TrashDir                string             // <.massgen>/trash/<run-id>; "" = deletions from context paths are refused
+	EnforceReadBeforeDelete bool
+	Tracker                 *Tracker            // files read/created this run; nil: new
+	Sandbox                 string              // "", auto, landlock, bubblewrap, none
+	External                map[string]External // MCP server name -> tools, offered as mcp__<server>__<tool>
+	Logger                  *zap.Logger
+}
+
+// Toolset is the set of tools one agent is offered in one role. It is safe for concurrent use.
+type Toolset struct {
+	o       ToolsetOptions
+	guard   *permissions.Guard
+	pol     *permissions.Policy
+	tracker *Tracker
+	log     *zap.Logger
+	builtin map[string]*toolDef
+	order   []string
+
+	// beforeUse, when set (tests only), runs after the permission check and before the checked
+	// path is used, so tests can swap a symlink in deterministically.
+	beforeUse func(abs string)
+}
+
+type toolDef struct {
+	Tool
+	run func(ctx context.Context, c *call) (any, error)
+}
+
+// call is one invocation of a built-in tool.
+type call struct {
+	name string
+	args map[string]any
+}
+
+// NewToolset builds a Toolset.
+func NewToolset(o ToolsetOptions) (*Toolset, error) {
+	if o.Guard == nil {
+		return nil, errors.New("filesystem: NewToolset: nil Guard")
+	}
+	pol := o.Guard.Policy()
+	if pol == nil {
+		return nil, errors.New("filesystem: NewToolset: Guard has no Policy")
+	}
+	if o.Tracker == nil {
+		o.Tracker = NewTracker()
+	}
+	if o.Logger == nil {
+		o.Logger = zap.NewNop()
+	}
+	t := &Toolset{o: o, guard: o.Guard, pol: pol, tracker: o.Tracker, log: o.Logger}
+	t.register()
+	if o.Sandbox == sandbox.ModeNone {
+		t.log.Warn("command_sandbox: none: agent commands run WITHOUT a kernel sandbox; only the permission rules protect your files",
+			zap.String("agent", pol.Spec().Agent))
+	}
+	return t, nil
+}
+
+// Tracker returns the tracker of files read or created this run.
+func (t *Toolset) Tracker() *Tracker { return t.tracker }
+
+// Tools returns the tools offered: write tools only when the agent may write somewhere; every
+// description ends with the agent's directory limits.
+func (t *Toolset) Tools() []Tool {
+	limits := strings.TrimSpace(t.pol.DescribeLimits())
+	canWrite := t.pol.CanWrite()
+	var out []Tool
+	add := func(tl Tool) {
+		if tl.Write && !canWrite {
+			return
+		}
+		if limits != "" {
+			tl.Description = strings.TrimRight(tl.Description, "\n") + "\n\n" + limits
+		}
+		out = append(out, tl)
+	}
+	for _, name := range t.order {
+		add(t.builtin[name].Tool)
+	}
+	for _, server := range t.serverNames() {
+		for _, tl := range t.o.External[server].Tools() {
+			tl.Name = externalName(server, tl.Name)
+			tl.Write = tl.Write || permissions.IsWriteTool(tl.Name)
+			add(tl)
+		}
+	}
+	return out
+}
+
+func externalName(server, tool string) string { return "mcp__" + server + "__" + tool }
+
+func (t *Toolset) serverNames() []string {
+	names := make([]string, 0, len(t.o.External))
+	for s := range t.o.External {
+		names = append(names, s)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// splitExternal finds the server of a prefixed tool name. The longest matching server name
+// wins, so servers whose names contain "__" still resolve.
+func (t *Toolset) splitExternal(name string) (server, tool string, ok bool) {
+	if !strings.HasPrefix(name, "mcp__") {
+		return "", "", false
+	}
+	rest := name[len("mcp__"):]
+	for _, s := range t.serverNames() {
+		if strings.HasPrefix(rest, s+"__") && len(s) > len(server) {
+			server, tool = s, rest[len(s)+2:]
+		}
+	}
+	return server, tool, server != ""
+}
+
+// Call runs one tool call: parse, permission check, run, post hooks. It never panics; denials
+// and failures are error Results whose Content is a JSON object with the reason.
+func (t *Toolset) Call(ctx context.Context, name string, raw json.RawMessage) (res Result) {
+	defer func() {
+		if r := recover(); r != nil {
+			t.log.Error("tool panicked", zap.String("tool", name), zap.Any("panic", r), zap.ByteString("stack", debug.Stack()))
+			res = errResult(fmt.Sprintf("internal error in %s: %v", name, r), nil)
+		}
+	}()
+	args := map[string]any{}
+	if len(strings.TrimSpace(string(raw))) > 0 && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &args); err != nil {
+			return errResult(fmt.Sprintf("%s: arguments are not a JSON object: %v", name, err), nil)
+		}
+	}
+	req := permissions.Request{Tool: name, Args: args}
+
+	if server, tool, ok := t.splitExternal(name); ok {
+		d := t.guard.Check(ctx, req)
+		if !d.Allow {
+			return denied(d)
+		}
+		r := t.o.External[server].Call(ctx, tool, args)
+		t.guard.Done(ctx, req, d, r.Content, r.IsError)
+		return r
+	}
+	def, ok := t.builtin[name]
+	if !ok {
+		return errResult(fmt.Sprintf("unknown tool %q", name), nil)
+	}
+	if def.Write && !t.pol.CanWrite() {
+		return errResult(fmt.Sprintf("%s is not available: this agent may not write anywhere", name), nil)
+	}
+	d := t.guard.Check(ctx, req)
+	if !d.Allow {
+		return denied(d)
+	}
+	out, err := def.run(ctx, &call{name: name, args: args})
+	if err != nil {
+		var de deniedError
+		if errors.As(err, &de) {
+			res = denied(de.d)
+		} else {
+			res = errResult(fmt.Sprintf("%s: %v", name, err), out)
+		}
+	} else {
+		b, merr := json.Marshal(out)
+		if merr != nil {
+			res = errResult(fmt.Sprintf("%s: encoding result: %v", name, merr), nil)
+		} else {
+			res = Result{Content: string(b)}
+			if f, ok := out.(interface{ failed() bool }); ok && f.failed() {
+				res.IsError = true
+			}
+		}
+	}
+	t.guard.Done(ctx, req, d, res.Content, res.IsError)
+	return res
+}
+
+// deniedError carries a Decision from a per-file check inside a tool.
+type deniedError struct{ d permissions.Decision }
+
+func (e deniedError) Error() string { return e.d.Reason }
+
+func denied(d permissions.Decision) Result {
+	m := map[string]any{"error": d.Reason, "denied": true}
+	if d.Rule != "" {
+		m["rule"] = d.Rule
+	}
+	if d.Path != "" {
+		m["path"] = d.Path
+	}
+	b, _ := json.Marshal(m)
+	return Result{Content: string(b), IsError: true}
+}
+
+// errResult is an error Result; extra (a map or struct, may be nil) adds fields next to "error".
+func errResult(msg string, extra any) Result {
+	m := map[string]any{}
+	if extra != nil {
+		if b, err := json.Marshal(extra); err == nil {
+			_ = json.Unmarshal(b, &m)
+		}
+	}
+	m["error"] = msg
+	b, _ := json.Marshal(m)
+	return Result{Content: string(b), IsError: true}
+}
+
+// checkPath is the per-file check of batch tools (audited by the Guard).
+func (t *Toolset) checkPath(ctx context.Context, tool, path string, write bool) error {
+	a := permissions.Read
+	if write {
+		a = permissions.Write
+	}
+	d := t.guard.CheckPath(ctx, tool, path, a)
+	if !d.Allow {
+		if d.Reason == "" {
+			d.Reason = fmt.Sprintf("access to %s denied", path)
+		}
+		return deniedError{d}
+	}
+	return nil
+}
+
+// Tracker remembers the files an agent read or created during a run (read-before-delete).
+// It is safe for concurrent use and shared across an agent's phases.
+type Tracker struct {
+	mu    sync.Mutex
+	paths map[string]bool // path -> whole tree (a directory the agent created)
+}
+
+// NewTracker returns an empty Tracker.
+func NewTracker() *Tracker { return &Tracker{paths: map[string]bool{}} }
+
+// Mark records that the agent read or created path (absolute, resolved).
+func (tr *Tracker) Mark(path string) {
+	tr.mu.Lock()
+	tr.paths[filepath.Clean(path)] = false
+	tr.mu.Unlock()
+}
+
+// MarkTree records a directory the agent created (or copied or moved): everything under it
+// counts as created.
+func (tr *Tracker) MarkTree(dir string) {
+	tr.mu.Lock()
+	tr.paths[filepath.Clean(dir)] = true
+	tr.mu.Unlock()
+}
+
+// Known reports whether path was read or created (itself, or under a directory it created).
+func (tr *Tracker) Known(path string) bool {
+	path = filepath.Clean(path)
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if _, ok := tr.paths[path]; ok {
+		return true
+	}
+	for p := filepath.Dir(path); ; p = filepath.Dir(p) {
+		if tree, ok := tr.paths[p]; ok && tree {
+			return true
+		}
+		if p == filepath.Dir(p) {
+			return false
+		}
+	}
+}
+
+// forget drops path and everything under it (after a delete or a move).
+func (tr *Tracker) forget(path string) {
+	path = filepath.Clean(path)
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	for p := range tr.paths {
+		if under(p, path) {
+			delete(tr.paths, p)
+		}
+	}
+}

@@ -1,0 +1,238 @@
+package filesystem
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	cp "github.com/otiai10/copy"
+	"golang.org/x/sys/unix"
+)
+
+// TrashEntry is one file or directory deleted from a context path and kept in
+// <.massgen>/trash/<run>/<seq>/ (data + meta.json) until restored.
+type TrashEntry struct {
+	ID           string    `json:"id"` // "<run>/<seq>"
+	Run          string    `json:"run"`
+	OriginalPath string    `json:"original_path"`
+	Agent        string    `json:"agent,omitempty"`
+	DeletedAt    time.Time `json:"deleted_at"`
+	IsDir        bool      `json:"is_dir"`
+	Size         int64     `json:"size"`
+	Mode         string    `json:"mode,omitempty"`
+}
+
+const trashMeta = "meta.json"
+
+// trash moves the entry (dir, l.base()) into a new trash slot. The move is a renameat between
+// verified directory handles; across filesystems the data is copied and then removed.
+func (t *Toolset) trash(dir *os.Root, l loc, isDir bool) (TrashEntry, error) {
+	if t.o.TrashDir == "" {
+		return TrashEntry{}, errNoTrash
+	}
+	if err := os.MkdirAll(t.o.TrashDir, 0o700); err != nil {
+		return TrashEntry{}, fmt.Errorf("trash: %w", err)
+	}
+	fi, err := dir.Lstat(l.base())
+	if err != nil {
+		return TrashEntry{}, pathErr(l.abs, err)
+	}
+	slot, seq, err := newSlot(t.o.TrashDir)
+	if err != nil {
+		return TrashEntry{}, err
+	}
+	run := filepath.Base(t.o.TrashDir)
+	e := TrashEntry{ID: run + "/" + seq, Run: run, OriginalPath: l.abs, Agent: t.pol.Spec().Agent,
+		DeletedAt: time.Now().UTC(), IsDir: isDir, Size: fi.Size(), Mode: fi.Mode().String()}
+	// Metadata first: a crash after the move still leaves a restorable entry.
+	b, _ := json.MarshalIndent(e, "", "  ")
+	if err := os.WriteFile(filepath.Join(slot, trashMeta), b, 0o600); err != nil {
+		os.RemoveAll(slot)
+		return TrashEntry{}, fmt.Errorf("trash: %w", err)
+	}
+	sr, err := os.OpenRoot(slot)
+	if err != nil {
+		os.RemoveAll(slot)
+		return TrashEntry{}, fmt.Errorf("trash: %w", err)
+	}
+	defer sr.Close()
+	err = renameNoReplace(dir, l.base(), sr, "data")
+	if errors.Is(err, unix.EXDEV) {
+		if err = copyOut(dir, l.base(), filepath.Join(slot, "data")); err == nil {
+			if isDir {
+				err = dir.RemoveAll(l.base())
+			} else {
+				err = dir.Remove(l.base())
+			}
+		}
+	}
+	if err != nil {
+		os.RemoveAll(slot)
+		return TrashEntry{}, fmt.Errorf("moving %s to the trash: %w", l.abs, err)
+	}
+	return e, nil
+}
+
+// newSlot creates the next numbered directory in trashDir (safe across concurrent agents).
+func newSlot(trashDir string) (string, string, error) {
+	ents, _ := os.ReadDir(trashDir)
+	for n := len(ents) + 1; n < len(ents)+10000; n++ {
+		seq := fmt.Sprintf("%04d", n)
+		p := filepath.Join(trashDir, seq)
+		err := os.Mkdir(p, 0o700)
+		if err == nil {
+			return p, seq, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return "", "", fmt.Errorf("trash: %w", err)
+		}
+	}
+	return "", "", errors.New("trash: no free slot")
+}
+
+// copyOut copies the entry name of d (file, link or directory tree) to the plain path dst.
+func copyOut(d *os.Root, name, dst string) error {
+	fi, err := d.Lstat(name)
+	if err != nil {
+		return err
+	}
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		target, err := d.Readlink(name)
+		if err != nil {
+			return err
+		}
+		return os.Symlink(target, dst)
+	case fi.IsDir():
+		sub, err := openSubdirNoFollow(d, name)
+		if err != nil {
+			return err
+		}
+		defer sub.Close()
+		if err := os.Mkdir(dst, fi.Mode().Perm()|0o700); err != nil {
+			return err
+		}
+		ents, err := fs.ReadDir(sub.FS(), ".")
+		if err != nil {
+			return err
+		}
+		for _, e := range ents {
+			if err := copyOut(sub, e.Name(), filepath.Join(dst, e.Name())); err != nil {
+				return err
+			}
+		}
+		return nil
+	case fi.Mode().IsRegular():
+		f, _, err := openInDir(d, name)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fi.Mode().Perm())
+		if err != nil {
+			return err
+		}
+		if _, err := io.Copy(out, f); err != nil {
+			out.Close()
+			return err
+		}
+		return out.Close()
+	}
+	return nil // sockets, devices: not kept
+}
+
+// ListTrash lists every trashed entry under <massgenDir>/trash, oldest first.
+func ListTrash(massgenDir string) ([]TrashEntry, error) {
+	metas, err := filepath.Glob(filepath.Join(massgenDir, "trash", "*", "*", trashMeta))
+	if err != nil {
+		return nil, err
+	}
+	var out []TrashEntry
+	for _, m := range metas {
+		b, err := os.ReadFile(m)
+		if err != nil {
+			return nil, fmt.Errorf("trash: %w", err)
+		}
+		var e TrashEntry
+		if err := json.Unmarshal(b, &e); err != nil {
+			return nil, fmt.Errorf("trash: %s: %w", m, err)
+		}
+		slot := filepath.Dir(m)
+		e.Run, e.ID = filepath.Base(filepath.Dir(slot)), filepath.Base(filepath.Dir(slot))+"/"+filepath.Base(slot)
+		if _, err := os.Lstat(filepath.Join(slot, "data")); err != nil {
+			continue // interrupted before the move: nothing to restore
+		}
+		out = append(out, e)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if !out[i].DeletedAt.Equal(out[j].DeletedAt) {
+			return out[i].DeletedAt.Before(out[j].DeletedAt)
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out, nil
+}
+
+// trashSlot validates an id ("<run>/<seq>") and returns its directory.
+func trashSlot(massgenDir, id string) (string, error) {
+	run, seq, ok := strings.Cut(id, "/")
+	valid := func(s string) bool { return s != "" && s != "." && s != ".." && !strings.ContainsAny(s, `/\`) }
+	if !ok || !valid(run) || !valid(seq) {
+		return "", fmt.Errorf("invalid trash id %q (expected RUN/SEQ as shown by `massgen trash list`)", id)
+	}
+	slot := filepath.Join(massgenDir, "trash", run, seq)
+	if _, err := os.Stat(filepath.Join(slot, trashMeta)); err != nil {
+		return "", fmt.Errorf("no trash entry %q in %s", id, filepath.Join(massgenDir, "trash"))
+	}
+	return slot, nil
+}
+
+// RestoreTrash puts a trashed entry back where it was. It refuses to overwrite anything that
+// exists there now.
+func RestoreTrash(massgenDir, id string) error {
+	slot, err := trashSlot(massgenDir, id)
+	if err != nil {
+		return err
+	}
+	b, err := os.ReadFile(filepath.Join(slot, trashMeta))
+	if err != nil {
+		return fmt.Errorf("trash: %w", err)
+	}
+	var e TrashEntry
+	if err := json.Unmarshal(b, &e); err != nil {
+		return fmt.Errorf("trash: %s: %w", id, err)
+	}
+	if !filepath.IsAbs(e.OriginalPath) {
+		return fmt.Errorf("trash: %s: bad original path %q", id, e.OriginalPath)
+	}
+	data := filepath.Join(slot, "data")
+	if _, err := os.Lstat(data); err != nil {
+		return fmt.Errorf("trash: %s has no data to restore", id)
+	}
+	if _, err := os.Lstat(e.OriginalPath); err == nil {
+		return fmt.Errorf("cannot restore %s: %s exists now (move it away first)", id, e.OriginalPath)
+	}
+	if err := os.MkdirAll(filepath.Dir(e.OriginalPath), 0o755); err != nil {
+		return fmt.Errorf("restoring %s: %w", id, err)
+	}
+	if err := os.Rename(data, e.OriginalPath); err != nil {
+		if !errors.Is(err, unix.EXDEV) {
+			return fmt.Errorf("restoring %s: %w", id, err)
+		}
+		if err := cp.Copy(data, e.OriginalPath); err != nil {
+			return fmt.Errorf("restoring %s: %w", id, err)
+		}
+	}
+	if err := os.RemoveAll(slot); err != nil {
+		return fmt.Errorf("restored %s but could not remove its trash entry: %w", id, err)
+	}
+	_ = os.Remove(filepath.Dir(slot)) // the run's folder, when now empty
+	return nil
+}

@@ -1,0 +1,68 @@
+// Package logging owns a run's log folder (.massgen/logs/log_<YYYYMMDD_HHMMSS>/) and the zap
+// logger that writes into it. Logs go to a file only, never to stdout or stderr: stdout carries
+// the final answer and stderr the user-facing progress.
+package logging
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+)
+
+// FileName is the log file inside a run folder.
+const FileName = "massgen.log"
+
+// NewRunDir creates <massgenDir>/logs/log_<YYYYMMDD_HHMMSS>/ for a run started at now, adding
+// _2, _3, ... when a run started in the same second already has that folder.
+func NewRunDir(massgenDir string, now time.Time) (string, error) {
+	logs := filepath.Join(massgenDir, "logs")
+	if err := os.MkdirAll(logs, 0o755); err != nil {
+		return "", fmt.Errorf("logging: %w", err)
+	}
+	base := filepath.Join(logs, "log_"+now.Format("20060102_150405"))
+	for n := 1; n < 10000; n++ {
+		dir := base
+		if n > 1 {
+			dir = fmt.Sprintf("%s_%d", base, n)
+		}
+		// Mkdir (not MkdirAll) fails when the folder exists, so two runs never share one.
+		err := os.Mkdir(dir, 0o755)
+		if err == nil {
+			return dir, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return "", fmt.Errorf("logging: %w", err)
+		}
+	}
+	return "", fmt.Errorf("logging: too many runs started at %s", now.Format(time.DateTime))
+}
+
+// New returns a logger writing JSON lines to runDir/massgen.log (info level, debug with debug)
+// and a function that flushes and closes the file.
+func New(runDir string, debug bool) (*zap.Logger, func() error, error) {
+	f, err := os.OpenFile(filepath.Join(runDir, FileName), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, nil, fmt.Errorf("logging: %w", err)
+	}
+	level := zapcore.InfoLevel
+	if debug {
+		level = zapcore.DebugLevel
+	}
+	enc := zap.NewProductionEncoderConfig()
+	enc.EncodeTime = zapcore.ISO8601TimeEncoder
+	core := zapcore.NewCore(zapcore.NewJSONEncoder(enc), zapcore.AddSync(f), level)
+	// Internal zap errors go to the same file, never to the terminal.
+	logger := zap.New(core, zap.ErrorOutput(zapcore.AddSync(f)))
+	closeFn := func() error {
+		_ = logger.Sync()
+		return f.Close()
+	}
+	return logger, closeFn, nil
+}

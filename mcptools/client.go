@@ -1,0 +1,546 @@
+// Package mcptools connects massgen to the Model Context Protocol in both directions: Connect
+// starts an agent's configured MCP servers and offers their tools as filesystem.External (the
+// Toolset checks every call with the permission layer before it is forwarded), and Serve offers an
+// agent's own Toolset, permission checks included, to any MCP client over stdio.
+package mcptools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/zap"
+
+	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/filesystem"
+	"github.com/massgen-go/massgen/permissions"
+)
+
+// StartTimeout bounds how long one server may take to start and answer initialize + tools/list.
+const StartTimeout = 60 * time.Second
+
+// stderrLimit is how much of a server's stderr is kept for error reports (the tail).
+const stderrLimit = 8 << 10
+
+// Implementation is how massgen introduces itself to MCP peers.
+var implementation = &mcp.Implementation{Name: "massgen", Version: "0.1.0"}
+
+// Connect starts every server and lists its tools. Each server that came up is returned under its
+// name; each one that did not is reported in the error list (with the tail of its stderr) and left
+// out, so the run goes on without it. Servers stop when ctx is done or when Close is called.
+//
+// allowedDirs are the agent's readable roots; they are given to the MCP filesystem server when
+// its config names no directory (see FilesystemArgs).
+func Connect(ctx context.Context, servers []configs.MCPServer, allowedDirs []string, logger *zap.Logger) (map[string]filesystem.External, []error) {
+	return ConnectWith(ctx, Options{Servers: servers, AllowedDirs: allowedDirs, Logger: logger})
+}
+
+// Options configure ConnectWith.
+type Options struct {
+	Servers []configs.MCPServer
+	// AllowedDirs are the agent's readable roots (see FilesystemArgs).
+	AllowedDirs []string
+	// WorkDir is the agent's workspace: the permission layer resolves relative paths against it,
+	// so stdio servers run there, and relative path arguments for the filesystem server (which
+	// would resolve them against its first directory) are made absolute against it. Without it,
+	// relative paths are refused for the filesystem server.
+	WorkDir string
+	Logger  *zap.Logger
+}
+
+// ConnectWith is Connect with the agent's workspace (see Options.WorkDir).
+func ConnectWith(ctx context.Context, o Options) (map[string]filesystem.External, []error) {
+	servers, allowedDirs, logger := o.Servers, o.AllowedDirs, o.Logger
+	if logger == nil {
+		logger = zap.NewNop()
+	}
+	out := map[string]filesystem.External{}
+	var errs []error
+	seen := map[string]bool{}
+	var valid []configs.MCPServer
+	for i, s := range servers {
+		switch {
+		case s.Name == "":
+			errs = append(errs, fmt.Errorf("mcp_servers[%d]: missing name", i))
+		case strings.Contains(s.Name, "__"):
+			// "__" separates server and tool in mcp__<server>__<tool>.
+			errs = append(errs, fmt.Errorf("mcp server %q: name must not contain \"__\"", s.Name))
+		case seen[s.Name]:
+			errs = append(errs, fmt.Errorf("mcp server %q: duplicate name", s.Name))
+		default:
+			seen[s.Name] = true
+			valid = append(valid, s)
+		}
+	}
+
+	type res struct {
+		c   *Client
+		err error
+	}
+	results := make([]res, len(valid))
+	var wg sync.WaitGroup
+	for i, s := range valid {
+		wg.Go(func() {
+			c, err := dial(ctx, s, allowedDirs, o.WorkDir, logger)
+			results[i] = res{c, err}
+		})
+	}
+	wg.Wait()
+	for i, r := range results {
+		if r.err != nil {
+			logger.Warn("mcp server failed to start", zap.String("server", valid[i].Name), zap.Error(r.err))
+			errs = append(errs, r.err)
+			continue
+		}
+		out[valid[i].Name] = r.c
+	}
+	return out, errs
+}
+
+// Close stops every server in ext that Connect started.
+func Close(ext map[string]filesystem.External) error {
+	var errs []error
+	for _, e := range ext {
+		if c, ok := e.(io.Closer); ok {
+			errs = append(errs, c.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Client is one connected MCP server. It implements filesystem.External.
+type Client struct {
+	name    string
+	workDir string
+	fs      bool // the MCP filesystem server: relative paths are made absolute
+	session *mcp.ClientSession
+	tools   []filesystem.Tool
+	stderr  *tailBuffer
+	logger  *zap.Logger
+
+	closeOnce sync.Once
+	closeErr  error
+	stop      func() bool
+}
+
+var _ filesystem.External = (*Client)(nil)
+
+// Name is the server's configured name.
+func (c *Client) Name() string { return c.name }
+
+// Tools lists the server's tools with their bare names (the Toolset adds mcp__<server>__).
+func (c *Client) Tools() []filesystem.Tool { return slices.Clone(c.tools) }
+
+// Call forwards one call. Permission checks happened before (in the Toolset); failures of the
+// server or the transport come back as error results, never as panics or run failures.
+func (c *Client) Call(ctx context.Context, name string, args map[string]any) filesystem.Result {
+	if args == nil {
+		args = map[string]any{}
+	}
+	if c.fs {
+		abs, err := c.absolutePaths(name, args)
+		if err != nil {
+			return errorResult(fmt.Sprintf("mcp server %q: tool %q: %v", c.name, name, err))
+		}
+		args = abs
+	}
+	res, err := c.session.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		msg := fmt.Sprintf("mcp server %q: tool %q: %v", c.name, name, err)
+		if tail := c.stderr.String(); tail != "" && errors.Is(err, mcp.ErrConnectionClosed) {
+			msg += "; stderr: " + tail
+		}
+		return errorResult(msg)
+	}
+	text := contentText(res.Content)
+	if res.IsError {
+		return errorResult(text)
+	}
+	body := map[string]any{"result": text}
+	if res.StructuredContent != nil {
+		body["structured"] = res.StructuredContent
+	}
+	b, err := json.Marshal(body)
+	if err != nil {
+		return errorResult(fmt.Sprintf("mcp server %q: tool %q: encoding result: %v", c.name, name, err))
+	}
+	return filesystem.Result{Content: string(b)}
+}
+
+// Close ends the session and stops the server process (stdin closed, then SIGTERM, then kill).
+func (c *Client) Close() error {
+	c.closeOnce.Do(func() {
+		if c.stop != nil {
+			c.stop()
+		}
+		c.closeErr = c.session.Close()
+	})
+	return c.closeErr
+}
+
+func errorResult(msg string) filesystem.Result {
+	b, _ := json.Marshal(map[string]string{"error": msg})
+	return filesystem.Result{Content: string(b), IsError: true}
+}
+
+// contentText flattens MCP content into text for the model.
+func contentText(cs []mcp.Content) string {
+	parts := make([]string, 0, len(cs))
+	for _, c := range cs {
+		switch v := c.(type) {
+		case *mcp.TextContent:
+			parts = append(parts, v.Text)
+		case *mcp.ImageContent:
+			parts = append(parts, fmt.Sprintf("[image %s, %d bytes]", v.MIMEType, len(v.Data)))
+		case *mcp.AudioContent:
+			parts = append(parts, fmt.Sprintf("[audio %s, %d bytes]", v.MIMEType, len(v.Data)))
+		case *mcp.ResourceLink:
+			parts = append(parts, fmt.Sprintf("[resource %s]", v.URI))
+		case *mcp.EmbeddedResource:
+			if v.Resource != nil && v.Resource.Text != "" {
+				parts = append(parts, v.Resource.Text)
+			} else if v.Resource != nil {
+				parts = append(parts, fmt.Sprintf("[resource %s]", v.Resource.URI))
+			}
+		default:
+			if b, err := json.Marshal(c); err == nil {
+				parts = append(parts, string(b))
+			}
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// dial starts (or reaches) one server, initializes the session and lists its tools.
+func dial(ctx context.Context, s configs.MCPServer, allowedDirs []string, workDir string, logger *zap.Logger) (*Client, error) {
+	stderr := &tailBuffer{limit: stderrLimit}
+	transport, err := transportFor(s, allowedDirs, workDir, stderr)
+	if err != nil {
+		return nil, fmt.Errorf("mcp server %q: %w", s.Name, err)
+	}
+	// No roots capability: the filesystem server would otherwise replace the directories we
+	// started it with by whatever roots the client announces.
+	client := mcp.NewClient(implementation, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+
+	startCtx, cancel := context.WithTimeout(ctx, StartTimeout)
+	defer cancel()
+	session, err := client.Connect(startCtx, transport, nil)
+	if err != nil {
+		return nil, startError(s.Name, err, stderr)
+	}
+	c := &Client{name: s.Name, workDir: workDir, fs: IsFilesystemServer(s), session: session, stderr: stderr, logger: logger}
+	for t, err := range session.Tools(startCtx, nil) {
+		if err != nil {
+			_ = c.Close()
+			return nil, startError(s.Name, fmt.Errorf("listing tools: %w", err), stderr)
+		}
+		c.tools = append(c.tools, toolFromMCP(t))
+	}
+	c.stop = context.AfterFunc(ctx, func() { _ = c.Close() })
+	logger.Info("mcp server connected", zap.String("server", s.Name), zap.Int("tools", len(c.tools)))
+	return c, nil
+}
+
+func startError(name string, err error, stderr *tailBuffer) error {
+	if tail := strings.TrimSpace(stderr.String()); tail != "" {
+		return fmt.Errorf("mcp server %q failed to start: %w; stderr: %s", name, err, tail)
+	}
+	return fmt.Errorf("mcp server %q failed to start: %w", name, err)
+}
+
+func toolFromMCP(t *mcp.Tool) filesystem.Tool {
+	params := map[string]any{}
+	switch v := t.InputSchema.(type) {
+	case map[string]any:
+		params = v
+	case nil:
+	default:
+		if b, err := json.Marshal(v); err == nil {
+			_ = json.Unmarshal(b, &params)
+		}
+	}
+	if _, ok := params["type"]; !ok {
+		params["type"] = "object"
+	}
+	desc := t.Description
+	if desc == "" {
+		desc = t.Title
+	}
+	return filesystem.Tool{
+		Name:        t.Name,
+		Description: desc,
+		Parameters:  params,
+		Write:       permissions.IsWriteTool(t.Name),
+	}
+}
+
+// transportFor builds the SDK transport for one configured server.
+func transportFor(s configs.MCPServer, allowedDirs []string, workDir string, stderr io.Writer) (mcp.Transport, error) {
+	typ := strings.ToLower(s.Type)
+	if typ == "" {
+		switch {
+		case s.Command != "":
+			typ = "stdio"
+		case s.URL != "":
+			typ = "streamable-http"
+		}
+	}
+	switch typ {
+	case "stdio":
+		if s.Command == "" {
+			return nil, errors.New("type stdio needs a command")
+		}
+		args := s.Args
+		if IsFilesystemServer(s) {
+			args = FilesystemArgs(s, allowedDirs)
+		}
+		cmd := exec.Command(s.Command, args...)
+		cmd.Env = serverEnv(os.Environ(), s.Env)
+		if fi, err := os.Stat(workDir); workDir != "" && err == nil && fi.IsDir() {
+			cmd.Dir = workDir
+		}
+		cmd.Stderr = stderr
+		return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil
+	case "streamable-http", "http", "streamable_http":
+		if s.URL == "" {
+			return nil, fmt.Errorf("type %s needs a url", s.Type)
+		}
+		return &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: http.DefaultClient}, nil
+	case "sse":
+		if s.URL == "" {
+			return nil, errors.New("type sse needs a url")
+		}
+		return &mcp.SSEClientTransport{Endpoint: s.URL}, nil
+	default:
+		return nil, fmt.Errorf("unknown type %q (known: stdio, streamable-http, sse)", s.Type)
+	}
+}
+
+// inheritedEnv are the variables a stdio server gets from our environment, as in the official
+// MCP SDKs' default environment (plus locale, temp dir and proxies): API keys and other secrets
+// of the massgen process are NOT passed on unless the server's `env:` names them.
+var inheritedEnv = []string{
+	"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR",
+	"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
+}
+
+func serverEnv(environ []string, extra map[string]string) []string {
+	var env []string
+	for _, kv := range environ {
+		k, _, _ := strings.Cut(kv, "=")
+		if slices.Contains(inheritedEnv, k) {
+			if _, override := extra[k]; !override {
+				env = append(env, kv)
+			}
+		}
+	}
+	keys := make([]string, 0, len(extra))
+	for k := range extra {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		env = append(env, k+"="+extra[k])
+	}
+	return env
+}
+
+// IsFilesystemServer reports whether s runs @modelcontextprotocol/server-filesystem (by npm
+// package name, its mcp-server-filesystem binary, or a path to its script).
+func IsFilesystemServer(s configs.MCPServer) bool {
+	return fsMarkerIndex(s) != -2
+}
+
+// fsMarkerIndex returns the index of the arg naming the filesystem server, -1 when the command
+// itself is the server (so every arg is a directory), -2 when s is not the filesystem server.
+func fsMarkerIndex(s configs.MCPServer) int {
+	if strings.Contains(filepath.Base(s.Command), "server-filesystem") {
+		return -1
+	}
+	for i, a := range s.Args {
+		if strings.Contains(a, "server-filesystem") {
+			return i
+		}
+	}
+	return -2
+}
+
+// FilesystemArgs returns the args the MCP filesystem server is started with. That server only
+// accepts directories (spec 001: given a file it crashed), so every path argument that is a file
+// is replaced by its parent directory and duplicates are dropped; the permission layer still
+// limits access to that one file. When the config names no directory at all, the agent's
+// allowedDirs (its readable roots; files again replaced by their parent) are appended: MassGen's
+// convention is that the filesystem server is given the agent's managed paths automatically.
+// Options (args starting with "-") are kept as they are.
+func FilesystemArgs(s configs.MCPServer, allowedDirs []string) []string {
+	idx := fsMarkerIndex(s)
+	if idx == -2 {
+		return s.Args
+	}
+	head := slices.Clone(s.Args[:idx+1])
+	seen := map[string]bool{}
+	var dirs []string
+	add := func(p string) {
+		d := dirOf(p)
+		if d == "" || seen[d] {
+			return
+		}
+		seen[d] = true
+		dirs = append(dirs, d)
+	}
+	var opts []string
+	for _, a := range s.Args[idx+1:] {
+		if strings.HasPrefix(a, "-") {
+			opts = append(opts, a)
+			continue
+		}
+		add(a)
+	}
+	if len(dirs) == 0 {
+		for _, d := range allowedDirs {
+			add(d)
+		}
+	}
+	return append(append(head, opts...), dirs...)
+}
+
+// dirOf returns p (cleaned, ~ expanded) or, when p is an existing file, its parent directory.
+func dirOf(p string) string {
+	if p == "" {
+		return ""
+	}
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			p = filepath.Join(home, p[1:])
+		}
+	}
+	p = filepath.Clean(p)
+	if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+		return filepath.Dir(p)
+	}
+	return p
+}
+
+// tailBuffer keeps the last limit bytes written to it; safe for concurrent use (exec copies the
+// child's stderr from its own goroutine).
+type tailBuffer struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	limit int
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf.Write(p)
+	if over := t.buf.Len() - t.limit; over > 0 {
+		t.buf.Next(over)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.buf.String()
+}
+
+// absolutePaths returns args with every relative path argument made absolute against the
+// workspace, as the permission layer resolved it: the filesystem server would resolve it against
+// its first directory instead, which may be the parent of a file context path (a sibling read).
+// Paths it cannot place are refused.
+func (c *Client) absolutePaths(tool string, args map[string]any) (map[string]any, error) {
+	found, err := permissions.ExtractPaths("mcp__"+c.name+"__"+tool, args)
+	if err != nil {
+		return nil, err
+	}
+	var out map[string]any
+	for _, pa := range found {
+		p := pa.Path
+		if p == "" || filepath.IsAbs(p) || p == "~" || strings.HasPrefix(p, "~/") || strings.HasPrefix(p, "file://") {
+			continue
+		}
+		if c.workDir == "" {
+			return nil, fmt.Errorf("relative path %q: use an absolute path", p)
+		}
+		if out == nil {
+			out = cloneArgs(args)
+		}
+		if !setArg(out, pa.Arg, filepath.Join(c.workDir, p)) {
+			return nil, fmt.Errorf("relative path %q in %s: use an absolute path", p, pa.Arg)
+		}
+	}
+	if out == nil {
+		return args, nil
+	}
+	return out, nil
+}
+
+// cloneArgs deep-copies JSON-shaped arguments.
+func cloneArgs(args map[string]any) map[string]any {
+	var clone func(v any) any
+	clone = func(v any) any {
+		switch t := v.(type) {
+		case map[string]any:
+			m := make(map[string]any, len(t))
+			for k, x := range t {
+				m[k] = clone(x)
+			}
+			return m
+		case []any:
+			l := make([]any, len(t))
+			for i, x := range t {
+				l[i] = clone(x)
+			}
+			return l
+		case []string:
+			return slices.Clone(t)
+		default:
+			return v
+		}
+	}
+	return clone(args).(map[string]any)
+}
+
+// setArg sets a top-level argument named like ExtractPaths names them: "path" or "paths[2]".
+func setArg(args map[string]any, arg, val string) bool {
+	name, idx, isList := strings.Cut(arg, "[")
+	if !isList {
+		if _, ok := args[name].(string); !ok {
+			return false
+		}
+		args[name] = val
+		return true
+	}
+	var i int
+	if n, err := fmt.Sscanf(idx, "%d]", &i); n != 1 || err != nil || fmt.Sprintf("%d]", i) != idx {
+		return false
+	}
+	switch l := args[name].(type) {
+	case []any:
+		if i < 0 || i >= len(l) {
+			return false
+		}
+		l[i] = val
+	case []string:
+		if i < 0 || i >= len(l) {
+			return false
+		}
+		l[i] = val
+	default:
+		return false
+	}
+	return true
+}

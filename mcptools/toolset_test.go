@@ -1,0 +1,119 @@
+package mcptools
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/filesystem"
+	"github.com/massgen-go/massgen/permissions"
+)
+
+// TestMCPFilesystemServerUnderThePermissionLayer starts the real npm filesystem server with the
+// parent directory of a file context path (what it needs to start at all) and checks that the
+// Toolset still enforces the permission layer on its tools: the sibling of the file context path
+// and a protected file are out of reach although the server itself would allow both.
+func TestMCPFilesystemServerUnderThePermissionLayer(t *testing.T) {
+	script := fsServerScript(t)
+	root := t.TempDir()
+	workspace := filepath.Join(root, "workspace")
+	site := filepath.Join(root, "site") // holds a file context path and its secret sibling
+	project := filepath.Join(root, "project")
+	cssPath := filepath.Join(site, "styles.css")
+	siblingPath := filepath.Join(site, "secrets.env.txt")
+	protectedPath := filepath.Join(project, "golden.txt")
+	writeFile(t, filepath.Join(workspace, "notes.txt"), "notes")
+	writeFile(t, cssPath, "body { color: red; }")
+	writeFile(t, siblingPath, "API_KEY=hunter2")
+	writeFile(t, protectedPath, "golden data")
+	writeFile(t, filepath.Join(project, "main.go"), "package main")
+
+	policy, err := permissions.New(permissions.Spec{
+		Agent:     "agent_a",
+		Role:      permissions.Final,
+		Workspace: workspace,
+		ContextPaths: []permissions.ContextPath{
+			{Path: cssPath, Write: true},
+			{Path: project, Write: true, Protected: []string{protectedPath}},
+		},
+		Mode: permissions.ModeAcceptEdits,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	guard := permissions.NewGuard(policy, permissions.GuardOptions{})
+
+	// As configured by a user following the spec-001 example: the file itself is an argument.
+	servers := []configs.MCPServer{{Name: "fs", Type: "stdio", Command: "node", Args: []string{script, cssPath, project, workspace}}}
+	ext, errs := Connect(t.Context(), servers, policy.ReadableRoots(), nil)
+	if len(errs) > 0 {
+		t.Fatalf("Connect: %v", errs)
+	}
+	t.Cleanup(func() { _ = Close(ext) })
+
+	ts, err := filesystem.NewToolset(filesystem.ToolsetOptions{Guard: guard, External: ext, TrashDir: filepath.Join(root, "trash")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range ts.Tools() {
+		names = append(names, tool.Name)
+	}
+	for _, want := range []string{"mcp__fs__read_text_file", "mcp__fs__write_file"} {
+		if !slices.Contains(names, want) {
+			t.Fatalf("Toolset does not offer %s; tools: %v", want, names)
+		}
+	}
+
+	call := func(name string, args map[string]any) filesystem.Result {
+		t.Helper()
+		raw, err := json.Marshal(args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ts.Call(t.Context(), name, raw)
+	}
+
+	tests := []struct {
+		name      string
+		tool      string
+		args      map[string]any
+		wantError bool
+		want      string // in the result
+		notWant   string // never in the result
+	}{
+		{"file context path readable", "mcp__fs__read_text_file", map[string]any{"path": cssPath}, false, "color: red", ""},
+		{"sibling of a file context path denied", "mcp__fs__read_text_file", map[string]any{"path": siblingPath}, true, siblingPath, "hunter2"},
+		{"sibling via relative dots denied", "mcp__fs__read_text_file", map[string]any{"path": filepath.Join(site, "..", "site", "secrets.env.txt")}, true, "", "hunter2"},
+		{"listing the file's directory denied", "mcp__fs__list_directory", map[string]any{"path": site}, true, "", "secrets.env.txt"},
+		{"protected file write denied", "mcp__fs__write_file", map[string]any{"path": protectedPath, "content": "overwritten"}, true, protectedPath, ""},
+		{"writable context path file", "mcp__fs__write_file", map[string]any{"path": filepath.Join(project, "new.txt"), "content": "new"}, false, "", ""},
+		{"outside every managed path denied", "mcp__fs__read_text_file", map[string]any{"path": "/etc/hostname"}, true, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := call(tt.tool, tt.args)
+			t.Logf("%s -> %s", tt.tool, r.Content)
+			if r.IsError != tt.wantError {
+				t.Fatalf("IsError = %v, want %v; content: %s", r.IsError, tt.wantError, r.Content)
+			}
+			if tt.want != "" && !strings.Contains(r.Content, tt.want) {
+				t.Errorf("result %s lacks %q", r.Content, tt.want)
+			}
+			if tt.notWant != "" && strings.Contains(r.Content, tt.notWant) {
+				t.Errorf("result %s leaks %q", r.Content, tt.notWant)
+			}
+		})
+	}
+
+	if b, _ := os.ReadFile(protectedPath); string(b) != "golden data" {
+		t.Errorf("protected file changed: %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(project, "new.txt")); string(b) != "new" {
+		t.Errorf("allowed write did not happen: %q", b)
+	}
+}

@@ -1,0 +1,138 @@
+// Package orchestrator runs one turn of a MassGen task: every agent works on it at once in its own
+// workspace, sees the others' answers and files under anonymous ids, posts answers and votes
+// (restarting the others when a new answer arrives), and the winner presents the final answer,
+// delivering files into writable context paths. It owns coordination only: models are behind
+// backends, file access behind filesystem.Toolset and its permission Guard, snapshots behind
+// snapshots.Store. Everything that happens is reported on one event stream (Options.Events).
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/massgen-go/massgen/backends"
+	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/filesystem"
+	"github.com/massgen-go/massgen/permissions"
+)
+
+// Exchange is one earlier turn of a multi-turn session.
+type Exchange struct {
+	User      string
+	Assistant string
+}
+
+// Options is everything a run needs.
+type Options struct {
+	Config  *configs.Config
+	Task    string
+	History []Exchange
+	// ReadOnly are extra read-only roots for every agent (e.g. the previous turn's workspace).
+	ReadOnly []string
+	// RunDir is the run's log folder (permissions.jsonl and timestamped snapshots go there).
+	RunDir string
+	// NewBackend builds an agent's backend; nil means backends.New (after backends.CheckKey for
+	// every agent, before any agent starts).
+	NewBackend func(a configs.Agent) (backends.Backend, error)
+	// Asker resolves "ask" decisions; nil turns asks into denies.
+	Asker permissions.Asker
+	// External returns an agent's MCP tools (nil: none).
+	External func(ctx context.Context, a configs.Agent) map[string]filesystem.External
+	// Events receives every event, one call at a time (may be nil). It must not block long.
+	Events func(Event)
+	Logger *zap.Logger
+
+	// LookupEnv reads API keys; nil means Config.LookupEnv.
+	LookupEnv func(string) (string, bool)
+	// Home is used for ~ expansion in permission rules (empty: the user's home).
+	Home string
+	// Sandboxed says commands run under a kernel sandbox (relaxes MassGen's command rules).
+	Sandboxed bool
+}
+
+// Result is the outcome of a run.
+type Result struct {
+	FinalAnswer string
+	Winner      string // real id of the presenting agent
+	WinnerAnon  string
+	// Votes maps voter -> voted-for agent (real ids); Answers maps agent -> its latest answer.
+	Votes   map[string]string
+	Answers map[string]string
+	// Usage is the tokens each agent used (coordination and presentation).
+	Usage map[string]backends.Usage
+	// FinalWorkspace is the winner's workspace, kept after the run ("" without one).
+	FinalWorkspace string
+	// Delivered are the files the final agent wrote into context paths (absolute, sorted).
+	Delivered []string
+	// EndedEarly says why coordination ended before every agent voted ("" when it did not).
+	EndedEarly string
+}
+
+// Phases, as passed to backends in Request.Phase.
+const (
+	PhaseCoordination = "coordination"
+	PhaseFinal        = "final"
+)
+
+// Workflow tool names.
+const (
+	ToolNewAnswer = "new_answer"
+	ToolVote      = "vote"
+)
+
+// maxRetries is how many invalid workflow replies an agent may follow with another try
+// (MassGen's enforcement retries); the next invalid one stops it.
+const maxRetries = 3
+
+// maxSteps bounds the model calls of one execution, so a model that only ever calls file tools
+// is stopped with a reason instead of looping until the overall timeout.
+const maxSteps = 200
+
+// ErrNoAnswer is returned when coordination ends with no answer at all.
+var ErrNoAnswer = errors.New("no agent produced an answer")
+
+// Run runs one turn. On cancellation it stops every agent and returns an error wrapping
+// ctx.Err(); what was saved stays saved.
+func Run(ctx context.Context, o Options) (*Result, error) {
+	if o.Config == nil {
+		return nil, errors.New("orchestrator: no config")
+	}
+	if len(o.Config.Agents) == 0 {
+		return nil, errors.New("orchestrator: the config has no agents")
+	}
+	if o.Logger == nil {
+		o.Logger = zap.NewNop()
+	}
+	if o.LookupEnv == nil {
+		o.LookupEnv = o.Config.LookupEnv
+	}
+	r, err := newRun(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	defer r.close()
+	return r.run(ctx)
+}
+
+// defaultDir returns dir, or massgenDir/name when dir is empty.
+func defaultDir(dir, massgenDir, name string) string {
+	if dir != "" {
+		return dir
+	}
+	return filepath.Join(massgenDir, name)
+}
+
+// agentTimeout is orchestrator.agent_timeout_seconds (0: none).
+func agentTimeout(cfg *configs.Config) time.Duration {
+	if s := cfg.Orchestrator.AgentTimeoutSeconds; s > 0 {
+		return time.Duration(s) * time.Second
+	}
+	return 0
+}
+
+func errorf(format string, args ...any) error { return fmt.Errorf("orchestrator: "+format, args...) }

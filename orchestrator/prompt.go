@@ -1,0 +1,153 @@
+package orchestrator
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/massgen-go/massgen/backends"
+)
+
+// deliveryWarning is the spec's answer to the File Delivery Challenge.
+const deliveryWarning = "Files inside `.massgen/` do NOT count as delivered: your workspace is only a staging area."
+
+// coordinationSystem is the system prompt of a coordination execution. It never names real ids.
+func (r *run) coordinationSystem(a *agent, single, answersLeft bool) string {
+	var b strings.Builder
+	if s := strings.TrimSpace(a.cfg.SystemMessage); s != "" {
+		b.WriteString(s)
+		b.WriteString("\n\n")
+	}
+	if single {
+		b.WriteString("You are working on the task below. When you are done, call the new_answer tool with your complete answer. ")
+		b.WriteString("Afterwards you will present the final answer and deliver any files.\n")
+		return b.String()
+	}
+	b.WriteString("You are one of several agents working on the same task at the same time. ")
+	b.WriteString("The other agents' current answers are shown under anonymous ids (agent1, agent2, ...). ")
+	b.WriteString("Finish every turn of yours by calling exactly one workflow tool:\n")
+	b.WriteString("- new_answer(content): your complete answer, when it is better than every existing answer;\n")
+	b.WriteString("- vote(agent_id, reason): the best existing answer (yours included), when you cannot improve on it.\n")
+	b.WriteString("Other tool calls may come in the same reply. If another agent posts a new answer you will be restarted and shown it.\n")
+	if !answersLeft {
+		b.WriteString("You have posted the maximum number of new answers: vote now.\n")
+	}
+	return b.String()
+}
+
+// coordinationPromptLocked is the user message: the task, every current answer, and the paths.
+func (r *run) coordinationPromptLocked(a *agent) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "<ORIGINAL MESSAGE>\n%s\n<END OF ORIGINAL MESSAGE>\n\n", r.o.Task)
+	if len(r.agents) > 1 {
+		b.WriteString("<CURRENT ANSWERS from the agents>\n")
+		answers := r.sortedAnswersLocked()
+		if len(answers) == 0 {
+			b.WriteString("(no answers yet)\n")
+		}
+		for _, ans := range answers {
+			anon := r.anonOf(ans.agent)
+			fmt.Fprintf(&b, "<%s>\n%s\n<end of %s>\n", anon, ans.text, anon)
+		}
+		b.WriteString("<END OF CURRENT ANSWERS>\n\n")
+		fmt.Fprintf(&b, "Your own anonymous id is %s.\n\n", a.anon)
+	}
+	r.writePaths(&b, a, false)
+	return b.String()
+}
+
+// writePaths tells the agent where it may work and how delivery works.
+func (r *run) writePaths(b *strings.Builder, a *agent, final bool) {
+	if a.workspace == "" {
+		b.WriteString("You have no workspace and no file tools in this run.\n")
+		return
+	}
+	fmt.Fprintf(b, "Your workspace (read and write; do your work here): %s\n", a.workspace)
+	if final {
+		fmt.Fprintf(b, "Temporary workspace (read-only): %s, with every agent's latest work in one folder per anonymous id; your own earlier work is in %s.\n",
+			a.tempDir, filepath.Join(a.tempDir, a.anon))
+	} else {
+		fmt.Fprintf(b, "Temporary workspace (read-only): %s, with the other agents' latest work in one folder per anonymous id.\n", a.tempDir)
+	}
+	cps := r.cfg.Orchestrator.ContextPaths
+	if len(cps) > 0 {
+		b.WriteString("Context paths (the user's files):\n")
+		for _, cp := range cps {
+			access := "read-only"
+			switch {
+			case final && cp.Permission == "write":
+				access = "read and write: deliver files here"
+			case cp.Permission == "write":
+				access = "read-only now; the agent presenting the final answer may write here"
+			}
+			fmt.Fprintf(b, "- %s (%s)\n", cp.Path, access)
+		}
+	}
+	b.WriteString(deliveryWarning)
+	if final {
+		b.WriteString(" To deliver a file, write or copy it to its full absolute path inside a writable context path.")
+	}
+	b.WriteString("\n")
+}
+
+// history turns earlier turns into messages before the current prompt.
+func (r *run) history(prompt string) []backends.Message {
+	msgs := make([]backends.Message, 0, 2*len(r.o.History)+1)
+	for _, ex := range r.o.History {
+		msgs = append(msgs, backends.Message{Role: "user", Content: ex.User}, backends.Message{Role: "assistant", Content: ex.Assistant})
+	}
+	return append(msgs, backends.Message{Role: "user", Content: prompt})
+}
+
+// vars are the run-time values the scripted backend substitutes into its steps.
+func (r *run) vars(a *agent, answerAnons []string) map[string]string {
+	v := map[string]string{
+		"WORKSPACE":      a.workspace,
+		"TEMP_WORKSPACE": a.tempDir,
+		"ANSWERS":        strings.Join(answerAnons, ","),
+		"AGENT_ANON":     a.anon,
+	}
+	for i, cp := range r.cfg.Orchestrator.ContextPaths {
+		v["CONTEXT_"+strconv.Itoa(i)] = cp.Path
+	}
+	return v
+}
+
+// finalSystem is the system prompt of the final presentation.
+func (r *run) finalSystem(a *agent) string {
+	var b strings.Builder
+	if s := strings.TrimSpace(a.cfg.SystemMessage); s != "" {
+		b.WriteString(s)
+		b.WriteString("\n\n")
+	}
+	b.WriteString("You are presenting the final answer to the user. Use your tools to deliver any files, ")
+	b.WriteString("then reply with the final answer as plain text (a reply without tool calls ends the presentation). ")
+	b.WriteString("There is no voting in this phase.\n")
+	return b.String()
+}
+
+// finalPromptLocked shows the task, every answer and the votes, all under anonymous ids.
+func (r *run) finalPromptLocked(a *agent) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "<ORIGINAL MESSAGE>\n%s\n<END OF ORIGINAL MESSAGE>\n\n", r.o.Task)
+	if len(r.agents) > 1 {
+		b.WriteString("<ALL ANSWERS>\n")
+		for _, ans := range r.sortedAnswersLocked() {
+			anon := r.anonOf(ans.agent)
+			fmt.Fprintf(&b, "<%s>\n%s\n<end of %s>\n", anon, ans.text, anon)
+		}
+		b.WriteString("<END OF ALL ANSWERS>\n\n<VOTES>\n")
+		for _, v := range r.agents {
+			if vt, ok := r.votes[v.id]; ok {
+				fmt.Fprintf(&b, "%s voted for %s: %s\n", v.anon, r.anonOf(vt.target), vt.reason)
+			}
+		}
+		b.WriteString("<END OF VOTES>\n\n")
+		fmt.Fprintf(&b, "You are %s and your answer was selected. Present the final answer, improving on it with the others' work where useful.\n\n", a.anon)
+	} else if ans := r.answers[a.id]; ans != nil {
+		fmt.Fprintf(&b, "<YOUR ANSWER>\n%s\n<END OF YOUR ANSWER>\n\nPresent the final answer.\n\n", ans.text)
+	}
+	r.writePaths(&b, a, true)
+	return b.String()
+}

@@ -1,0 +1,286 @@
+package orchestrator
+
+import (
+	"context"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/massgen-go/massgen/backends"
+	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/filesystem"
+	"github.com/massgen-go/massgen/permissions"
+	"github.com/massgen-go/massgen/snapshots"
+)
+
+// agent is one agent's fixed parts for the run, plus its coordination state (guarded by run.mu).
+type agent struct {
+	cfg       configs.Agent
+	id, anon  string
+	backend   backends.Backend
+	workspace string // "" when the agent has no cwd (no file tools)
+	tempDir   string
+	tracker   *filesystem.Tracker
+	external  map[string]filesystem.External
+	toolset   *filesystem.Toolset // coordination role; nil without a workspace
+	tools     []backends.ToolSpec // the toolset's tools as backend specs
+	toolNames map[string]bool
+
+	// Guarded by run.mu.
+	status      Status
+	gen         int  // bumped by every restart; an execution's workflow call only counts for its gen
+	needsRun    bool // another execution is due
+	wake        chan struct{}
+	cancel      context.CancelFunc // the current execution's
+	answers     int                // new answers posted
+	stopReason  string
+	usage       backends.Usage
+	savePending bool
+}
+
+// run is one orchestrator run.
+type run struct {
+	o      Options
+	cfg    *configs.Config
+	log    *zap.Logger
+	store  *snapshots.Store
+	audit  *permissions.AuditLog
+	rules  *configs.Permissions
+	agents []*agent
+	byAnon map[string]*agent
+
+	emitMu sync.Mutex
+
+	mu        sync.Mutex
+	answers   map[string]*answer // agent id -> latest answer
+	answerSeq int
+	votes     map[string]vote // voter id -> vote
+	finished  bool
+	doneCh    chan struct{}
+	ended     string // why coordination ended early ("" when everyone voted)
+	saves     map[string]bool
+	savesDone chan struct{}
+}
+
+type answer struct {
+	agent string
+	text  string
+	seq   int // order posted (ties go to the lowest)
+}
+
+type vote struct {
+	target string // real id
+	reason string
+}
+
+func newRun(ctx context.Context, o Options) (*run, error) {
+	cfg := o.Config
+	r := &run{
+		o: o, cfg: cfg, log: o.Logger,
+		byAnon:  map[string]*agent{},
+		answers: map[string]*answer{},
+		votes:   map[string]vote{},
+		doneCh:  make(chan struct{}),
+		saves:   map[string]bool{},
+	}
+	ids := make([]string, len(cfg.Agents))
+	for i, a := range cfg.Agents {
+		ids[i] = a.ID
+	}
+	// Every key is checked before anything starts, so a missing key is one clear error.
+	if o.NewBackend == nil {
+		for i, a := range cfg.Agents {
+			if err := backends.CheckKey(a.Backend, o.LookupEnv); err != nil {
+				return nil, errorf("agent %q (agents[%d]): %w", a.ID, i, err)
+			}
+		}
+	}
+	rules, err := permissions.LoadProjectRules(cfg.MassgenDir())
+	if err != nil {
+		return nil, errorf("%w", err)
+	}
+	r.rules = rules
+	massgen := cfg.MassgenDir()
+	store, err := snapshots.New(snapshots.Options{
+		SnapshotRoot: defaultDir(cfg.Orchestrator.SnapshotStorage, massgen, "snapshots"),
+		TempRoot:     defaultDir(cfg.Orchestrator.AgentTemporaryWorkspace, massgen, "temp_workspaces"),
+		LogDir:       o.RunDir,
+		Agents:       ids,
+		Logger:       o.Logger,
+	})
+	if err != nil {
+		return nil, errorf("snapshots: %w", err)
+	}
+	r.store = store
+	if o.RunDir != "" {
+		audit, err := permissions.OpenAuditLog(filepath.Join(o.RunDir, "permissions.jsonl"))
+		if err != nil {
+			return nil, errorf("audit log: %w", err)
+		}
+		r.audit = audit
+	}
+	for i, ac := range cfg.Agents {
+		a := &agent{
+			cfg: ac, id: ac.ID, anon: store.AnonID(ac.ID),
+			workspace: ac.Backend.CWD,
+			tempDir:   store.TempDir(ac.ID),
+			tracker:   filesystem.NewTracker(),
+			wake:      make(chan struct{}, 1),
+			status:    StatusWaiting,
+			needsRun:  true,
+		}
+		if a.anon == "" { // defensive: the store must know every agent
+			a.anon = "agent" + strconv.Itoa(i+1)
+		}
+		var b backends.Backend
+		if o.NewBackend != nil {
+			b, err = o.NewBackend(ac)
+		} else {
+			b, err = backends.New(ac.Backend, backends.Options{LookupEnv: o.LookupEnv, Logger: o.Logger, AgentID: ac.ID})
+		}
+		if err != nil {
+			r.close()
+			return nil, errorf("agent %q (agents[%d]): backend: %w", ac.ID, i, err)
+		}
+		a.backend = b
+		if o.External != nil {
+			a.external = o.External(ctx, ac)
+		}
+		if a.workspace != "" {
+			ts, err := r.toolset(a, permissions.Coordination)
+			if err != nil {
+				r.close()
+				return nil, err
+			}
+			a.toolset = ts
+			a.tools, a.toolNames = toolSpecs(ts)
+		}
+		r.agents = append(r.agents, a)
+		r.byAnon[a.anon] = a
+	}
+	return r, nil
+}
+
+// toolset builds an agent's tools for a role: a Policy from the config, a Guard over it sharing
+// the run's audit log, and a Toolset over the Guard.
+func (r *run) toolset(a *agent, role permissions.Role) (*filesystem.Toolset, error) {
+	spec, err := permissions.SpecFromConfig(r.cfg, a.id, role, permissions.SpecOptions{
+		TempWorkspaces: []string{a.tempDir},
+		ReadOnly:       r.o.ReadOnly,
+		Sandboxed:      r.o.Sandboxed,
+		Home:           r.o.Home,
+		ProjectRules:   r.rules,
+	})
+	if err != nil {
+		return nil, errorf("agent %q: permissions: %w", a.id, err)
+	}
+	policy, err := permissions.New(spec)
+	if err != nil {
+		return nil, errorf("agent %q: permissions: %w", a.id, err)
+	}
+	guard := permissions.NewGuard(policy, permissions.GuardOptions{
+		Asker:  r.o.Asker,
+		Hooks:  r.hooks(a),
+		Audit:  r.audit,
+		Logger: r.log.With(zap.String("agent", a.id)),
+	})
+	ts, err := filesystem.NewToolset(filesystem.ToolsetOptions{
+		Guard:                   guard,
+		TrashDir:                filepath.Join(r.cfg.MassgenDir(), "trash", runID(r.o.RunDir)),
+		EnforceReadBeforeDelete: r.cfg.EnforceReadBeforeDelete(),
+		Tracker:                 a.tracker,
+		Sandbox:                 r.cfg.CommandSandbox,
+		External:                a.external,
+		Logger:                  r.log.With(zap.String("agent", a.id)),
+	})
+	if err != nil {
+		return nil, errorf("agent %q: tools: %w", a.id, err)
+	}
+	return ts, nil
+}
+
+// hooks are the global, project and per-agent hooks, in that order.
+func (r *run) hooks(a *agent) configs.Hooks {
+	var h configs.Hooks
+	add := func(p *configs.Permissions) {
+		if p == nil {
+			return
+		}
+		h.PreToolUse = append(h.PreToolUse, p.Hooks.PreToolUse...)
+		h.PostToolUse = append(h.PostToolUse, p.Hooks.PostToolUse...)
+	}
+	add(&r.cfg.Permissions)
+	add(r.rules)
+	add(a.cfg.Permissions)
+	return h
+}
+
+// runID names the run's trash folder after its log folder.
+func runID(runDir string) string {
+	if runDir == "" {
+		return "run_" + time.Now().UTC().Format("20060102_150405")
+	}
+	return filepath.Base(runDir)
+}
+
+func toolSpecs(ts *filesystem.Toolset) ([]backends.ToolSpec, map[string]bool) {
+	tools := ts.Tools()
+	specs := make([]backends.ToolSpec, 0, len(tools))
+	names := make(map[string]bool, len(tools))
+	for _, t := range tools {
+		specs = append(specs, backends.ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
+		names[t.Name] = true
+	}
+	return specs, names
+}
+
+func (r *run) close() {
+	if r.audit != nil {
+		if err := r.audit.Close(); err != nil {
+			r.log.Warn("closing the audit log", zap.Error(err))
+		}
+		r.audit = nil
+	}
+}
+
+// emit stamps, logs and publishes an event; calls to Options.Events never overlap.
+func (r *run) emit(ev Event) {
+	if ev.Time.IsZero() {
+		ev.Time = time.Now()
+	}
+	r.emitMu.Lock()
+	defer r.emitMu.Unlock()
+	fields := []zap.Field{zap.String("event", string(ev.Kind))}
+	if ev.Agent != "" {
+		fields = append(fields, zap.String("agent", ev.Agent), zap.String("anon", ev.Anon))
+	}
+	if ev.Phase != "" {
+		fields = append(fields, zap.String("phase", ev.Phase))
+	}
+	if ev.Tool != "" {
+		fields = append(fields, zap.String("tool", ev.Tool), zap.String("args", ev.Args))
+	}
+	if ev.Target != "" {
+		fields = append(fields, zap.String("target", ev.Target))
+	}
+	if ev.Text != "" {
+		fields = append(fields, zap.String("text", ev.Text))
+	}
+	if ev.Denied || ev.IsError {
+		fields = append(fields, zap.Bool("denied", ev.Denied), zap.Bool("error", ev.IsError))
+	}
+	if ev.Kind == EventUsage {
+		fields = append(fields, zap.Int64("input_tokens", ev.Usage.InputTokens), zap.Int64("output_tokens", ev.Usage.OutputTokens))
+	}
+	r.log.Info("orchestrator event", fields...)
+	if r.o.Events != nil {
+		r.o.Events(ev)
+	}
+}
+
+func (r *run) agentEvent(a *agent, kind EventKind, status Status, phase string) Event {
+	return Event{Kind: kind, Agent: a.id, Anon: a.anon, Status: status, Phase: phase}
+}

@@ -1,0 +1,329 @@
+package permissions
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// maxGlobMatches bounds the files a command glob may expand to before the command is refused.
+const maxGlobMatches = 4096
+
+// Decide judges one tool call. It is pure apart from stat/readlink (and reading directories for
+// command globs): no asks, no hooks, no writes. In mode "default" it may return Ask.
+func (p *Policy) Decide(r Request) Decision {
+	d, _ := p.decide(r)
+	return d
+}
+
+// decideInfo carries what Guard needs besides the decision.
+type decideInfo struct {
+	paths []string
+}
+
+func (p *Policy) decide(r Request) (Decision, decideInfo) {
+	var info decideInfo
+	base := BaseToolName(r.Tool)
+	if workflowTools[base] {
+		return Decision{Allow: true, Rule: "workflow-tool", Reason: r.Tool + " is a coordination tool"}, info
+	}
+	bypass := p.spec.Mode == ModeBypass
+	ex, err := extract(r.Tool, r.Args)
+	call := &ruleCall{tool: r.Tool}
+	if err == nil {
+		call.command = ex.command
+	}
+	if !bypass {
+		// Deny rules are checked on what can be known even when extraction failed.
+		if err == nil {
+			p.fillRuleCall(call, ex, r.Args)
+		} else {
+			collectStrings(r.Args, &call.strings)
+		}
+		for _, rl := range p.deny {
+			if rl.matches(call, false) {
+				return Decision{Rule: "deny-rule", Reason: fmt.Sprintf("Access denied: %s is denied by the rule %q", r.Tool, rl.text)}, info
+			}
+		}
+	}
+	if err != nil {
+		if errors.Is(err, errDangerous) {
+			return Decision{Rule: "dangerous-command", Reason: "Access denied: " + err.Error()}, info
+		}
+		if errors.Is(err, errNoPath) && !bypass {
+			for _, rl := range p.allow {
+				if !rl.hasArgs && rl.matchesTool(r.Tool) {
+					return Decision{Allow: true, Rule: "allow-rule", Reason: fmt.Sprintf("%s takes no path and is allowed by the rule %q", r.Tool, rl.text)}, info
+				}
+			}
+		}
+		return Decision{Rule: "cannot-determine-path", Reason: "Access denied: " + err.Error() + " (calls that cannot be judged are refused)"}, info
+	}
+	if ex.cmd != nil && !p.spec.Sandboxed && len(ex.cmd.dynamic) > 0 {
+		return Decision{Rule: "command-expansion", Reason: fmt.Sprintf(
+			"Access denied: the command uses %s; without the kernel sandbox, shell expansions are refused because they hide the paths a command touches (write the paths literally)",
+			ex.cmd.dynamic[0])}, info
+	}
+	var last Decision
+	askContext := false
+	for _, pa := range ex.paths {
+		d, m := p.checkAccess(pa)
+		info.paths = append(info.paths, d.Path)
+		if !d.Allow {
+			if pa.Arg != "" && !strings.Contains(d.Reason, pa.Arg) {
+				d.Reason += fmt.Sprintf(" [argument %s of %s]", pa.Arg, r.Tool)
+			}
+			return d, info
+		}
+		if pa.Access == Write && (base == "delete_file" || (base == "move_file" && pa.Arg == "source")) {
+			if rm := p.roots[d.Path]; rm != nil && !rm.file {
+				return Decision{Path: d.Path, Access: Write, Rule: "managed-root", Reason: fmt.Sprintf(
+					"Access denied: '%s' is the root of the agent's %s; it cannot be deleted or moved", d.Path, rm.kind.label())}, info
+			}
+		}
+		if pa.Access == Write && m != nil && m.kind == kindContext {
+			askContext = true
+		}
+		last = d
+	}
+	if len(ex.paths) == 0 {
+		last = Decision{Allow: true, Rule: "no-paths", Reason: r.Tool + " touches no files"}
+	}
+	if p.spec.Mode == ModeDefault {
+		isCmd := ex.cmd != nil
+		if (askContext && p.spec.Role == Final) || isCmd {
+			for _, rl := range p.allow {
+				if rl.matches(call, true) {
+					last.Rule, last.Reason = "allow-rule", fmt.Sprintf("allowed by the rule %q", rl.text)
+					return last, info
+				}
+			}
+			what := "write to a context path"
+			if isCmd {
+				what = "run a command"
+			}
+			return Decision{Ask: true, Path: last.Path, Access: last.Access, Rule: "ask",
+				Reason: fmt.Sprintf("permission mode \"default\": %s needs the user's confirmation to %s", r.Tool, what)}, info
+		}
+	}
+	return last, info
+}
+
+// checkAccess checks one path argument, expanding command globs.
+func (p *Policy) checkAccess(pa PathAccess) (Decision, *managed) {
+	if !pa.Glob {
+		return p.checkPath(pa.Path, pa.Access)
+	}
+	// The directory the pattern lives in, then every match.
+	abs, err := absolute(pa.Path, p.workspace, p.home)
+	if err != nil {
+		return deny(pa.Path, pa.Access, "unresolvable-path", "Access denied: "+err.Error()), nil
+	}
+	static := abs
+	if i := strings.IndexAny(abs, "*?["); i >= 0 {
+		static = abs[:i]
+		if j := strings.LastIndexByte(static, '/'); j >= 0 {
+			static = static[:j+1]
+		}
+	}
+	// Reading a pattern lists its directory; writing it creates the literal name when nothing
+	// matches. Then every match is judged on its own (symlinks included).
+	d, m := p.checkPath(strings.TrimSuffix(static, "/")+"/", Read)
+	if d.Allow && pa.Access == Write {
+		d, m = p.checkPath(abs, Write)
+	}
+	if !d.Allow {
+		return d, m
+	}
+	matches, err := filepath.Glob(abs)
+	if err != nil {
+		return deny(pa.Path, pa.Access, "unresolvable-path", fmt.Sprintf("Access denied: bad glob %q: %v", pa.Path, err)), nil
+	}
+	if len(matches) > maxGlobMatches {
+		return deny(pa.Path, pa.Access, "glob-too-large", fmt.Sprintf("Access denied: %q matches more than %d files to check", pa.Path, maxGlobMatches)), nil
+	}
+	for _, mt := range matches {
+		if d2, m2 := p.checkPath(mt, pa.Access); !d2.Allow {
+			return d2, m2
+		}
+	}
+	return d, m
+}
+
+func (p *Policy) fillRuleCall(c *ruleCall, ex *extraction, args map[string]any) {
+	for _, pa := range ex.paths {
+		g := []string{pa.Path}
+		if res, err := p.Resolve(pa.Path); err == nil {
+			g = append(g, res)
+			if p.workspace != "" && within(res, p.workspace) && res != p.workspace {
+				g = append(g, strings.TrimPrefix(res, p.workspace+"/"))
+			}
+			for q := res; q != "/"; q = parentDir(q) {
+				if m := p.roots[q]; m != nil && m.kind == kindContext && q != res {
+					g = append(g, strings.TrimPrefix(res, q+"/"))
+					break
+				}
+			}
+		}
+		c.groups = append(c.groups, g)
+	}
+	collectStrings(args, &c.strings)
+}
+
+func collectStrings(v any, out *[]string) {
+	switch t := v.(type) {
+	case map[string]any:
+		for _, x := range t {
+			collectStrings(x, out)
+		}
+	case []any:
+		for _, x := range t {
+			collectStrings(x, out)
+		}
+	case string:
+		*out = append(*out, t)
+	}
+}
+
+// ReadableRoots lists every root the agent may read (for a sandbox and list_allowed_directories).
+// File context paths are listed as files.
+func (p *Policy) ReadableRoots() []string {
+	var roots []string
+	for _, m := range p.roots {
+		if m.kind != kindPrivate {
+			roots = append(roots, m.path)
+		}
+	}
+	if p.guardOn {
+		roots = intersect(roots, append(slices.Clone(p.guardReadL), p.guardWriteL...))
+	}
+	return minimal(roots)
+}
+
+// WritableRoots lists every root the agent may write; protected and excluded paths inside them
+// are still refused by CheckPath (see ExcludedUnder for the sandbox).
+func (p *Policy) WritableRoots() []string {
+	var roots []string
+	for _, m := range p.roots {
+		if m.write {
+			roots = append(roots, m.path)
+		}
+	}
+	if p.guardOn {
+		roots = intersect(roots, p.guardWriteL)
+	}
+	return minimal(roots)
+}
+
+// CanWrite is false when no path is writable: write tools are then not offered.
+func (p *Policy) CanWrite() bool { return len(p.WritableRoots()) > 0 }
+
+func intersect(roots, guard []string) []string {
+	var out []string
+	for _, r := range roots {
+		for _, g := range guard {
+			switch {
+			case within(g, r):
+				out = append(out, g)
+			case within(r, g):
+				out = append(out, r)
+			}
+		}
+	}
+	return out
+}
+
+// minimal sorts, dedupes and drops roots inside other roots... only when they are the same kind
+// of access, which is the case for every caller here.
+func minimal(roots []string) []string {
+	slices.Sort(roots)
+	roots = slices.Compact(roots)
+	var out []string
+	for _, r := range roots {
+		if len(out) > 0 && within(r, out[len(out)-1]) {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// ExcludedUnder lists the paths under root that must stay read-only although root is writable:
+// protected paths, read-only managed roots, and (outside the own workspace) default-excluded
+// names found in the tree.
+func (p *Policy) ExcludedUnder(root string) []string {
+	r, err := p.Resolve(root)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for pr := range p.protected {
+		if within(pr, r) {
+			out = append(out, pr)
+		}
+	}
+	for _, m := range p.roots {
+		if !m.write && within(m.path, r) && m.path != r {
+			out = append(out, m.path)
+		}
+	}
+	if p.workspace == "" || !within(r, p.workspace) {
+		out = append(out, findExcluded(r, p.workspace)...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// DescribeLimits is appended to every tool description (spec 003's enhanced description).
+func (p *Policy) DescribeLimits() string {
+	var rw, ro, files []string
+	for _, m := range p.roots {
+		switch {
+		case m.kind == kindPrivate:
+		case m.file:
+			files = append(files, fmt.Sprintf("%s (%s)", m.path, map[bool]string{true: "read and write", false: "read only"}[m.write]))
+		case m.write:
+			rw = append(rw, m.path)
+		default:
+			ro = append(ro, m.path)
+		}
+	}
+	slices.Sort(rw)
+	slices.Sort(ro)
+	slices.Sort(files)
+	var b strings.Builder
+	b.WriteString("\n\nDIRECTORY ACCESS RESTRICTIONS (enforced; any other path is refused):\n")
+	if p.guardOn {
+		fmt.Fprintf(&b, "- Folder guard: reads only within %s; writes only within %s\n",
+			strings.Join(append(slices.Clone(p.guardReadL), p.guardWriteL...), ", "), strings.Join(p.guardList(Write), ", "))
+	}
+	if len(rw) > 0 {
+		fmt.Fprintf(&b, "- Read and write: %s\n", strings.Join(rw, ", "))
+	} else {
+		b.WriteString("- You cannot write anywhere.\n")
+	}
+	if len(ro) > 0 {
+		fmt.Fprintf(&b, "- Read only: %s\n", strings.Join(ro, ", "))
+	}
+	if len(files) > 0 {
+		fmt.Fprintf(&b, "- Single files (their directories are not accessible): %s\n", strings.Join(files, ", "))
+	}
+	if n := len(p.protected); n > 0 {
+		var ps []string
+		for pr := range p.protected {
+			ps = append(ps, pr)
+		}
+		slices.Sort(ps)
+		if len(ps) > 10 {
+			ps = append(ps[:10], fmt.Sprintf("and %d more", n-10))
+		}
+		fmt.Fprintf(&b, "- Protected (read only): %s\n", strings.Join(ps, ", "))
+	}
+	fmt.Fprintf(&b, "- Always read only outside your workspace: %s\n", strings.Join(DefaultExcluded, ", "))
+	if p.workspace != "" {
+		fmt.Fprintf(&b, "- Relative paths resolve against your workspace: %s\n", p.workspace)
+	}
+	return b.String()
+}

@@ -1,0 +1,472 @@
+package permissions
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// DefaultExcluded are path components that make a path read-only (spec 000, "Default Excluded
+// Patterns"), except inside the agent's own workspace.
+var DefaultExcluded = []string{
+	".massgen", ".env", ".git", "node_modules", "__pycache__", ".venv", "venv",
+	".pytest_cache", ".mypy_cache", ".ruff_cache", ".DS_Store", "massgen_logs",
+}
+
+type kind uint8
+
+const (
+	kindWorkspace kind = iota + 1
+	kindTemp
+	kindReadOnly
+	kindContext
+	kindPrivate
+)
+
+func (k kind) String() string {
+	switch k {
+	case kindWorkspace:
+		return "workspace"
+	case kindTemp:
+		return "temp-workspace"
+	case kindReadOnly:
+		return "read-only-path"
+	case kindContext:
+		return "context-path"
+	case kindPrivate:
+		return "private-path"
+	}
+	return "unknown"
+}
+
+// managed is one managed root, symlink-resolved.
+type managed struct {
+	path  string
+	kind  kind
+	write bool // effective for this agent in this role
+	file  bool // a file context path: grants that file only
+}
+
+// Policy decides for one agent in one role. It is immutable after New; Decide only reads it, so
+// it is safe for concurrent use.
+type Policy struct {
+	spec      Spec
+	fs        fsys
+	home      string
+	workspace string // resolved; "" when the agent has none
+
+	roots       map[string]*managed
+	fileParents map[string]string   // parent dir of a file context path -> that file
+	protected   map[string]string   // protected path -> its context path
+	restricted  map[string]struct{} // strict ancestors of protected paths and non-writable roots
+	guardOn     bool
+	guardRead   map[string]struct{} // read_paths ∪ write_paths
+	guardWrite  map[string]struct{}
+	guardReadL  []string
+	guardWriteL []string
+
+	allow, deny []rule
+}
+
+// New builds the Policy for spec. Every configured path must be absolute; managed roots are
+// resolved (symlinks included) here, once.
+func New(spec Spec) (*Policy, error) {
+	return newPolicy(spec, osFS{})
+}
+
+func newPolicy(spec Spec, fsx fsys) (*Policy, error) {
+	p := &Policy{
+		spec:        spec,
+		fs:          fsx,
+		home:        spec.Home,
+		roots:       map[string]*managed{},
+		fileParents: map[string]string{},
+		protected:   map[string]string{},
+		restricted:  map[string]struct{}{},
+	}
+	switch spec.Mode {
+	case "":
+		p.spec.Mode = ModeAcceptEdits
+	case ModeAcceptEdits, ModeDefault, ModeBypass:
+	default:
+		return nil, fmt.Errorf("permissions: unknown mode %q (known: acceptEdits, default, bypassPermissions)", spec.Mode)
+	}
+	if p.home == "" {
+		if h, err := os.UserHomeDir(); err == nil {
+			p.home = h
+		}
+	}
+	resolveRoot := func(what, path string) (string, error) {
+		if path == "" {
+			return "", fmt.Errorf("permissions: %s: empty path", what)
+		}
+		abs, err := expandHome(path, p.home)
+		if err != nil {
+			return "", fmt.Errorf("permissions: %s: %w", what, err)
+		}
+		if !filepath.IsAbs(abs) {
+			return "", fmt.Errorf("permissions: %s: path %q is not absolute", what, path)
+		}
+		r, err := resolvePhysical(fsx, abs)
+		if err != nil {
+			return "", fmt.Errorf("permissions: %s: %w", what, err)
+		}
+		return r, nil
+	}
+	add := func(m *managed) {
+		old, ok := p.roots[m.path]
+		if !ok {
+			p.roots[m.path] = m
+			return
+		}
+		// Two roots on one path: the own workspace wins, private wins over the rest, and
+		// otherwise the stricter permission holds.
+		switch {
+		case old.kind == kindWorkspace:
+		case m.kind == kindWorkspace || m.kind == kindPrivate:
+			p.roots[m.path] = m
+		case old.kind == kindPrivate:
+		default:
+			old.write = old.write && m.write
+			old.file = old.file && m.file
+			if m.kind != kindContext {
+				old.kind = m.kind
+			}
+		}
+	}
+	if spec.Workspace != "" {
+		ws, err := resolveRoot("workspace", spec.Workspace)
+		if err != nil {
+			return nil, err
+		}
+		p.workspace = ws
+		add(&managed{path: ws, kind: kindWorkspace, write: true})
+	}
+	for _, t := range spec.TempWorkspaces {
+		r, err := resolveRoot("temp workspace", t)
+		if err != nil {
+			return nil, err
+		}
+		add(&managed{path: r, kind: kindTemp})
+	}
+	for _, t := range spec.ReadOnly {
+		r, err := resolveRoot("read-only path", t)
+		if err != nil {
+			return nil, err
+		}
+		add(&managed{path: r, kind: kindReadOnly})
+	}
+	for i, cp := range spec.ContextPaths {
+		r, err := resolveRoot(fmt.Sprintf("context path %d", i), cp.Path)
+		if err != nil {
+			return nil, err
+		}
+		isFile := false
+		if fi, err := os.Stat(r); err == nil && !fi.IsDir() {
+			isFile = true
+		}
+		add(&managed{path: r, kind: kindContext, write: cp.Write && spec.Role == Final, file: isFile})
+		if isFile {
+			p.fileParents[parentDir(r)] = r
+		}
+		for _, pp := range cp.Protected {
+			if !filepath.IsAbs(pp) && !strings.HasPrefix(pp, "~") {
+				pp = filepath.Join(cp.Path, pp)
+			}
+			pr, err := resolveRoot(fmt.Sprintf("context path %s: protected path", cp.Path), pp)
+			if err != nil {
+				return nil, err
+			}
+			p.protected[pr] = r
+		}
+	}
+	for _, t := range spec.Private {
+		r, err := resolveRoot("private path", t)
+		if err != nil {
+			return nil, err
+		}
+		add(&managed{path: r, kind: kindPrivate})
+	}
+	if len(spec.ReadPaths) > 0 || len(spec.WritePaths) > 0 {
+		p.guardOn = true
+		p.guardRead = map[string]struct{}{}
+		p.guardWrite = map[string]struct{}{}
+		for _, g := range spec.ReadPaths {
+			r, err := resolveRoot("read_paths", g)
+			if err != nil {
+				return nil, err
+			}
+			p.guardRead[r] = struct{}{}
+			p.guardReadL = append(p.guardReadL, r)
+		}
+		for _, g := range spec.WritePaths {
+			r, err := resolveRoot("write_paths", g)
+			if err != nil {
+				return nil, err
+			}
+			p.guardRead[r] = struct{}{}
+			p.guardWrite[r] = struct{}{}
+			p.guardWriteL = append(p.guardWriteL, r)
+		}
+	}
+	// A write on a directory would also hit what lies below it (delete, move): index the
+	// ancestors of everything that must not change, so that check is one map lookup.
+	markAncestors := func(path string) {
+		for q := path; q != "/"; {
+			q = parentDir(q)
+			if _, ok := p.restricted[q]; ok {
+				return
+			}
+			p.restricted[q] = struct{}{}
+		}
+	}
+	for pr := range p.protected {
+		markAncestors(pr)
+	}
+	for _, m := range p.roots {
+		if !m.write {
+			markAncestors(m.path)
+		}
+	}
+	var err error
+	if p.allow, err = parseRules(spec.Allow); err != nil {
+		return nil, err
+	}
+	if p.deny, err = parseRules(spec.Deny); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Spec returns the spec the policy was built from.
+func (p *Policy) Spec() Spec { return p.spec }
+
+// Resolve returns the absolute, symlink-resolved path a tool would reach: relative paths join the
+// workspace, ~ expands, ".." applies to the directory actually reached.
+func (p *Policy) Resolve(path string) (string, error) {
+	abs, err := absolute(path, p.workspace, p.home)
+	if err != nil {
+		return "", err
+	}
+	return resolvePhysical(p.fs, abs)
+}
+
+// pathVerdict is the outcome of checking one resolved path.
+type pathVerdict struct {
+	allow bool
+	root  *managed
+	rule  string
+	why   string
+}
+
+// CheckPath decides one path (relative paths resolve against the workspace). It never asks.
+func (p *Policy) CheckPath(path string, a Access) Decision {
+	d, _ := p.checkPath(path, a)
+	return d
+}
+
+func (p *Policy) checkPath(given string, a Access) (Decision, *managed) {
+	abs, err := absolute(given, p.workspace, p.home)
+	if err != nil {
+		return deny(given, a, "unresolvable-path", fmt.Sprintf("Access denied: %v", err)), nil
+	}
+	phys, err := resolvePhysical(p.fs, abs)
+	if err != nil {
+		return deny(given, a, "unresolvable-path", fmt.Sprintf("Access denied: %v", err)), nil
+	}
+	d, m := p.decideResolved(given, phys, a)
+	if !d.Allow || !hasDotDot(abs) {
+		return d, m
+	}
+	// A tool that cleans ".." textually before opening reaches another file than the kernel
+	// would when a symlink precedes the "..": both readings must be allowed.
+	lex, err := resolvePhysical(p.fs, filepath.Clean(abs))
+	if err != nil {
+		return deny(given, a, "unresolvable-path", fmt.Sprintf("Access denied: %v", err)), nil
+	}
+	if lex != phys {
+		if d2, m2 := p.decideResolved(given, lex, a); !d2.Allow {
+			return d2, m2
+		}
+	}
+	return d, m
+}
+
+func hasDotDot(p string) bool {
+	for _, c := range strings.Split(p, "/") {
+		if c == ".." {
+			return true
+		}
+	}
+	return false
+}
+
+func deny(path string, a Access, rule, reason string) Decision {
+	return Decision{Path: path, Access: a, Rule: rule, Reason: reason}
+}
+
+func accessWord(a Access) string {
+	if a == Write {
+		return "write"
+	}
+	return "read"
+}
+
+// decideResolved applies the rules to a resolved path. given is what the caller wrote (for the
+// message).
+func (p *Policy) decideResolved(given, res string, a Access) (Decision, *managed) {
+	show := fmt.Sprintf("'%s'", res)
+	if given != res && given != "" {
+		show = fmt.Sprintf("'%s' (resolves to '%s')", given, res)
+	}
+	var hit *managed
+	prot := ""
+	fileParent := ""
+	for q := res; ; q = parentDir(q) {
+		if hit == nil {
+			if m := p.roots[q]; m != nil {
+				hit = m
+			}
+		}
+		if prot == "" {
+			if _, ok := p.protected[q]; ok {
+				prot = q
+			}
+		}
+		if hit == nil && fileParent == "" {
+			if _, ok := p.fileParents[q]; ok {
+				fileParent = q
+			}
+		}
+		if q == "/" {
+			break
+		}
+	}
+	if hit == nil {
+		if fileParent != "" {
+			return deny(res, a, "file-context-sibling", fmt.Sprintf(
+				"Access denied: %s is not an explicitly allowed file in this directory (only %s is shared from %s)",
+				show, p.fileParents[fileParent], fileParent)), nil
+		}
+		return deny(res, a, "outside-managed-paths", fmt.Sprintf(
+			"Access denied: %s is outside every path this agent may use (its workspace, temp workspaces and context paths)", show)), nil
+	}
+	if hit.kind == kindPrivate {
+		return deny(res, a, "private-path", fmt.Sprintf(
+			"Access denied: %s belongs to another agent or to MassGen's snapshot storage; read other agents' work in your temp workspace", show)), hit
+	}
+	if hit.file && res != hit.path {
+		return deny(res, a, "file-context-sibling", fmt.Sprintf(
+			"Access denied: %s is not an explicitly allowed file in this directory (only %s is shared)", show, hit.path)), hit
+	}
+	if p.guardOn {
+		set, what := p.guardRead, "read_paths/write_paths"
+		if a == Write {
+			set, what = p.guardWrite, "write_paths"
+		}
+		if !inSet(set, res) {
+			return deny(res, a, "folder-guard", fmt.Sprintf(
+				"Access denied: %s is not within this agent's %s (%s)", show, what, strings.Join(p.guardList(a), ", "))), hit
+		}
+	}
+	if a == Read {
+		return Decision{Allow: true, Path: res, Access: a, Rule: hit.kind.String(),
+			Reason: fmt.Sprintf("read allowed: %s is in the agent's %s %s", show, hit.kind.label(), hit.path)}, hit
+	}
+	if prot != "" {
+		return deny(res, a, "protected-path", fmt.Sprintf(
+			"Access denied: %s is protected (protected path %s of context path %s is read-only for every agent)", show, prot, p.protected[prot])), hit
+	}
+	if _, ok := p.restricted[res]; ok {
+		return deny(res, a, "contains-read-only", fmt.Sprintf(
+			"Access denied: %s contains protected or read-only paths; writing, moving or deleting it as a whole is refused", show)), hit
+	}
+	if hit.kind != kindWorkspace {
+		if c := excludedComponent(res); c != "" {
+			return deny(res, a, "default-excluded", fmt.Sprintf(
+				"Access denied: %s is read-only: '%s' is a system path (.git, .env, node_modules, .massgen, ... are never written outside the agent's own workspace)", show, c)), hit
+		}
+	}
+	if !hit.write {
+		reason := fmt.Sprintf("Access denied: %s is in the %s %s, which is read-only for this agent", show, hit.kind.label(), hit.path)
+		if hit.kind == kindContext && p.spec.Role == Coordination {
+			reason += " (context paths are read-only during coordination; only the final agent may write, and only to context paths configured with permission: write)"
+		} else if hit.kind == kindContext {
+			reason += " (its permission is read)"
+		}
+		return deny(res, a, "read-only-"+hit.kind.String(), reason), hit
+	}
+	return Decision{Allow: true, Path: res, Access: a, Rule: hit.kind.String(),
+		Reason: fmt.Sprintf("write allowed: %s is in the agent's %s %s", show, hit.kind.label(), hit.path)}, hit
+}
+
+func (k kind) label() string {
+	switch k {
+	case kindWorkspace:
+		return "workspace"
+	case kindTemp:
+		return "temp workspace"
+	case kindReadOnly:
+		return "read-only path"
+	case kindContext:
+		return "context path"
+	}
+	return "private path"
+}
+
+func inSet(set map[string]struct{}, res string) bool {
+	for q := res; ; q = parentDir(q) {
+		if _, ok := set[q]; ok {
+			return true
+		}
+		if q == "/" {
+			return false
+		}
+	}
+}
+
+func (p *Policy) guardList(a Access) []string {
+	if a == Write {
+		if len(p.guardWriteL) == 0 {
+			return []string{"none"}
+		}
+		return p.guardWriteL
+	}
+	return append(slices.Clone(p.guardReadL), p.guardWriteL...)
+}
+
+// excludedComponent returns the first component of p that is a default-excluded name.
+// The comparison ignores ASCII case: on case-insensitive filesystems .GIT is .git.
+func excludedComponent(p string) string {
+	for _, c := range strings.Split(p, "/") {
+		for _, e := range DefaultExcluded {
+			if len(c) == len(e) && strings.EqualFold(c, e) {
+				return c
+			}
+		}
+	}
+	return ""
+}
+
+// findExcluded walks root for default-excluded names (not descending into them or into skip).
+func findExcluded(root, skip string) []string {
+	var out []string
+	_ = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if skip != "" && path == skip {
+			return filepath.SkipDir
+		}
+		if path != root && excludedComponent(d.Name()) != "" {
+			out = append(out, path)
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+		}
+		return nil
+	})
+	return out
+}

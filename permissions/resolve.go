@@ -1,0 +1,165 @@
+package permissions
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// maxLinks bounds symlink chains (Linux uses 40); more is a loop or an attack.
+const maxLinks = 40
+
+// fsys is the little filesystem access resolution needs; tests may substitute it.
+type fsys interface {
+	Lstat(name string) (fs.FileInfo, error)
+	Readlink(name string) (string, error)
+}
+
+type osFS struct{}
+
+func (osFS) Lstat(name string) (fs.FileInfo, error) { return os.Lstat(name) }
+func (osFS) Readlink(name string) (string, error)   { return os.Readlink(name) }
+
+// expandHome expands a leading "~" or "~/". "~user" is refused: we cannot know which directory
+// the tool would use, so we do not guess.
+func expandHome(path, home string) (string, error) {
+	if !strings.HasPrefix(path, "~") {
+		return path, nil
+	}
+	if path != "~" && !strings.HasPrefix(path, "~/") {
+		return "", fmt.Errorf("cannot resolve %q: ~user paths are not supported", path)
+	}
+	if home == "" {
+		return "", fmt.Errorf("cannot resolve %q: no home directory", path)
+	}
+	return home + path[1:], nil
+}
+
+// absolute turns path into an absolute, not yet symlink-resolved path: ~ expands, relative paths
+// join base (the workspace). An empty path means base itself.
+func absolute(path, base, home string) (string, error) {
+	if strings.IndexByte(path, 0) >= 0 {
+		return "", errors.New("path contains a NUL byte")
+	}
+	p, err := expandHome(path, home)
+	if err != nil {
+		return "", err
+	}
+	if !filepath.IsAbs(p) {
+		if base == "" {
+			return "", fmt.Errorf("cannot resolve relative path %q: the agent has no workspace", path)
+		}
+		p = base + "/" + p
+	}
+	return p, nil
+}
+
+// resolvePhysical resolves an absolute path the way the kernel walks it: component by
+// component, following every symlink (dangling ones by their target text), applying ".." to the
+// directory actually reached. Components that do not exist are appended as they are. Any error
+// other than "does not exist" (permission denied, not a directory, a loop) is returned: the caller
+// denies.
+func resolvePhysical(fsx fsys, abs string) (string, error) {
+	if !strings.HasPrefix(abs, "/") {
+		return "", fmt.Errorf("not an absolute path: %q", abs)
+	}
+	rest := abs
+	cur := "/"
+	links := 0
+	missing := false // once a component is missing, nothing below it exists
+	for rest != "" {
+		var comp string
+		if i := strings.IndexByte(rest, '/'); i >= 0 {
+			comp, rest = rest[:i], rest[i+1:]
+		} else {
+			comp, rest = rest, ""
+		}
+		switch comp {
+		case "", ".":
+			continue
+		case "..":
+			cur = parentDir(cur)
+			// Back above a missing component, the tree exists again and must be looked at.
+			missing = false
+			continue
+		}
+		next := joinClean(cur, comp)
+		if missing {
+			cur = next
+			continue
+		}
+		fi, err := fsx.Lstat(next)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				missing = true
+				cur = next
+				continue
+			}
+			return "", fmt.Errorf("cannot resolve %q: %w", abs, err)
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			if !fi.IsDir() && !onlyDotsAndSlashes(rest) {
+				// A file used as a directory: the kernel would refuse; so do we.
+				return "", fmt.Errorf("cannot resolve %q: %s is not a directory", abs, next)
+			}
+			cur = next
+			continue
+		}
+		links++
+		if links > maxLinks {
+			return "", fmt.Errorf("cannot resolve %q: too many levels of symbolic links", abs)
+		}
+		target, err := fsx.Readlink(next)
+		if err != nil {
+			return "", fmt.Errorf("cannot resolve %q: %w", abs, err)
+		}
+		if target == "" {
+			return "", fmt.Errorf("cannot resolve %q: empty symlink %s", abs, next)
+		}
+		if strings.HasPrefix(target, "/") {
+			cur = "/"
+		}
+		if rest == "" {
+			rest = target
+		} else {
+			rest = target + "/" + rest
+		}
+	}
+	return cur, nil
+}
+
+func onlyDotsAndSlashes(s string) bool {
+	for _, c := range strings.Split(s, "/") {
+		if c != "" && c != "." {
+			return false
+		}
+	}
+	return true
+}
+
+// parentDir of a clean absolute path, without allocating.
+func parentDir(p string) string {
+	i := strings.LastIndexByte(p, '/')
+	if i <= 0 {
+		return "/"
+	}
+	return p[:i]
+}
+
+func joinClean(dir, name string) string {
+	if dir == "/" {
+		return "/" + name
+	}
+	return dir + "/" + name
+}
+
+// within reports whether p is root or below it (component-wise); both clean and absolute.
+func within(p, root string) bool {
+	if root == "/" {
+		return true
+	}
+	return p == root || (strings.HasPrefix(p, root) && p[len(root)] == '/')
+}

@@ -1,0 +1,139 @@
+package permissions
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+// rule is one allow/deny entry: a tool-name glob with an optional argument glob, e.g.
+// "execute_command(npm test*)" or "write_file(src/**)".
+type rule struct {
+	text    string
+	tool    string
+	arg     string
+	hasArgs bool
+}
+
+func parseRules(list []string) ([]rule, error) {
+	out := make([]rule, 0, len(list))
+	for _, t := range list {
+		s := strings.TrimSpace(t)
+		r := rule{text: s, tool: s}
+		if i := strings.IndexByte(s, '('); i >= 0 {
+			if !strings.HasSuffix(s, ")") {
+				return nil, fmt.Errorf("permissions: rule %q: missing closing parenthesis", t)
+			}
+			r.tool, r.arg, r.hasArgs = strings.TrimSpace(s[:i]), s[i+1:len(s)-1], true
+		}
+		if r.tool == "" {
+			return nil, fmt.Errorf("permissions: rule %q: no tool name", t)
+		}
+		if _, err := filepath.Match(r.tool, "x"); err != nil {
+			return nil, fmt.Errorf("permissions: rule %q: bad tool pattern: %w", t, err)
+		}
+		if r.hasArgs && !isCommandBase(r.tool) {
+			if !doublestar.ValidatePattern(r.arg) {
+				return nil, fmt.Errorf("permissions: rule %q: bad argument pattern", t)
+			}
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func isCommandBase(toolPattern string) bool { return IsCommandTool(toolPattern) }
+
+func (r rule) matchesTool(tool string) bool {
+	if ok, _ := filepath.Match(r.tool, tool); ok {
+		return true
+	}
+	ok, _ := filepath.Match(r.tool, BaseToolName(tool))
+	return ok
+}
+
+// wildcard matches s against a pattern where * is any run of characters and ? one character.
+func wildcard(pattern, s string) bool {
+	px, sx := 0, 0
+	nextPx, nextSx := -1, -1
+	for px < len(pattern) || sx < len(s) {
+		if px < len(pattern) {
+			switch c := pattern[px]; c {
+			case '*':
+				nextPx, nextSx = px, sx+1
+				px++
+				continue
+			case '?':
+				if sx < len(s) {
+					px++
+					sx++
+					continue
+				}
+			default:
+				if sx < len(s) && s[sx] == c {
+					px++
+					sx++
+					continue
+				}
+			}
+		}
+		if nextSx > 0 && nextSx <= len(s) {
+			px, sx = nextPx, nextSx
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+// ruleCall is what rules look at.
+type ruleCall struct {
+	tool    string
+	command string   // for command tools
+	paths   []string // candidate spellings of every path argument, grouped per path
+	groups  [][]string
+	strings []string // every string argument (other tools)
+}
+
+// matches reports whether the rule applies. For deny, one matching path is enough; for allow,
+// every path must match (all=true).
+func (r rule) matches(c *ruleCall, all bool) bool {
+	if !r.matchesTool(c.tool) {
+		return false
+	}
+	if !r.hasArgs {
+		return true
+	}
+	if IsCommandTool(c.tool) && c.command != "" {
+		return wildcard(r.arg, strings.TrimSpace(c.command))
+	}
+	if len(c.groups) > 0 {
+		matched := 0
+		for _, g := range c.groups {
+			hit := false
+			for _, cand := range g {
+				if ok, _ := doublestar.Match(r.arg, cand); ok {
+					hit = true
+					break
+				}
+			}
+			if hit {
+				matched++
+				if !all {
+					return true
+				}
+			} else if all {
+				return false
+			}
+		}
+		return matched > 0
+	}
+	for _, s := range c.strings {
+		if wildcard(r.arg, s) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,281 @@
+package snapshots
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// cloneMode is how a file already in a snapshot reaches another tree of ours.
+type cloneMode uint8
+
+const (
+	modeLink    cloneMode = iota // hard link (the default: same filesystem)
+	modeReflink                  // FICLONE: own inode, shared blocks (btrfs, xfs, ...)
+	modeCopy                     // different filesystems
+)
+
+func (m cloneMode) String() string {
+	return [...]string{"hardlink", "reflink", "copy"}[m]
+}
+
+// probe decides once per store how files reach temp workspaces and log copies. Temp workspaces
+// prefer reflinks (a separate inode, so even a write that got past the permission layer could
+// not reach the snapshot), then hard links, then copies; log copies use hard links, then copies.
+func (s *Store) probe() {
+	s.probeOnce.Do(func() {
+		s.tempMode, s.logMode = modeCopy, modeCopy
+		src := filepath.Join(s.stagingRoot(), "probe")
+		if err := os.MkdirAll(s.stagingRoot(), 0o755); err != nil {
+			return
+		}
+		if err := os.WriteFile(src, []byte("probe"), 0o644); err != nil {
+			return
+		}
+		defer os.Remove(src)
+		try := func(dir string, reflinkToo bool) cloneMode {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return modeCopy
+			}
+			dst := filepath.Join(dir, ".massgen-probe")
+			_ = os.Remove(dst)
+			defer os.Remove(dst)
+			if reflinkToo {
+				if reflink(src, dst, 0o644) == nil {
+					return modeReflink
+				}
+				_ = os.Remove(dst)
+			}
+			if os.Link(src, dst) == nil {
+				return modeLink
+			}
+			return modeCopy
+		}
+		s.tempMode = try(s.o.TempRoot, true)
+		if s.o.LogDir != "" {
+			s.logMode = try(s.o.LogDir, false)
+		}
+		s.log.Debug("snapshot clone modes", zap.Stringer("temp", s.tempMode), zap.Stringer("log", s.logMode))
+	})
+}
+
+// cloneFile makes dst a copy of the snapshot file src (never a workspace file: a hard link to a
+// workspace file would let the agent change the snapshot later by writing the shared inode).
+func cloneFile(src, dst string, m cloneMode) error {
+	switch m {
+	case modeLink:
+		err := os.Link(src, dst)
+		if err == nil || !errors.Is(err, syscall.EMLINK) && !errors.Is(err, syscall.EXDEV) && !errors.Is(err, syscall.EPERM) {
+			return err
+		}
+	case modeReflink:
+		fi, err := os.Lstat(src)
+		if err != nil {
+			return err
+		}
+		if reflink(src, dst, fi.Mode().Perm()) == nil {
+			return chtimes(dst, fi.ModTime())
+		}
+		if err := os.Link(src, dst); err == nil {
+			return nil
+		}
+	}
+	in, err := openNoFollow(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	_, err = copyOpen(in, dst)
+	return err
+}
+
+func chtimes(p string, t time.Time) error { return os.Chtimes(p, t, t) }
+
+func openNoFollow(p string) (*os.File, error) {
+	return os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+}
+
+func createExcl(p string, mode fs.FileMode) (*os.File, error) {
+	return os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, mode.Perm()|0o200)
+}
+
+func removeFile(p string) error {
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// copyOpen copies the open regular file in to the new file dst, keeping mode and mtime. It
+// returns in's stat as copied.
+func copyOpen(in *os.File, dst string) (fs.FileInfo, error) {
+	fi, err := in.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", in.Name())
+	}
+	out, err := createExcl(dst, fi.Mode())
+	if err != nil {
+		return nil, err
+	}
+	_, err = io.Copy(out, in) // copy_file_range on Linux
+	if err == nil {
+		err = out.Chmod(fi.Mode().Perm())
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = chtimes(dst, fi.ModTime())
+	}
+	if err != nil {
+		_ = removeFile(dst)
+		return nil, err
+	}
+	return fi, nil
+}
+
+// copyFromWorkspace copies the workspace file rel (read through root, so it cannot lead outside
+// the workspace) to the new file dst.
+func copyFromWorkspace(root *os.Root, rel, dst string) (fs.FileInfo, error) {
+	in, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer in.Close()
+	return copyOpen(in, dst)
+}
+
+// sameContent compares the workspace file rel with the snapshot file snap byte for byte.
+func sameContent(root *os.Root, rel, snap string) (bool, error) {
+	a, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return false, err
+	}
+	defer a.Close()
+	b, err := openNoFollow(snap)
+	if err != nil {
+		return false, err
+	}
+	defer b.Close()
+	ba, bb := make([]byte, 64<<10), make([]byte, 64<<10)
+	for {
+		na, ea := io.ReadFull(a, ba)
+		nb, eb := io.ReadFull(b, bb)
+		if na != nb || !bytes.Equal(ba[:na], bb[:nb]) {
+			return false, nil
+		}
+		if ea != nil || eb != nil {
+			if (ea == io.EOF || ea == io.ErrUnexpectedEOF) && (eb == io.EOF || eb == io.ErrUnexpectedEOF) {
+				return true, nil
+			}
+			return false, errors.Join(ignoreEOF(ea), ignoreEOF(eb))
+		}
+	}
+}
+
+func ignoreEOF(err error) error {
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		return nil
+	}
+	return err
+}
+
+// workers is how many file operations run at once: file copies and links spend most of their
+// time in the kernel, so a few more than the CPUs overlap well.
+func workers() int { return max(4, 2*runtime.GOMAXPROCS(0)) }
+
+// parallel runs fn for every item on a few goroutines and returns the errors joined.
+func parallel[T any](ctx context.Context, items []T, fn func(T) error) error {
+	if len(items) == 0 {
+		return nil
+	}
+	n := min(workers(), len(items))
+	ch := make(chan T)
+	var (
+		mu   sync.Mutex
+		errs []error
+		wg   sync.WaitGroup
+	)
+	for range n {
+		wg.Go(func() {
+			for it := range ch {
+				if err := fn(it); err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	for _, it := range items {
+		if ctx.Err() != nil {
+			break
+		}
+		ch <- it
+	}
+	close(ch)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// cloneTree makes dst (which must not exist) a copy of the snapshot tree src: directories made,
+// files cloned with m, symlinks recreated verbatim (they were checked when the snapshot was made).
+func cloneTree(ctx context.Context, src, dst string, m cloneMode) error {
+	var files [][2]string
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		to := filepath.Join(dst, rel)
+		switch d.Type() {
+		case fs.ModeDir:
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			return mkdir(to, info.Mode().Perm())
+		case fs.ModeSymlink:
+			t, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(t, to)
+		case 0:
+			files = append(files, [2]string{p, to})
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return parallel(ctx, files, func(f [2]string) error { return cloneFile(f[0], f[1], m) })
+}
+
+// mkdir creates p with mode perm exactly (umask aside); an existing directory just gets the mode.
+func mkdir(p string, perm fs.FileMode) error {
+	perm |= 0o700
+	if err := os.Mkdir(p, perm); err != nil {
+		if fi, lerr := os.Lstat(p); lerr != nil || !fi.IsDir() {
+			return err
+		}
+	}
+	return os.Chmod(p, perm)
+}

@@ -1,0 +1,204 @@
+// Package snapshots owns the agents' snapshot storage and temporary workspaces: each agent's
+// latest work (answer, vote or partial work on restart) kept under SnapshotRoot/<agentID>/ and,
+// timestamped, under the run's log folder; and the temp workspaces TempRoot/<agentID>/ that show
+// an agent the other agents' latest snapshots under anonymous ids (agent1, agent2, ... in config
+// order). See docs/snapshots.md for the storage rules and why they are safe and fast.
+package snapshots
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"go.uber.org/zap"
+)
+
+// Options configures a Store.
+type Options struct {
+	SnapshotRoot string   // snapshot_storage: SnapshotRoot/<agentID>/ holds the latest snapshot
+	TempRoot     string   // agent_temporary_workspace: TempRoot/<agentID>/ is refilled before each execution
+	LogDir       string   // the run's log folder; timestamped copies go to LogDir/snapshots/<agentID>/ ("" = none)
+	Agents       []string // agent ids in config order (fixes the anonymous ids)
+	Logger       *zap.Logger
+}
+
+// Store manages the snapshots and temp workspaces of one run. It is safe for concurrent use by
+// the agents' goroutines.
+type Store struct {
+	o      Options
+	log    *zap.Logger
+	agents map[string]*agentState
+	anon   map[string]string
+
+	probeOnce sync.Once
+	tempMode  cloneMode // how snapshot files reach temp workspaces (reflink, hard link or copy)
+	logMode   cloneMode // how snapshot files reach log copies (hard link or copy)
+}
+
+// agentState is everything the store remembers about one agent.
+type agentState struct {
+	id   string
+	anon string
+
+	// saveMu serialises Save for this agent; index and lastLog belong to it.
+	saveMu  sync.Mutex
+	index   map[string]entry // the workspace as of the last save (only entries kept in the snapshot)
+	lastLog string           // last log copy (a real directory, never a symlink)
+
+	// snapMu guards the snapshot directory and the generation bookkeeping: Save holds it for
+	// writing only while it places a new snapshot or applies a delta; FillTemp holds it for
+	// reading while it links from the snapshot, so it sees the old or the new one, never half.
+	snapMu  sync.RWMutex
+	has     bool // a snapshot exists
+	gen     int  // bumped on every change of the snapshot
+	fullGen int  // generation of the last full rebuild (deltas before it are forgotten)
+	journal []journalEntry
+
+	// tempMu serialises FillTemp into this agent's temp workspace; synced belongs to it.
+	tempMu sync.Mutex
+	synced map[string]int // source agent id -> snapshot generation its anon folder reflects
+}
+
+// journalEntry lists the paths (relative to the snapshot) that generation gen changed.
+type journalEntry struct {
+	gen  int
+	rels []string
+}
+
+// New creates the store. A run starts clean: TempRoot is emptied (stale data from earlier runs)
+// and so are the configured agents' snapshot folders, so that no agent mistakes a previous run's
+// work for a peer's current work.
+func New(o Options) (*Store, error) {
+	if o.SnapshotRoot == "" || o.TempRoot == "" {
+		return nil, errors.New("snapshots: SnapshotRoot and TempRoot are required")
+	}
+	for _, p := range []struct{ name, dir string }{{"SnapshotRoot", o.SnapshotRoot}, {"TempRoot", o.TempRoot}, {"LogDir", o.LogDir}} {
+		if p.dir != "" && !filepath.IsAbs(p.dir) {
+			return nil, fmt.Errorf("snapshots: %s %q is not an absolute path", p.name, p.dir)
+		}
+	}
+	o.SnapshotRoot, o.TempRoot = filepath.Clean(o.SnapshotRoot), filepath.Clean(o.TempRoot)
+	if o.SnapshotRoot == o.TempRoot || within(o.SnapshotRoot, o.TempRoot) || within(o.TempRoot, o.SnapshotRoot) {
+		return nil, fmt.Errorf("snapshots: SnapshotRoot %q and TempRoot %q must not contain each other", o.SnapshotRoot, o.TempRoot)
+	}
+	if len(o.Agents) == 0 {
+		return nil, errors.New("snapshots: no agents")
+	}
+	log := o.Logger
+	if log == nil {
+		log = zap.NewNop()
+	}
+	s := &Store{o: o, log: log, agents: map[string]*agentState{}, anon: map[string]string{}}
+	for i, id := range o.Agents {
+		if err := checkID(id); err != nil {
+			return nil, err
+		}
+		if _, dup := s.agents[id]; dup {
+			return nil, fmt.Errorf("snapshots: agent id %q appears twice", id)
+		}
+		a := fmt.Sprintf("agent%d", i+1)
+		s.agents[id] = &agentState{id: id, anon: a, synced: map[string]int{}}
+		s.anon[id] = a
+	}
+	if err := os.MkdirAll(o.SnapshotRoot, 0o755); err != nil {
+		return nil, fmt.Errorf("snapshots: %w", err)
+	}
+	if err := ClearWorkspace(o.TempRoot); err != nil {
+		return nil, fmt.Errorf("snapshots: clearing stale temp workspaces: %w", err)
+	}
+	if err := os.RemoveAll(s.stagingRoot()); err != nil {
+		return nil, fmt.Errorf("snapshots: %w", err)
+	}
+	for _, id := range o.Agents {
+		if err := os.RemoveAll(s.SnapshotDir(id)); err != nil {
+			return nil, fmt.Errorf("snapshots: clearing stale snapshot of %s: %w", id, err)
+		}
+	}
+	return s, nil
+}
+
+// checkID refuses agent ids that are not a single plain path component.
+func checkID(id string) error {
+	if id == "" || id == "." || id == ".." || strings.HasPrefix(id, ".") || strings.ContainsAny(id, `/\`+"\x00") {
+		return fmt.Errorf("snapshots: agent id %q cannot be used as a folder name", id)
+	}
+	return nil
+}
+
+// within reports whether p is strictly inside dir (both clean and absolute).
+func within(p, dir string) bool {
+	return strings.HasPrefix(p, dir+string(filepath.Separator))
+}
+
+func (s *Store) agent(id string) (*agentState, error) {
+	a, ok := s.agents[id]
+	if !ok {
+		return nil, fmt.Errorf("snapshots: unknown agent %q (known: %s)", id, strings.Join(s.o.Agents, ", "))
+	}
+	return a, nil
+}
+
+// stagingRoot holds snapshots and changed files being built; it sits inside SnapshotRoot so
+// that renames into place stay on one filesystem.
+func (s *Store) stagingRoot() string { return filepath.Join(s.o.SnapshotRoot, ".staging") }
+
+// AnonID returns the anonymous id of agentID: agent1, agent2, ... by config order, fixed for the
+// run ("" for an unknown agent).
+func (s *Store) AnonID(agentID string) string { return s.anon[agentID] }
+
+// TempDir returns TempRoot/<agentID>.
+func (s *Store) TempDir(agentID string) string { return filepath.Join(s.o.TempRoot, agentID) }
+
+// SnapshotDir returns SnapshotRoot/<agentID>.
+func (s *Store) SnapshotDir(agentID string) string {
+	return filepath.Join(s.o.SnapshotRoot, agentID)
+}
+
+// HasSnapshot reports whether agentID has a snapshot.
+func (s *Store) HasSnapshot(agentID string) bool {
+	a, err := s.agent(agentID)
+	if err != nil {
+		return false
+	}
+	a.snapMu.RLock()
+	defer a.snapMu.RUnlock()
+	return a.has
+}
+
+// ClearWorkspace empties dir and keeps it (creating it if missing). Symlinks inside are removed,
+// never followed.
+func ClearWorkspace(dir string) error {
+	if dir == "" {
+		return errors.New("snapshots: ClearWorkspace: empty path")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("snapshots: ClearWorkspace %q: %w", dir, err)
+	}
+	if filepath.Dir(abs) == abs {
+		return fmt.Errorf("snapshots: ClearWorkspace: refusing to empty the filesystem root %q", abs)
+	}
+	if fi, err := os.Lstat(abs); err == nil && !fi.IsDir() {
+		return fmt.Errorf("snapshots: ClearWorkspace: %q is not a directory", abs)
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return fmt.Errorf("snapshots: ClearWorkspace: %w", err)
+	}
+	ents, err := os.ReadDir(abs)
+	if err != nil {
+		return fmt.Errorf("snapshots: ClearWorkspace: %w", err)
+	}
+	var errs []error
+	for _, e := range ents {
+		if err := os.RemoveAll(filepath.Join(abs, e.Name())); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("snapshots: ClearWorkspace %q: %w", abs, err)
+	}
+	return nil
+}
