@@ -14,7 +14,7 @@ test:
 
 lint:
 	$(GO) vet ./...
-	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	@out=$$(find . -name '*.go' -not -path './.git/*' -not -path './.cache/*' -print0 | xargs -0 gofmt -l); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 bench:
@@ -24,8 +24,11 @@ bench:
 fuzz:
 	FUZZTIME=$(FUZZTIME) ./scripts/fuzz.sh
 
+# Installs the binary into $(go env GOBIN), else $(go env GOPATH)/bin.
 install:
 	$(GO) install .
+	@bin=$$($(GO) env GOBIN); [ -n "$$bin" ] || bin=$$($(GO) env GOPATH)/bin; \
+	echo "installed $$bin/massgen"
 
 # What the tests need beyond Go: npm packages for the MCP tests (into .cache/npm).
 test-deps:

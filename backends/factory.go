@@ -136,7 +136,8 @@ func keyRequirement(cfg configs.Backend) (vars []string, needed bool, err error)
 
 // resolveKey returns the config's api_key, else the first set variable.
 func resolveKey(cfg configs.Backend, vars []string, lookup func(string) (string, bool)) (string, bool) {
-	if k := strings.TrimSpace(cfg.APIKey); k != "" {
+	// An api_key still reading ${VAR} is a reference whose variable was not set: no key.
+	if k := strings.TrimSpace(cfg.APIKey); k != "" && !strings.Contains(k, "${") {
 		return k, true
 	}
 	for _, v := range vars {

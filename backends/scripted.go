@@ -60,22 +60,22 @@ func (s *scripted) Model() string    { return "scripted (demo)" }
 
 // Generate plays the next step of req.Phase.
 func (s *scripted) Generate(ctx context.Context, req Request, onEvent func(Event)) (*Response, error) {
+	step, idx, ok := s.next(req.Phase)
+	if ok && step.Block {
+		// A slow model: nothing until cancelled. The step counts as played even if ctx was
+		// already cancelled, so a restarted agent always goes on with the next one.
+		s.advance(req.Phase, idx)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	step, idx, ok := s.next(req.Phase)
 	if !ok {
 		return s.finished(req, onEvent), nil
 	}
 	s.logger.Debug("scripted step", zap.String("agent", s.agent), zap.String("phase", req.Phase), zap.Int("step", idx+1))
 
-	if step.Block {
-		// A slow model: nothing until cancelled. The step counts as played, so a restarted
-		// agent goes on with the next one.
-		s.advance(req.Phase, idx)
-		<-ctx.Done()
-		return nil, ctx.Err()
-	}
 	if step.WaitFor != "" {
 		path := substitute(step.WaitFor, req.Vars)
 		if !filepath.IsAbs(path) && req.Vars["WORKSPACE"] != "" {

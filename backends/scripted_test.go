@@ -193,23 +193,28 @@ func TestScriptedWaitForTimesOutWithContext(t *testing.T) {
 }
 
 func TestScriptedBlockUntilCancelledThenContinues(t *testing.T) {
-	b := newTestScripted(t, []configs.ScriptStep{
-		{Phase: "coordination", Block: true},
-		{Phase: "coordination", Text: "after restart"},
-	})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		_, err := b.Generate(ctx, Request{Phase: "coordination"}, nil)
-		done <- err
-	}()
-	cancel()
-	if err := <-done; !errors.Is(err, context.Canceled) {
-		t.Fatalf("blocked step: err = %v", err)
-	}
-	r, err := b.Generate(context.Background(), Request{Phase: "coordination"}, nil)
-	if err != nil || r.Text != "after restart" {
-		t.Fatalf("after restart: %+v %v", r, err)
+	for _, preCancelled := range []bool{false, true} {
+		b := newTestScripted(t, []configs.ScriptStep{
+			{Phase: "coordination", Block: true},
+			{Phase: "coordination", Text: "after restart"},
+		})
+		ctx, cancel := context.WithCancel(context.Background())
+		if preCancelled {
+			cancel()
+		}
+		done := make(chan error, 1)
+		go func() {
+			_, err := b.Generate(ctx, Request{Phase: "coordination"}, nil)
+			done <- err
+		}()
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Fatalf("blocked step (pre-cancelled %v): err = %v", preCancelled, err)
+		}
+		r, err := b.Generate(context.Background(), Request{Phase: "coordination"}, nil)
+		if err != nil || r.Text != "after restart" {
+			t.Fatalf("after restart (pre-cancelled %v): %+v %v", preCancelled, r, err)
+		}
 	}
 }
 

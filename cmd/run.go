@@ -115,15 +115,21 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 			Cwd: wd, Home: home, Existing: cfg.Orchestrator.ContextPaths,
 		})
 		if err != nil {
-			return cancelOr(err, cmdutil.ExitUsage)
+			return cancelOr(err, cmdutil.ExitFailure)
 		}
 		if err := cfg.AddContextPaths(wd, cps...); err != nil {
 			return cmdutil.WithCode(cmdutil.ExitUsage, err)
 		}
 		prompted = true
 	}
-	if opts.Display != "silent" && (prompted || len(cfg.Orchestrator.ContextPaths) > 0) {
-		fmt.Fprintln(opts.IO.ErrOut, prompt.FormatContextPaths(cfg.Orchestrator.ContextPaths))
+	if opts.Display != "silent" {
+		switch {
+		case prompted || len(cfg.Orchestrator.ContextPaths) > 0:
+			fmt.Fprintln(opts.IO.ErrOut, prompt.FormatContextPaths(cfg.Orchestrator.ContextPaths))
+		case cfg.HasWorkspaces():
+			// --yes (or no terminal) never adds a context path: writing the user's files is opt-in.
+			fmt.Fprintln(opts.IO.ErrOut, "No context paths: agents work only in .massgen/ (add --context PATH to share your files).")
+		}
 	}
 	if err := cfg.CheckContextPaths(); err != nil {
 		return cmdutil.WithCode(cmdutil.ExitUsage, err)
@@ -189,25 +195,22 @@ func interactive(ctx context.Context, opts *RunOptions) error {
 	if tty && opts.Display != "silent" {
 		fmt.Fprintln(opts.IO.ErrOut, "Interactive mode: type a task and press Enter; /quit or Ctrl-D to leave.")
 	}
-	lines := readLines(ctx, opts.IO.In)
+	in := bufio.NewReader(opts.IO.In)
 	for {
 		if tty {
 			fmt.Fprint(opts.IO.ErrOut, "massgen> ")
 		}
-		var line string
-		select {
-		case <-ctx.Done():
-			return cmdutil.WithCode(cmdutil.ExitCanceled, ctx.Err())
-		case l, ok := <-lines:
-			if !ok {
-				if tty {
-					fmt.Fprintln(opts.IO.ErrOut)
-				}
-				return nil
-			}
-			line = strings.TrimSpace(l)
+		line, ok, err := readLine(ctx, in)
+		if err != nil {
+			return cancelOr(err, cmdutil.ExitFailure)
 		}
-		switch line {
+		if !ok {
+			if tty {
+				fmt.Fprintln(opts.IO.ErrOut)
+			}
+			return nil
+		}
+		switch line = strings.TrimSpace(line); line {
 		case "":
 			continue
 		case "/quit", "/exit", "quit", "exit":
@@ -222,22 +225,34 @@ func interactive(ctx context.Context, opts *RunOptions) error {
 	}
 }
 
-// readLines delivers the lines of r on a channel, so the loop can also watch for Ctrl-C.
-func readLines(ctx context.Context, r io.Reader) <-chan string {
-	ch := make(chan string)
+// readLine reads one line, or returns ctx's error when it is cancelled first (Ctrl-C at the
+// prompt). Only one read is in flight, and only while waiting for a task, so nothing reads
+// stdin while a turn runs (a permission prompt may need it). ok is false at end of input.
+func readLine(ctx context.Context, r *bufio.Reader) (line string, ok bool, err error) {
+	type result struct {
+		s   string
+		err error
+	}
+	ch := make(chan result, 1)
 	go func() {
-		defer close(ch)
-		sc := bufio.NewScanner(r)
-		sc.Buffer(make([]byte, 64*1024), 4*1024*1024)
-		for sc.Scan() {
-			select {
-			case ch <- sc.Text():
-			case <-ctx.Done():
-				return
-			}
-		}
+		s, err := r.ReadString('\n')
+		ch <- result{s, err}
 	}()
-	return ch
+	select {
+	case <-ctx.Done():
+		return "", false, ctx.Err()
+	case res := <-ch:
+		switch {
+		case res.err == nil:
+			return res.s, true, nil
+		case errors.Is(res.err, io.EOF) && res.s != "":
+			return res.s, true, nil // a last line without a newline
+		case errors.Is(res.err, io.EOF):
+			return "", false, nil
+		default:
+			return "", false, fmt.Errorf("reading stdin: %w", res.err)
+		}
+	}
 }
 
 // cancelOr maps a cancellation (Ctrl-C, prompt aborted) to exit 130 and any other error to code

@@ -634,3 +634,33 @@ func TestMassGenConfigs(t *testing.T) {
 		t.Errorf("only %d configs found under %s", n, root)
 	}
 }
+
+func TestAnchorsAndMergeKeys(t *testing.T) {
+	cfg, warnings := mustLoad(t, t.TempDir(), `defaults: &be
+  type: openai
+  model: gpt-5
+  temperature: 0.2
+agents:
+  - id: a
+    backend:
+      <<: *be
+      cwd: ws1
+  - id: b
+    backend:
+      <<: *be
+      model: gpt-5-mini
+      cwd: ws2
+`, nil)
+	if len(cfg.Agents) != 2 || cfg.Agents[1].Backend.Model != "gpt-5-mini" || cfg.Agents[0].Backend.Type != "openai" || cfg.Agents[1].Backend.Extra["temperature"] != 0.2 {
+		t.Errorf("agents = %+v", cfg.Agents)
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0].Message, `unknown key "defaults"`) {
+		t.Errorf("warnings = %v", warnings)
+	}
+	// An anchor that contains itself is walked once (no endless recursion); the unknown key
+	// holding it is reported like any other.
+	_, w, err := load(t, t.TempDir(), "agents: &x\n  - id: a\n    backend: {type: openai}\n    more: *x\n", nil)
+	if err != nil || len(w) != 1 || !strings.Contains(w[0].String(), `config.yaml:4: warning: unknown key "agents[0].more"`) {
+		t.Errorf("self-referencing anchor: err %v, warnings %v", err, w)
+	}
+}

@@ -18,7 +18,7 @@ type document struct {
 	root  *yaml.Node // the top-level mapping
 	lines map[string]int
 
-	aliased map[*yaml.Node]bool // alias targets already walked by index
+	aliased map[*yaml.Node]bool // alias targets being walked by index (an alias may contain itself)
 }
 
 // lineOf returns the line of path, or of its nearest ancestor that has one.
@@ -221,6 +221,7 @@ func (d *document) index(n *yaml.Node, t reflect.Type, path string, warn func(li
 			return
 		}
 		d.aliased[n.Alias] = true
+		defer delete(d.aliased, n.Alias)
 		n = deref(n)
 	}
 	if n == nil {

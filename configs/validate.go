@@ -11,7 +11,7 @@ import (
 // backend). The backends package decides which of them it can actually run.
 var knownBackendTypes = []string{
 	"openai", "chatcompletion", "claude", "gemini", "grok", "claude_code", "lmstudio",
-	"vllm", "sglang", "zai", "azure_openai", "inference", "scripted",
+	"vllm", "sglang", "zai", "azure_openai", "scripted",
 }
 
 // KnownBackendTypes returns the backend types a config may name.

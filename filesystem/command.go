@@ -25,7 +25,7 @@ type commandResult struct {
 func (r commandResult) failed() bool { return !r.Success }
 
 // sandboxPolicy is what commands may touch: the agent's roots, with protected and
-// default-excluded paths under writable roots kept read-only.
+// default-excluded paths under writable roots kept read-only and private paths hidden.
 func (t *Toolset) sandboxPolicy() sandbox.Policy {
 	var p sandbox.Policy
 	for _, r := range t.pol.ReadableRoots() {
@@ -36,6 +36,9 @@ func (t *Toolset) sandboxPolicy() sandbox.Policy {
 		for _, k := range t.pol.ExcludedUnder(w) {
 			p.Keep = append(p.Keep, resolveRoot(k))
 		}
+	}
+	for _, h := range t.pol.Spec().Private {
+		p.Hide = append(p.Hide, resolveRoot(h))
 	}
 	return p
 }

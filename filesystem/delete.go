@@ -187,7 +187,7 @@ func (t *Toolset) deleteFilesBatch(ctx context.Context, c *call) (any, error) {
 		if rel == "." {
 			return nil
 		}
-		if matchAny(exclude, rel) {
+		if matchAny(exclude, rel) || t.isPrivate(filepath.Join(l.abs, filepath.FromSlash(rel))) {
 			if de.IsDir() {
 				return fs.SkipDir
 			}

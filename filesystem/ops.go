@@ -500,6 +500,9 @@ func (t *Toolset) listDirectory(ctx context.Context, c *call) (any, error) {
 	var sb strings.Builder
 	truncated := false
 	for i, e := range ents {
+		if t.isPrivate(filepath.Join(l.abs, e.Name())) {
+			continue
+		}
 		if i >= maxListItems {
 			truncated = true
 			break
@@ -544,6 +547,12 @@ func (t *Toolset) directoryTree(ctx context.Context, c *call) (any, error) {
 		}
 		if p == "." {
 			return err
+		}
+		if t.isPrivate(filepath.Join(l.abs, filepath.FromSlash(p))) {
+			if de.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
 		}
 		if count >= maxTreeItems {
 			truncated = true
@@ -628,7 +637,7 @@ func (t *Toolset) searchFiles(ctx context.Context, c *call) (any, error) {
 		if rel == "." {
 			return err
 		}
-		if matchAny(excl, rel) {
+		if matchAny(excl, rel) || t.isPrivate(filepath.Join(l.abs, filepath.FromSlash(rel))) {
 			if de.IsDir() {
 				return fs.SkipDir
 			}
@@ -720,9 +729,9 @@ func nonNil(s []string) []string {
 
 // ---- copy and move ----
 
-// walkFiles lists the regular files and links under l (a directory), relative slash paths, not
-// descending into links.
-func walkFiles(d *os.Root, skipDir func(rel string) bool) (files []string, links []string, err error) {
+// walkFiles lists the regular files and links under the directory d, relative slash paths, not
+// descending into links; skip (may be nil) leaves entries out (directories with their content).
+func walkFiles(d *os.Root, skip func(rel string) bool) (files []string, links []string, err error) {
 	err = fs.WalkDir(d.FS(), ".", func(rel string, de fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -730,11 +739,14 @@ func walkFiles(d *os.Root, skipDir func(rel string) bool) (files []string, links
 		if rel == "." {
 			return nil
 		}
-		switch {
-		case de.IsDir():
-			if skipDir != nil && skipDir(rel) {
+		if skip != nil && skip(rel) {
+			if de.IsDir() {
 				return fs.SkipDir
 			}
+			return nil
+		}
+		switch {
+		case de.IsDir():
 		case de.Type()&fs.ModeSymlink != 0:
 			links = append(links, rel)
 		case de.Type().IsRegular():
@@ -867,7 +879,9 @@ func (t *Toolset) copyTree(ctx context.Context, tool string, src, dst loc, inclu
 		return res, err
 	}
 	defer closeDirs(r, d)
-	files, links, err := walkFiles(d, func(rel string) bool { return matchAny(exclude, rel) })
+	files, links, err := walkFiles(d, func(rel string) bool {
+		return matchAny(exclude, rel) || t.isPrivate(filepath.Join(src.abs, filepath.FromSlash(rel)))
+	})
 	if err != nil {
 		return res, pathErr(src.abs, err)
 	}
@@ -1259,11 +1273,11 @@ func (t *Toolset) compareDirectories(ctx context.Context, c *call) (any, error) 
 		return nil, err
 	}
 	defer closeDirs(r2, d2)
-	f1, _, err := walkFiles(d1, nil)
+	f1, _, err := walkFiles(d1, func(rel string) bool { return t.isPrivate(filepath.Join(l1.abs, filepath.FromSlash(rel))) })
 	if err != nil {
 		return nil, pathErr(l1.abs, err)
 	}
-	f2, _, err := walkFiles(d2, nil)
+	f2, _, err := walkFiles(d2, func(rel string) bool { return t.isPrivate(filepath.Join(l2.abs, filepath.FromSlash(rel))) })
 	if err != nil {
 		return nil, pathErr(l2.abs, err)
 	}

@@ -17,11 +17,31 @@ func obj(required []string, props map[string]any) map[string]any {
 	}
 	return s
 }
-func str(desc string) map[string]any     { return map[string]any{"type": "string", "description": desc} }
-func boolean(desc string) map[string]any { return map[string]any{"type": "boolean", "description": desc} }
-func integer(desc string) map[string]any { return map[string]any{"type": "integer", "description": desc} }
+func str(desc string) map[string]any { return map[string]any{"type": "string", "description": desc} }
+func boolean(desc string) map[string]any {
+	return map[string]any{"type": "boolean", "description": desc}
+}
+func integer(desc string) map[string]any {
+	return map[string]any{"type": "integer", "description": desc}
+}
 func strList(desc string) map[string]any {
 	return map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": desc}
+}
+
+// builtinNames are our own tools, in the order they are offered.
+var builtinNames = [...]string{"read_file", "read_multiple_files", "write_file", "edit_file", "create_directory",
+	"list_directory", "directory_tree", "move_file", "search_files", "get_file_info", "list_allowed_directories",
+	"copy_file", "copy_files_batch", "delete_file", "delete_files_batch", "compare_directories", "compare_files",
+	"execute_command"}
+
+// IsBuiltin reports whether name is one of massgen's own tools (not an MCP server's).
+func IsBuiltin(name string) bool {
+	for _, n := range builtinNames {
+		if n == name {
+			return true
+		}
+	}
+	return false
 }
 
 // register defines the built-in tools. Names and argument names follow the reference MCP

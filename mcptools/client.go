@@ -169,7 +169,7 @@ func (c *Client) Call(ctx context.Context, name string, args map[string]any) fil
 		return errorResult(text)
 	}
 	body := map[string]any{"result": text}
-	if res.StructuredContent != nil {
+	if res.StructuredContent != nil && text == "" {
 		body["structured"] = res.StructuredContent
 	}
 	b, err := json.Marshal(body)
@@ -181,12 +181,16 @@ func (c *Client) Call(ctx context.Context, name string, args map[string]any) fil
 
 // Close ends the session and stops the server process (stdin closed, then SIGTERM, then kill).
 func (c *Client) Close() error {
-	c.closeOnce.Do(func() {
-		if c.stop != nil {
-			c.stop()
-		}
-		c.closeErr = c.session.Close()
-	})
+	if c.stop != nil {
+		c.stop()
+	}
+	return c.shutdown()
+}
+
+// shutdown closes the session once; it is what the context's AfterFunc runs (it must not touch
+// c.stop, which dial sets after registering it).
+func (c *Client) shutdown() error {
+	c.closeOnce.Do(func() { c.closeErr = c.session.Close() })
 	return c.closeErr
 }
 
@@ -243,12 +247,12 @@ func dial(ctx context.Context, s configs.MCPServer, allowedDirs []string, workDi
 	c := &Client{name: s.Name, workDir: workDir, fs: IsFilesystemServer(s), session: session, stderr: stderr, logger: logger}
 	for t, err := range session.Tools(startCtx, nil) {
 		if err != nil {
-			_ = c.Close()
+			_ = c.shutdown()
 			return nil, startError(s.Name, fmt.Errorf("listing tools: %w", err), stderr)
 		}
 		c.tools = append(c.tools, toolFromMCP(t))
 	}
-	c.stop = context.AfterFunc(ctx, func() { _ = c.Close() })
+	c.stop = context.AfterFunc(ctx, func() { _ = c.shutdown() })
 	logger.Info("mcp server connected", zap.String("server", s.Name), zap.Int("tools", len(c.tools)))
 	return c, nil
 }

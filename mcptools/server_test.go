@@ -142,11 +142,11 @@ orchestrator:
 		notWant   string
 	}{
 		{"read_file allowed", false, "color: red", ""},
-		{"read_file sibling denied", true, siblingPath, "secret sibling"},
-		{"write_file protected denied", true, protectedPath, ""},
+		{"read_file sibling denied", true, "file-context-sibling", "secret sibling"},
+		{"write_file protected denied", true, "protected-path", ""},
 		{"mcp fs read allowed", false, "color: red", ""},
-		{"mcp fs sibling denied", true, siblingPath, "secret sibling"},
-		{"mcp fs protected write denied", true, protectedPath, ""},
+		{"mcp fs sibling denied", true, "file-context-sibling", "secret sibling"},
+		{"mcp fs protected write denied", true, "protected-path", ""},
 	}
 	for i, c := range checks {
 		r := res.Results[i]

@@ -48,8 +48,9 @@ func TestMCPFilesystemServerUnderThePermissionLayer(t *testing.T) {
 	guard := permissions.NewGuard(policy, permissions.GuardOptions{})
 
 	// As configured by a user following the spec-001 example: the file itself is an argument.
+	// Its parent comes first, so the server resolves relative paths there.
 	servers := []configs.MCPServer{{Name: "fs", Type: "stdio", Command: "node", Args: []string{script, cssPath, project, workspace}}}
-	ext, errs := Connect(t.Context(), servers, policy.ReadableRoots(), nil)
+	ext, errs := ConnectWith(t.Context(), Options{Servers: servers, AllowedDirs: policy.ReadableRoots(), WorkDir: workspace})
 	if len(errs) > 0 {
 		t.Fatalf("Connect: %v", errs)
 	}
@@ -87,10 +88,14 @@ func TestMCPFilesystemServerUnderThePermissionLayer(t *testing.T) {
 		notWant   string // never in the result
 	}{
 		{"file context path readable", "mcp__fs__read_text_file", map[string]any{"path": cssPath}, false, "color: red", ""},
-		{"sibling of a file context path denied", "mcp__fs__read_text_file", map[string]any{"path": siblingPath}, true, siblingPath, "hunter2"},
+		{"sibling of a file context path denied", "mcp__fs__read_text_file", map[string]any{"path": siblingPath}, true, "file-context-sibling", "hunter2"},
+		{"relative path is the workspace's, as the permission layer saw it", "mcp__fs__read_text_file", map[string]any{"path": "notes.txt"}, false, "notes", ""},
+		{"relative sibling name does not reach the sibling", "mcp__fs__read_text_file", map[string]any{"path": "secrets.env.txt"}, true, "", "hunter2"},
+		{"several files, one of them the sibling", "mcp__fs__read_multiple_files", map[string]any{"paths": []any{cssPath, siblingPath}}, true, "file-context-sibling", "hunter2"},
 		{"sibling via relative dots denied", "mcp__fs__read_text_file", map[string]any{"path": filepath.Join(site, "..", "site", "secrets.env.txt")}, true, "", "hunter2"},
 		{"listing the file's directory denied", "mcp__fs__list_directory", map[string]any{"path": site}, true, "", "secrets.env.txt"},
-		{"protected file write denied", "mcp__fs__write_file", map[string]any{"path": protectedPath, "content": "overwritten"}, true, protectedPath, ""},
+		{"protected file write denied", "mcp__fs__write_file", map[string]any{"path": protectedPath, "content": "overwritten"}, true, "protected-path", ""},
+		{"protected file moved away denied", "mcp__fs__move_file", map[string]any{"source": protectedPath, "destination": filepath.Join(project, "moved.txt")}, true, "protected-path", ""},
 		{"writable context path file", "mcp__fs__write_file", map[string]any{"path": filepath.Join(project, "new.txt"), "content": "new"}, false, "", ""},
 		{"outside every managed path denied", "mcp__fs__read_text_file", map[string]any{"path": "/etc/hostname"}, true, "", ""},
 	}
@@ -115,5 +120,41 @@ func TestMCPFilesystemServerUnderThePermissionLayer(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(project, "new.txt")); string(b) != "new" {
 		t.Errorf("allowed write did not happen: %q", b)
+	}
+}
+
+// TestFilesystemServerRefusesRelativePathsWithoutWorkDir: without a workspace to resolve against,
+// a relative path would mean whatever the server's first directory makes of it: refused.
+func TestFilesystemServerRefusesRelativePathsWithoutWorkDir(t *testing.T) {
+	script := fsServerScript(t)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "a.txt"), "a")
+	ext, errs := Connect(t.Context(), []configs.MCPServer{{Name: "fs", Command: "node", Args: []string{script, dir}}}, nil, nil)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	t.Cleanup(func() { _ = Close(ext) })
+	r := ext["fs"].Call(t.Context(), "read_text_file", map[string]any{"path": "a.txt"})
+	if !r.IsError || !strings.Contains(r.Content, "use an absolute path") {
+		t.Errorf("relative read = %+v, want refused", r)
+	}
+	r = ext["fs"].Call(t.Context(), "read_text_file", map[string]any{"path": filepath.Join(dir, "a.txt")})
+	if r.IsError {
+		t.Errorf("absolute read = %+v", r)
+	}
+}
+
+func TestSetArg(t *testing.T) {
+	args := map[string]any{"path": "a", "paths": []any{"x", "y"}, "n": 3.0}
+	for _, tc := range []struct {
+		arg string
+		ok  bool
+	}{{"path", true}, {"paths[1]", true}, {"paths[2]", false}, {"paths[-1]", false}, {"paths[1x]", false}, {"n", false}, {"missing", false}, {"a.b", false}} {
+		if got := setArg(args, tc.arg, "/abs"); got != tc.ok {
+			t.Errorf("setArg(%q) = %v, want %v", tc.arg, got, tc.ok)
+		}
+	}
+	if args["path"] != "/abs" || args["paths"].([]any)[1] != "/abs" || args["paths"].([]any)[0] != "x" {
+		t.Errorf("args after setArg: %v", args)
 	}
 }

@@ -158,10 +158,27 @@ type litWord struct {
 
 func literalWords(w *syntax.Word) []litWord {
 	var out []litWord
+	if hasBraceChars(w) {
+		// SplitBraces rewrites the word in place; work on a copy so callers see the original.
+		cp := *w
+		cp.Parts = append([]syntax.WordPart(nil), w.Parts...)
+		if syntax.SplitBraces(&cp) {
+			w = &cp
+		}
+	}
 	for _, bw := range expand.Braces(w) {
 		out = append(out, literalWord(bw))
 	}
 	return out
+}
+
+func hasBraceChars(w *syntax.Word) bool {
+	for _, p := range w.Parts {
+		if l, ok := p.(*syntax.Lit); ok && strings.Contains(l.Value, "{") {
+			return true
+		}
+	}
+	return false
 }
 
 func literalWord(w *syntax.Word) litWord {
@@ -306,9 +323,17 @@ func optionValue(w litWord) (litWord, bool) {
 	return litWord{}, false
 }
 
-func looksPathish(s string) bool {
-	return strings.HasPrefix(s, "/") || strings.HasPrefix(s, "~") || strings.HasPrefix(s, ".") || strings.Contains(s, "/")
+// optionName is the option part of an option word: --out=x -> --out, -o/x -> -o.
+func optionName(s string) string {
+	if i := strings.IndexByte(s, '='); i >= 0 {
+		return s[:i]
+	}
+	if !strings.HasPrefix(s, "--") && len(s) > 2 {
+		return s[:2]
+	}
+	return s
 }
+
 
 func (a *cmdAnalysis) redirect(r *syntax.Redirect, st *shellState) error {
 	switch r.Op {
@@ -553,10 +578,15 @@ func (a *cmdAnalysis) plain(base string, args []litWord, st *shellState) error {
 			endOpts = true
 			continue
 		}
+		if !endOpts && (base == "sed" || base == "perl") && (w.s == "-e" || w.s == "--expression") {
+			i++ // the script
+			continue
+		}
 		if !endOpts && strings.HasPrefix(w.s, "-") && w.s != "-" {
-			if v, ok := optionValue(w); ok && looksPathish(v.s) {
+			// Every option value counts: a bare name may be a symlink leading out.
+			if v, ok := optionValue(w); ok {
 				acc := Read
-				if writesOption(base, w.s) {
+				if writesOption(base, optionName(w.s)) {
 					acc = Write
 				}
 				if err := a.candidate("option "+w.s, v, acc, st); err != nil {

@@ -37,10 +37,12 @@ func (p *Policy) decide(r Request) (Decision, decideInfo) {
 	}
 	if !bypass {
 		// Deny rules are checked on what can be known even when extraction failed.
-		if err == nil {
-			p.fillRuleCall(call, ex, r.Args)
-		} else {
-			collectStrings(r.Args, &call.strings)
+		if len(p.deny) > 0 {
+			if err == nil {
+				p.fillRuleCall(call, ex, r.Args)
+			} else {
+				collectStrings(r.Args, &call.strings)
+			}
 		}
 		for _, rl := range p.deny {
 			if rl.matches(call, false) {
@@ -77,10 +79,14 @@ func (p *Policy) decide(r Request) (Decision, decideInfo) {
 			}
 			return d, info
 		}
-		if pa.Access == Write && (base == "delete_file" || (base == "move_file" && pa.Arg == "source")) {
+		if pa.Access == Write && destructive(base, pa.Arg) {
 			if rm := p.roots[d.Path]; rm != nil && !rm.file {
 				return Decision{Path: d.Path, Access: Write, Rule: "managed-root", Reason: fmt.Sprintf(
 					"Access denied: '%s' is the root of the agent's %s; it cannot be deleted or moved", d.Path, rm.kind.label())}, info
+			}
+			if _, ok := p.restricted[d.Path]; ok {
+				return Decision{Path: d.Path, Access: Write, Rule: "contains-read-only", Reason: fmt.Sprintf(
+					"Access denied: '%s' contains protected or read-only paths; deleting or moving it as a whole is refused", d.Path)}, info
 			}
 		}
 		if pa.Access == Write && m != nil && m.kind == kindContext {
@@ -94,6 +100,9 @@ func (p *Policy) decide(r Request) (Decision, decideInfo) {
 	if p.spec.Mode == ModeDefault {
 		isCmd := ex.cmd != nil
 		if (askContext && p.spec.Role == Final) || isCmd {
+			if call.groups == nil && call.strings == nil {
+				p.fillRuleCall(call, ex, r.Args)
+			}
 			for _, rl := range p.allow {
 				if rl.matches(call, true) {
 					last.Rule, last.Reason = "allow-rule", fmt.Sprintf("allowed by the rule %q", rl.text)
@@ -326,4 +335,25 @@ func (p *Policy) DescribeLimits() string {
 		fmt.Fprintf(&b, "- Relative paths resolve against your workspace: %s\n", p.workspace)
 	}
 	return b.String()
+}
+
+// destructive reports whether the argument's path is removed or moved as a whole (so whatever
+// lies below it goes too).
+func destructive(base, arg string) bool {
+	switch base {
+	case "delete_file":
+		return true
+	case "move_file":
+		return arg == "source"
+	}
+	for _, op := range []string{"rm operand", "rmdir operand", "mv operand", "unlink operand", "shred operand", "find operand"} {
+		if arg == op {
+			return true
+		}
+	}
+	if _, ok := ourTools[base]; ok {
+		return false
+	}
+	l := strings.ToLower(base)
+	return strings.Contains(l, "delete") || strings.Contains(l, "remove") || strings.Contains(l, "move") || strings.Contains(l, "rename")
 }

@@ -76,6 +76,12 @@ func New(spec Spec) (*Policy, error) {
 	return newPolicy(spec, osFS{})
 }
 
+// NewSnapshot is New for one-shot checks (massgen permissions check): filesystem answers are
+// memoized, which is only right while the tree does not change. Runs use New.
+func NewSnapshot(spec Spec) (*Policy, error) {
+	return newPolicy(spec, &memoFS{stat: map[string]memoStat{}, links: map[string]memoLink{}})
+}
+
 func newPolicy(spec Spec, fsx fsys) (*Policy, error) {
 	p := &Policy{
 		spec:        spec,
@@ -378,10 +384,6 @@ func (p *Policy) decideResolved(given, res string, a Access) (Decision, *managed
 	if prot != "" {
 		return deny(res, a, "protected-path", fmt.Sprintf(
 			"Access denied: %s is protected (protected path %s of context path %s is read-only for every agent)", show, prot, p.protected[prot])), hit
-	}
-	if _, ok := p.restricted[res]; ok {
-		return deny(res, a, "contains-read-only", fmt.Sprintf(
-			"Access denied: %s contains protected or read-only paths; writing, moving or deleting it as a whole is refused", show)), hit
 	}
 	if hit.kind != kindWorkspace {
 		if c := excludedComponent(res); c != "" {

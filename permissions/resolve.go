@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // maxLinks bounds symlink chains (Linux uses 40); more is a loop or an attack.
@@ -162,4 +163,54 @@ func within(p, root string) bool {
 		return true
 	}
 	return p == root || (strings.HasPrefix(p, root) && p[len(root)] == '/')
+}
+
+// memoFS remembers Lstat and Readlink answers. Only for one-shot checks of a tree that does not
+// change while deciding (massgen permissions check --batch): a run uses the live filesystem.
+type memoFS struct {
+	mu    sync.Mutex
+	stat  map[string]memoStat
+	links map[string]memoLink
+}
+
+type memoStat struct {
+	fi  fs.FileInfo
+	err error
+}
+
+type memoLink struct {
+	target string
+	err    error
+}
+
+func (m *memoFS) Lstat(name string) (fs.FileInfo, error) {
+	m.mu.Lock()
+	r, ok := m.stat[name]
+	m.mu.Unlock()
+	if ok {
+		return r.fi, r.err
+	}
+	fi, err := os.Lstat(name)
+	m.mu.Lock()
+	if len(m.stat) < 1<<20 {
+		m.stat[name] = memoStat{fi, err}
+	}
+	m.mu.Unlock()
+	return fi, err
+}
+
+func (m *memoFS) Readlink(name string) (string, error) {
+	m.mu.Lock()
+	r, ok := m.links[name]
+	m.mu.Unlock()
+	if ok {
+		return r.target, r.err
+	}
+	t, err := os.Readlink(name)
+	m.mu.Lock()
+	if len(m.links) < 1<<20 {
+		m.links[name] = memoLink{t, err}
+	}
+	m.mu.Unlock()
+	return t, err
 }

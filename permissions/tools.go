@@ -20,27 +20,27 @@ type argDecl struct {
 // arguments. Batch tools are checked here on their base paths; the tool checks every matched
 // file again through Guard.CheckPath.
 var ourTools = map[string][]argDecl{
-	"read_file":                {{name: "path"}},
-	"read_text_file":           {{name: "path"}},
-	"read_media_file":          {{name: "path"}},
-	"read_multiple_files":      {{name: "paths", list: true}},
-	"write_file":               {{name: "path", access: Write}},
-	"edit_file":                {{name: "path", access: Write}},
-	"create_directory":         {{name: "path", access: Write}},
-	"list_directory":           {{name: "path"}},
+	"read_file":                 {{name: "path"}},
+	"read_text_file":            {{name: "path"}},
+	"read_media_file":           {{name: "path"}},
+	"read_multiple_files":       {{name: "paths", list: true}},
+	"write_file":                {{name: "path", access: Write}},
+	"edit_file":                 {{name: "path", access: Write}},
+	"create_directory":          {{name: "path", access: Write}},
+	"list_directory":            {{name: "path"}},
 	"list_directory_with_sizes": {{name: "path"}},
-	"directory_tree":           {{name: "path"}},
-	"move_file":                {{name: "source", access: Write}, {name: "destination", access: Write}},
-	"search_files":             {{name: "path"}},
-	"get_file_info":            {{name: "path"}},
-	"list_allowed_directories": {},
-	"copy_file":                {{name: "source_path"}, {name: "destination_path", access: Write}},
-	"copy_files_batch":         {{name: "source_base_path"}, {name: "destination_base_path", access: Write}},
-	"delete_file":              {{name: "path", access: Write}},
-	"delete_files_batch":       {{name: "base_path", access: Write}},
-	"compare_directories":      {{name: "dir1"}, {name: "dir2"}},
-	"compare_files":            {{name: "file1"}, {name: "file2"}},
-	"execute_command":          {{name: "work_dir", optional: true}},
+	"directory_tree":            {{name: "path"}},
+	"move_file":                 {{name: "source", access: Write}, {name: "destination", access: Write}},
+	"search_files":              {{name: "path"}},
+	"get_file_info":             {{name: "path"}},
+	"list_allowed_directories":  {},
+	"copy_file":                 {{name: "source_path"}, {name: "destination_path", access: Write}},
+	"copy_files_batch":          {{name: "source_base_path"}, {name: "destination_base_path", access: Write}},
+	"delete_file":               {{name: "path", access: Write}},
+	"delete_files_batch":        {{name: "base_path", access: Write}},
+	"compare_directories":       {{name: "dir1"}, {name: "dir2"}},
+	"compare_files":             {{name: "file1"}, {name: "file2"}},
+	"execute_command":           {{name: "work_dir", optional: true}},
 }
 
 // workflowTools are coordination tools, not file tools.
@@ -53,6 +53,9 @@ var nativeNonFile = map[string]bool{
 	"ExitPlanMode": true, "BashOutput": true, "KillBash": true, "KillShell": true,
 	"ListMcpResourcesTool": true, "ReadMcpResourceTool": true, "SlashCommand": true,
 }
+
+// cwdDefault are native tools whose path argument defaults to the working directory.
+var cwdDefault = map[string]bool{"Grep": true, "Glob": true}
 
 // commandNames are tools that run shell commands.
 var commandNames = map[string]bool{
@@ -279,6 +282,10 @@ func extract(tool string, args map[string]any) (*extraction, error) {
 			}
 		}
 	}
+	if len(ex.paths) == 0 && cwdDefault[b] {
+		// Claude Code's Grep and Glob search the working directory (the workspace) by default.
+		ex.paths = append(ex.paths, PathAccess{Arg: "path (default: workspace)", Path: "", Access: Read})
+	}
 	if len(ex.paths) == 0 && nameLooksFile(b) {
 		return nil, fmt.Errorf("%s looks like a file tool but no path argument was found: %w", tool, errNoPath)
 	}
@@ -313,11 +320,16 @@ func (ex *extraction) addCommand(tool string, args map[string]any) error {
 		return fmt.Errorf("%s: missing the command argument", tool)
 	}
 	workDir := ""
+	hasWorkDir := false
 	for _, pa := range ex.paths {
 		if isWorkDirKey(pa.Arg) {
-			workDir = pa.Path
+			workDir, hasWorkDir = pa.Path, true
 			break
 		}
+	}
+	if !hasWorkDir {
+		// The command runs in the workspace: it must exist for this agent.
+		ex.paths = append(ex.paths, PathAccess{Arg: "work_dir (default: workspace)", Path: "", Access: Read})
 	}
 	a, err := analyzeCommand(cmd, workDir)
 	if err != nil {

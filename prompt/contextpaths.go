@@ -200,7 +200,8 @@ func (p *prompter) askProtected(ctxPath, home string) ([]string, error) {
 	}
 	for {
 		var s string
-		err := p.run(huh.NewInput().Title("Protected path:").Value(&s).Validate(check))
+		title := fmt.Sprintf("Protected path %d (empty to finish):", len(out)+1)
+		err := p.run(huh.NewInput().Title(title).Value(&s).Validate(check))
 		if err != nil {
 			return nil, err
 		}

@@ -3,10 +3,12 @@
 package cmdutil
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"golang.org/x/term"
 )
@@ -85,4 +87,10 @@ func CodeOf(err error) int {
 		return ee.Code
 	}
 	return ExitFailure
+}
+
+// TestStreams returns streams over buffers, stdin reading in, none of them a terminal.
+func TestStreams(in string) (ios *IOStreams, stdout, stderr *bytes.Buffer) {
+	stdout, stderr = &bytes.Buffer{}, &bytes.Buffer{}
+	return &IOStreams{In: strings.NewReader(in), Out: stdout, ErrOut: stderr}, stdout, stderr
 }

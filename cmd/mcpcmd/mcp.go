@@ -29,6 +29,9 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 		Use:   "mcp",
 		Short: "Offer massgen's permission-checked tools to other MCP clients",
 		Args:  cobra.NoArgs,
+		// stdout is the protocol: never print usage there.
+		SilenceUsage:  true,
+		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return cmdutil.WithCode(cmdutil.ExitUsage, errors.New("massgen mcp: missing subcommand (serve)"))
 		},
@@ -200,7 +203,9 @@ func BuildToolset(ctx context.Context, r ToolsetRequest) (*Built, error) {
 
 	var external map[string]filesystem.External
 	if len(agent.Backend.MCPServers) > 0 {
-		ext, errs := mcptools.Connect(ctx, agent.Backend.MCPServers, policy.ReadableRoots(), logger)
+		ext, errs := mcptools.ConnectWith(ctx, mcptools.Options{
+			Servers: agent.Backend.MCPServers, AllowedDirs: policy.ReadableRoots(), WorkDir: spec.Workspace, Logger: logger,
+		})
 		for _, e := range errs {
 			if r.Warnings != nil {
 				fmt.Fprintf(r.Warnings, "warning: %v (continuing without it)\n", e)

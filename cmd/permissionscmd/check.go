@@ -182,7 +182,8 @@ func buildGuard(opts *CheckOptions) (*permissions.Guard, error) {
 	if err != nil {
 		return nil, cmdutil.WithCode(cmdutil.ExitUsage, err)
 	}
-	pol, err := permissions.New(spec)
+	// The tree does not change while we decide: memoized stats make --batch fast.
+	pol, err := permissions.NewSnapshot(spec)
 	if err != nil {
 		return nil, cmdutil.WithCode(cmdutil.ExitUsage, err)
 	}

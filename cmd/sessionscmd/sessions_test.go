@@ -51,7 +51,7 @@ func TestSessionsListAndShow(t *testing.T) {
 		t.Helper()
 		if _, err := s.SaveTurn(session.Turn{
 			Task: task, Answer: answer, Winner: "agent_a", Agents: []string{"agent_a", "agent_b"},
-			Votes: map[string]string{"agent_a": "agent_a", "agent_b": "agent_a"},
+			Votes:   map[string]string{"agent_a": "agent_a", "agent_b": "agent_a"},
 			Started: at, Ended: at.Add(time.Minute), Workspace: ws,
 		}); err != nil {
 			t.Fatal(err)

@@ -1,21 +1,170 @@
-// Package trashcmd implements `massgen trash`.
+// Package trashcmd implements `massgen trash`: list the files agents deleted from context paths
+// (kept in .massgen/trash/<run>/) and put them back.
 package trashcmd
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
+	"path/filepath"
+	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/massgen-go/massgen/cmd/cmdutil"
+	"github.com/massgen-go/massgen/filesystem"
 )
 
 // NewCmd returns the `trash` command.
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "trash",
-		Short: "trash (not implemented yet)",
+		Short: "List or restore files agents deleted from context paths",
+		Long: `Files an agent deletes from a context path (your files) are moved to
+.massgen/trash/<run>/<n>/ instead of being removed. "trash list" shows them; "trash restore ID"
+puts one back where it was (never over an existing file). Files deleted from an agent's own
+workspace are not kept.`,
+		Args:          cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return cmdutil.WithCode(cmdutil.ExitFailure, errors.New("massgen trash: not implemented yet"))
+			return cmdutil.WithCode(cmdutil.ExitUsage, errors.New("massgen trash: missing subcommand (list or restore)"))
 		},
 	}
+	cmd.AddCommand(NewCmdList(f, nil), NewCmdRestore(f, nil))
+	return cmd
+}
+
+// Options are the inputs of `trash list` and `trash restore`.
+type Options struct {
+	IO    *cmdutil.IOStreams
+	Getwd func() (string, error)
+
+	MassgenDir string // --massgen-dir (default ./.massgen)
+	JSON       bool
+	IDs        []string
+}
+
+func newOptions(f *cmdutil.Factory) *Options { return &Options{IO: f.IO, Getwd: f.Getwd} }
+
+func addDir(cmd *cobra.Command, o *Options) {
+	cmd.Flags().StringVar(&o.MassgenDir, "massgen-dir", "", "the .massgen folder (default: ./.massgen)")
+}
+
+func (o *Options) dir() (string, error) {
+	if o.MassgenDir != "" {
+		return filepath.Abs(o.MassgenDir)
+	}
+	wd, err := o.Getwd()
+	if err != nil {
+		return "", cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("current directory: %w", err))
+	}
+	return filepath.Join(wd, ".massgen"), nil
+}
+
+// NewCmdList returns `trash list`; runF replaces listRun in tests.
+func NewCmdList(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
+	o := newOptions(f)
+	cmd := &cobra.Command{
+		Use:           "list [--json]",
+		Short:         "List trashed files, oldest first",
+		Args:          cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(o)
+			}
+			return listRun(o)
+		},
+	}
+	addDir(cmd, o)
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print a JSON array")
+	return cmd
+}
+
+// NewCmdRestore returns `trash restore`; runF replaces restoreRun in tests.
+func NewCmdRestore(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
+	o := newOptions(f)
+	cmd := &cobra.Command{
+		Use:     "restore ID...",
+		Short:   "Put trashed files back where they were",
+		Example: "  massgen trash restore log_20250101_120000/0001",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cmdutil.WithCode(cmdutil.ExitUsage, errors.New("massgen trash restore: give at least one ID (see `massgen trash list`)"))
+			}
+			return nil
+		},
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.IDs = args
+			if runF != nil {
+				return runF(o)
+			}
+			return restoreRun(o)
+		},
+	}
+	addDir(cmd, o)
+	return cmd
+}
+
+func listRun(o *Options) error {
+	dir, err := o.dir()
+	if err != nil {
+		return err
+	}
+	entries, err := filesystem.ListTrash(dir)
+	if err != nil {
+		return cmdutil.WithCode(cmdutil.ExitFailure, err)
+	}
+	if o.JSON {
+		if entries == nil {
+			entries = []filesystem.TrashEntry{}
+		}
+		enc := json.NewEncoder(o.IO.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(entries)
+	}
+	if len(entries) == 0 {
+		fmt.Fprintf(o.IO.ErrOut, "the trash is empty (%s)\n", filepath.Join(dir, "trash"))
+		return nil
+	}
+	tw := tabwriter.NewWriter(o.IO.Out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tDELETED\tTYPE\tAGENT\tORIGINAL PATH")
+	for _, e := range entries {
+		kind := "file"
+		if e.IsDir {
+			kind = "dir"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.ID, e.DeletedAt.Local().Format(time.DateTime), kind, e.Agent, e.OriginalPath)
+	}
+	return tw.Flush()
+}
+
+func restoreRun(o *Options) error {
+	dir, err := o.dir()
+	if err != nil {
+		return err
+	}
+	var failed error
+	entries, _ := filesystem.ListTrash(dir)
+	where := map[string]string{}
+	for _, e := range entries {
+		where[e.ID] = e.OriginalPath
+	}
+	for _, id := range o.IDs {
+		if err := filesystem.RestoreTrash(dir, id); err != nil {
+			fmt.Fprintf(o.IO.ErrOut, "massgen trash restore: %v\n", err)
+			failed = err
+			continue
+		}
+		fmt.Fprintf(o.IO.Out, "restored %s -> %s\n", id, where[id])
+	}
+	if failed != nil {
+		return cmdutil.Silent(cmdutil.ExitFailure)
+	}
+	return nil
 }

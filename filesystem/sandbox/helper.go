@@ -63,74 +63,98 @@ func landlockRules(p Policy) ([]landlock.Rule, error) {
 	var rules []landlock.Rule
 	rules = append(rules, landlock.RODirs(SystemReadDirs...).IgnoreIfMissing())
 	rules = append(rules, landlock.RWFiles(writableDevices...).IgnoreIfMissing())
-	add := func(path string, write bool) {
-		fi, err := os.Stat(path)
-		if err != nil {
-			return // a root that does not exist yet grants nothing
-		}
-		switch {
-		case fi.IsDir() && write:
-			rules = append(rules, landlock.RWDirs(path).WithRefer())
-		case fi.IsDir():
-			rules = append(rules, landlock.RODirs(path))
-		case write:
-			rules = append(rules, landlock.RWFiles(path))
-		default:
-			rules = append(rules, landlock.ROFiles(path))
-		}
-	}
+	var grants []grant
 	for _, r := range p.Read {
-		add(r, false)
+		grants = append(grants, carve(r, false, nil, p.Hide)...)
 	}
 	for _, w := range p.Write {
-		rw, ro := carve(w, p.Keep)
-		for _, x := range ro {
-			add(x, false)
+		grants = append(grants, carve(w, true, p.Keep, p.Hide)...)
+	}
+	for _, g := range grants {
+		fi, err := os.Stat(g.path)
+		if err != nil {
+			continue // a root that does not exist yet grants nothing
 		}
-		for _, x := range rw {
-			add(x, true)
+		switch {
+		case g.access == accessList:
+			rules = append(rules, landlock.PathAccess(ll.AccessFSReadDir, g.path))
+		case fi.IsDir() && g.access == accessWrite:
+			rules = append(rules, landlock.RWDirs(g.path).WithRefer())
+		case fi.IsDir():
+			rules = append(rules, landlock.RODirs(g.path))
+		case g.access == accessWrite:
+			rules = append(rules, landlock.RWFiles(g.path))
+		default:
+			rules = append(rules, landlock.ROFiles(g.path))
 		}
 	}
 	return rules, nil
 }
 
-// carve splits a writable root into paths that may be written (rw) and paths that stay
-// read-only (ro) so that no Keep path lies under an rw path. Landlock cannot subtract a subtree
-// from a grant, so ancestors of a Keep path get read-only access and every other entry in them
-// gets its own write grant.
-func carve(root string, keep []string) (rw, ro []string) {
+const (
+	accessList  = iota + 1 // list directory entries only
+	accessRead             // read and execute
+	accessWrite            // read, execute and write
+)
+
+type grant struct {
+	path   string
+	access int
+}
+
+// carve grants access to root minus holes. Landlock cannot subtract a subtree from a grant, so
+// a directory that contains a Keep path (must stay read-only) or a Hide path (must stay
+// invisible) is not granted as a whole: it gets read access (list-only when something hidden is
+// below) and every entry in it is carved in turn. Consequence: a command cannot create or remove
+// entries directly in such an ancestor directory.
+func carve(root string, write bool, keep, hide []string) []grant {
 	root = filepath.Clean(root)
-	var inside []string
-	for _, k := range keep {
-		k = filepath.Clean(k)
-		if under(k, root) {
-			inside = append(inside, k)
+	for _, h := range hide {
+		if under(root, filepath.Clean(h)) {
+			return nil
 		}
 	}
-	if len(inside) == 0 {
-		return []string{root}, nil
-	}
-	for _, k := range inside {
-		if k == root {
-			return nil, []string{root}
+	if write {
+		for _, k := range keep {
+			if under(root, filepath.Clean(k)) {
+				write = false
+				break
+			}
 		}
+	}
+	hidden, kept := false, false
+	for _, h := range hide {
+		hidden = hidden || under(filepath.Clean(h), root)
+	}
+	if write {
+		for _, k := range keep {
+			kept = kept || under(filepath.Clean(k), root)
+		}
+	}
+	level := accessRead
+	if write {
+		level = accessWrite
+	}
+	if !hidden && !kept {
+		return []grant{{root, level}}
 	}
 	fi, err := os.Lstat(root)
 	if err != nil || !fi.IsDir() {
-		return nil, []string{root}
+		return nil
 	}
-	ro = append(ro, root)
+	out := []grant{{root, accessRead}}
+	if hidden {
+		out[0].access = accessList
+	}
 	entries, err := os.ReadDir(root)
 	if err != nil {
-		return nil, ro
+		return out
 	}
 	for _, e := range entries {
 		if e.Type()&os.ModeSymlink != 0 {
 			continue
 		}
-		r, o := carve(filepath.Join(root, e.Name()), inside)
-		rw = append(rw, r...)
-		ro = append(ro, o...)
+		out = append(out, carve(filepath.Join(root, e.Name()), write, keep, hide)...)
 	}
-	return rw, ro
+	return out
 }

@@ -7,10 +7,14 @@
 //   - write: the agent's writable roots, minus the Keep paths under them (protected and
 //     default-excluded paths), and a private temporary directory (TMPDIR, HOME) that is removed
 //     afterwards. /tmp itself, the user's home and everything else are invisible.
-//   - with Landlock, a Keep path is carved out by granting write access to every sibling
-//     entry along the way instead of the whole root; the directories that lead to a Keep path
-//     stay read-only, so a command cannot create or remove entries directly in them.
-//     With bubblewrap, Keep paths are read-only bind mounts over the writable tree.
+//   - Keep paths (protected and default-excluded paths under writable roots) stay read-only and
+//     Hide paths (private paths) are invisible. With Landlock, which cannot subtract from a
+//     grant, they are carved out: every sibling entry along the way gets its own grant and the
+//     directories leading to them are read-only (list-only above a Hide path), so a command
+//     cannot create or remove entries directly in those directories. With bubblewrap, Keep
+//     paths are read-only bind mounts and Hide paths are covered by empty mounts, with no such
+//     restriction; so in "auto" mode bubblewrap is preferred (when installed) for commands whose
+//     policy has Keep or Hide paths, and Landlock is used otherwise.
 package sandbox
 
 import (
@@ -57,6 +61,8 @@ type Policy struct {
 	Write []string `json:"write,omitempty"`
 	// Keep are paths under Write roots that must stay read-only.
 	Keep []string `json:"keep,omitempty"`
+	// Hide are paths under any root that must be neither read nor written (private paths).
+	Hide []string `json:"hide,omitempty"`
 }
 
 // Options is one command to run.
@@ -145,6 +151,11 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	mode, err := Effective(o.Mode)
 	if err != nil {
 		return Result{}, err
+	}
+	if (o.Mode == "" || o.Mode == ModeAuto) && mode == ModeLandlock && (len(o.Policy.Keep) > 0 || len(o.Policy.Hide) > 0) && BubblewrapPath() != "" {
+		// Landlock cannot subtract a read-only or hidden subtree from a writable root (see
+		// carve): bubblewrap expresses that policy exactly, so auto prefers it here.
+		mode = ModeBubblewrap
 	}
 	if o.MaxOutput <= 0 {
 		o.MaxOutput = 64 << 10
@@ -322,6 +333,16 @@ func bwrapArgs(p Policy, dir string) []string {
 	// Writes anywhere else fail instead of landing in bwrap's throwaway root tmpfs. /tmp is not
 	// mounted: the private temp dir (a Write root) is the only writable place outside the roots.
 	args = append(args, "--remount-ro", "/")
+	for _, h := range p.Hide {
+		fi, err := os.Lstat(h)
+		switch {
+		case err != nil:
+		case fi.IsDir():
+			args = append(args, "--tmpfs", h, "--remount-ro", h)
+		default:
+			args = append(args, "--ro-bind", "/dev/null", h)
+		}
+	}
 	if dir != "" {
 		args = append(args, "--chdir", dir)
 	}

@@ -1,0 +1,503 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/massgen-go/massgen/cmd/cmdutil"
+	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/prompt"
+)
+
+// testEnv is a working directory, a home and fake streams.
+type testEnv struct {
+	wd, home    string
+	out, errOut *bytes.Buffer
+	io          *cmdutil.IOStreams
+	env         map[string]string
+}
+
+func newTestEnv(t *testing.T, stdin string) *testEnv {
+	t.Helper()
+	root := t.TempDir()
+	e := &testEnv{wd: filepath.Join(root, "project"), home: filepath.Join(root, "home"),
+		out: &bytes.Buffer{}, errOut: &bytes.Buffer{}, env: map[string]string{}}
+	for _, d := range []string{e.wd, e.home} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.io = &cmdutil.IOStreams{In: strings.NewReader(stdin), Out: e.out, ErrOut: e.errOut}
+	return e
+}
+
+func (e *testEnv) factory() *cmdutil.Factory {
+	return &cmdutil.Factory{
+		IO:        e.io,
+		Getwd:     func() (string, error) { return e.wd, nil },
+		HomeDir:   func() (string, error) { return e.home, nil },
+		LookupEnv: func(k string) (string, bool) { v, ok := e.env[k]; return v, ok },
+	}
+}
+
+func (e *testEnv) write(t *testing.T, name, text string) string {
+	t.Helper()
+	p := filepath.Join(e.wd, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func (e *testEnv) exec(args ...string) int {
+	return Execute(context.Background(), e.factory(), args)
+}
+
+// runOpts builds RunOptions like NewRootCmd does, with a recording TurnRunner.
+func (e *testEnv) runOpts(rec *recorder) *RunOptions {
+	f := e.factory()
+	return &RunOptions{IO: f.IO, Getwd: f.Getwd, HomeDir: f.HomeDir, LookupEnv: f.LookupEnv,
+		Now:     func() time.Time { return time.Date(2025, 9, 28, 14, 30, 22, 0, time.UTC) },
+		Display: "auto", RunTurn: rec.run}
+}
+
+// recorder is a TurnRunner that records its calls.
+type recorder struct {
+	tasks  []string
+	opts   *RunOptions
+	failOn string
+}
+
+func (r *recorder) run(ctx context.Context, opts *RunOptions, task string) (string, error) {
+	r.tasks = append(r.tasks, task)
+	r.opts = opts
+	if opts.Config == nil || opts.Logger == nil || opts.RunDir == "" {
+		return "", errors.New("RunOptions not set up before the turn")
+	}
+	if task == r.failOn {
+		return "", errors.New("boom")
+	}
+	return "answer to " + task + "\n", nil
+}
+
+const workspaceConfig = `agents:
+  - id: a1
+    backend: {type: openai, model: gpt-5, cwd: workspace1}
+  - id: a2
+    backend: {type: claude, model: claude-sonnet-4, cwd: workspace2}
+orchestrator:
+  snapshot_storage: snapshots
+  agent_temporary_workspace: temp_workspaces
+`
+
+func TestConfigsValidate(t *testing.T) {
+	e := newTestEnv(t, "")
+	good := e.write(t, "good.yaml", workspaceConfig)
+	e.write(t, "warn.yaml", workspaceConfig+"  context_paths:\n    - path: not-here\nflavour: x\n")
+	e.write(t, "bad.yaml", "agents:\n  - id: a\n    backend:\n      type: openai\n     model: x\n")
+	e.write(t, "invalid.yaml", "agents:\n  - id: a\n    backend: {type: opnai}\n  - id: a\n    backend: {type: openai}\n")
+
+	if code := e.exec("configs", "validate", good, "warn.yaml", "@examples/basic/multi/three_agents_default"); code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, e.errOut)
+	}
+	for _, s := range []string{good + ": ok (2 agents)", "warn.yaml: ok (2 agents)", "@examples/basic/multi/three_agents_default: ok (3 agents)"} {
+		if !strings.Contains(e.out.String(), s) {
+			t.Errorf("stdout lacks %q:\n%s", s, e.out)
+		}
+	}
+	for _, s := range []string{"warn.yaml:10: warning: context path " + filepath.Join(e.wd, "not-here") + " does not exist", `warn.yaml:11: warning: unknown key "flavour"`} {
+		if !strings.Contains(e.errOut.String(), s) {
+			t.Errorf("stderr lacks %q:\n%s", s, e.errOut)
+		}
+	}
+
+	e.out.Reset()
+	e.errOut.Reset()
+	if code := e.exec("configs", "validate", "bad.yaml", "invalid.yaml", good); code != cmdutil.ExitUsage {
+		t.Fatalf("exit %d, want 2", code)
+	}
+	wantErr := []string{
+		"bad.yaml:5: did not find expected key",
+		`invalid.yaml:3: agents[0].backend.type: unknown backend "opnai"`,
+		`invalid.yaml:4: agents[1].id: duplicate id "a" (first used at line 2)`,
+	}
+	for _, s := range wantErr {
+		if !strings.Contains(e.errOut.String(), s) {
+			t.Errorf("stderr lacks %q:\n%s", s, e.errOut)
+		}
+	}
+	if !strings.Contains(e.out.String(), good+": ok") {
+		t.Errorf("the valid file should still be reported ok:\n%s", e.out)
+	}
+}
+
+func TestConfigsListAndShow(t *testing.T) {
+	e := newTestEnv(t, "")
+	if code := e.exec("configs", "list"); code != 0 {
+		t.Fatalf("list exit %d", code)
+	}
+	if !strings.Contains(e.out.String(), "@examples/basic/multi/three_agents_default\n") {
+		t.Errorf("list lacks three_agents_default:\n%s", e.out)
+	}
+
+	e.out.Reset()
+	e.write(t, "c.yaml", workspaceConfig+"  context_paths:\n    - path: .\n      permission: write\n      protected_paths: [keep]\n"+
+		"agent_extra: 1\n")
+	e.env["KEY"] = "sk-123"
+	e.write(t, "k.yaml", "agent:\n  id: solo\n  backend: {type: openai, api_key: \"${KEY}\", cwd: /abs/ws}\n")
+	if code := e.exec("configs", "show", "--resolved", "c.yaml"); code != 0 {
+		t.Fatalf("show exit %d: %s", code, e.errOut)
+	}
+	got := e.out.String()
+	mg := filepath.Join(e.wd, ".massgen")
+	for _, s := range []string{
+		"cwd: " + filepath.Join(mg, "workspaces/workspace1"),
+		"snapshot_storage: " + filepath.Join(mg, "snapshots"),
+		"agent_temporary_workspace: " + filepath.Join(mg, "temp_workspaces"),
+		"session_storage: " + filepath.Join(mg, "sessions"),
+		"- path: " + e.wd,
+		"- " + filepath.Join(e.wd, "keep"),
+	} {
+		if !strings.Contains(got, s) {
+			t.Errorf("show --resolved lacks %q:\n%s", s, got)
+		}
+	}
+	e.out.Reset()
+	if code := e.exec("configs", "show", "--resolved", "k.yaml"); code != 0 {
+		t.Fatalf("show exit %d: %s", code, e.errOut)
+	}
+	if strings.Contains(e.out.String(), "sk-123") || !strings.Contains(e.out.String(), "api_key: <redacted>") || !strings.Contains(e.out.String(), "agents:") {
+		t.Errorf("show --resolved must turn agent: into agents: and mask keys:\n%s", e.out)
+	}
+	e.out.Reset()
+	if code := e.exec("configs", "show", "@examples/basic/single/single_agent"); code != 0 {
+		t.Fatalf("show exit %d", code)
+	}
+	raw, _ := configs.Example("basic/single/single_agent")
+	if e.out.String() != string(raw) {
+		t.Errorf("show without --resolved should print the file as written")
+	}
+}
+
+func TestRunQuestionStopsAtOrchestrator(t *testing.T) {
+	e := newTestEnv(t, "")
+	e.write(t, "c.yaml", workspaceConfig)
+	code := e.exec("--config", "c.yaml", "--context", ".", "Write hello.txt")
+	if code != cmdutil.ExitFailure {
+		t.Fatalf("exit %d, want 1; stderr:\n%s", code, e.errOut)
+	}
+	if !strings.Contains(e.errOut.String(), "not implemented yet: the orchestrator is not built") {
+		t.Errorf("stderr:\n%s", e.errOut)
+	}
+	if e.out.Len() != 0 {
+		t.Errorf("stdout must stay empty, got %q", e.out)
+	}
+	logs, _ := filepath.Glob(filepath.Join(e.wd, ".massgen/logs/log_*/massgen.log"))
+	if len(logs) != 1 {
+		t.Fatalf("log files: %v", logs)
+	}
+	data, _ := os.ReadFile(logs[0])
+	for _, s := range []string{`"msg":"run start"`, `"msg":"turn failed"`} {
+		if !strings.Contains(string(data), s) {
+			t.Errorf("log lacks %s:\n%s", s, data)
+		}
+	}
+}
+
+func TestRunQuestion(t *testing.T) {
+	e := newTestEnv(t, "")
+	e.write(t, "c.yaml", workspaceConfig)
+	e.write(t, "src/main.go", "package main\n")
+	rec := &recorder{}
+	opts := e.runOpts(rec)
+	opts.ConfigName, opts.Question, opts.Debug = "c.yaml", "Add tests", true
+	opts.Contexts = []string{"src:write", "c.yaml:read"}
+	if err := runRun(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	if e.out.String() != "answer to Add tests\n" {
+		t.Errorf("stdout = %q", e.out)
+	}
+	want := []configs.ContextPath{
+		{Path: filepath.Join(e.wd, "src"), Permission: "write"},
+		{Path: filepath.Join(e.wd, "c.yaml"), Permission: "read"},
+	}
+	if !reflect.DeepEqual(rec.opts.Config.Orchestrator.ContextPaths, want) {
+		t.Errorf("context paths = %+v", rec.opts.Config.Orchestrator.ContextPaths)
+	}
+	if rec.opts.RunDir != filepath.Join(e.wd, ".massgen/logs/log_20250928_143022") || rec.opts.Turn != 1 {
+		t.Errorf("RunDir/Turn = %s / %d", rec.opts.RunDir, rec.opts.Turn)
+	}
+	if !strings.Contains(e.errOut.String(), "Context paths:\n   "+filepath.Join(e.wd, "src")+" (write)") {
+		t.Errorf("the context paths are shown before the run:\n%s", e.errOut)
+	}
+}
+
+func TestInteractivePiped(t *testing.T) {
+	e := newTestEnv(t, "first task\n\n  second task  \n")
+	e.write(t, "c.yaml", workspaceConfig)
+	rec := &recorder{}
+	opts := e.runOpts(rec)
+	opts.ConfigName, opts.Yes = "c.yaml", true
+	if err := runRun(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(rec.tasks, []string{"first task", "second task"}) {
+		t.Errorf("tasks = %q", rec.tasks)
+	}
+	if e.out.String() != "answer to first task\nanswer to second task\n" {
+		t.Errorf("stdout = %q", e.out)
+	}
+	if rec.opts.Turn != 2 {
+		t.Errorf("Turn = %d", rec.opts.Turn)
+	}
+
+	// Piped input stops at the first failed turn, with its exit code.
+	e2 := newTestEnv(t, "one\nbad\nthree\n")
+	e2.write(t, "c.yaml", workspaceConfig)
+	rec2 := &recorder{failOn: "bad"}
+	opts2 := e2.runOpts(rec2)
+	opts2.ConfigName = "c.yaml"
+	err := runRun(context.Background(), opts2)
+	if cmdutil.CodeOf(err) != cmdutil.ExitFailure || !reflect.DeepEqual(rec2.tasks, []string{"one", "bad"}) {
+		t.Errorf("err = %v (code %d), tasks = %q", err, cmdutil.CodeOf(err), rec2.tasks)
+	}
+
+	// /quit ends the loop.
+	e3 := newTestEnv(t, "one\n/quit\ntwo\n")
+	e3.write(t, "c.yaml", workspaceConfig)
+	rec3 := &recorder{}
+	opts3 := e3.runOpts(rec3)
+	opts3.ConfigName = "c.yaml"
+	if err := runRun(context.Background(), opts3); err != nil || !reflect.DeepEqual(rec3.tasks, []string{"one"}) {
+		t.Errorf("err = %v, tasks = %q", err, rec3.tasks)
+	}
+}
+
+func TestContextPromptConditions(t *testing.T) {
+	noCWD := "agents:\n  - id: a\n    backend: {type: openai}\n"
+	tests := []struct {
+		name           string
+		config         string
+		stdinTTY, tty  bool
+		contexts       []string
+		yes            bool
+		wantPrompt     bool
+		wantContextLen int
+	}{
+		{name: "terminal, cwd, no flags: prompt", config: workspaceConfig, stdinTTY: true, tty: true, wantPrompt: true, wantContextLen: 1},
+		{name: "--yes: no prompt", config: workspaceConfig, stdinTTY: true, tty: true, yes: true},
+		{name: "--context: no prompt", config: workspaceConfig, stdinTTY: true, tty: true, contexts: []string{"."}, wantContextLen: 1},
+		{name: "no cwd: no prompt", config: noCWD, stdinTTY: true, tty: true},
+		{name: "stdin not a terminal: no prompt", config: workspaceConfig, tty: true},
+		{name: "stderr not a terminal: no prompt", config: workspaceConfig, stdinTTY: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newTestEnv(t, "")
+			e.io.StdinTTY, e.io.StderrTTY = tt.stdinTTY, tt.tty
+			e.write(t, "c.yaml", tt.config)
+			rec := &recorder{}
+			opts := e.runOpts(rec)
+			opts.ConfigName, opts.Question, opts.Contexts, opts.Yes = "c.yaml", "q", tt.contexts, tt.yes
+			prompted := false
+			opts.PromptContextPaths = func(ctx context.Context, o prompt.ContextPathOptions) ([]configs.ContextPath, error) {
+				prompted = true
+				if o.Cwd != e.wd || o.Out != e.io.ErrOut {
+					t.Errorf("prompt options: cwd %q, out is stderr: %v", o.Cwd, o.Out == e.io.ErrOut)
+				}
+				return []configs.ContextPath{{Path: o.Cwd, Permission: "write"}}, nil
+			}
+			if err := runRun(context.Background(), opts); err != nil {
+				t.Fatal(err)
+			}
+			if prompted != tt.wantPrompt {
+				t.Errorf("prompted = %v, want %v", prompted, tt.wantPrompt)
+			}
+			if got := len(rec.opts.Config.Orchestrator.ContextPaths); got != tt.wantContextLen {
+				t.Errorf("context paths = %d, want %d", got, tt.wantContextLen)
+			}
+		})
+	}
+}
+
+// byteReader returns one byte per Read, so each huh accessible field gets exactly its line.
+type byteReader struct{ r io.Reader }
+
+func (b byteReader) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	return b.r.Read(p[:1])
+}
+
+func TestContextPromptAccessible(t *testing.T) {
+	e := newTestEnv(t, "")
+	e.io.In = byteReader{strings.NewReader("2\ntests/golden\n\n")} // Protected, one path, done
+	e.io.StdinTTY, e.io.StderrTTY = true, true
+	e.env["ACCESSIBLE"] = "1"
+	e.write(t, "c.yaml", workspaceConfig)
+	rec := &recorder{}
+	opts := e.runOpts(rec)
+	opts.ConfigName, opts.Question = "c.yaml", "q"
+	if err := runRun(context.Background(), opts); err != nil {
+		t.Fatalf("%v\nstderr:\n%s", err, e.errOut)
+	}
+	want := []configs.ContextPath{{Path: e.wd, Permission: "write", ProtectedPaths: []string{filepath.Join(e.wd, "tests/golden")}}}
+	if !reflect.DeepEqual(rec.opts.Config.Orchestrator.ContextPaths, want) {
+		t.Errorf("context paths = %+v", rec.opts.Config.Orchestrator.ContextPaths)
+	}
+	for _, s := range []string{"Add current directory as context path?", e.wd + " (write)", "protected: " + filepath.Join(e.wd, "tests/golden")} {
+		if !strings.Contains(e.errOut.String(), s) {
+			t.Errorf("stderr lacks %q:\n%s", s, e.errOut)
+		}
+	}
+	if e.out.String() != "answer to q\n" {
+		t.Errorf("stdout = %q (the prompt must not draw on stdout)", e.out)
+	}
+
+	// End of input during the prompt cancels the run: exit 130.
+	e2 := newTestEnv(t, "")
+	e2.io.In = byteReader{strings.NewReader("4\n")}
+	e2.io.StdinTTY, e2.io.StderrTTY = true, true
+	e2.env["ACCESSIBLE"] = "1"
+	e2.write(t, "c.yaml", workspaceConfig)
+	opts2 := e2.runOpts(&recorder{})
+	opts2.ConfigName, opts2.Question = "c.yaml", "q"
+	if err := runRun(context.Background(), opts2); cmdutil.CodeOf(err) != cmdutil.ExitCanceled {
+		t.Errorf("err = %v (code %d), want 130", err, cmdutil.CodeOf(err))
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		wantErr  []string
+	}{
+		{"missing context paths are all listed", []string{"--config", "c.yaml", "--context", "nope1", "--context", "nope2:read", "q"}, 2,
+			[]string{"Context paths not found:", "nope1 does not exist", "nope2 does not exist"}},
+		{"malformed config", []string{"--config", "bad.yaml", "q"}, 2, []string{"bad.yaml:2: "}},
+		{"unknown config", []string{"--config", "nope.yaml", "q"}, 2, []string{"nope.yaml: config nope.yaml: no such file"}},
+		{"no config", []string{"q"}, 2, []string{"no config: pass --config"}},
+		{"unknown flag", []string{"--bogus"}, 2, []string{"unknown flag: --bogus"}},
+		{"two questions", []string{"--config", "c.yaml", "a", "b"}, 2, []string{"accepts at most 1 arg"}},
+		{"bad display", []string{"--config", "c.yaml", "--display", "fancy", "q"}, 2, []string{`--display "fancy"`}},
+		{"empty question", []string{"--config", "c.yaml", "  "}, 2, []string{"empty QUESTION"}},
+		{"session and continue", []string{"--config", "c.yaml", "--session", "s1", "--continue", "q"}, 2, []string{"cannot be used together"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newTestEnv(t, "")
+			e.write(t, "c.yaml", workspaceConfig)
+			e.write(t, "bad.yaml", "agents:\n  - id: \"a\n")
+			if code := e.exec(tt.args...); code != tt.wantCode {
+				t.Errorf("exit %d, want %d; stderr:\n%s", code, tt.wantCode, e.errOut)
+			}
+			for _, s := range tt.wantErr {
+				if !strings.Contains(e.errOut.String(), s) {
+					t.Errorf("stderr lacks %q:\n%s", s, e.errOut)
+				}
+			}
+			if e.out.Len() != 0 {
+				t.Errorf("stdout = %q", e.out)
+			}
+		})
+	}
+}
+
+func TestDefaultConfig(t *testing.T) {
+	e := newTestEnv(t, "")
+	e.write(t, ".massgen/config.yaml", workspaceConfig)
+	rec := &recorder{}
+	opts := e.runOpts(rec)
+	opts.Question, opts.Yes = "q", true
+	if err := runRun(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	if rec.opts.Config.Source != filepath.Join(e.wd, ".massgen/config.yaml") {
+		t.Errorf("Source = %s", rec.opts.Config.Source)
+	}
+}
+
+func TestCancelledTurnExits130(t *testing.T) {
+	e := newTestEnv(t, "")
+	e.write(t, "c.yaml", workspaceConfig)
+	opts := e.runOpts(&recorder{})
+	opts.ConfigName, opts.Question = "c.yaml", "q"
+	opts.RunTurn = func(ctx context.Context, _ *RunOptions, _ string) (string, error) {
+		return "", context.Canceled
+	}
+	if err := runRun(context.Background(), opts); cmdutil.CodeOf(err) != cmdutil.ExitCanceled {
+		t.Errorf("code %d, want 130", cmdutil.CodeOf(err))
+	}
+}
+
+// TestValidateMassGenConfigs runs `massgen configs validate` over MassGen's basic/, providers/
+// and tools/filesystem/ configs (../shared/massgen-configs beside the repository): exit 0.
+func TestValidateMassGenConfigs(t *testing.T) {
+	root, _ := filepath.Abs("../../shared/massgen-configs")
+	if _, err := os.Stat(root); err != nil {
+		t.Skipf("MassGen configs not found at %s: %v", root, err)
+	}
+	var files []string
+	for _, dir := range []string{"basic", "providers", "tools/filesystem"} {
+		_ = filepath.WalkDir(filepath.Join(root, dir), func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && filepath.Ext(p) == ".yaml" {
+				files = append(files, p)
+			}
+			return err
+		})
+	}
+	if len(files) < 40 {
+		t.Fatalf("only %d configs found", len(files))
+	}
+	e := newTestEnv(t, "")
+	if code := e.exec(append([]string{"configs", "validate"}, files...)...); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, e.errOut)
+	}
+	if got := strings.Count(e.out.String(), ": ok ("); got != len(files) {
+		t.Errorf("%d of %d reported ok", got, len(files))
+	}
+}
+
+// Ctrl-C while waiting for the next task ends the interactive loop with exit 130, without
+// waiting for input.
+func TestInteractiveCancelAtPrompt(t *testing.T) {
+	e := newTestEnv(t, "")
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	e.io.In = pr
+	e.write(t, "c.yaml", workspaceConfig)
+	rec := &recorder{}
+	opts := e.runOpts(rec)
+	opts.ConfigName = "c.yaml"
+	ctx, cancel := context.WithCancel(context.Background())
+	opts.RunTurn = func(ctx context.Context, o *RunOptions, task string) (string, error) {
+		cancel() // the user presses Ctrl-C after the first turn
+		return rec.run(ctx, o, task)
+	}
+	done := make(chan error, 1)
+	go func() { done <- runRun(ctx, opts) }()
+	if _, err := io.WriteString(pw, "first\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; cmdutil.CodeOf(err) != cmdutil.ExitCanceled {
+		t.Errorf("err = %v (code %d), want 130", err, cmdutil.CodeOf(err))
+	}
+	if !reflect.DeepEqual(rec.tasks, []string{"first"}) {
+		t.Errorf("tasks = %q", rec.tasks)
+	}
+}

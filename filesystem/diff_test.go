@@ -1,0 +1,108 @@
+package filesystem
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// applyUnified applies a unified diff produced by unifiedDiff to a (test helper: hunks in order).
+func applyUnified(t *testing.T, a, diff string) string {
+	t.Helper()
+	if diff == "" {
+		return a
+	}
+	src := splitLines(a)
+	lines := strings.SplitAfter(diff, "\n")
+	var out []string
+	pos := 0
+	last := byte(0)
+	for i := 2; i < len(lines); i++ {
+		l := lines[i]
+		if l == "" {
+			continue
+		}
+		if strings.HasPrefix(l, "@@") {
+			f := strings.Fields(l)[1] // -start[,n]
+			start, _ := strconv.Atoi(strings.Split(strings.TrimPrefix(f, "-"), ",")[0])
+			n := 1
+			if p := strings.Split(f, ","); len(p) == 2 {
+				n, _ = strconv.Atoi(p[1])
+			}
+			if n == 0 {
+				start++ // an empty range names the line before
+			}
+			for pos < start-1 {
+				out = append(out, src[pos])
+				pos++
+			}
+			continue
+		}
+		if strings.HasPrefix(l, `\ No newline`) {
+			if last != '-' { // the marker applies to the line just before it
+				out[len(out)-1] = strings.TrimSuffix(out[len(out)-1], "\n")
+			}
+			continue
+		}
+		last = l[0]
+		body := l[1:]
+		switch l[0] {
+		case ' ':
+			out = append(out, body)
+			pos++
+		case '-':
+			pos++
+		case '+':
+			out = append(out, body)
+		}
+	}
+	out = append(out, src[pos:]...)
+	return strings.Join(out, "")
+}
+
+func TestUnifiedDiff(t *testing.T) {
+	tests := []struct{ a, b string }{
+		{"", ""}, {"a\n", "a\n"}, {"", "x\n"}, {"x\n", ""}, {"a\nb\nc\n", "a\nc\n"},
+		{"a\nb", "a\nb\n"}, {"1\n2\n3\n4\n5\n6\n7\n8\n9\n", "0\n1\n2\n3\n4\nfive\n6\n7\n8\n9\nten\n"},
+	}
+	for _, tt := range tests {
+		d, added, removed := unifiedDiff("a", "b", tt.a, tt.b, 2)
+		if got := applyUnified(t, tt.a, d); got != tt.b {
+			t.Errorf("diff of %q -> %q does not apply: got %q\n%s", tt.a, tt.b, got, d)
+		}
+		if (tt.a == tt.b) != (d == "" && added == 0 && removed == 0) {
+			t.Errorf("%q vs %q: identical inputs must give an empty diff: %q", tt.a, tt.b, d)
+		}
+	}
+}
+
+// FuzzUnifiedDiff: the diff of any two texts applies back to the second, and its counts match.
+func FuzzUnifiedDiff(f *testing.F) {
+	f.Add("a\nb\nc\n", "a\nx\nc\n", 3)
+	f.Add("", "new\n", 0)
+	f.Add("no newline", "no newline\n", 1)
+	f.Fuzz(func(t *testing.T, a, b string, ctx int) {
+		if len(a) > 2000 || len(b) > 2000 {
+			return
+		}
+		ctx = ctx % 5
+		if ctx < 0 {
+			ctx = -ctx
+		}
+		d, added, removed := unifiedDiff("a", "b", a, b, ctx)
+		if got := applyUnified(t, a, d); got != b {
+			t.Fatalf("does not apply: %q -> %q gave %q\n%s", a, b, got, d)
+		}
+		plus, minus := 0, 0
+		for _, l := range strings.SplitAfter(d, "\n")[min(2, len(strings.SplitAfter(d, "\n"))):] {
+			if strings.HasPrefix(l, "+") {
+				plus++
+			} else if strings.HasPrefix(l, "-") {
+				minus++
+			}
+		}
+		if plus != added || minus != removed {
+			t.Fatalf("counts %d/%d, diff has %d/%d", added, removed, plus, minus)
+		}
+	})
+}

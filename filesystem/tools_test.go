@@ -1,0 +1,563 @@
+package filesystem
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/massgen-go/massgen/permissions"
+)
+
+var roles = []struct {
+	name string
+	role permissions.Role
+}{{"coordination", permissions.Coordination}, {"final", permissions.Final}}
+
+func TestReadFile(t *testing.T) {
+	for _, r := range roles {
+		t.Run(r.name, func(t *testing.T) {
+			e := newEnv(t, r.role)
+			write(t, filepath.Join(e.ws, "a.txt"), "one\ntwo\nthree\n")
+			if got := e.ok("read_file", map[string]any{"path": "a.txt"})["content"]; got != "one\ntwo\nthree\n" {
+				t.Errorf("relative read = %q", got)
+			}
+			if got := e.ok("read_file", map[string]any{"path": filepath.Join(e.ws, "a.txt"), "head": 1})["content"]; got != "one\n" {
+				t.Errorf("head = %q", got)
+			}
+			if got := e.ok("read_file", map[string]any{"path": "a.txt", "tail": 2})["content"]; got != "two\nthree\n" {
+				t.Errorf("tail = %q", got)
+			}
+			if got := e.ok("read_file", map[string]any{"path": filepath.Join(e.proj, "index.html")})["content"]; got != "<h1>hi</h1>\n" {
+				t.Errorf("context read = %q", got)
+			}
+			e.ok("read_file", map[string]any{"path": filepath.Join(e.proj, "golden", "expected.txt")}) // protected is readable
+			e.ok("read_file", map[string]any{"path": filepath.Join(e.temp, "agent2", "notes.md")})
+			e.ok("read_file", map[string]any{"path": filepath.Join(e.single, "config.yaml")})
+			e.fail("read_file", map[string]any{"path": filepath.Join(e.single, "sibling.txt")}, "")
+			e.fail("read_file", map[string]any{"path": filepath.Join(e.out, "secret.txt")}, "")
+			e.fail("read_file", map[string]any{"path": "../outside/secret.txt"}, "")
+			e.fail("read_file", map[string]any{"path": "missing.txt"}, "does not exist")
+			e.fail("read_file", map[string]any{"path": e.ws}, "directory")
+			e.fail("read_file", map[string]any{}, "path")
+		})
+	}
+}
+
+func TestBinaryFilesRefused(t *testing.T) {
+	e := newEnv(t, permissions.Final)
+	write(t, filepath.Join(e.ws, "pic.png"), "not really a png")
+	write(t, filepath.Join(e.ws, "blob.txt"), "abc\x00def")
+	write(t, filepath.Join(e.ws, "report.pdf"), "%PDF")
+	m := e.fail("read_file", map[string]any{"path": "pic.png"}, "binary file (image)")
+	if msg := m["error"].(string); !strings.Contains(msg, "understand_image") || !strings.Contains(msg, "read_file") {
+		t.Errorf("message does not say what to use instead: %q", msg)
+	}
+	e.fail("read_file", map[string]any{"path": "blob.txt"}, "binary file")
+	e.fail("read_file", map[string]any{"path": "report.pdf"}, "pdftotext")
+	e.fail("edit_file", map[string]any{"path": "blob.txt", "edits": []any{map[string]any{"oldText": "abc", "newText": "x"}}}, "binary")
+	_, res := e.call("read_multiple_files", map[string]any{"paths": []any{"pic.png"}})
+	if !res.IsError {
+		t.Error("read_multiple_files of only binary files should be an error result")
+	}
+	// Binary files can still be copied and inspected.
+	e.ok("get_file_info", map[string]any{"path": "pic.png"})
+	e.ok("copy_file", map[string]any{"source_path": "pic.png", "destination_path": "pic2.png"})
+}
+
+func TestReadMultipleFiles(t *testing.T) {
+	e := newEnv(t, permissions.Coordination)
+	write(t, filepath.Join(e.ws, "a.txt"), "A")
+	m := e.ok("read_multiple_files", map[string]any{"paths": []any{"a.txt", filepath.Join(e.proj, "styles.css"), "nope.txt"}})
+	files := m["files"].([]any)
+	if len(files) != 3 || files[0].(map[string]any)["content"] != "A" || files[2].(map[string]any)["error"] == nil {
+		t.Fatalf("files = %v", files)
+	}
+	// A path outside makes the whole call denied by the permission layer.
+	e.fail("read_multiple_files", map[string]any{"paths": []any{"a.txt", filepath.Join(e.out, "secret.txt")}}, "")
+}
+
+func TestWriteFile(t *testing.T) {
+	t.Run("coordination", func(t *testing.T) {
+		e := newEnv(t, permissions.Coordination)
+		m := e.ok("write_file", map[string]any{"path": "sub/dir/new.txt", "content": "hello"})
+		if m["created"] != true || read(t, filepath.Join(e.ws, "sub", "dir", "new.txt")) != "hello" {
+			t.Fatalf("write = %v", m)
+		}
+		// Context paths are read-only for coordination agents, temp workspaces always.
+		e.fail("write_file", map[string]any{"path": filepath.Join(e.proj, "index.html"), "content": "x"}, "")
+		e.fail("write_file", map[string]any{"path": filepath.Join(e.temp, "agent2", "notes.md"), "content": "x"}, "")
+		e.fail("write_file", map[string]any{"path": filepath.Join(e.out, "x.txt"), "content": "x"}, "")
+		if read(t, filepath.Join(e.proj, "index.html")) != "<h1>hi</h1>\n" {
+			t.Fatal("context file changed")
+		}
+	})
+	t.Run("final", func(t *testing.T) {
+		e := newEnv(t, permissions.Final)
+		target := filepath.Join(e.proj, "styles.css")
+		if err := os.Chmod(target, 0o751); err != nil {
+			t.Fatal(err)
+		}
+		m := e.ok("write_file", map[string]any{"path": target, "content": "body{}"})
+		if m["created"] != false || read(t, target) != "body{}" {
+			t.Fatalf("write = %v", m)
+		}
+		if fi, _ := os.Stat(target); fi.Mode().Perm() != 0o751 {
+			t.Errorf("mode not kept: %v", fi.Mode())
+		}
+		// No temp file left behind.
+		ents, _ := os.ReadDir(e.proj)
+		for _, en := range ents {
+			if strings.Contains(en.Name(), "massgen-tmp") {
+				t.Errorf("leftover temp file %s", en.Name())
+			}
+		}
+		e.ok("write_file", map[string]any{"path": filepath.Join(e.single, "config.yaml"), "content": "a: 2\n"})
+		for _, p := range []string{filepath.Join(e.proj, "golden", "expected.txt"), filepath.Join(e.proj, "golden", "new.txt"),
+			filepath.Join(e.proj, ".git", "HEAD"), filepath.Join(e.proj, ".env"), filepath.Join(e.single, "sibling.txt"),
+			filepath.Join(e.single, "new.txt"), filepath.Join(e.temp, "agent2", "notes.md")} {
+			e.fail("write_file", map[string]any{"path": p, "content": "x"}, "")
+		}
+		if read(t, filepath.Join(e.proj, "golden", "expected.txt")) != "golden\n" || exists(filepath.Join(e.single, "new.txt")) {
+			t.Fatal("protected or sibling path modified")
+		}
+	})
+}
+
+func TestEditFile(t *testing.T) {
+	e := newEnv(t, permissions.Final)
+	p := filepath.Join(e.proj, "app.py")
+	write(t, p, "def f():\n    return 1\n\nprint(f())\n")
+	m := e.ok("edit_file", map[string]any{"path": p, "dryRun": true, "edits": []any{map[string]any{"oldText": "return 1", "newText": "return 2"}}})
+	if !strings.Contains(m["diff"].(string), "-    return 1\n+    return 2\n") || read(t, p) != "def f():\n    return 1\n\nprint(f())\n" {
+		t.Fatalf("dry run: %v / file %q", m["diff"], read(t, p))
+	}
+	// Whitespace-insensitive line match keeps the file's indentation.
+	m = e.ok("edit_file", map[string]any{"path": p, "edits": []any{map[string]any{"oldText": "return 1", "newText": "return 2"},
+		map[string]any{"oldText": "def f():\n  return 2", "newText": "def g():\n    return 3"}}})
+	if got := read(t, p); got != "def g():\n    return 3\n\nprint(f())\n" {
+		t.Fatalf("edited = %q", got)
+	}
+	if m["added"].(float64) != 2 || m["removed"].(float64) != 2 {
+		t.Errorf("counts = %v %v", m["added"], m["removed"])
+	}
+	e.fail("edit_file", map[string]any{"path": p, "edits": []any{map[string]any{"oldText": "nothere", "newText": "x"}}}, "could not find")
+	e.fail("edit_file", map[string]any{"path": filepath.Join(e.proj, "golden", "expected.txt"), "edits": []any{map[string]any{"oldText": "golden", "newText": "x"}}}, "")
+	// Coordination agents may preview (dry run reads) but not write context files.
+	c := newEnv(t, permissions.Coordination)
+	c.ok("edit_file", map[string]any{"path": filepath.Join(c.proj, "index.html"), "dryRun": true, "edits": []any{map[string]any{"oldText": "hi", "newText": "ho"}}})
+	c.fail("edit_file", map[string]any{"path": filepath.Join(c.proj, "index.html"), "edits": []any{map[string]any{"oldText": "hi", "newText": "ho"}}}, "")
+}
+
+func TestDirectoriesAndSearch(t *testing.T) {
+	e := newEnv(t, permissions.Coordination)
+	m := e.ok("create_directory", map[string]any{"path": "a/b/c"})
+	if m["created"] != true || !exists(filepath.Join(e.ws, "a", "b", "c")) {
+		t.Fatalf("create_directory = %v", m)
+	}
+	e.ok("create_directory", map[string]any{"path": "a/b/c"}) // idempotent
+	write(t, filepath.Join(e.ws, "a", "x.go"), "package a")
+	write(t, filepath.Join(e.ws, "a", "b", "y.go"), "package b")
+	write(t, filepath.Join(e.ws, "README.md"), "readme")
+	m = e.ok("list_directory", map[string]any{"path": "."})
+	if l := m["listing"].(string); !strings.Contains(l, "[DIR] a") || !strings.Contains(l, "[FILE] README.md") {
+		t.Errorf("listing = %q", l)
+	}
+	m = e.ok("directory_tree", map[string]any{"path": e.ws})
+	if tree := m["tree"].([]any); len(tree) != 2 {
+		t.Errorf("tree = %v", tree)
+	}
+	m = e.ok("search_files", map[string]any{"path": ".", "pattern": "**/*.go"})
+	if got := strs(m["matches"]); len(got) != 2 {
+		t.Errorf("glob matches = %v", got)
+	}
+	m = e.ok("search_files", map[string]any{"path": ".", "pattern": "readme"})
+	if got := strs(m["matches"]); len(got) != 1 || got[0] != filepath.Join(e.ws, "README.md") {
+		t.Errorf("substring matches = %v", got)
+	}
+	m = e.ok("search_files", map[string]any{"path": ".", "pattern": "*.go", "excludePatterns": []any{"a/b"}})
+	if got := strs(m["matches"]); len(got) != 1 {
+		t.Errorf("excluded matches = %v", got)
+	}
+	m = e.ok("get_file_info", map[string]any{"path": "README.md"})
+	if m["size"].(float64) != 6 || m["isFile"] != true {
+		t.Errorf("info = %v", m)
+	}
+	m = e.ok("list_allowed_directories", map[string]any{})
+	if w := strs(m["writable"]); len(w) != 1 || w[0] != e.ws {
+		t.Errorf("writable = %v", w)
+	}
+	// The parent of a single-file context path is not listable; outside is not either.
+	e.fail("list_directory", map[string]any{"path": e.single}, "")
+	e.fail("list_directory", map[string]any{"path": e.out}, "")
+	e.fail("create_directory", map[string]any{"path": filepath.Join(e.proj, "new")}, "")
+}
+
+func TestMoveFile(t *testing.T) {
+	e := newEnv(t, permissions.Final)
+	write(t, filepath.Join(e.ws, "a.txt"), "A")
+	write(t, filepath.Join(e.ws, "b.txt"), "B")
+	e.fail("move_file", map[string]any{"source": "a.txt", "destination": "b.txt"}, "exists")
+	e.ok("move_file", map[string]any{"source": "a.txt", "destination": "d/c.txt"})
+	if exists(filepath.Join(e.ws, "a.txt")) || read(t, filepath.Join(e.ws, "d", "c.txt")) != "A" {
+		t.Fatal("move within workspace failed")
+	}
+	// Deliver from the workspace into the context path (final agent).
+	e.ok("move_file", map[string]any{"source": "b.txt", "destination": filepath.Join(e.proj, "b.txt")})
+	if read(t, filepath.Join(e.proj, "b.txt")) != "B" {
+		t.Fatal("move to context path failed")
+	}
+	e.fail("move_file", map[string]any{"source": e.ws, "destination": filepath.Join(e.proj, "ws")}, "")
+	e.fail("move_file", map[string]any{"source": filepath.Join(e.proj, "golden"), "destination": filepath.Join(e.proj, "g2")}, "")
+	e.fail("move_file", map[string]any{"source": filepath.Join(e.proj, ".git"), "destination": filepath.Join(e.proj, "git")}, "")
+	e.fail("move_file", map[string]any{"source": "d", "destination": "d/inner"}, "itself")
+}
+
+func TestCopyFile(t *testing.T) {
+	t.Run("final delivers", func(t *testing.T) {
+		e := newEnv(t, permissions.Final)
+		write(t, filepath.Join(e.ws, "site", "index.html"), "<h1>new</h1>")
+		write(t, filepath.Join(e.ws, "site", "golden", "expected.txt"), "overwritten?")
+		write(t, filepath.Join(e.ws, "site", "css", "main.css"), "css")
+		e.ok("copy_file", map[string]any{"source_path": "site/css/main.css", "destination_path": filepath.Join(e.proj, "main.css")})
+		e.fail("copy_file", map[string]any{"source_path": "site/css/main.css", "destination_path": filepath.Join(e.proj, "main.css")}, "overwrite")
+		e.ok("copy_file", map[string]any{"source_path": "site/css/main.css", "destination_path": filepath.Join(e.proj, "main.css"), "overwrite": true})
+		m := e.ok("copy_file", map[string]any{"source_path": "site", "destination_path": e.proj, "overwrite": true})
+		if read(t, filepath.Join(e.proj, "index.html")) != "<h1>new</h1>" || read(t, filepath.Join(e.proj, "css", "main.css")) != "css" {
+			t.Fatal("directory copy failed")
+		}
+		if read(t, filepath.Join(e.proj, "golden", "expected.txt")) != "golden\n" {
+			t.Fatal("protected file overwritten by a directory copy")
+		}
+		if sk := m["skipped"].([]any); len(sk) != 1 {
+			t.Errorf("skipped = %v", sk)
+		}
+		// Copy from another agent's snapshot.
+		e.ok("copy_file", map[string]any{"source_path": filepath.Join(e.temp, "agent2", "notes.md"), "destination_path": "notes.md"})
+		e.fail("copy_file", map[string]any{"source_path": filepath.Join(e.out, "secret.txt"), "destination_path": "s.txt"}, "")
+		e.fail("copy_file", map[string]any{"source_path": "site", "destination_path": "site/sub"}, "itself")
+	})
+	t.Run("coordination cannot deliver", func(t *testing.T) {
+		e := newEnv(t, permissions.Coordination)
+		write(t, filepath.Join(e.ws, "x.txt"), "x")
+		e.fail("copy_file", map[string]any{"source_path": "x.txt", "destination_path": filepath.Join(e.proj, "x.txt")}, "")
+		e.ok("copy_file", map[string]any{"source_path": filepath.Join(e.proj, "index.html"), "destination_path": "index.html"})
+	})
+}
+
+func TestCopyFilesBatch(t *testing.T) {
+	e := newEnv(t, permissions.Final)
+	write(t, filepath.Join(e.ws, "out", "a.py"), "a")
+	write(t, filepath.Join(e.ws, "out", "lib", "b.py"), "b")
+	write(t, filepath.Join(e.ws, "out", "lib", "c.txt"), "c")
+	write(t, filepath.Join(e.ws, "out", "golden", "expected.txt"), "x")
+	write(t, filepath.Join(e.ws, "out", "tests", "t.py"), "t")
+	m := e.ok("copy_files_batch", map[string]any{"source_base_path": "out", "destination_base_path": e.proj,
+		"include_patterns": []any{"*.py", "golden/*"}, "exclude_patterns": []any{"tests/**"}})
+	copied := strs(m["copied"])
+	if len(copied) != 2 || !contains(copied, filepath.Join(e.proj, "lib", "b.py")) {
+		t.Fatalf("copied = %v (%v)", copied, m)
+	}
+	if sk := m["skipped"].([]any); len(sk) != 1 || !strings.Contains(sk[0].(map[string]any)["path"].(string), "golden") {
+		t.Fatalf("skipped = %v", sk)
+	}
+	if exists(filepath.Join(e.proj, "tests")) || exists(filepath.Join(e.proj, "lib", "c.txt")) {
+		t.Fatal("excluded or unmatched files copied")
+	}
+	m = e.ok("copy_files_batch", map[string]any{"source_base_path": "out", "destination_base_path": e.proj, "include_patterns": []any{"a.py"}})
+	if sk := m["skipped"].([]any); len(sk) != 1 || !strings.Contains(sk[0].(map[string]any)["reason"].(string), "exists") {
+		t.Fatalf("existing file not skipped: %v", m)
+	}
+}
+
+func TestDeleteFile(t *testing.T) {
+	e := newEnv(t, permissions.Final)
+	write(t, filepath.Join(e.ws, "old.html"), "old")
+	m := e.fail("delete_file", map[string]any{"path": "old.html"}, "not read or created")
+	if len(strs(m["unread"])) != 1 {
+		t.Errorf("unread = %v", m["unread"])
+	}
+	e.ok("read_file", map[string]any{"path": "old.html"})
+	e.ok("delete_file", map[string]any{"path": "old.html"})
+	if exists(filepath.Join(e.ws, "old.html")) {
+		t.Fatal("not deleted")
+	}
+	// Files the agent created are deletable without reading.
+	e.ok("write_file", map[string]any{"path": "tmp/new.txt", "content": "n"})
+	e.fail("delete_file", map[string]any{"path": "tmp"}, "recursive")
+	e.ok("delete_file", map[string]any{"path": "tmp", "recursive": true})
+	// A directory with unread files is refused, listing them.
+	write(t, filepath.Join(e.ws, "d", "x.txt"), "x")
+	write(t, filepath.Join(e.ws, "d", "y.txt"), "y")
+	e.ok("read_file", map[string]any{"path": "d/x.txt"})
+	m = e.fail("delete_file", map[string]any{"path": "d", "recursive": true}, "not read or created")
+	if u := strs(m["unread"]); len(u) != 1 || u[0] != filepath.Join(e.ws, "d", "y.txt") {
+		t.Errorf("unread = %v", u)
+	}
+	// Roots are never deleted.
+	for _, p := range []string{e.ws, ".", e.proj, filepath.Join(e.single, "config.yaml"), e.base} {
+		e.fail("delete_file", map[string]any{"path": p, "recursive": true}, "")
+	}
+	if !exists(e.ws) || !exists(e.proj) || !exists(filepath.Join(e.single, "config.yaml")) {
+		t.Fatal("a root was deleted")
+	}
+	// System paths and protected paths are never deleted.
+	write(t, filepath.Join(e.ws, ".git", "config"), "c")
+	e.ok("read_file", map[string]any{"path": ".git/config"})
+	e.fail("delete_file", map[string]any{"path": ".git", "recursive": true}, "system path")
+	e.ok("read_file", map[string]any{"path": filepath.Join(e.proj, ".env")})
+	e.fail("delete_file", map[string]any{"path": filepath.Join(e.proj, ".env")}, "")
+	e.ok("read_file", map[string]any{"path": filepath.Join(e.proj, "golden", "expected.txt")})
+	e.fail("delete_file", map[string]any{"path": filepath.Join(e.proj, "golden", "expected.txt")}, "")
+	e.fail("delete_file", map[string]any{"path": "nope.txt"}, "does not exist")
+}
+
+func TestDeleteFromContextPathGoesToTrash(t *testing.T) {
+	e := newEnv(t, permissions.Final)
+	target := filepath.Join(e.proj, "styles.css")
+	e.ok("read_file", map[string]any{"path": target})
+	m := e.ok("delete_file", map[string]any{"path": target})
+	id, _ := m["trash_id"].(string)
+	if id == "" || exists(target) {
+		t.Fatalf("delete = %v", m)
+	}
+	entries, err := ListTrash(e.massgen)
+	if err != nil || len(entries) != 1 || entries[0].OriginalPath != target || entries[0].ID != id || entries[0].Agent != "agent_a" {
+		t.Fatalf("ListTrash = %+v, %v", entries, err)
+	}
+	if err := RestoreTrash(e.massgen, id); err != nil {
+		t.Fatal(err)
+	}
+	if read(t, target) != "body { color: red; }\n" {
+		t.Fatal("restored content differs")
+	}
+	if entries, _ := ListTrash(e.massgen); len(entries) != 0 {
+		t.Fatalf("entry still listed after restore: %v", entries)
+	}
+	// A directory too; restoring over an existing path is refused.
+	write(t, filepath.Join(e.proj, "old", "a.txt"), "a")
+	e.ok("read_file", map[string]any{"path": filepath.Join(e.proj, "old", "a.txt")})
+	m = e.ok("delete_file", map[string]any{"path": filepath.Join(e.proj, "old"), "recursive": true})
+	id = m["trash_id"].(string)
+	write(t, filepath.Join(e.proj, "old", "b.txt"), "new")
+	if err := RestoreTrash(e.massgen, id); err == nil || !strings.Contains(err.Error(), "exists") {
+		t.Fatalf("restore over existing: %v", err)
+	}
+	os.RemoveAll(filepath.Join(e.proj, "old"))
+	if err := RestoreTrash(e.massgen, id); err != nil || read(t, filepath.Join(e.proj, "old", "a.txt")) != "a" {
+		t.Fatalf("restore dir: %v", err)
+	}
+	for _, bad := range []string{"", "x", "../x/1", "run1/..", "run1/9999"} {
+		if err := RestoreTrash(e.massgen, bad); err == nil {
+			t.Errorf("RestoreTrash(%q) succeeded", bad)
+		}
+	}
+}
+
+// noProtected drops the protected paths of the context path.
+func noProtected(s *permissions.Spec, _ *ToolsetOptions) {
+	for i := range s.ContextPaths {
+		s.ContextPaths[i].Protected = nil
+	}
+}
+
+func TestDeleteFilesBatch(t *testing.T) {
+	e := newEnv(t, permissions.Final, noProtected)
+	for _, f := range []string{"a.log", "b.log", "keep.log", "sub/c.log", "notes.txt"} {
+		write(t, filepath.Join(e.proj, f), f)
+	}
+	write(t, filepath.Join(e.proj, ".git", "x.log"), "x")
+	write(t, filepath.Join(e.proj, "node_modules", "m.log"), "m")
+	write(t, filepath.Join(e.proj, ".env.log"), "e")
+	for _, f := range []string{"a.log", "sub/c.log", "keep.log", ".env.log"} {
+		e.ok("read_file", map[string]any{"path": filepath.Join(e.proj, f)})
+	}
+	args := map[string]any{"base_path": e.proj, "include_patterns": []any{"*.log"}, "exclude_patterns": []any{"keep.log"}, "dry_run": true}
+	m := e.ok("delete_files_batch", args)
+	if w := strs(m["would_delete"]); len(w) != 3 || len(strs(m["deleted"])) != 0 || !exists(filepath.Join(e.proj, "a.log")) {
+		t.Fatalf("dry run = %v", m)
+	}
+	args["dry_run"] = false
+	m = e.ok("delete_files_batch", args)
+	deleted := strs(m["deleted"])
+	if len(deleted) != 3 || !contains(deleted, filepath.Join(e.proj, "a.log")) || !contains(deleted, filepath.Join(e.proj, "sub", "c.log")) {
+		t.Fatalf("deleted = %v (%v)", deleted, m)
+	}
+	if u := strs(m["unread"]); len(u) != 1 || u[0] != filepath.Join(e.proj, "b.log") {
+		t.Errorf("unread = %v", u)
+	}
+	reasons := map[string]string{}
+	for _, s := range m["skipped"].([]any) {
+		sm := s.(map[string]any)
+		reasons[sm["path"].(string)] = sm["reason"].(string)
+	}
+	for _, p := range []string{filepath.Join(e.proj, ".git"), filepath.Join(e.proj, "node_modules"), filepath.Join(e.proj, "b.log")} {
+		if reasons[p] == "" {
+			t.Errorf("%s not reported as skipped (skipped: %v)", p, reasons)
+		}
+	}
+	for _, p := range []string{".git/x.log", "node_modules/m.log", "b.log", "keep.log", "notes.txt"} {
+		if !exists(filepath.Join(e.proj, p)) {
+			t.Errorf("%s was deleted", p)
+		}
+	}
+	if ids := strs(m["trash_ids"]); len(ids) != 3 { // a.log, sub/c.log, .env.log (not a system name)
+		t.Errorf("trash ids = %v", ids)
+	}
+	// Workspace files are deleted for good (no trash).
+	write(t, filepath.Join(e.ws, "build", "o1.tmp"), "1")
+	e.ok("read_file", map[string]any{"path": "build/o1.tmp"})
+	m = e.ok("delete_files_batch", map[string]any{"base_path": "build"})
+	if len(strs(m["deleted"])) != 1 || len(strs(m["trash_ids"])) != 0 {
+		t.Errorf("workspace batch = %v", m)
+	}
+	// Coordination agents cannot batch-delete in context paths at all.
+	c := newEnv(t, permissions.Coordination)
+	c.fail("delete_files_batch", map[string]any{"base_path": c.proj}, "")
+}
+
+// TestDeleteFilesBatchProtectedInside: protected files inside the base path are skipped with
+// the reason, the rest is deleted.
+func TestDeleteFilesBatchProtectedInside(t *testing.T) {
+	e := newEnv(t, permissions.Final)
+	write(t, filepath.Join(e.proj, "golden", "g.log"), "g")
+	write(t, filepath.Join(e.proj, "a.log"), "a")
+	e.ok("read_file", map[string]any{"path": filepath.Join(e.proj, "golden", "g.log")})
+	e.ok("read_file", map[string]any{"path": filepath.Join(e.proj, "a.log")})
+	m := e.ok("delete_files_batch", map[string]any{"base_path": e.proj, "include_patterns": []any{"*.log"}})
+	if d := strs(m["deleted"]); len(d) != 1 || d[0] != filepath.Join(e.proj, "a.log") {
+		t.Fatalf("deleted = %v", m)
+	}
+	reasons := map[string]string{}
+	for _, s := range m["skipped"].([]any) {
+		reasons[s.(map[string]any)["path"].(string)] = s.(map[string]any)["reason"].(string)
+	}
+	if !strings.Contains(reasons[filepath.Join(e.proj, "golden", "g.log")], "protected") {
+		t.Fatalf("skipped = %v", reasons)
+	}
+	if !exists(filepath.Join(e.proj, "golden", "g.log")) {
+		t.Fatal("protected file deleted")
+	}
+}
+
+func TestCompareFiles(t *testing.T) {
+	e := newEnv(t, permissions.Coordination)
+	write(t, filepath.Join(e.ws, "a.txt"), "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n")
+	write(t, filepath.Join(e.ws, "b.txt"), "1\n2\n3\nfour\n5\n6\n7\n8\n9\n10\n11\n")
+	m := e.ok("compare_files", map[string]any{"file1": "a.txt", "file2": "b.txt", "context_lines": 1})
+	want := "--- " + filepath.Join(e.ws, "a.txt") + "\n+++ " + filepath.Join(e.ws, "b.txt") + "\n@@ -3,3 +3,3 @@\n 3\n-4\n+four\n 5\n@@ -10 +10,2 @@\n 10\n+11\n"
+	if m["diff"] != want {
+		t.Errorf("diff =\n%s\nwant\n%s", m["diff"], want)
+	}
+	st := m["stats"].(map[string]any)
+	if st["added"].(float64) != 2 || st["removed"].(float64) != 1 || m["identical"] != false {
+		t.Errorf("stats = %v", m)
+	}
+	m = e.ok("compare_files", map[string]any{"file1": "a.txt", "file2": "a.txt"})
+	if m["identical"] != true || m["diff"] != "" {
+		t.Errorf("identical = %v", m)
+	}
+	write(t, filepath.Join(e.ws, "x.bin"), "\x00\x01")
+	write(t, filepath.Join(e.ws, "y.bin"), "\x00\x02")
+	m = e.ok("compare_files", map[string]any{"file1": "x.bin", "file2": "y.bin"})
+	if m["binary"] != true || m["identical"] != false || m["diff"] != "" {
+		t.Errorf("binary = %v", m)
+	}
+	e.fail("compare_files", map[string]any{"file1": "a.txt", "file2": filepath.Join(e.out, "secret.txt")}, "")
+}
+
+func TestCompareDirectories(t *testing.T) {
+	e := newEnv(t, permissions.Coordination)
+	write(t, filepath.Join(e.ws, "v1", "same.txt"), "s")
+	write(t, filepath.Join(e.ws, "v1", "diff.txt"), "a\n")
+	write(t, filepath.Join(e.ws, "v1", "old.txt"), "o")
+	write(t, filepath.Join(e.ws, "v2", "same.txt"), "s")
+	write(t, filepath.Join(e.ws, "v2", "diff.txt"), "b\n")
+	write(t, filepath.Join(e.ws, "v2", "sub", "new.txt"), "n")
+	m := e.ok("compare_directories", map[string]any{"dir1": "v1", "dir2": "v2", "show_content_diff": true})
+	if got := strs(m["only_in_dir1"]); len(got) != 1 || got[0] != "old.txt" {
+		t.Errorf("only_in_dir1 = %v", got)
+	}
+	if got := strs(m["only_in_dir2"]); len(got) != 1 || got[0] != "sub/new.txt" {
+		t.Errorf("only_in_dir2 = %v", got)
+	}
+	if got := strs(m["different"]); len(got) != 1 || got[0] != "diff.txt" {
+		t.Errorf("different = %v", got)
+	}
+	if got := strs(m["identical"]); len(got) != 1 || got[0] != "same.txt" {
+		t.Errorf("identical = %v", got)
+	}
+	if d := m["content_diff"].(map[string]any)["diff.txt"].(string); !strings.Contains(d, "-a\n+b\n") {
+		t.Errorf("content diff = %q", d)
+	}
+	m = e.ok("compare_directories", map[string]any{"dir1": "v1", "dir2": filepath.Join(e.temp, "agent2")})
+	if _, ok := m["content_diff"]; ok {
+		t.Error("content_diff without show_content_diff")
+	}
+}
+
+func TestToolsOffered(t *testing.T) {
+	e := newEnv(t, permissions.Coordination)
+	names := map[string]bool{}
+	limits := strings.TrimSpace(e.pol.DescribeLimits())
+	for _, tl := range e.ts.Tools() {
+		names[tl.Name] = true
+		if !strings.HasSuffix(tl.Description, limits) {
+			t.Errorf("%s: description does not end with the limits", tl.Name)
+		}
+		if tl.Parameters["type"] != "object" {
+			t.Errorf("%s: parameters are not an object schema", tl.Name)
+		}
+	}
+	for _, n := range []string{"read_file", "read_multiple_files", "write_file", "edit_file", "create_directory", "list_directory",
+		"directory_tree", "move_file", "search_files", "get_file_info", "list_allowed_directories", "copy_file",
+		"copy_files_batch", "delete_file", "delete_files_batch", "compare_directories", "compare_files", "execute_command"} {
+		if !names[n] {
+			t.Errorf("tool %s not offered", n)
+		}
+	}
+	// An agent that may write nowhere is not offered write tools.
+	ro := newEnv(t, permissions.Coordination, func(s *permissions.Spec, _ *ToolsetOptions) { s.Workspace = "" })
+	for _, tl := range ro.ts.Tools() {
+		if tl.Write {
+			t.Errorf("write tool %s offered to a read-only agent", tl.Name)
+		}
+	}
+	ro.fail("write_file", map[string]any{"path": filepath.Join(ro.proj, "x"), "content": "x"}, "may not write")
+}
+
+func TestCallNeverPanics(t *testing.T) {
+	e := newEnv(t, permissions.Final)
+	for _, raw := range []string{`{`, `[1,2]`, `"x"`, `{"path": 5}`, `{"paths": [1]}`, `null`} {
+		for _, tl := range e.ts.Tools() {
+			res := e.ts.Call(context.Background(), tl.Name, []byte(raw))
+			if tl.Name == "list_allowed_directories" {
+				continue
+			}
+			if !res.IsError {
+				t.Errorf("%s(%s) = %s, want an error", tl.Name, raw, res.Content)
+			}
+		}
+	}
+	write(t, filepath.Join(e.ws, "a"), "a")
+	e.fail("edit_file", map[string]any{"edits": "x", "path": "a"}, "edits")
+	if res := e.ts.Call(context.Background(), "no_such_tool", nil); !res.IsError || !strings.Contains(res.Content, "unknown tool") {
+		t.Errorf("unknown tool: %v", res)
+	}
+}
+
+func TestBuiltinNamesMatchRegistered(t *testing.T) {
+	e := newEnv(t, permissions.Final)
+	if len(e.ts.order) != len(builtinNames) {
+		t.Fatalf("registered %d tools, builtinNames has %d", len(e.ts.order), len(builtinNames))
+	}
+	for i, n := range e.ts.order {
+		if builtinNames[i] != n || !IsBuiltin(n) {
+			t.Errorf("tool %d: registered %s, listed %s", i, n, builtinNames[i])
+		}
+	}
+	if IsBuiltin("mcp__x__read_file") {
+		t.Error("prefixed name is not ours")
+	}
+}

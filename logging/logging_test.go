@@ -1,0 +1,84 @@
+package logging
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestNewRunDir(t *testing.T) {
+	mg := filepath.Join(t.TempDir(), ".massgen")
+	now := time.Date(2025, 9, 28, 14, 30, 22, 0, time.Local)
+	want := []string{"log_20250928_143022", "log_20250928_143022_2", "log_20250928_143022_3"}
+	for _, w := range want {
+		dir, err := NewRunDir(mg, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if dir != filepath.Join(mg, "logs", w) {
+			t.Errorf("dir = %s, want logs/%s", dir, w)
+		}
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			t.Errorf("%s not created: %v", dir, err)
+		}
+	}
+	// A file in the way is an error, not a silent overwrite.
+	blocked := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(blocked, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewRunDir(blocked, now); err == nil {
+		t.Error("NewRunDir under a file succeeded")
+	}
+}
+
+func TestNewWritesOnlyToFile(t *testing.T) {
+	tests := []struct {
+		name      string
+		debug     bool
+		wantDebug bool
+	}{
+		{"info level", false, false},
+		{"debug level", true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			logger, closeFn, err := New(dir, tt.debug)
+			if err != nil {
+				t.Fatal(err)
+			}
+			logger.Debug("dbg-line")
+			logger.Info("info-line")
+			if err := closeFn(); err != nil {
+				t.Fatal(err)
+			}
+			data, err := os.ReadFile(filepath.Join(dir, FileName))
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+			for _, l := range lines {
+				var m map[string]any
+				if err := json.Unmarshal([]byte(l), &m); err != nil {
+					t.Errorf("not a JSON line: %q", l)
+				}
+			}
+			if got := strings.Contains(string(data), "dbg-line"); got != tt.wantDebug {
+				t.Errorf("debug line present = %v, want %v", got, tt.wantDebug)
+			}
+			if !strings.Contains(string(data), "info-line") {
+				t.Error("info line missing")
+			}
+		})
+	}
+}
+
+func TestNewMissingDir(t *testing.T) {
+	if _, _, err := New(filepath.Join(t.TempDir(), "nope"), false); err == nil {
+		t.Error("New in a missing folder succeeded")
+	}
+}

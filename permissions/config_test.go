@@ -1,0 +1,118 @@
+package permissions
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/massgen-go/massgen/configs"
+)
+
+func testConfig(tr *tree) *configs.Config {
+	return &configs.Config{
+		BaseDir: tr.root,
+		Agents: []configs.Agent{
+			{ID: "agent_a", Backend: configs.Backend{Type: "openai", CWD: tr.p("ws")},
+				Permissions: &configs.Permissions{Mode: "default", Allow: []string{"execute_command(npm test*)"}}},
+			{ID: "agent_b", Backend: configs.Backend{Type: "openai", CWD: tr.p("other_ws")},
+				ReadPaths: []string{tr.p("project/docs")}, WritePaths: []string{tr.p("ws")}},
+		},
+		Orchestrator: configs.Orchestrator{
+			SnapshotStorage:         tr.p("snapshots"),
+			AgentTemporaryWorkspace: tr.p("temp"),
+			ContextPaths: []configs.ContextPath{
+				{Path: tr.p("project"), Permission: "write", ProtectedPaths: []string{tr.p("project/golden")}},
+				{Path: tr.p("files/config.yaml"), Permission: "read"},
+			},
+		},
+		Permissions: configs.Permissions{Deny: []string{"execute_command(git push*)"}},
+	}
+}
+
+func TestSpecFromConfig(t *testing.T) {
+	tr := newTree(t)
+	cfg := testConfig(tr)
+	s, err := SpecFromConfig(cfg, "agent_a", Final, SpecOptions{Home: tr.p("outside"), ProjectRules: &configs.Permissions{Deny: []string{"Bash"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Workspace != tr.p("ws") || s.Mode != ModeDefault || s.Role != Final || s.Agent != "agent_a" {
+		t.Errorf("spec %+v", s)
+	}
+	if len(s.TempWorkspaces) != 1 || s.TempWorkspaces[0] != tr.p("temp/agent_a") {
+		t.Errorf("temp workspaces %v", s.TempWorkspaces)
+	}
+	if len(s.ContextPaths) != 2 || !s.ContextPaths[0].Write || s.ContextPaths[1].Write || s.ContextPaths[0].Protected[0] != tr.p("project/golden") {
+		t.Errorf("context paths %+v", s.ContextPaths)
+	}
+	if strings.Join(s.Deny, ",") != "execute_command(git push*),Bash" || strings.Join(s.Allow, ",") != "execute_command(npm test*)" {
+		t.Errorf("rules allow %v deny %v", s.Allow, s.Deny)
+	}
+	if strings.Join(s.Private, ",") != tr.p("other_ws")+","+tr.p("snapshots") {
+		t.Errorf("private %v", s.Private)
+	}
+	p := mustPolicy(t, s)
+	if d := p.CheckPath(tr.p("other_ws/x.txt"), Read); d.Allow {
+		t.Error("agent_a reads agent_b's workspace")
+	}
+	// agent_b: folder guard from the config, acceptEdits from the global default.
+	sb, err := SpecFromConfig(cfg, "agent_b", Coordination, SpecOptions{TempWorkspaces: []string{tr.p("temp/agent1")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sb.Mode != ModeAcceptEdits || len(sb.ReadPaths) != 1 || sb.TempWorkspaces[0] != tr.p("temp/agent1") {
+		t.Errorf("agent_b spec %+v", sb)
+	}
+	// Errors name what is wrong.
+	if _, err := SpecFromConfig(cfg, "nobody", Final, SpecOptions{}); err == nil || !strings.Contains(err.Error(), "agent_a, agent_b") {
+		t.Errorf("unknown agent error %v", err)
+	}
+	bad := testConfig(tr)
+	bad.Orchestrator.ContextPaths[0].Permission = "rw"
+	if _, err := SpecFromConfig(bad, "agent_a", Final, SpecOptions{}); err == nil || !strings.Contains(err.Error(), `"rw"`) {
+		t.Errorf("bad permission error %v", err)
+	}
+	bad = testConfig(tr)
+	bad.Permissions.Mode = "yolo"
+	bad.Agents[0].Permissions = nil
+	if _, err := SpecFromConfig(bad, "agent_a", Final, SpecOptions{}); err == nil || !strings.Contains(err.Error(), "yolo") {
+		t.Errorf("bad mode error %v", err)
+	}
+	hooks := HooksFor(&configs.Config{Permissions: configs.Permissions{Hooks: configs.Hooks{PreToolUse: []configs.Hook{{Command: "a"}}}},
+		Agents: []configs.Agent{{ID: "x", Permissions: &configs.Permissions{Hooks: configs.Hooks{PreToolUse: []configs.Hook{{Command: "b"}}}}}}},
+		"x", &configs.Permissions{Hooks: configs.Hooks{PostToolUse: []configs.Hook{{Command: "c"}}}})
+	if len(hooks.PreToolUse) != 2 || len(hooks.PostToolUse) != 1 {
+		t.Errorf("HooksFor = %+v", hooks)
+	}
+}
+
+func TestLoadProjectRules(t *testing.T) {
+	dir := t.TempDir()
+	if p, err := LoadProjectRules(dir); p != nil || err != nil {
+		t.Fatalf("missing file: %v %v", p, err)
+	}
+	write := func(s string) {
+		if err := os.WriteFile(filepath.Join(dir, ProjectRulesFile), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("mode: default\nallow:\n  - execute_command(npm test*)\ndeny:\n  - write_file(secrets/**)\nhooks:\n  pre_tool_use:\n    - command: ./check.sh\n")
+	p, err := LoadProjectRules(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Mode != "default" || len(p.Allow) != 1 || len(p.Deny) != 1 || len(p.Hooks.PreToolUse) != 1 {
+		t.Errorf("rules %+v", p)
+	}
+	for _, bad := range []string{"mode: yolo\n", "allw: [x]\n", "allow: ['execute_command(npm']\n"} {
+		write(bad)
+		if _, err := LoadProjectRules(dir); err == nil || !strings.Contains(err.Error(), ProjectRulesFile) {
+			t.Errorf("%q: error %v does not name the file", bad, err)
+		}
+	}
+	write("")
+	if p, err := LoadProjectRules(dir); err != nil || p == nil {
+		t.Errorf("empty file: %v %v", p, err)
+	}
+}

@@ -1,0 +1,214 @@
+package permissions
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/massgen-go/massgen/configs"
+)
+
+type fakeAsker struct {
+	mu    sync.Mutex
+	ans   AskAnswer
+	err   error
+	calls []AskRequest
+}
+
+func (f *fakeAsker) Ask(ctx context.Context, r AskRequest) (AskAnswer, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, r)
+	return f.ans, f.err
+}
+
+func askSpec(tr *tree) Spec {
+	s := tr.spec(Final)
+	s.Mode = ModeDefault
+	return s
+}
+
+func TestGuardAsk(t *testing.T) {
+	tr := newTree(t)
+	req := Request{Tool: "execute_command", Args: map[string]any{"command": "npm test"}}
+	tests := []struct {
+		name      string
+		asker     *fakeAsker
+		wantAllow []bool // two consecutive calls
+		wantAsks  int
+		rule      string
+	}{
+		{"no terminal: deny saying how", nil, []bool{false, false}, 0, "ask-no-terminal"},
+		{"allow once asks again", &fakeAsker{ans: AskAllowOnce}, []bool{true, true}, 2, "user-allowed-once"},
+		{"allow for the run is remembered", &fakeAsker{ans: AskAllowRun}, []bool{true, true}, 1, "user-allowed-run"},
+		{"user denies", &fakeAsker{ans: AskDeny}, []bool{false, false}, 2, "user-denied"},
+		{"asker error denies", &fakeAsker{err: errors.New("tty gone")}, []bool{false, false}, 2, "ask-failed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := GuardOptions{}
+			if tt.asker != nil {
+				o.Asker = tt.asker
+			}
+			g := NewGuard(mustPolicy(t, askSpec(tr)), o)
+			var d Decision
+			for i, want := range tt.wantAllow {
+				d = g.Check(context.Background(), req)
+				if d.Allow != want {
+					t.Fatalf("call %d: allow=%v (%s), want %v", i, d.Allow, d.Reason, want)
+				}
+			}
+			if d.Rule != tt.rule {
+				t.Errorf("rule %q, want %q", d.Rule, tt.rule)
+			}
+			if tt.asker != nil && len(tt.asker.calls) != tt.wantAsks {
+				t.Errorf("asked %d times, want %d", len(tt.asker.calls), tt.wantAsks)
+			}
+			if tt.rule == "ask-no-terminal" && !strings.Contains(d.Reason, "execute_command(npm*)") {
+				t.Errorf("no-terminal reason does not say how to allow: %s", d.Reason)
+			}
+		})
+	}
+	// Grants are per agent + tool + path: another command is asked again.
+	a := &fakeAsker{ans: AskAllowRun}
+	g := NewGuard(mustPolicy(t, askSpec(tr)), GuardOptions{Asker: a})
+	g.Check(context.Background(), req)
+	g.Check(context.Background(), Request{Tool: "execute_command", Args: map[string]any{"command": "npm publish"}})
+	if len(a.calls) != 2 {
+		t.Errorf("a grant for one command covered another (%d asks)", len(a.calls))
+	}
+	// Denied paths are never asked.
+	g.Check(context.Background(), Request{Tool: "write_file", Args: map[string]any{"path": tr.p("project/.env")}})
+	if len(a.calls) != 2 {
+		t.Error("a denied call was put to the user")
+	}
+	// Two guards never share grants unless told to.
+	g2 := NewGuard(mustPolicy(t, askSpec(tr)), GuardOptions{})
+	if d := g2.Check(context.Background(), req); d.Allow {
+		t.Error("a grant leaked into another guard")
+	}
+	shared := NewGrants()
+	a3 := &fakeAsker{ans: AskAllowRun}
+	NewGuard(mustPolicy(t, askSpec(tr)), GuardOptions{Asker: a3, Grants: shared}).Check(context.Background(), req)
+	if d := NewGuard(mustPolicy(t, askSpec(tr)), GuardOptions{Grants: shared}).Check(context.Background(), req); !d.Allow {
+		t.Errorf("shared grant not honoured: %s", d.Reason)
+	}
+}
+
+func TestGuardHooks(t *testing.T) {
+	tr := newTree(t)
+	dir := t.TempDir()
+	seen := filepath.Join(dir, "seen.json")
+	tests := []struct {
+		name  string
+		mode  Mode
+		hook  configs.Hook
+		allow bool
+		rule  string
+	}{
+		{"exit 0 keeps the decision", ModeAcceptEdits, configs.Hook{Command: "cat > " + seen}, true, "workspace"},
+		{"exit 2 denies with stderr", ModeAcceptEdits, configs.Hook{Command: "echo 'no writes on fridays' >&2; exit 2"}, false, "hook-denied"},
+		{"other failure denies", ModeAcceptEdits, configs.Hook{Command: "exit 1"}, false, "hook-failed"},
+		{"timeout denies", ModeAcceptEdits, configs.Hook{Command: "sleep 5", TimeoutSeconds: 1}, false, "hook-failed"},
+		{"json deny", ModeAcceptEdits, configs.Hook{Command: `echo '{"decision":"deny","reason":"policy"}'`}, false, "hook-denied"},
+		{"json allow settles an ask", ModeDefault, configs.Hook{Command: `echo '{"decision":"allow"}'`}, true, "hook-allowed"},
+		{"matcher skips other tools", ModeAcceptEdits, configs.Hook{Command: "exit 2", Matcher: "execute_*"}, true, "workspace"},
+		{"matcher applies to its tool", ModeAcceptEdits, configs.Hook{Command: "exit 2", Matcher: "write_*"}, false, "hook-denied"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := tr.spec(Final)
+			s.Mode = tt.mode
+			g := NewGuard(mustPolicy(t, s), GuardOptions{Hooks: configs.Hooks{PreToolUse: []configs.Hook{tt.hook}}})
+			path := "x.txt"
+			if tt.mode == ModeDefault {
+				path = tr.p("project/src/x.go")
+			}
+			d := g.Check(context.Background(), Request{Tool: "write_file", Args: map[string]any{"path": path, "content": "c"}})
+			if d.Allow != tt.allow || d.Rule != tt.rule {
+				t.Fatalf("allow=%v rule=%q (%s); want %v %q", d.Allow, d.Rule, d.Reason, tt.allow, tt.rule)
+			}
+			if tt.rule == "hook-denied" && strings.Contains(tt.hook.Command, "fridays") && !strings.Contains(d.Reason, "no writes on fridays") {
+				t.Errorf("reason %q lacks the hook's stderr", d.Reason)
+			}
+		})
+	}
+	var in map[string]any
+	data, err := os.ReadFile(seen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &in); err != nil {
+		t.Fatalf("hook stdin is not JSON: %v: %s", err, data)
+	}
+	if in["agent"] != "agent_a" || in["tool"] != "write_file" || in["role"] != "final" || in["event"] != "pre_tool_use" {
+		t.Errorf("hook input %v", in)
+	}
+	// Hooks never turn a policy deny into an allow.
+	g := NewGuard(mustPolicy(t, tr.spec(Final)), GuardOptions{Hooks: configs.Hooks{PreToolUse: []configs.Hook{{Command: `echo '{"decision":"allow"}'`}}}})
+	if d := g.Check(context.Background(), Request{Tool: "read_file", Args: map[string]any{"path": "/etc/passwd"}}); d.Allow {
+		t.Error("a hook overrode a path deny")
+	}
+	// Post hooks get the result.
+	post := filepath.Join(dir, "post.json")
+	g = NewGuard(mustPolicy(t, tr.spec(Final)), GuardOptions{Hooks: configs.Hooks{PostToolUse: []configs.Hook{{Command: "cat > " + post}}}})
+	r := Request{Tool: "read_file", Args: map[string]any{"path": "a.txt"}}
+	g.Done(context.Background(), r, g.Check(context.Background(), r), "file body", false)
+	data, err = os.ReadFile(post)
+	if err != nil || !strings.Contains(string(data), `"result":"file body"`) || !strings.Contains(string(data), `"post_tool_use"`) {
+		t.Errorf("post hook input %s (%v)", data, err)
+	}
+}
+
+func TestAuditLog(t *testing.T) {
+	tr := newTree(t)
+	path := filepath.Join(t.TempDir(), "permissions.jsonl")
+	audit, err := OpenAuditLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := NewGuard(mustPolicy(t, tr.spec(Coordination)), GuardOptions{Audit: audit})
+	var wg sync.WaitGroup
+	for i := 0; i < 20; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			g.Check(context.Background(), Request{Tool: "read_file", Args: map[string]any{"path": "a.txt"}})
+			g.Check(context.Background(), Request{Tool: "write_file", Args: map[string]any{"path": "/etc/passwd", "content": ""}})
+			g.CheckPath(context.Background(), "delete_files_batch", tr.p("project/src/main.go"), Write)
+		}()
+	}
+	wg.Wait()
+	if err := audit.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	counts := map[string]int{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var e AuditEntry
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("bad line %q: %v", sc.Text(), err)
+		}
+		if e.Agent != "agent_a" || e.Role != "coordination" || e.Time.IsZero() || e.Rule == "" || len(e.Paths) == 0 {
+			t.Errorf("incomplete entry %+v", e)
+		}
+		counts[e.Tool+":"+e.Decision]++
+	}
+	want := map[string]int{"read_file:allow": 20, "write_file:deny": 20, "delete_files_batch:deny": 20}
+	for k, v := range want {
+		if counts[k] != v {
+			t.Errorf("%s: %d entries, want %d (all: %v)", k, counts[k], v, counts)
+		}
+	}
+}

@@ -1,0 +1,144 @@
+package permissions
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func pa(arg, path string, a Access) PathAccess { return PathAccess{Arg: arg, Path: path, Access: a} }
+
+func fmtPaths(ps []PathAccess) string {
+	var b []string
+	for _, p := range ps {
+		b = append(b, fmt.Sprintf("%s=%s:%s", p.Arg, p.Path, accessWord(p.Access)))
+	}
+	return strings.Join(b, " ")
+}
+
+func TestExtractPathsOurTools(t *testing.T) {
+	tests := []struct {
+		tool string
+		args map[string]any
+		want []PathAccess
+	}{
+		{"read_file", map[string]any{"path": "a"}, []PathAccess{pa("path", "a", Read)}},
+		{"read_multiple_files", map[string]any{"paths": []any{"a", "/b"}}, []PathAccess{pa("paths[0]", "a", Read), pa("paths[1]", "/b", Read)}},
+		{"write_file", map[string]any{"path": "a", "content": "/etc/passwd"}, []PathAccess{pa("path", "a", Write)}},
+		{"edit_file", map[string]any{"path": "a", "edits": []any{}}, []PathAccess{pa("path", "a", Write)}},
+		{"edit_file", map[string]any{"path": "a", "dryRun": true}, []PathAccess{pa("path", "a", Read)}},
+		{"edit_file", map[string]any{"path": "a", "dryRun": false}, []PathAccess{pa("path", "a", Write)}},
+		{"create_directory", map[string]any{"path": "d"}, []PathAccess{pa("path", "d", Write)}},
+		{"list_directory", map[string]any{"path": "d"}, []PathAccess{pa("path", "d", Read)}},
+		{"directory_tree", map[string]any{"path": "d"}, []PathAccess{pa("path", "d", Read)}},
+		{"move_file", map[string]any{"source": "a", "destination": "b"}, []PathAccess{pa("source", "a", Write), pa("destination", "b", Write)}},
+		{"search_files", map[string]any{"path": "d", "pattern": "/etc/*"}, []PathAccess{pa("path", "d", Read)}},
+		{"get_file_info", map[string]any{"path": "f"}, []PathAccess{pa("path", "f", Read)}},
+		{"list_allowed_directories", map[string]any{}, nil},
+		{"copy_file", map[string]any{"source_path": "a", "destination_path": "b"}, []PathAccess{pa("source_path", "a", Read), pa("destination_path", "b", Write)}},
+		{"copy_files_batch", map[string]any{"source_base_path": "a", "destination_base_path": "b"}, []PathAccess{pa("source_base_path", "a", Read), pa("destination_base_path", "b", Write)}},
+		{"delete_file", map[string]any{"path": "a", "recursive": true}, []PathAccess{pa("path", "a", Write)}},
+		{"delete_files_batch", map[string]any{"base_path": "d"}, []PathAccess{pa("base_path", "d", Write)}},
+		{"compare_directories", map[string]any{"dir1": "a", "dir2": "b"}, []PathAccess{pa("dir1", "a", Read), pa("dir2", "b", Read)}},
+		{"compare_files", map[string]any{"file1": "a", "file2": "b"}, []PathAccess{pa("file1", "a", Read), pa("file2", "b", Read)}},
+		{"new_answer", map[string]any{"content": "/etc/passwd"}, nil},
+		{"vote", map[string]any{"agent_id": "agent1"}, nil},
+		// Behind an MCP prefix our tools keep their meaning, and extra args count too.
+		{"mcp__workspace__read_file", map[string]any{"path": "a"}, []PathAccess{pa("path", "a", Read)}},
+		{"mcp__fs__write_file", map[string]any{"path": "a", "backup_path": "/x"}, []PathAccess{pa("path", "a", Write), pa("backup_path", "/x", Write)}},
+		{"mcp__a__mcp__b__compare_files", map[string]any{"file1": "a", "file2": "b"}, []PathAccess{pa("file1", "a", Read), pa("file2", "b", Read)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.tool, func(t *testing.T) {
+			got, err := ExtractPaths(tt.tool, tt.args)
+			if err != nil {
+				t.Fatalf("ExtractPaths: %v", err)
+			}
+			if fmtPaths(got) != fmtPaths(tt.want) {
+				t.Fatalf("got  %s\nwant %s", fmtPaths(got), fmtPaths(tt.want))
+			}
+		})
+	}
+}
+
+func TestExtractPathsUnknownTools(t *testing.T) {
+	tests := []struct {
+		name string
+		tool string
+		args map[string]any
+		want string // fmtPaths, or "ERR"
+	}{
+		{"claude Write", "Write", map[string]any{"file_path": "/x/a", "content": "/* css */"}, "file_path=/x/a:write"},
+		{"claude Read", "Read", map[string]any{"file_path": "a"}, "file_path=a:read"},
+		{"claude Edit", "Edit", map[string]any{"file_path": "a", "old_string": "/x", "new_string": "/y"}, "file_path=a:write"},
+		{"claude MultiEdit", "MultiEdit", map[string]any{"file_path": "a", "edits": []any{map[string]any{"old_string": "/a"}}}, "file_path=a:write"},
+		{"claude NotebookEdit", "NotebookEdit", map[string]any{"notebook_path": "n.ipynb"}, "notebook_path=n.ipynb:write"},
+		{"claude Glob", "Glob", map[string]any{"pattern": "**/*.go", "path": "/src"}, "path=/src:read"},
+		{"claude Grep without path searches the workspace", "Grep", map[string]any{"pattern": "x"}, "path (default: workspace)=:read"},
+		{"claude LS", "LS", map[string]any{"path": "/p"}, "path=/p:read"},
+		{"TodoWrite is not a file tool", "TodoWrite", map[string]any{"todos": []any{}}, ""},
+		{"WebFetch", "WebFetch", map[string]any{"url": "https://x/y"}, ""},
+		{"unusual name found by value", "inspect_resource", map[string]any{"where": "/etc/shadow"}, "where=/etc/shadow:read"},
+		{"location key", "inspect_resource", map[string]any{"location": "secrets.yaml"}, "location=secrets.yaml:read"},
+		{"target key", "mcp__x__frob", map[string]any{"target": "t"}, "target=t:read"},
+		{"tilde value", "mcp__x__frob", map[string]any{"q": "~/x"}, "q=~/x:read"},
+		{"dot-slash value", "mcp__x__frob", map[string]any{"q": "./x"}, "q=./x:read"},
+		{"nested value", "mcp__x__frob", map[string]any{"opts": map[string]any{"out_file": "o"}}, "opts.out_file=o:read"},
+		{"list of paths", "mcp__x__bundle_files", map[string]any{"files": []any{"a", "b"}}, "files[0]=a:read files[1]=b:read"},
+		{"file URL", "mcp__x__open", map[string]any{"uri": "file:///etc/passwd"}, "uri=/etc/passwd:read"},
+		{"write-like by name", "mcp__x__save_report", map[string]any{"dir": "d"}, "dir=d:write"},
+		{"remove by name", "mcp__x__remove_thing", map[string]any{"path": "p"}, "path=p:write"},
+		{"copy-like: source read", "mcp__x__copy_tree", map[string]any{"src": "a", "dst": "b"}, "dst=b:write src=a:read"},
+		{"dir1/dir2 of unknown tool", "mcp__x__diff", map[string]any{"dir1": "a", "dir2": "b"}, "dir1=a:read dir2=b:read"},
+		{"file tool without path fails closed", "mcp__x__read_file_contents", map[string]any{"name": "secrets"}, "ERR"},
+		{"write tool without path fails closed", "mcp__x__write_note", map[string]any{"title": "t"}, "ERR"},
+		{"non-file tool without path", "mcp__github__create_issue", map[string]any{"title": "x", "body": "/etc/passwd"}, ""},
+		{"missing required arg", "read_file", map[string]any{}, "ERR"},
+		{"wrong type", "read_file", map[string]any{"path": 3}, "ERR"},
+		{"list with non-string", "read_multiple_files", map[string]any{"paths": []any{"a", 2}}, "ERR"},
+		{"empty list", "read_multiple_files", map[string]any{"paths": []any{}}, "ERR"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ExtractPaths(tt.tool, tt.args)
+			if tt.want == "ERR" {
+				if err == nil {
+					t.Fatalf("want an error, got %s", fmtPaths(got))
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("ExtractPaths: %v", err)
+			}
+			if fmtPaths(got) != tt.want {
+				t.Fatalf("got  %s\nwant %s", fmtPaths(got), tt.want)
+			}
+		})
+	}
+}
+
+func TestToolNames(t *testing.T) {
+	for tool, want := range map[string]string{
+		"read_file": "read_file", "mcp__fs__read_file": "read_file", "mcp__a__mcp__b__vote": "vote",
+		"mcp__": "mcp__", "mcp__server": "mcp__server", "mcp__s__": "mcp__s__",
+	} {
+		if got := BaseToolName(tool); got != want {
+			t.Errorf("BaseToolName(%q) = %q, want %q", tool, got, want)
+		}
+	}
+	writes := map[string]bool{"write_file": true, "edit_file": true, "delete_file": true, "move_file": true, "copy_file": true,
+		"copy_files_batch": true, "delete_files_batch": true, "create_directory": true, "read_file": false,
+		"list_directory": false, "compare_files": false, "execute_command": false, "mcp__x__write_file": true,
+		"Write": true, "Edit": true, "MultiEdit": true, "Read": false, "TodoWrite": false, "Bash": false, "new_answer": false}
+	for tool, want := range writes {
+		if got := IsWriteTool(tool); got != want {
+			t.Errorf("IsWriteTool(%q) = %v, want %v", tool, got, want)
+		}
+	}
+	for tool, want := range map[string]bool{"execute_command": true, "mcp__x__execute_command": true, "Bash": true,
+		"bash": true, "shell": true, "exec": true, "read_file": false} {
+		if got := IsCommandTool(tool); got != want {
+			t.Errorf("IsCommandTool(%q) = %v, want %v", tool, got, want)
+		}
+	}
+}
