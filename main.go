@@ -14,8 +14,13 @@ import (
 
 func main() {
 	sandbox.MaybeRunHelper() // re-executed as the command sandbox helper: never returns
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(ctx)
+	// Ctrl-C: cancels the interactive turn in progress, otherwise the whole run.
+	ctx, stopInterrupts := cmd.HandleInterrupts(ctx, cancel)
 	code := cmd.Execute(ctx, cmdutil.NewFactory(), os.Args[1:])
+	stopInterrupts()
+	cancel()
 	stop()
 	os.Exit(code)
 }

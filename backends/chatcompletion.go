@@ -2,7 +2,9 @@ package backends
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"strings"
 
@@ -10,6 +12,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/param"
+	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/shared"
 	"go.uber.org/zap"
 )
@@ -57,7 +60,8 @@ type chatCompletion struct {
 	logger   *zap.Logger
 }
 
-// chatEndpoint resolves the base URL and key for a chatcompletion-family config.
+// chatEndpoint resolves the base URL and key for a chatcompletion-family config (Azure has
+// its own path in newChatCompletion).
 func chatEndpoint(cfg configs.Backend, lookup func(string) (string, bool)) (baseURL, key string, err error) {
 	vars, needed, err := keyRequirement(cfg)
 	if err != nil {
@@ -72,9 +76,6 @@ func chatEndpoint(cfg configs.Backend, lookup func(string) (string, bool)) (base
 		if p, ok := presets[cfg.Type]; ok {
 			baseURL = p.baseURL
 		}
-	}
-	if cfg.Type == "azure_openai" && baseURL == "" {
-		baseURL = azureEndpoint(cfg, lookup)
 	}
 	if baseURL == "" {
 		if cfg.Type == "chatcompletion" {
@@ -229,6 +230,13 @@ type chatCall struct {
 
 // Generate streams one chat completion.
 func (b *chatCompletion) Generate(ctx context.Context, req Request, onEvent func(Event)) (*Response, error) {
+	return retryStream(ctx, b.o, b.provider, onEvent, func(onEvent func(Event)) (*Response, error) {
+		return b.once(ctx, req, onEvent)
+	})
+}
+
+// once makes one streamed request (the SDK retries HTTP 429/5xx answers itself).
+func (b *chatCompletion) once(ctx context.Context, req Request, onEvent func(Event)) (*Response, error) {
 	opts := append([]option.RequestOption{openaiRetryNotifier(b.o, b.provider, onEvent)}, b.extra...)
 	stream := b.svc.NewStreaming(ctx, b.params(req), opts...)
 	defer stream.Close()
@@ -237,6 +245,7 @@ func (b *chatCompletion) Generate(ctx context.Context, req Request, onEvent func
 	var text strings.Builder
 	var calls []*chatCall
 	slot := map[int64]int{} // delta index -> position in calls
+	finished := false       // a finish_reason arrived
 	for stream.Next() {
 		chunk := stream.Current()
 		if chunk.Usage.PromptTokens != 0 || chunk.Usage.CompletionTokens != 0 {
@@ -244,6 +253,9 @@ func (b *chatCompletion) Generate(ctx context.Context, req Request, onEvent func
 		}
 		if len(chunk.Choices) == 0 {
 			continue
+		}
+		if chunk.Choices[0].FinishReason != "" {
+			finished = true
 		}
 		d := chunk.Choices[0].Delta
 		if d.Content != "" {
@@ -277,10 +289,19 @@ func (b *chatCompletion) Generate(ctx context.Context, req Request, onEvent func
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
+		var sse *ssestream.StreamError
+		if errors.As(err, &sse) || errors.Is(err, io.ErrUnexpectedEOF) {
+			// An error sent inside the stream (rate limit, overload) or a cut connection.
+			return nil, &streamError{msg: fmt.Sprintf("%s (%s): %v", b.provider, b.model, err), retryable: true, err: err}
+		}
 		return nil, apiError(b.provider, b.model, err)
 	}
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
+	}
+	if !finished && text.Len() == 0 && len(calls) == 0 {
+		// The connection ended before the model said anything: worth another try.
+		return nil, &streamError{msg: fmt.Sprintf("%s (%s): stream ended without a reply", b.provider, b.model), retryable: true}
 	}
 	resp.Text = text.String()
 	for i, c := range calls {

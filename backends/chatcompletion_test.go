@@ -352,3 +352,36 @@ func TestChatCompletionPresets(t *testing.T) {
 		})
 	}
 }
+
+// An error object inside the stream (as OpenRouter and others send for rate limits), or a
+// connection that ends before anything was said, is retried while nothing has been streamed.
+func TestChatCompletionRetriesStreamErrors(t *testing.T) {
+	for name, first := range map[string]func(s *wireSSE){
+		"error object in the stream": func(s *wireSSE) {
+			s.event("", map[string]any{"error": map[string]any{"message": "Rate limit exceeded", "code": 429}})
+		},
+		"connection cut before any output": func(s *wireSSE) {
+			s.event("", chatChunk(map[string]any{"role": "assistant", "content": ""}, nil))
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ws := newWireServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
+				s := startWireSSE(t, w)
+				if n == 0 {
+					first(s)
+					return
+				}
+				chatStream(s, []string{"ok"}, nil)
+			})
+			b := newTestChat(t, ws, configs.Backend{}, Options{})
+			var log wireEvents
+			resp, err := b.Generate(context.Background(), Request{Messages: []Message{{Role: "user", Content: "hi"}}}, log.add)
+			if err != nil || resp.Text != "ok" {
+				t.Fatalf("resp = %+v, err = %v", resp, err)
+			}
+			if len(ws.requests()) != 2 || len(log.kinds(EventRetry)) != 1 {
+				t.Errorf("requests = %d, retry events = %d", len(ws.requests()), len(log.kinds(EventRetry)))
+			}
+		})
+	}
+}

@@ -169,6 +169,15 @@ func (b *claudeBackend) applyExtra(extra map[string]any) error {
 			b.extra = append(b.extra, option.WithJSONSet("thinking", map[string]any{"type": "enabled", "budget_tokens": n}))
 		case "metadata", "service_tier", "tool_choice":
 			b.extra = append(b.extra, option.WithJSONSet(k, v))
+		case "extra_body":
+			// Raw request fields massgen does not know, sent as written.
+			m, ok := v.(map[string]any)
+			if !ok {
+				return fmt.Errorf("extra_body: want a mapping, got %v (%T)", v, v)
+			}
+			for _, ek := range sortedKeys(m) {
+				b.extra = append(b.extra, option.WithJSONSet(ek, m[ek]))
+			}
 		default:
 			b.log.Debug("ignoring backend option: not a Messages API parameter", zap.String("key", k))
 		}
@@ -215,7 +224,7 @@ func (b *claudeBackend) stream(ctx context.Context, params anthropic.MessageNewP
 	defer s.Close()
 
 	var msg anthropic.Message
-	yielded := false
+	yielded, stopped := false, false
 	emit := func(ev Event) {
 		yielded = true
 		if onEvent != nil {
@@ -228,6 +237,8 @@ func (b *claudeBackend) stream(ctx context.Context, params anthropic.MessageNewP
 			return nil, fmt.Errorf("reading stream: %w", err)
 		}
 		switch ev.Type {
+		case "message_stop":
+			stopped = true
 		case "content_block_delta":
 			if ev.Delta.Type == "text_delta" && ev.Delta.Text != "" {
 				emit(Event{Kind: EventTextDelta, Text: ev.Delta.Text})
@@ -247,6 +258,15 @@ func (b *claudeBackend) stream(ctx context.Context, params anthropic.MessageNewP
 			return nil, fmt.Errorf("stream interrupted: %w", err)
 		}
 		return nil, claudeStatusError(err)
+	}
+	if !stopped {
+		// The connection closed early: what arrived is not the whole reply (a tool call's
+		// arguments may be cut off). Like a 502 it is worth a retry if nothing was streamed.
+		err := errors.New("stream ended before message_stop")
+		if yielded {
+			return nil, err
+		}
+		return nil, &HTTPStatusError{StatusCode: http.StatusBadGateway, Body: err.Error()}
 	}
 
 	out := &Response{Usage: Usage{

@@ -14,6 +14,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
 	"github.com/massgen-go/massgen/configs"
 )
 
@@ -135,7 +138,9 @@ func (r *bodyRecorder) last() map[string]any {
 func newTestClaude(t *testing.T, url string, extra map[string]any) Backend {
 	t.Helper()
 	b, err := New(configs.Backend{Type: "claude", Model: "claude-test", BaseURL: url, Extra: extra}, Options{
-		LookupEnv:  func(k string) (string, bool) { return map[string]string{"ANTHROPIC_API_KEY": "sk-ant-test"}[k], k == "ANTHROPIC_API_KEY" },
+		LookupEnv: func(k string) (string, bool) {
+			return map[string]string{"ANTHROPIC_API_KEY": "sk-ant-test"}[k], k == "ANTHROPIC_API_KEY"
+		},
 		HTTPClient: &http.Client{},
 		AgentID:    "agent_a",
 	})
@@ -478,6 +483,7 @@ func TestClaudeExtraOptions(t *testing.T) {
 		"enable_web_search":     true,
 		"enable_code_execution": true,
 		"allowed_tools":         []any{"Read"},
+		"extra_body":            map[string]any{"inference_geo": "us"},
 	})
 	if _, err := b.Generate(context.Background(), Request{Messages: []Message{{Role: "user", Content: "hi"}}}, nil); err != nil {
 		t.Fatal(err)
@@ -493,7 +499,10 @@ func TestClaudeExtraOptions(t *testing.T) {
 	if got := mustJSON(t, body["thinking"]); got != `{"budget_tokens":4096,"type":"enabled"}` {
 		t.Errorf("thinking = %s", got)
 	}
-	for _, k := range []string{"enable_web_search", "enable_code_execution", "allowed_tools"} {
+	if body["inference_geo"] != "us" {
+		t.Errorf("extra_body not merged: inference_geo = %v", body["inference_geo"])
+	}
+	for _, k := range []string{"enable_web_search", "enable_code_execution", "allowed_tools", "extra_body"} {
 		if _, ok := body[k]; ok {
 			t.Errorf("MassGen-only key %q was sent to the API", k)
 		}
@@ -564,5 +573,70 @@ func TestClaudeReplaysThinkingWithToolUse(t *testing.T) {
 	want := `{"content":[{"signature":"sig123","thinking":"Need the file.","type":"thinking"},{"id":"toolu_T","input":{"path":"x"},"name":"read_file","type":"tool_use"}],"role":"assistant"}`
 	if got := mustJSON(t, assistant); !sameJSONText(t, got, want) {
 		t.Errorf("assistant turn = %s\nwant %s", got, want)
+	}
+}
+
+func TestClaudeDroppedOptionsAreLogged(t *testing.T) {
+	core, logs := observer.New(zap.DebugLevel)
+	_, err := New(configs.Backend{Type: "claude", APIKey: "k", Extra: map[string]any{"enable_web_search": true, "temperature": 1}},
+		Options{Logger: zap.New(core)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dropped := logs.FilterMessageSnippet("ignoring backend option").All()
+	if len(dropped) != 1 || dropped[0].ContextMap()["key"] != "enable_web_search" || dropped[0].Level != zap.DebugLevel {
+		t.Errorf("debug lines for dropped keys = %+v, want one for enable_web_search", dropped)
+	}
+}
+
+// A stream cut off before message_stop is not a reply: retried when nothing was streamed yet
+// (here a tool call whose arguments were cut off), an error otherwise.
+func TestClaudeTruncatedStream(t *testing.T) {
+	cutInToolArgs := anthropicScript{
+		{"message_start", msgStart},
+		{"content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_X","name":"delete_file","input":{}}}`},
+		{"content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"path\": \"/wor"}}`},
+	}
+	cutInText := anthropicScript{
+		{"message_start", msgStart},
+		{"content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`},
+		{"content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"half"}}`},
+	}
+	tests := []struct {
+		name     string
+		first    anthropicScript
+		attempts int
+		wantErr  string
+	}{
+		{"cut in tool arguments is retried", cutInToolArgs, 2, ""},
+		{"cut after text is an error", cutInText, 1, "stream ended before message_stop"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var calls atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				io.Copy(io.Discard, r.Body)
+				w.Header().Set("retry-after-ms", "1")
+				if calls.Add(1) == 1 {
+					tt.first.play(w)
+					return
+				}
+				textOnlyReply.play(w)
+			}))
+			defer srv.Close()
+			resp, err := newTestClaude(t, srv.URL, nil).Generate(context.Background(), Request{Messages: []Message{{Role: "user", Content: "hi"}}}, nil)
+			if got := int(calls.Load()); got != tt.attempts {
+				t.Errorf("requests = %d, want %d", got, tt.attempts)
+			}
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || resp.Text != "done" || len(resp.ToolCalls) != 0 {
+				t.Fatalf("resp = %+v, err = %v; the cut-off tool call must not be returned", resp, err)
+			}
+		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"strconv"
@@ -31,8 +32,10 @@ type geminiBackend struct {
 	model  string
 	// base holds the pass-through generation options; copied per call.
 	base genai.GenerateContentConfig
-	o    Options
-	log  *zap.Logger
+	// extraBody is merged into every request body (the config's extra_body).
+	extraBody map[string]any
+	o         Options
+	log       *zap.Logger
 
 	mu     sync.Mutex
 	nextID int
@@ -69,17 +72,19 @@ func newGemini(cfg configs.Backend, o Options) (Backend, error) {
 	if err := b.applyExtra(cfg.Extra); err != nil {
 		return nil, fmt.Errorf("backend gemini: %w", err)
 	}
-	hc := o.HTTPClient
-	if hc == nil {
-		hc = &http.Client{}
+	hc := &http.Client{}
+	if o.HTTPClient != nil {
+		c := *o.HTTPClient
+		hc = &c
 	}
+	hc.Transport = quietCancelTransport{base: hc.Transport}
 	cc := &genai.ClientConfig{
 		APIKey:     key,
 		Backend:    genai.BackendGeminiAPI,
 		HTTPClient: hc,
 		// No RetryOptions: the SDK then makes a single attempt and withRetryNotify does the
 		// retrying, so it can report EventRetry and never repeats a partly streamed reply.
-		HTTPOptions: genai.HTTPOptions{BaseURL: strings.TrimSpace(cfg.BaseURL)},
+		HTTPOptions: genai.HTTPOptions{BaseURL: strings.TrimSpace(cfg.BaseURL), ExtraBody: b.extraBody},
 	}
 	client, err := genai.NewClient(context.Background(), cc)
 	if err != nil {
@@ -174,6 +179,13 @@ func (b *geminiBackend) applyExtra(extra map[string]any) error {
 					return fmt.Errorf("%s.%w", k, err)
 				}
 			}
+		case "extra_body":
+			// Raw request fields in the API's own (camelCase) shape, merged into the body.
+			m, ok := v.(map[string]any)
+			if !ok {
+				return fmt.Errorf("extra_body: want a mapping, got %v (%T)", v, v)
+			}
+			b.extraBody = m
 		default:
 			b.log.Debug("ignoring backend option: not a Gemini API parameter", zap.String("key", k))
 		}
@@ -214,8 +226,8 @@ func (b *geminiBackend) Generate(ctx context.Context, req Request, onEvent func(
 
 // stream makes one attempt. Gemini sends each functionCall whole (complete args) inside a chunk,
 // possibly several per chunk; text arrives as parts spread over chunks.
-func (b *geminiBackend) stream(ctx context.Context, contents []*genai.Content, cfg *genai.GenerateContentConfig, onEvent func(Event)) (*Response, error) {
-	out := &Response{}
+func (b *geminiBackend) stream(ctx context.Context, contents []*genai.Content, cfg *genai.GenerateContentConfig, onEvent func(Event)) (out *Response, resErr error) {
+	out = &Response{}
 	var text strings.Builder
 	var parts []*genai.Part
 	var usage *genai.GenerateContentResponseUsageMetadata
@@ -228,6 +240,12 @@ func (b *geminiBackend) stream(ctx context.Context, contents []*genai.Content, c
 			onEvent(ev)
 		}
 	}
+	defer func() {
+		// quietCancelTransport turns a cancelled body into a clean end; report the cancel.
+		if ctx.Err() != nil {
+			out, resErr = nil, ctx.Err()
+		}
+	}()
 	for chunk, err := range b.client.Models.GenerateContentStream(ctx, b.model, contents, cfg) {
 		if err != nil {
 			if ctx.Err() != nil {
@@ -280,6 +298,14 @@ func (b *geminiBackend) stream(ctx context.Context, contents []*genai.Content, c
 				emit(Event{Kind: EventTextDelta, Text: p.Text})
 			}
 		}
+	}
+	if finish == "" && blocked == "" {
+		// Every complete reply ends with a finish reason; without one the stream was cut off.
+		err := errors.New("stream ended without a finish reason")
+		if yielded {
+			return nil, err
+		}
+		return nil, &HTTPStatusError{StatusCode: http.StatusBadGateway, Body: err.Error()}
 	}
 	out.Text = text.String()
 	if usage != nil {
@@ -459,4 +485,36 @@ func geminiRetryDelay(details []map[string]any) time.Duration {
 		}
 	}
 	return 0
+}
+
+// quietCancelTransport makes a response body whose request was cancelled end with io.EOF
+// instead of the context error. genai prints scanner errors with the standard log package
+// ("Error context canceled"), which would land on the terminal at every agent restart;
+// stream() reports the cancellation itself.
+type quietCancelTransport struct{ base http.RoundTripper }
+
+func (t quietCancelTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	base := t.base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	resp, err := base.RoundTrip(r)
+	if err != nil || resp.Body == nil {
+		return resp, err
+	}
+	resp.Body = quietCancelBody{ReadCloser: resp.Body, ctx: r.Context()}
+	return resp, nil
+}
+
+type quietCancelBody struct {
+	io.ReadCloser
+	ctx context.Context
+}
+
+func (b quietCancelBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && err != io.EOF && b.ctx.Err() != nil {
+		return n, io.EOF
+	}
+	return n, err
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -43,7 +44,9 @@ var geminiTextOnly = geminiScript{
 func newTestGemini(t *testing.T, url string, extra map[string]any) Backend {
 	t.Helper()
 	b, err := New(configs.Backend{Type: "gemini", Model: "gemini-test", BaseURL: url, Extra: extra}, Options{
-		LookupEnv:  func(k string) (string, bool) { return map[string]string{"GOOGLE_API_KEY": "g-test"}[k], k == "GOOGLE_API_KEY" },
+		LookupEnv: func(k string) (string, bool) {
+			return map[string]string{"GOOGLE_API_KEY": "g-test"}[k], k == "GOOGLE_API_KEY"
+		},
 		HTTPClient: &http.Client{},
 		AgentID:    "agent_b",
 	})
@@ -274,27 +277,49 @@ func TestGeminiDoesNotRetryAfterOutput(t *testing.T) {
 	}
 }
 
+// Cancelling (an agent restart) ends the call with context.Canceled, whether the first chunk
+// came or not, and writes nothing through the standard logger (genai logs stream errors there,
+// which would land on the user's terminal).
 func TestGeminiCancelMidStream(t *testing.T) {
-	released := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		defer close(released)
-		s := openStream(w)
-		s.dataOnly(`{"candidates":[{"content":{"parts":[{"text":"thinking..."}],"role":"model"},"index":0}]}`)
-		<-r.Context().Done()
-	}))
-	defer srv.Close()
-	b := newTestGemini(t, srv.URL, nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	_, err := b.Generate(ctx, Request{Messages: []Message{{Role: "user", Content: "hi"}}}, func(e Event) {
-		if e.Kind == EventTextDelta {
-			cancel()
-		}
-	})
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("err = %v, want context.Canceled", err)
+	var stdlog strings.Builder
+	prev := log.Writer()
+	log.SetOutput(&stdlog)
+	defer log.SetOutput(prev)
+
+	for _, firstChunk := range []bool{true, false} {
+		t.Run(fmt.Sprintf("first chunk sent %v", firstChunk), func(t *testing.T) {
+			arrived := make(chan struct{})
+			released := make(chan struct{})
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				defer close(released)
+				s := openStream(w)
+				if firstChunk {
+					s.dataOnly(`{"candidates":[{"content":{"parts":[{"text":"thinking..."}],"role":"model"},"index":0}]}`)
+				}
+				close(arrived)
+				<-r.Context().Done()
+			}))
+			defer srv.Close()
+			b := newTestGemini(t, srv.URL, nil)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if !firstChunk {
+				go func() { <-arrived; cancel() }()
+			}
+			_, err := b.Generate(ctx, Request{Messages: []Message{{Role: "user", Content: "hi"}}}, func(e Event) {
+				if e.Kind == EventTextDelta {
+					cancel()
+				}
+			})
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("err = %v, want context.Canceled", err)
+			}
+			<-released
+		})
 	}
-	<-released
+	if stdlog.Len() != 0 {
+		t.Errorf("the standard logger got %q", stdlog.String())
+	}
 }
 
 func TestGeminiBlockedOrEmptyReplyIsAnError(t *testing.T) {
@@ -334,6 +359,7 @@ func TestGeminiExtraOptions(t *testing.T) {
 		"thinking_config":       map[string]any{"thinking_budget": 512, "include_thoughts": true},
 		"enable_web_search":     true,
 		"enable_code_execution": true,
+		"extra_body":            map[string]any{"cachedContent": "cachedContents/abc"},
 	})
 	if _, err := b.Generate(context.Background(), Request{Messages: []Message{{Role: "user", Content: "hi"}}}, nil); err != nil {
 		t.Fatal(err)
@@ -342,6 +368,9 @@ func TestGeminiExtraOptions(t *testing.T) {
 	want := `{"temperature":0.5,"topP":0.95,"maxOutputTokens":1000,"thinkingConfig":{"thinkingBudget":512,"includeThoughts":true}}`
 	if got := mustJSON(t, body["generationConfig"]); !sameJSONText(t, got, want) {
 		t.Errorf("generationConfig = %s\nwant %s", got, want)
+	}
+	if body["cachedContent"] != "cachedContents/abc" {
+		t.Errorf("extra_body not merged: cachedContent = %v", body["cachedContent"])
 	}
 	if _, ok := body["tools"]; ok {
 		t.Errorf("enable_web_search/enable_code_execution must not become tools: %s", mustJSON(t, body["tools"]))
@@ -393,5 +422,21 @@ func TestGeminiKeyFromGeminiAPIKey(t *testing.T) {
 	}
 	if got := rec.header[0].Get("X-Goog-Api-Key"); got != "from-gemini" {
 		t.Errorf("x-goog-api-key = %q, want from-gemini", got)
+	}
+}
+
+func TestGeminiTruncatedStreamIsAnError(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		geminiScript{`{"candidates":[{"content":{"parts":[{"text":"half an ans"}],"role":"model"},"index":0}]}`}.play(w)
+	}))
+	defer srv.Close()
+	_, err := newTestGemini(t, srv.URL, nil).Generate(context.Background(), Request{Messages: []Message{{Role: "user", Content: "hi"}}}, nil)
+	if err == nil || !strings.Contains(err.Error(), "stream ended without a finish reason") {
+		t.Fatalf("err = %v, want a cut-off stream error", err)
+	}
+	if calls.Load() != 1 {
+		t.Errorf("requests = %d: output was streamed, so no retry", calls.Load())
 	}
 }

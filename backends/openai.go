@@ -130,6 +130,13 @@ type respCall struct {
 
 // Generate streams one response.
 func (b *openaiResponses) Generate(ctx context.Context, req Request, onEvent func(Event)) (*Response, error) {
+	return retryStream(ctx, b.o, "openai", onEvent, func(onEvent func(Event)) (*Response, error) {
+		return b.once(ctx, req, onEvent)
+	})
+}
+
+// once makes one streamed request (the SDK retries HTTP 429/5xx answers itself).
+func (b *openaiResponses) once(ctx context.Context, req Request, onEvent func(Event)) (*Response, error) {
 	opts := append([]option.RequestOption{openaiRetryNotifier(b.o, "openai", onEvent)}, b.extra...)
 	stream := b.svc.NewStreaming(ctx, b.params(req), opts...)
 	defer stream.Close()
@@ -217,9 +224,10 @@ func (b *openaiResponses) Generate(ctx context.Context, req Request, onEvent fun
 			if msg == "" {
 				msg = "response failed"
 			}
-			return nil, fmt.Errorf("openai (%s): %s", b.model, msg)
+			code := string(ev.Response.Error.Code)
+			return nil, &streamError{msg: fmt.Sprintf("openai (%s): %s", b.model, msg), retryable: retryableStreamCode(code)}
 		case "error":
-			return nil, fmt.Errorf("openai (%s): stream error %s: %s", b.model, ev.Code, ev.Message)
+			return nil, &streamError{msg: fmt.Sprintf("openai (%s): stream error %s: %s", b.model, ev.Code, ev.Message), retryable: retryableStreamCode(ev.Code)}
 		}
 	}
 	if err := stream.Err(); err != nil {
@@ -232,7 +240,7 @@ func (b *openaiResponses) Generate(ctx context.Context, req Request, onEvent fun
 		return nil, ctx.Err()
 	}
 	if !completed {
-		return nil, fmt.Errorf("openai (%s): stream ended before response.completed", b.model)
+		return nil, &streamError{msg: fmt.Sprintf("openai (%s): stream ended before response.completed", b.model), retryable: true}
 	}
 	resp.Text = text.String()
 	idx := make([]int64, 0, len(calls))

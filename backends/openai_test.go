@@ -371,11 +371,11 @@ func TestOpenAIResponsesStreamFailures(t *testing.T) {
 		wantErr string
 	}{
 		{"response.failed", func(s *wireSSE) {
-			s.event("response.failed", map[string]any{"type": "response.failed", "sequence_number": 0, "response": map[string]any{"id": "r", "status": "failed", "output": []any{}, "error": map[string]any{"code": "server_error", "message": "the model broke"}}})
+			s.event("response.failed", map[string]any{"type": "response.failed", "sequence_number": 0, "response": map[string]any{"id": "r", "status": "failed", "output": []any{}, "error": map[string]any{"code": "invalid_prompt", "message": "the model broke"}}})
 		}, "the model broke"},
 		{"error event", func(s *wireSSE) {
-			s.event("error", map[string]any{"type": "error", "sequence_number": 0, "code": "rate_limit_exceeded", "message": "slow down", "param": nil})
-		}, "slow down"},
+			s.event("error", map[string]any{"type": "error", "sequence_number": 0, "code": "invalid_request_error", "message": "bad input", "param": nil})
+		}, "bad input"},
 		{"stream cut before completion", func(s *wireSSE) {
 			s.event("response.output_text.delta", map[string]any{"type": "response.output_text.delta", "sequence_number": 0, "delta": "par"})
 		}, "before response.completed"},
@@ -387,6 +387,61 @@ func TestOpenAIResponsesStreamFailures(t *testing.T) {
 			_, err := b.Generate(context.Background(), Request{Messages: []Message{{Role: "user", Content: "hi"}}}, nil)
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("err = %v, want containing %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// Errors sent inside the stream (the SDK only retries HTTP statuses) are retried while nothing
+// has been streamed yet; once text was shown, the error is final (no duplicated output).
+func TestOpenAIResponsesRetriesStreamErrors(t *testing.T) {
+	tests := []struct {
+		name     string
+		first    func(s *wireSSE)
+		wantReqs int
+		wantErr  string
+	}{
+		{name: "rate limit error event", first: func(s *wireSSE) {
+			s.event("response.created", map[string]any{"type": "response.created", "sequence_number": 0, "response": map[string]any{"id": "r", "status": "in_progress", "output": []any{}}})
+			s.event("error", map[string]any{"type": "error", "sequence_number": 1, "code": "rate_limit_exceeded", "message": "slow down", "param": nil})
+		}, wantReqs: 2},
+		{name: "response.failed with server_error", first: func(s *wireSSE) {
+			s.event("response.failed", map[string]any{"type": "response.failed", "sequence_number": 0, "response": map[string]any{"id": "r", "status": "failed", "output": []any{}, "error": map[string]any{"code": "server_error", "message": "oops"}}})
+		}, wantReqs: 2},
+		{name: "connection cut before any output", first: func(s *wireSSE) {
+			s.event("response.created", map[string]any{"type": "response.created", "sequence_number": 0, "response": map[string]any{"id": "r", "status": "in_progress", "output": []any{}}})
+		}, wantReqs: 2},
+		{name: "failure after text was streamed is final", first: func(s *wireSSE) {
+			s.event("response.output_text.delta", map[string]any{"type": "response.output_text.delta", "sequence_number": 0, "delta": "par"})
+			s.event("error", map[string]any{"type": "error", "sequence_number": 1, "code": "server_error", "message": "oops", "param": nil})
+		}, wantReqs: 1, wantErr: "oops"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ws := newWireServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
+				if n == 0 {
+					tt.first(startWireSSE(t, w))
+					return
+				}
+				responsesStream(startWireSSE(t, w), []string{"ok"}, nil, false)
+			})
+			b := newTestOpenAI(t, ws, nil, Options{})
+			var log wireEvents
+			resp, err := b.Generate(context.Background(), Request{Messages: []Message{{Role: "user", Content: "hi"}}}, log.add)
+			if got := len(ws.requests()); got != tt.wantReqs {
+				t.Errorf("requests = %d, want %d", got, tt.wantReqs)
+			}
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || resp.Text != "ok" {
+				t.Fatalf("resp = %+v, err = %v", resp, err)
+			}
+			if len(log.kinds(EventRetry)) != 1 {
+				t.Errorf("retry events = %d, want 1", len(log.kinds(EventRetry)))
 			}
 		})
 	}

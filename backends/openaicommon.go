@@ -1,12 +1,14 @@
 package backends
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -196,4 +198,59 @@ func stringExtra(extra map[string]any, keys ...string) string {
 		}
 	}
 	return ""
+}
+
+// streamError is a failure reported inside a stream (an error event, a failed response, a cut
+// connection) rather than as an HTTP status, which the SDK does not retry.
+type streamError struct {
+	msg       string
+	retryable bool
+	err       error
+}
+
+func (e *streamError) Error() string { return e.msg }
+func (e *streamError) Unwrap() error { return e.err }
+
+// retryableStreamCode reports whether an error code sent inside a stream is worth a retry.
+func retryableStreamCode(code string) bool {
+	switch code {
+	case "rate_limit_exceeded", "server_error", "internal_error", "overloaded", "server_overloaded", "service_unavailable", "timeout":
+		return true
+	}
+	return false
+}
+
+// retryStream runs attempt again after a retryable stream failure, but only while the failed
+// attempt has streamed nothing: a partial reply already shown must not be duplicated.
+func retryStream(ctx context.Context, o Options, provider string, onEvent func(Event), attempt func(func(Event)) (*Response, error)) (*Response, error) {
+	limit := maxRetries(o)
+	for n := 0; ; n++ {
+		emitted := false
+		resp, err := attempt(func(e Event) {
+			if e.Kind != EventRetry {
+				emitted = true
+			}
+			if onEvent != nil {
+				onEvent(e)
+			}
+		})
+		var se *streamError
+		if err == nil || emitted || ctx.Err() != nil || !errors.As(err, &se) || !se.retryable || n >= limit {
+			return resp, err
+		}
+		wait := backoff(n)
+		if o.Logger != nil {
+			o.Logger.Info("retrying model call after a stream error", zap.String("agent", o.AgentID), zap.String("provider", provider), zap.Int("attempt", n+1), zap.Duration("wait", wait), zap.Error(err))
+		}
+		if onEvent != nil {
+			onEvent(Event{Kind: EventRetry, Text: fmt.Sprintf("%s: %v, retrying (%d/%d)", provider, err, n+1, limit)})
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+	}
 }

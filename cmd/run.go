@@ -16,6 +16,7 @@ import (
 	"github.com/massgen-go/massgen/cmd/configscmd"
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/logging"
+	"github.com/massgen-go/massgen/orchestrator"
 	"github.com/massgen-go/massgen/prompt"
 )
 
@@ -58,6 +59,13 @@ type RunOptions struct {
 	Logger   *zap.Logger
 	RunDir   string // .massgen/logs/log_<timestamp>/
 	Turn     int    // 1-based number of the turn being run
+
+	// Multi-turn sessions (cmd/session.go): runTurn passes History and ReadOnly to the
+	// orchestrator and sets LastResult; turn() saves each turn in the session.
+	History    []orchestrator.Exchange // the conversation so far
+	ReadOnly   []string                // the previous turn's final workspace, read-only
+	LastResult *orchestrator.Result    // the turn just run (nil if it failed)
+	session    *sessionState
 }
 
 // runRun is the root command: config -> --context -> prompt -> context-path check -> log dir
@@ -156,6 +164,11 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		fmt.Fprintf(opts.IO.ErrOut, "Logs: %s\n", runDir)
 	}
 
+	if opts.Question == "" || opts.SessionID != "" || opts.Continue {
+		if err := startSession(opts); err != nil {
+			return err
+		}
+	}
 	if opts.Question != "" {
 		return turn(ctx, opts, opts.Question)
 	}
@@ -177,6 +190,8 @@ func turn(ctx context.Context, opts *RunOptions, task string) error {
 		runner = runTurn
 	}
 	opts.Logger.Info("turn start", zap.Int("turn", opts.Turn), zap.String("task", task))
+	opts.History, opts.ReadOnly, opts.LastResult = opts.session.history(), opts.session.readOnly(), nil
+	started := opts.Now()
 	answer, err := runner(ctx, opts, task)
 	if err != nil {
 		opts.Logger.Error("turn failed", zap.Int("turn", opts.Turn), zap.Error(err))
@@ -184,7 +199,7 @@ func turn(ctx context.Context, opts *RunOptions, task string) error {
 	}
 	opts.Logger.Info("turn done", zap.Int("turn", opts.Turn), zap.Int("answer_bytes", len(answer)))
 	fmt.Fprintln(opts.IO.Out, strings.TrimRight(answer, "\n"))
-	return nil
+	return saveTurn(opts, task, started)
 }
 
 // interactive reads one task per line until end of input or /quit. On a terminal a failed turn
@@ -216,7 +231,21 @@ func interactive(ctx context.Context, opts *RunOptions) error {
 		case "/quit", "/exit", "quit", "exit":
 			return nil
 		}
-		if err := turn(ctx, opts, line); err != nil {
+		if strings.HasPrefix(line, "/") {
+			if quit, err := slashCommand(ctx, opts, line); quit || err != nil {
+				return err
+			}
+			continue
+		}
+		tctx, endTurn := turnContext(ctx) // Ctrl-C cancels this turn only (cmd/interrupt.go)
+		err = turn(tctx, opts, line)
+		turnCancelled := err != nil && ctx.Err() == nil && tctx.Err() != nil
+		endTurn()
+		if turnCancelled {
+			fmt.Fprintln(opts.IO.ErrOut, "Turn cancelled; the session is kept (Ctrl-C again at the prompt exits).")
+			continue
+		}
+		if err != nil {
 			if !tty || cmdutil.CodeOf(err) == cmdutil.ExitCanceled {
 				return err
 			}

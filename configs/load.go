@@ -91,6 +91,12 @@ func loadSource(o LoadOptions, src source) (*Config, []Warning, error) {
 		sortProblems(probs)
 		return nil, sortWarnings(warnings), &ValidationError{Problems: probs}
 	}
+	for i, a := range cfg.Agents {
+		if a.Backend.CWD != "" && !within(cfg.MassgenDir(), a.Backend.CWD) {
+			warn(d.lineOf(fmt.Sprintf("agents[%d].backend.cwd", i)),
+				fmt.Sprintf("agent %s's workspace %s is outside .massgen/: the agent may change anything in it", a.ID, a.Backend.CWD))
+		}
+	}
 	for i, cp := range cfg.Orchestrator.ContextPaths {
 		if err := statContextPath(cp.Path); err != nil {
 			warn(d.lineOf(fmt.Sprintf("orchestrator.context_paths[%d].path", i)),
@@ -168,18 +174,32 @@ func DefaultConfigName(baseDir, home string) (string, bool) {
 }
 
 // CheckContextPaths returns an error listing every context path that does not exist (or cannot
-// be read), in the spec's format ("Context paths not found:\n  - /path").
+// be read), in the spec's format ("Context paths not found:\n  - /path"), and refuses a
+// workspace that is or contains a context path: an agent may always write its workspace, so
+// it would change the user's files during coordination.
 func (c *Config) CheckContextPaths() error {
-	var missing []string
+	var missing, overlap []string
 	for _, cp := range c.Orchestrator.ContextPaths {
 		if err := statContextPath(cp.Path); err != nil {
 			missing = append(missing, "  - "+err.Error())
 		}
+		for _, a := range c.Agents {
+			if a.Backend.CWD != "" && within(filepath.Clean(a.Backend.CWD), filepath.Clean(cp.Path)) {
+				overlap = append(overlap, fmt.Sprintf("  - agent %s's workspace %s contains context path %s", a.ID, a.Backend.CWD, cp.Path))
+			}
+		}
 	}
-	if len(missing) == 0 {
+	var msgs []string
+	if len(missing) > 0 {
+		msgs = append(msgs, "Context paths not found:\n"+strings.Join(missing, "\n"))
+	}
+	if len(overlap) > 0 {
+		msgs = append(msgs, "Workspaces must not contain context paths (agents always write their workspace):\n"+strings.Join(overlap, "\n"))
+	}
+	if len(msgs) == 0 {
 		return nil
 	}
-	return fmt.Errorf("Context paths not found:\n%s", strings.Join(missing, "\n"))
+	return errors.New(strings.Join(msgs, "\n"))
 }
 
 // statContextPath says what is wrong with a context path, or nil. Files and directories are

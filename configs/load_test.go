@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -565,7 +566,7 @@ func TestConfigResolution(t *testing.T) {
 func TestExamplesListAndValidate(t *testing.T) {
 	names := Examples()
 	for _, want := range []string{"basic/multi/three_agents_default", "providers/claude/claude", "tools/filesystem/multiturn/two_gemini_flash_filesystem_multiturn"} {
-		if !contains(names, want) {
+		if !slices.Contains(names, want) {
 			t.Errorf("Examples() lacks %s", want)
 		}
 	}
@@ -581,15 +582,6 @@ func TestExamplesListAndValidate(t *testing.T) {
 	if _, err := examplesFS.ReadFile("examples/LICENSE"); err != nil {
 		t.Errorf("the MassGen LICENSE must ship with the examples: %v", err)
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // TestMassGenConfigs validates every real MassGen config in ../shared/massgen-configs (beside
@@ -662,5 +654,36 @@ agents:
 	_, w, err := load(t, t.TempDir(), "agents: &x\n  - id: a\n    backend: {type: openai}\n    more: *x\n", nil)
 	if err != nil || len(w) != 1 || !strings.Contains(w[0].String(), `config.yaml:4: warning: unknown key "agents[0].more"`) {
 		t.Errorf("self-referencing anchor: err %v, warnings %v", err, w)
+	}
+}
+
+func TestWorkspaceContainingContextPath(t *testing.T) {
+	base := t.TempDir()
+	write(t, base, "proj/a.txt", "x")
+	proj := filepath.Join(base, "proj")
+	tests := []struct {
+		name, cwd string
+		wantErr   bool
+	}{
+		{"workspace is the context path", proj, true},
+		{"workspace contains the context path", base, true},
+		{"workspace inside the context path (.massgen in the project)", filepath.Join(proj, ".massgen/workspaces/w"), false},
+		{"relocated workspace", "ws", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, warnings := mustLoad(t, base, "agents:\n  - id: a\n    backend: {type: openai, cwd: \""+tt.cwd+"\"}\norchestrator:\n  context_paths: [{path: proj, permission: write}]\n", nil)
+			outside := len(warnings) == 1 && strings.Contains(warnings[0].String(), "config.yaml:3: warning: agent a's workspace "+filepath.Clean(tt.cwd)+" is outside .massgen/")
+			if wantOutside := filepath.IsAbs(tt.cwd); outside != wantOutside {
+				t.Errorf("warnings = %v, want the outside-.massgen warning: %v", warnings, wantOutside)
+			}
+			err := cfg.CheckContextPaths()
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("CheckContextPaths = %v, want error %v", err, tt.wantErr)
+			}
+			if err != nil && !strings.Contains(err.Error(), "agent a's workspace "+filepath.Clean(tt.cwd)+" contains context path "+proj) {
+				t.Errorf("message: %v", err)
+			}
+		})
 	}
 }

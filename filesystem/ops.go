@@ -835,6 +835,16 @@ func (t *Toolset) copyFile(ctx context.Context, c *call) (any, error) {
 		return nil, pathErr(src.abs, err)
 	}
 	if !fi.IsDir() {
+		if di, err := os.Stat(dst.abs); err == nil && di.IsDir() {
+			// Copying a file onto a directory puts it inside, under its own name.
+			into := filepath.Join(dst.abs, filepath.Base(src.abs))
+			if err := t.checkPath(ctx, c.name, into, true); err != nil {
+				return nil, err
+			}
+			if dst, err = t.locateAbs(into, true); err != nil {
+				return nil, err
+			}
+		}
 		if err := t.copyOne(r, src.rel, dst, overwrite); err != nil {
 			return nil, pathErr(src.abs, err)
 		}

@@ -233,6 +233,12 @@ func TestCopyFile(t *testing.T) {
 		if sk := m["skipped"].([]any); len(sk) != 1 {
 			t.Errorf("skipped = %v", sk)
 		}
+		// A file copied onto a directory lands inside it.
+		e.ok("copy_file", map[string]any{"source_path": "site/index.html", "destination_path": filepath.Join(e.proj, "css")})
+		if read(t, filepath.Join(e.proj, "css", "index.html")) != "<h1>new</h1>" {
+			t.Fatal("copy into directory failed")
+		}
+		e.fail("copy_file", map[string]any{"source_path": "site/index.html", "destination_path": filepath.Join(e.proj, "golden")}, "protected")
 		// Copy from another agent's snapshot.
 		e.ok("copy_file", map[string]any{"source_path": filepath.Join(e.temp, "agent2", "notes.md"), "destination_path": "notes.md"})
 		e.fail("copy_file", map[string]any{"source_path": filepath.Join(e.out, "secret.txt"), "destination_path": "s.txt"}, "")
@@ -559,5 +565,87 @@ func TestBuiltinNamesMatchRegistered(t *testing.T) {
 	}
 	if IsBuiltin("mcp__x__read_file") {
 		t.Error("prefixed name is not ours")
+	}
+}
+
+// TestEveryToolBothRoles: every tool on a context path with permission write: coordination
+// agents may only read it, the final agent may also change it.
+func TestEveryToolBothRoles(t *testing.T) {
+	type tc struct {
+		tool  string
+		write bool // changes the context path
+		args  func(e *env) map[string]any
+	}
+	in := func(e *env, p string) string { return filepath.Join(e.proj, p) }
+	tests := []tc{
+		{"read_file", false, func(e *env) map[string]any { return map[string]any{"path": in(e, "index.html")} }},
+		{"read_multiple_files", false, func(e *env) map[string]any {
+			return map[string]any{"paths": []any{in(e, "index.html"), in(e, "styles.css")}}
+		}},
+		{"list_directory", false, func(e *env) map[string]any { return map[string]any{"path": e.proj} }},
+		{"directory_tree", false, func(e *env) map[string]any { return map[string]any{"path": e.proj} }},
+		{"search_files", false, func(e *env) map[string]any { return map[string]any{"path": e.proj, "pattern": "*.css"} }},
+		{"get_file_info", false, func(e *env) map[string]any { return map[string]any{"path": in(e, "styles.css")} }},
+		{"list_allowed_directories", false, func(e *env) map[string]any { return map[string]any{} }},
+		{"compare_files", false, func(e *env) map[string]any {
+			return map[string]any{"file1": in(e, "index.html"), "file2": in(e, "styles.css")}
+		}},
+		{"compare_directories", false, func(e *env) map[string]any { return map[string]any{"dir1": e.proj, "dir2": e.ws} }},
+		{"copy_file", false, func(e *env) map[string]any {
+			return map[string]any{"source_path": in(e, "index.html"), "destination_path": "i.html"}
+		}},
+		{"copy_files_batch", false, func(e *env) map[string]any {
+			return map[string]any{"source_base_path": e.proj, "destination_base_path": "copy", "include_patterns": []any{"*.css"}}
+		}},
+		{"execute_command", false, func(e *env) map[string]any { return map[string]any{"command": "cat index.html", "work_dir": e.proj} }},
+		{"write_file", true, func(e *env) map[string]any { return map[string]any{"path": in(e, "new.txt"), "content": "x"} }},
+		{"edit_file", true, func(e *env) map[string]any {
+			return map[string]any{"path": in(e, "styles.css"), "edits": []any{map[string]any{"oldText": "red", "newText": "blue"}}}
+		}},
+		{"create_directory", true, func(e *env) map[string]any { return map[string]any{"path": in(e, "newdir")} }},
+		{"move_file", true, func(e *env) map[string]any {
+			return map[string]any{"source": in(e, "styles.css"), "destination": in(e, "main.css")}
+		}},
+		{"copy_file", true, func(e *env) map[string]any {
+			return map[string]any{"source_path": in(e, "index.html"), "destination_path": in(e, "copy.html")}
+		}},
+		{"copy_files_batch", true, func(e *env) map[string]any {
+			return map[string]any{"source_base_path": e.ws, "destination_base_path": in(e, "out")}
+		}},
+		{"delete_file", true, func(e *env) map[string]any { return map[string]any{"path": in(e, "index.html")} }},
+		{"delete_files_batch", true, func(e *env) map[string]any {
+			return map[string]any{"base_path": e.proj, "include_patterns": []any{"*.html"}}
+		}},
+	}
+	for _, r := range roles {
+		for _, tt := range tests {
+			name := tt.tool
+			if tt.write {
+				name += "/write"
+			}
+			t.Run(r.name+"/"+name, func(t *testing.T) {
+				if tt.tool == "execute_command" {
+					sandboxModes(t)
+				}
+				e := newEnv(t, r.role)
+				write(t, filepath.Join(e.ws, "w.txt"), "w")
+				for _, f := range []string{"index.html", "styles.css"} {
+					e.ts.Tracker().Mark(filepath.Join(e.proj, f)) // read earlier in the run
+				}
+				before := snapshotTree(t, e.proj)
+				m, res := e.call(tt.tool, tt.args(e))
+				allowed := !tt.write || r.role == permissions.Final
+				if res.IsError == allowed {
+					t.Fatalf("IsError=%v, want %v: %v", res.IsError, !allowed, m)
+				}
+				changed := snapshotTree(t, e.proj) != before
+				if tt.write && allowed != changed {
+					t.Errorf("context path changed=%v, want %v", changed, allowed)
+				}
+				if !tt.write && changed {
+					t.Error("a read-only call changed the context path")
+				}
+			})
+		}
 	}
 }

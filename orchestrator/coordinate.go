@@ -97,7 +97,7 @@ func (r *run) agentLoop(coordCtx context.Context, a *agent) {
 			case <-a.wake:
 			case <-ctx.Done():
 				if coordCtx.Err() == nil {
-					r.stop(a, fmt.Sprintf("agent timeout (%ds) reached", r.cfg.Orchestrator.AgentTimeoutSeconds))
+					r.agentTimedOut(coordCtx, a)
 				}
 				return
 			case <-r.doneCh:
@@ -136,13 +136,35 @@ func (r *run) agentLoop(coordCtx context.Context, a *agent) {
 			case restarted && coordCtx.Err() == nil:
 				r.saveAndClear(coordCtx, a)
 			case coordCtx.Err() == nil && ctx.Err() != nil:
-				r.stop(a, fmt.Sprintf("agent timeout (%ds) reached", r.cfg.Orchestrator.AgentTimeoutSeconds))
+				r.stop(a, r.timeoutReason())
 				return
 			default:
 				return
 			}
 		}
 	}
+}
+
+// agentTimedOut handles an agent whose time ran out while it was idle: a vote it already cast
+// stands until a new answer would need another one from it.
+func (r *run) agentTimedOut(coordCtx context.Context, a *agent) {
+	r.mu.Lock()
+	voted := a.status == StatusVoted && !a.needsRun
+	r.mu.Unlock()
+	if voted {
+		select {
+		case <-a.wake:
+		case <-r.doneCh:
+			return
+		case <-coordCtx.Done():
+			return
+		}
+	}
+	r.stop(a, r.timeoutReason())
+}
+
+func (r *run) timeoutReason() string {
+	return fmt.Sprintf("agent timeout (%ds) reached", r.cfg.Orchestrator.AgentTimeoutSeconds)
 }
 
 // saveAndClear is the restart sequence: the partial workspace becomes the agent's snapshot (so

@@ -277,19 +277,13 @@ func statusFor(phase string) Status {
 	return StatusWorking
 }
 
-// isDenial tells a permission denial from other failures in a tool result.
+// isDenial tells a permission denial from other failures: the Toolset marks denials with
+// "denied": true in the result object.
 func isDenial(content string) bool {
-	var obj map[string]any
-	if json.Unmarshal([]byte(content), &obj) == nil {
-		if d, ok := obj["denied"].(bool); ok {
-			return d
-		}
-		if _, ok := obj["rule"]; ok {
-			return true
-		}
+	var obj struct {
+		Denied bool `json:"denied"`
 	}
-	l := strings.ToLower(content)
-	return strings.Contains(l, "denied") || strings.Contains(l, "not allowed") || strings.Contains(l, "permission")
+	return json.Unmarshal([]byte(content), &obj) == nil && obj.Denied
 }
 
 func (r *run) usageEvent(a *agent, u backends.Usage, phase string) {

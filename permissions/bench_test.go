@@ -49,6 +49,7 @@ func BenchmarkDecide(b *testing.B) {
 					p.Decide(denied)
 				}
 			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "decisions/s")
 		})
 	}
 }

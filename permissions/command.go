@@ -334,7 +334,6 @@ func optionName(s string) string {
 	return s
 }
 
-
 func (a *cmdAnalysis) redirect(r *syntax.Redirect, st *shellState) error {
 	switch r.Op {
 	case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:

@@ -92,6 +92,10 @@ func SpecFromConfig(cfg *configs.Config, agentID string, role Role, o SpecOption
 	if cfg.Orchestrator.SnapshotStorage != "" {
 		s.Private = append(s.Private, cfg.Orchestrator.SnapshotStorage)
 	}
+	if filepath.IsAbs(cfg.BaseDir) {
+		// The run logs hold every agent's answers under real ids (and API traffic).
+		s.Private = append(s.Private, cfg.LogsDir())
+	}
 	layers := []*configs.Permissions{&cfg.Permissions, o.ProjectRules, agent.Permissions}
 	for _, l := range layers {
 		if l == nil {
@@ -136,9 +140,48 @@ func HooksFor(cfg *configs.Config, agentID string, project *configs.Permissions)
 	return h
 }
 
-// LoadProjectRules reads <massgenDir>/permissions.yaml: a `permissions:` section on its own
-// (mode, allow, deny, hooks). A missing file is (nil, nil).
+// ProjectRules is .massgen/permissions.yaml: a permissions section (mode, allow, deny, hooks)
+// plus optional per-agent sections under `agents:`.
+type ProjectRules struct {
+	configs.Permissions `yaml:",inline"`
+	Agents              map[string]configs.Permissions `yaml:"agents,omitempty"`
+}
+
+// For returns the project rules that apply to agentID: the file's top level with the agent's
+// section over it (lists added, the agent's mode winning).
+func (pr *ProjectRules) For(agentID string) *configs.Permissions {
+	if pr == nil {
+		return nil
+	}
+	out := pr.Permissions
+	out.Allow = append([]string(nil), pr.Allow...)
+	out.Deny = append([]string(nil), pr.Deny...)
+	out.Hooks = configs.Hooks{PreToolUse: append([]configs.Hook(nil), pr.Hooks.PreToolUse...),
+		PostToolUse: append([]configs.Hook(nil), pr.Hooks.PostToolUse...)}
+	if a, ok := pr.Agents[agentID]; ok {
+		if a.Mode != "" {
+			out.Mode = a.Mode
+		}
+		out.Allow = append(out.Allow, a.Allow...)
+		out.Deny = append(out.Deny, a.Deny...)
+		out.Hooks.PreToolUse = append(out.Hooks.PreToolUse, a.Hooks.PreToolUse...)
+		out.Hooks.PostToolUse = append(out.Hooks.PostToolUse, a.Hooks.PostToolUse...)
+	}
+	return &out
+}
+
+// LoadProjectRules reads <massgenDir>/permissions.yaml and returns its top-level rules (use
+// LoadProjectFile(...).For(agent) for per-agent sections). A missing file is (nil, nil).
 func LoadProjectRules(massgenDir string) (*configs.Permissions, error) {
+	pr, err := LoadProjectFile(massgenDir)
+	if pr == nil || err != nil {
+		return nil, err
+	}
+	return &pr.Permissions, nil
+}
+
+// LoadProjectFile reads <massgenDir>/permissions.yaml whole. A missing file is (nil, nil).
+func LoadProjectFile(massgenDir string) (*ProjectRules, error) {
 	path := filepath.Join(massgenDir, ProjectRulesFile)
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -147,22 +190,33 @@ func LoadProjectRules(massgenDir string) (*configs.Permissions, error) {
 	if err != nil {
 		return nil, fmt.Errorf("permissions: reading %s: %w", path, err)
 	}
-	var p configs.Permissions
+	var pr ProjectRules
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
-	if err := dec.Decode(&p); err != nil && !errors.Is(err, io.EOF) {
+	if err := dec.Decode(&pr); err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("permissions: %s: %w", path, err)
 	}
-	switch Mode(p.Mode) {
-	case "", ModeAcceptEdits, ModeDefault, ModeBypass:
-	default:
-		return nil, fmt.Errorf("permissions: %s: unknown mode %q (known: acceptEdits, default, bypassPermissions)", path, p.Mode)
+	check := func(where string, p configs.Permissions) error {
+		switch Mode(p.Mode) {
+		case "", ModeAcceptEdits, ModeDefault, ModeBypass:
+		default:
+			return fmt.Errorf("permissions: %s: %sunknown mode %q (known: acceptEdits, default, bypassPermissions)", path, where, p.Mode)
+		}
+		if _, err := parseRules(p.Allow); err != nil {
+			return fmt.Errorf("%s: %s%w", path, where, err)
+		}
+		if _, err := parseRules(p.Deny); err != nil {
+			return fmt.Errorf("%s: %s%w", path, where, err)
+		}
+		return nil
 	}
-	if _, err := parseRules(p.Allow); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	if err := check("", pr.Permissions); err != nil {
+		return nil, err
 	}
-	if _, err := parseRules(p.Deny); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	for id, a := range pr.Agents {
+		if err := check("agents."+id+": ", a); err != nil {
+			return nil, err
+		}
 	}
-	return &p, nil
+	return &pr, nil
 }

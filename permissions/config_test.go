@@ -49,7 +49,7 @@ func TestSpecFromConfig(t *testing.T) {
 	if strings.Join(s.Deny, ",") != "execute_command(git push*),Bash" || strings.Join(s.Allow, ",") != "execute_command(npm test*)" {
 		t.Errorf("rules allow %v deny %v", s.Allow, s.Deny)
 	}
-	if strings.Join(s.Private, ",") != tr.p("other_ws")+","+tr.p("snapshots") {
+	if strings.Join(s.Private, ",") != tr.p("other_ws")+","+tr.p("snapshots")+","+tr.p(".massgen/logs") {
 		t.Errorf("private %v", s.Private)
 	}
 	p := mustPolicy(t, s)
@@ -110,6 +110,25 @@ func TestLoadProjectRules(t *testing.T) {
 		if _, err := LoadProjectRules(dir); err == nil || !strings.Contains(err.Error(), ProjectRulesFile) {
 			t.Errorf("%q: error %v does not name the file", bad, err)
 		}
+	}
+	write("deny: [Bash]\nagents:\n  agent_a:\n    mode: bypassPermissions\n    allow: [write_file]\n  agent_b:\n    deny: [mcp__*]\n")
+	pr, err := LoadProjectFile(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := pr.For("agent_a")
+	if a.Mode != "bypassPermissions" || strings.Join(a.Deny, ",") != "Bash" || strings.Join(a.Allow, ",") != "write_file" {
+		t.Errorf("For(agent_a) = %+v", a)
+	}
+	if b := pr.For("agent_b"); b.Mode != "" || strings.Join(b.Deny, ",") != "Bash,mcp__*" {
+		t.Errorf("For(agent_b) = %+v", b)
+	}
+	if len(pr.Deny) != 1 {
+		t.Error("For changed the file's own lists")
+	}
+	write("agents:\n  x:\n    mode: yolo\n")
+	if _, err := LoadProjectFile(dir); err == nil || !strings.Contains(err.Error(), "agents.x") {
+		t.Errorf("bad agent mode error %v", err)
 	}
 	write("")
 	if p, err := LoadProjectRules(dir); err != nil || p == nil {

@@ -15,6 +15,14 @@ const maxGlobMatches = 4096
 // command globs): no asks, no hooks, no writes. In mode "default" it may return Ask.
 func (p *Policy) Decide(r Request) Decision {
 	d, _ := p.decide(r)
+	return withRule(d)
+}
+
+// withRule ends a deny reason with the rule id, which docs/permissions.md explains.
+func withRule(d Decision) Decision {
+	if !d.Allow && !d.Ask && d.Rule != "" && !strings.Contains(d.Reason, "[rule: ") {
+		d.Reason += " [rule: " + d.Rule + "]"
+	}
 	return d
 }
 

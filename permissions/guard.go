@@ -93,6 +93,7 @@ func (g *Guard) Check(ctx context.Context, r Request) Decision {
 	if d.Ask {
 		d = g.ask(ctx, r, d, info.paths)
 	}
+	d = withRule(d)
 	g.audit(r.Tool, info.paths, d)
 	if !d.Allow {
 		g.log.Info("tool call denied", zap.String("agent", g.p.spec.Agent), zap.String("tool", r.Tool),

@@ -270,7 +270,7 @@ type pathVerdict struct {
 // CheckPath decides one path (relative paths resolve against the workspace). It never asks.
 func (p *Policy) CheckPath(path string, a Access) Decision {
 	d, _ := p.checkPath(path, a)
-	return d
+	return withRule(d)
 }
 
 func (p *Policy) checkPath(given string, a Access) (Decision, *managed) {

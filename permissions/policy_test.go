@@ -274,3 +274,41 @@ func TestPoliciesAreIndependent(t *testing.T) {
 		t.Error("policy b sees a's workspace as writable")
 	}
 }
+
+// Spec 000's configuration example and permission scenarios: coordination agents read every
+// context path; the final agent gets each path's configured permission.
+func TestSpecConfigurationExample(t *testing.T) {
+	tr := newTree(t)
+	for _, d := range []string{"home/user/project/src", "home/user/project/docs", "home/user/shared_data", "legacy-system", "shared-library", "my-project"} {
+		tr.mkdir(t, d)
+	}
+	ctx := []ContextPath{
+		{Path: tr.p("home/user/project/src"), Write: true},
+		{Path: tr.p("home/user/project/docs")},
+		{Path: tr.p("home/user/shared_data"), Write: true},
+		{Path: tr.p("legacy-system")},
+		{Path: tr.p("shared-library")},
+		{Path: tr.p("my-project"), Write: true},
+	}
+	want := map[string][2]bool{ // path -> {coordination write, final write}
+		"home/user/project/src/a.py":  {false, true},
+		"home/user/project/docs/a.md": {false, false},
+		"home/user/shared_data/d.csv": {false, true},
+		"legacy-system/main.c":        {false, false},
+		"shared-library/lib.go":       {false, false},
+		"my-project/new.go":           {false, true},
+		"home/user/project/README.md": {false, false}, // the parent is not a context path
+	}
+	for ri, role := range []Role{Coordination, Final} {
+		p := mustPolicy(t, Spec{Agent: "context_agent", Role: role, Workspace: tr.p("ws"), ContextPaths: ctx})
+		for path, w := range want {
+			if d := p.CheckPath(tr.p(path), Write); d.Allow != w[ri] {
+				t.Errorf("role %d write %s: allow=%v (%s), want %v", role, path, d.Allow, d.Reason, w[ri])
+			}
+			readable := path != "home/user/project/README.md"
+			if d := p.CheckPath(tr.p(path), Read); d.Allow != readable {
+				t.Errorf("role %d read %s: allow=%v (%s), want %v", role, path, d.Allow, d.Reason, readable)
+			}
+		}
+	}
+}

@@ -445,6 +445,10 @@ func scanArgs(v any, prefix string, acc Access, skip map[string]bool, out *[]Pat
 				}
 			}
 			if contentKeys[normKey(k)] {
+				// Data, not a path by its look; a file:// URL is a path whatever the key.
+				if str, ok := val.(string); ok && strings.HasPrefix(str, "file://") {
+					*out = append(*out, PathAccess{Arg: name, Path: fileURL(str), Access: acc})
+				}
 				continue
 			}
 			scanArgs(val, name, acc, nil, out)

@@ -1,24 +1,62 @@
 // Package session owns multi-turn session storage: .massgen/sessions/session_<timestamp>/ with
-// one turn_N/ folder per turn (workspace/, answer.txt, metadata.json) and a human-readable
-// SESSION_SUMMARY.txt at the session root.
+// one turn_N/ folder per turn (workspace/ = the final agent's workspace, answer.txt,
+// metadata.json) and a human-readable SESSION_SUMMARY.txt at the session root, rewritten after
+// every turn. Every write is atomic (a turn folder is built under a hidden name and renamed into
+// place; files are written to a temporary name and renamed), so a killed run never leaves a
+// half-written turn or summary behind.
 package session
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
 	"time"
+
+	"github.com/massgen-go/massgen/snapshots"
+	"go.uber.org/zap"
 )
 
-var errNotImplemented = errors.New("session: not implemented yet")
+const (
+	summaryFile  = "SESSION_SUMMARY.txt"
+	answerFile   = "answer.txt"
+	metadataFile = "metadata.json"
+	workspaceDir = "workspace"
+	idLayout     = "20060102_150405"
+)
+
+// ErrNoSessions is returned by Latest when there is no session yet.
+var ErrNoSessions = errors.New("session: no sessions yet")
+
+var (
+	idPattern   = regexp.MustCompile(`^session_([0-9]{8}_[0-9]{6})(?:_([0-9]+))?$`)
+	turnPattern = regexp.MustCompile(`^turn_([1-9][0-9]*)$`)
+)
 
 // Store is the sessions folder (.massgen/sessions).
 type Store struct {
-	root string
+	root   string
+	logger *zap.Logger
 }
 
-// Session is one session folder.
+// Session is one session folder. Its methods are safe for concurrent use within one process;
+// two processes must not write the same session at once.
 type Session struct {
-	ID  string
-	Dir string
+	ID      string
+	Dir     string
+	Created time.Time
+
+	logger *zap.Logger
+	mu     sync.Mutex
+	turns  []Turn // loaded or saved so far; Workspace points at turn_N/workspace
 }
 
 // Info describes a session for listings.
@@ -26,7 +64,7 @@ type Info struct {
 	ID       string
 	Dir      string
 	Created  time.Time
-	Updated  time.Time
+	Updated  time.Time // end of the last turn (Created if none)
 	Turns    int
 	LastTask string
 }
@@ -42,12 +80,14 @@ type Turn struct {
 	Task           string
 	Answer         string
 	Winner         string
-	Votes          map[string]string
+	Votes          map[string]string // voter -> voted-for
 	Agents         []string
 	Started, Ended time.Time
 	Tokens         map[string]TokenUsage
 	FilesDelivered []string
-	Workspace      string // the final agent's workspace, copied to turn_N/workspace/
+	// Workspace is the final agent's workspace: SaveTurn copies it to turn_N/workspace/; in the
+	// turns a Session returns it is that copy.
+	Workspace string
 }
 
 // Exchange is one turn of the conversation.
@@ -56,26 +96,345 @@ type Exchange struct {
 	Answer string
 }
 
+// metadata is metadata.json.
+type metadata struct {
+	Session         string                `json:"session"`
+	Turn            int                   `json:"turn"`
+	Task            string                `json:"task"`
+	Winner          string                `json:"winner"`
+	Votes           map[string]string     `json:"votes"`
+	Agents          []string              `json:"agents"`
+	Started         time.Time             `json:"started"`
+	Ended           time.Time             `json:"ended"`
+	DurationSeconds float64               `json:"duration_seconds"`
+	Tokens          map[string]TokenUsage `json:"tokens"`
+	TotalTokens     TokenUsage            `json:"total_tokens"`
+	FilesDelivered  []string              `json:"files_delivered"`
+	Answer          string                `json:"answer_file"`
+	Workspace       string                `json:"workspace"`
+	SourceWorkspace string                `json:"source_workspace,omitempty"`
+}
+
 // Open opens (creating if needed) the sessions folder root.
-func Open(root string) (*Store, error) { return &Store{root: root}, nil }
+func Open(root string) (*Store, error) {
+	return OpenWithLogger(root, nil)
+}
 
-// New creates session_<YYYYMMDD_HHMMSS>.
-func (s *Store) New(now time.Time) (*Session, error) { return nil, errNotImplemented }
+// OpenWithLogger is Open with a logger for files left out of workspace copies.
+func OpenWithLogger(root string, logger *zap.Logger) (*Store, error) {
+	if root == "" {
+		return nil, errors.New("session: empty sessions folder path")
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("session: %w", err)
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return nil, fmt.Errorf("session: %w", err)
+	}
+	if logger == nil {
+		logger = zap.NewNop()
+	}
+	return &Store{root: abs, logger: logger}, nil
+}
 
-// Get opens an existing session by id.
-func (s *Store) Get(id string) (*Session, error) { return nil, errNotImplemented }
+// Root returns the sessions folder.
+func (s *Store) Root() string { return s.root }
 
-// Latest returns the most recent session.
-func (s *Store) Latest() (*Session, error) { return nil, errNotImplemented }
+// New creates session_<YYYYMMDD_HHMMSS> (with _2, _3, ... if that second is taken).
+func (s *Store) New(now time.Time) (*Session, error) {
+	base := "session_" + now.Format(idLayout)
+	for i := 1; ; i++ {
+		id := base
+		if i > 1 {
+			id += "_" + strconv.Itoa(i)
+		}
+		dir := filepath.Join(s.root, id)
+		err := os.Mkdir(dir, 0o755)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("session: creating %s: %w", dir, err)
+		}
+		ses := &Session{ID: id, Dir: dir, Created: now, logger: s.logger}
+		if err := ses.writeSummary(); err != nil {
+			return nil, err
+		}
+		return ses, nil
+	}
+}
+
+// Get opens an existing session by id ("session_20250928_143022").
+func (s *Store) Get(id string) (*Session, error) {
+	m := idPattern.FindStringSubmatch(id)
+	if m == nil {
+		return nil, fmt.Errorf("session: %q is not a session id (want session_YYYYMMDD_HHMMSS)", id)
+	}
+	dir := filepath.Join(s.root, id)
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("session: no session %q in %s", id, s.root)
+	}
+	created, _ := time.ParseInLocation(idLayout, m[1], time.Local)
+	ses := &Session{ID: id, Dir: dir, Created: created, logger: s.logger}
+	if err := ses.load(); err != nil {
+		return nil, err
+	}
+	return ses, nil
+}
+
+// Latest returns the most recent session (ErrNoSessions if there is none).
+func (s *Store) Latest() (*Session, error) {
+	ids, err := s.ids()
+	if err != nil {
+		return nil, err
+	}
+	if len(ids) == 0 {
+		return nil, ErrNoSessions
+	}
+	return s.Get(ids[len(ids)-1])
+}
 
 // List lists the sessions, oldest first.
-func (s *Store) List() ([]Info, error) { return nil, errNotImplemented }
+func (s *Store) List() ([]Info, error) {
+	ids, err := s.ids()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Info, 0, len(ids))
+	for _, id := range ids {
+		ses, err := s.Get(id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ses.Info())
+	}
+	return out, nil
+}
 
-// SaveTurn stores the next turn.
-func (s *Session) SaveTurn(t Turn) (string, error) { return "", errNotImplemented }
+// ids lists the session folders, oldest first (the timestamp in the name sorts).
+func (s *Store) ids() ([]string, error) {
+	ents, err := os.ReadDir(s.root)
+	if err != nil {
+		return nil, fmt.Errorf("session: %w", err)
+	}
+	type key struct {
+		id, ts string
+		n      int
+	}
+	var keys []key
+	for _, e := range ents {
+		if m := idPattern.FindStringSubmatch(e.Name()); m != nil && e.IsDir() {
+			n, _ := strconv.Atoi(m[2])
+			keys = append(keys, key{e.Name(), m[1], n})
+		}
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		if c := strings.Compare(a.ts, b.ts); c != 0 {
+			return c
+		}
+		return a.n - b.n
+	})
+	ids := make([]string, len(keys))
+	for i, k := range keys {
+		ids[i] = k.id
+	}
+	return ids, nil
+}
 
-// History returns every turn's {Task, Answer} so far.
-func (s *Session) History() []Exchange { return nil }
+// load reads the complete turns (turn_N with a metadata.json); anything else is ignored.
+func (ses *Session) load() error {
+	ents, err := os.ReadDir(ses.Dir)
+	if err != nil {
+		return fmt.Errorf("session: %w", err)
+	}
+	var nums []int
+	for _, e := range ents {
+		if m := turnPattern.FindStringSubmatch(e.Name()); m != nil && e.IsDir() {
+			n, _ := strconv.Atoi(m[1])
+			nums = append(nums, n)
+		}
+	}
+	slices.Sort(nums)
+	for i, n := range nums {
+		if n != i+1 {
+			return fmt.Errorf("session: %s: turn_%d is missing (found turn_%d)", ses.Dir, i+1, n)
+		}
+		dir := filepath.Join(ses.Dir, "turn_"+strconv.Itoa(n))
+		raw, err := os.ReadFile(filepath.Join(dir, metadataFile))
+		if err != nil {
+			return fmt.Errorf("session: %w", err)
+		}
+		var md metadata
+		if err := json.Unmarshal(raw, &md); err != nil {
+			return fmt.Errorf("session: %s: %w", filepath.Join(dir, metadataFile), err)
+		}
+		answer, err := os.ReadFile(filepath.Join(dir, answerFile))
+		if err != nil {
+			return fmt.Errorf("session: %w", err)
+		}
+		ses.turns = append(ses.turns, Turn{
+			Task: md.Task, Answer: string(answer), Winner: md.Winner, Votes: md.Votes,
+			Agents: md.Agents, Started: md.Started, Ended: md.Ended, Tokens: md.Tokens,
+			FilesDelivered: md.FilesDelivered, Workspace: filepath.Join(dir, workspaceDir),
+		})
+	}
+	return nil
+}
 
-// LastWorkspace returns the previous turn's workspace/ ("" if none).
-func (s *Session) LastWorkspace() string { return "" }
+// SaveTurn stores the next turn as turn_N/{workspace/,answer.txt,metadata.json} and rewrites
+// SESSION_SUMMARY.txt. It returns the turn folder.
+func (ses *Session) SaveTurn(t Turn) (string, error) {
+	ses.mu.Lock()
+	defer ses.mu.Unlock()
+	n := len(ses.turns) + 1
+	name := "turn_" + strconv.Itoa(n)
+	final := filepath.Join(ses.Dir, name)
+	if _, err := os.Lstat(final); err == nil {
+		return "", fmt.Errorf("session: %s already exists (another process writing this session?)", final)
+	}
+	tmp, err := os.MkdirTemp(ses.Dir, "."+name+"-")
+	if err != nil {
+		return "", fmt.Errorf("session: %w", err)
+	}
+	defer os.RemoveAll(tmp) // nothing left once renamed
+
+	if err := snapshots.CopyTree(context.Background(), t.Workspace, filepath.Join(tmp, workspaceDir), ses.logger); err != nil {
+		return "", fmt.Errorf("session: turn %d workspace: %w", n, err)
+	}
+	if err := writeFileAtomic(filepath.Join(tmp, answerFile), []byte(t.Answer)); err != nil {
+		return "", err
+	}
+	md := metadata{
+		Session: ses.ID, Turn: n, Task: t.Task, Winner: t.Winner, Votes: nonNil(t.Votes),
+		Agents: nonNilSlice(t.Agents), Started: t.Started, Ended: t.Ended,
+		Tokens: nonNil(t.Tokens), FilesDelivered: nonNilSlice(t.FilesDelivered),
+		Answer: answerFile, Workspace: workspaceDir, SourceWorkspace: t.Workspace,
+	}
+	if !t.Started.IsZero() && !t.Ended.IsZero() {
+		md.DurationSeconds = t.Ended.Sub(t.Started).Seconds()
+	}
+	for _, u := range t.Tokens {
+		md.TotalTokens.Input += u.Input
+		md.TotalTokens.Output += u.Output
+	}
+	raw, err := json.MarshalIndent(md, "", "  ")
+	if err != nil {
+		return "", fmt.Errorf("session: %w", err)
+	}
+	if err := writeFileAtomic(filepath.Join(tmp, metadataFile), append(raw, '\n')); err != nil {
+		return "", err
+	}
+	if err := syncDir(tmp); err != nil {
+		return "", err
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		return "", fmt.Errorf("session: %w", err)
+	}
+	if err := syncDir(ses.Dir); err != nil {
+		return "", err
+	}
+	t.Workspace = filepath.Join(final, workspaceDir)
+	ses.turns = append(ses.turns, t)
+	if err := ses.writeSummary(); err != nil {
+		return final, err
+	}
+	return final, nil
+}
+
+func nonNil[K comparable, V any](m map[K]V) map[K]V {
+	if m == nil {
+		return map[K]V{}
+	}
+	return m
+}
+
+func nonNilSlice[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// History returns every turn's {Task, Answer} so far, oldest first.
+func (ses *Session) History() []Exchange {
+	ses.mu.Lock()
+	defer ses.mu.Unlock()
+	out := make([]Exchange, len(ses.turns))
+	for i, t := range ses.turns {
+		out[i] = Exchange{Task: t.Task, Answer: t.Answer}
+	}
+	return out
+}
+
+// Turns returns the turns so far, oldest first (Workspace is the stored copy).
+func (ses *Session) Turns() []Turn {
+	ses.mu.Lock()
+	defer ses.mu.Unlock()
+	return slices.Clone(ses.turns)
+}
+
+// LastWorkspace returns the previous turn's workspace/ ("" if there is no turn yet).
+func (ses *Session) LastWorkspace() string {
+	ses.mu.Lock()
+	defer ses.mu.Unlock()
+	if len(ses.turns) == 0 {
+		return ""
+	}
+	return ses.turns[len(ses.turns)-1].Workspace
+}
+
+// Info describes the session.
+func (ses *Session) Info() Info {
+	ses.mu.Lock()
+	defer ses.mu.Unlock()
+	in := Info{ID: ses.ID, Dir: ses.Dir, Created: ses.Created, Updated: ses.Created, Turns: len(ses.turns)}
+	if n := len(ses.turns); n > 0 {
+		in.LastTask = ses.turns[n-1].Task
+		if e := ses.turns[n-1].Ended; !e.IsZero() {
+			in.Updated = e
+		}
+	}
+	return in
+}
+
+// writeFileAtomic writes data to a temporary file beside path, syncs it and renames it over
+// path: readers (and a run killed half-way) see the old file or the new one.
+func writeFileAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+"-")
+	if err != nil {
+		return fmt.Errorf("session: %w", err)
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(0o644)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("session: writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// syncDir makes a rename in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("session: %w", err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
+		return fmt.Errorf("session: sync %s: %w", dir, err)
+	}
+	return nil
+}

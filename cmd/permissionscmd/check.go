@@ -165,7 +165,7 @@ func buildGuard(opts *CheckOptions) (*permissions.Guard, error) {
 			return nil, usage("--context %s: %v", c, err)
 		}
 	}
-	project, err := permissions.LoadProjectRules(cfg.MassgenDir())
+	project, err := permissions.LoadProjectFile(cfg.MassgenDir())
 	if err != nil {
 		return nil, cmdutil.WithCode(cmdutil.ExitUsage, err)
 	}
@@ -177,7 +177,7 @@ func buildGuard(opts *CheckOptions) (*permissions.Guard, error) {
 		// Commands only ever run sandboxed unless the config opts out with command_sandbox: none.
 		Sandboxed:    cfg.CommandSandbox != "none",
 		Home:         home,
-		ProjectRules: project,
+		ProjectRules: project.For(opts.Agent),
 	})
 	if err != nil {
 		return nil, cmdutil.WithCode(cmdutil.ExitUsage, err)

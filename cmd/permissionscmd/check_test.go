@@ -267,3 +267,35 @@ func BenchmarkBatchInProcess(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/10_000, "ns/line")
 }
+
+// Project rules in .massgen/permissions.yaml are honoured, per agent too.
+func TestCheckProjectRules(t *testing.T) {
+	p := newProject(t)
+	rules := "deny: [\"execute_command(git push*)\"]\nagents:\n  agent_a:\n    deny: [read_file]\n"
+	if err := os.WriteFile(filepath.Join(p.dir, ".massgen", "permissions.yaml"), []byte(rules), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		agent, tool, args string
+		code              int
+	}{
+		{"agent_a", "execute_command", `{"command":"git push origin main"}`, 1},
+		{"agent_b", "execute_command", `{"command":"git push origin main"}`, 1},
+		{"agent_a", "read_file", `{"path":"x"}`, 1},
+		{"agent_b", "read_file", `{"path":"x"}`, 0},
+	} {
+		o, out, _ := p.opts("")
+		o.Agent, o.Tool, o.Args = tc.agent, tc.tool, tc.args
+		if code := cmdutil.CodeOf(checkRun(o)); code != tc.code {
+			t.Errorf("%s %s %s: exit %d (%s), want %d", tc.agent, tc.tool, tc.args, code, out.String(), tc.code)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(p.dir, ".massgen", "permissions.yaml"), []byte("mode: yolo\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o, _, _ := p.opts("")
+	o.Read = "x"
+	if err := checkRun(o); cmdutil.CodeOf(err) != 2 || !strings.Contains(err.Error(), "permissions.yaml") {
+		t.Errorf("bad project file: %v", err)
+	}
+}

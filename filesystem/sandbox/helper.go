@@ -2,10 +2,14 @@ package sandbox
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -36,9 +40,10 @@ func runHelper(spec string, argv []string) error {
 	if err != nil {
 		return err
 	}
-	// V5 handles every filesystem right we know (incl. truncate and device ioctls); BestEffort
-	// only drops what this kernel cannot restrict (ABI >= 3 is checked above).
-	if err := landlock.V5.BestEffort().RestrictPaths(rules...); err != nil {
+	// V9 handles every filesystem right we know (truncate, device ioctls, connecting to UNIX
+	// sockets); BestEffort only drops what this kernel cannot restrict (ABI >= 3 is checked
+	// above; UNIX sockets are also refused by the seccomp filter for older kernels).
+	if err := landlock.V9.BestEffort().RestrictPaths(rules...); err != nil {
 		return fmt.Errorf("landlock: %w", err)
 	}
 	// Signals and abstract sockets stay inside the sandbox (ABI 6+), so a command cannot kill
@@ -46,7 +51,38 @@ func runHelper(spec string, argv []string) error {
 	if err := landlock.V6.BestEffort().RestrictScoped(); err != nil {
 		return fmt.Errorf("landlock scopes: %w", err)
 	}
+	// Capabilities and seccomp filters are per thread: set them on this thread and exec from it.
+	runtime.LockOSThread()
+	if err := dropCapabilities(); err != nil {
+		return fmt.Errorf("dropping capabilities: %w", err)
+	}
+	if err := denyUnixSockets(); err != nil {
+		return fmt.Errorf("seccomp: %w", err)
+	}
 	return syscall.Exec(argv[0], argv, os.Environ())
+}
+
+// dropCapabilities empties the bounding, ambient, effective, permitted and inheritable sets of
+// the calling thread. Run as root, a command would otherwise keep capabilities that Landlock does
+// not govern (loading kernel modules, ptrace-reading other processes' memory and environment).
+// With no_new_privs (set by Landlock) exec cannot give them back.
+func dropCapabilities() error {
+	for c := 0; c < 64; c++ {
+		err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0)
+		if errors.Is(err, unix.EINVAL) {
+			break // past the last capability this kernel knows
+		}
+		if errors.Is(err, unix.EPERM) {
+			break // no CAP_SETPCAP: an unprivileged process, nothing to drop there
+		}
+		if err != nil {
+			return err
+		}
+	}
+	_ = unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	return unix.Capset(&hdr, &data[0])
 }
 
 func landlockABI() int {

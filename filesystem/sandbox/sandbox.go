@@ -2,7 +2,9 @@
 // in a re-executed helper (the massgen binary itself, see MaybeRunHelper), else bubblewrap, else
 // nothing, and that only when the config says `command_sandbox: none`.
 //
-// What a confined command sees:
+// A confined command has no capabilities (even under root), cannot gain any (no_new_privs),
+// cannot connect to UNIX sockets outside or signal processes outside, and gets a minimal
+// environment without massgen's secrets. What it sees of the file system:
 //   - read and execute: the agent's readable roots and the system directories (SystemReadDirs);
 //   - write: the agent's writable roots, minus the Keep paths under them (protected and
 //     default-excluded paths), and a private temporary directory (TMPDIR, HOME) that is removed
@@ -152,7 +154,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	if (o.Mode == "" || o.Mode == ModeAuto) && mode == ModeLandlock && (len(o.Policy.Keep) > 0 || len(o.Policy.Hide) > 0) && BubblewrapPath() != "" {
+	if (o.Mode == "" || o.Mode == ModeAuto) && mode == ModeLandlock && needsCarve(o.Policy) && BubblewrapPath() != "" {
 		// Landlock cannot subtract a read-only or hidden subtree from a writable root (see
 		// carve): bubblewrap expresses that policy exactly, so auto prefers it here.
 		mode = ModeBubblewrap
@@ -249,6 +251,26 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	return res, nil
 }
 
+// needsCarve reports whether a Keep or Hide path lies under a root the policy grants, i.e.
+// whether Landlock would have to carve (see carve).
+func needsCarve(p Policy) bool {
+	for _, k := range p.Keep {
+		for _, w := range p.Write {
+			if under(filepath.Clean(k), filepath.Clean(w)) {
+				return true
+			}
+		}
+	}
+	for _, h := range p.Hide {
+		for _, r := range append(slices.Clone(p.Read), p.Write...) {
+			if under(filepath.Clean(h), filepath.Clean(r)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // baseEnv is the environment commands get: no API keys or other secrets of the parent.
 func baseEnv(tmp string) []string {
 	env := []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=" + tmp, "TMPDIR=" + tmp}
@@ -286,7 +308,8 @@ func (c *capped) Write(p []byte) (int, error) {
 // bwrapArgs builds the bubblewrap mount table: system dirs read-only, read roots
 // read-only, write roots read-write, Keep paths read-only again (later mounts win).
 func bwrapArgs(p Policy, dir string) []string {
-	args := []string{"--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+	// --cap-drop ALL: run as root, bwrap would otherwise keep every capability in the sandbox.
+	args := []string{"--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--cap-drop", "ALL",
 		"--proc", "/proc", "--dev", "/dev"}
 	for _, d := range SystemReadDirs {
 		if d == "/proc" || d == "/dev" {

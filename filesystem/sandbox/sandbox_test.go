@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -282,6 +283,102 @@ func TestNoSecretsInEnvironment(t *testing.T) {
 	}
 }
 
+// TestProcEnvironOfOtherProcesses: a process of ours holding a secret in its environment (as
+// massgen holds API keys) cannot be read through /proc/<pid>/environ from inside the sandbox.
+// Without a sandbox it can (the control case), so the test is meaningful.
+func TestProcEnvironOfOtherProcesses(t *testing.T) {
+	holder := exec.Command("sleep", "60")
+	holder.Env = append(os.Environ(), "MASSGEN_TEST_SECRET=sk-in-proc-environ")
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { holder.Process.Kill(); holder.Wait() }()
+	cmd := fmt.Sprintf("cat /proc/%d/environ 2>/dev/null | tr '\\0' '\\n' | grep sk-in-proc; true", holder.Process.Pid)
+	f := newFixture(t)
+	if res := run(t, ModeNone, f.pol, f.ws, cmd); !strings.Contains(res.Stdout, "sk-in-proc-environ") {
+		t.Fatalf("control: without a sandbox the environ should be readable: %+v", res)
+	}
+	for _, mode := range modes(t) {
+		if res := run(t, mode, f.pol, f.ws, cmd); strings.Contains(res.Stdout, "sk-in-proc-environ") {
+			t.Errorf("%s: secret read from /proc/%d/environ", mode, holder.Process.Pid)
+		}
+		// Nor can it signal processes outside the sandbox (massgen itself, other agents).
+		run(t, mode, f.pol, f.ws, fmt.Sprintf("kill -KILL %d", holder.Process.Pid))
+		if err := holder.Process.Signal(syscall.Signal(0)); err != nil {
+			t.Fatalf("%s: the command killed a process outside the sandbox", mode)
+		}
+	}
+}
+
+// TestNoCapabilities: even when massgen runs as root, commands have no capabilities left and
+// cannot gain any (no_new_privs). With Landlock the bounding set is emptied too.
+func TestNoCapabilities(t *testing.T) {
+	for _, mode := range modes(t) {
+		f := newFixture(t)
+		res := run(t, mode, f.pol, f.ws, "grep -E '^(Cap(Inh|Prm|Eff|Bnd|Amb)|NoNewPrivs):' /proc/self/status")
+		fields := map[string]string{}
+		for _, l := range strings.Split(strings.TrimSpace(res.Stdout), "\n") {
+			k, v, _ := strings.Cut(l, ":")
+			fields[k] = strings.TrimSpace(v)
+		}
+		if len(fields) != 6 {
+			t.Fatalf("%s: /proc/self/status: %q %q", mode, res.Stdout, res.Stderr)
+		}
+		for _, k := range []string{"CapInh", "CapPrm", "CapEff", "CapAmb"} {
+			if fields[k] != "0000000000000000" {
+				t.Errorf("%s: %s = %s", mode, k, fields[k])
+			}
+		}
+		if fields["NoNewPrivs"] != "1" {
+			t.Errorf("%s: NoNewPrivs = %s", mode, fields["NoNewPrivs"])
+		}
+		if mode == ModeLandlock && fields["CapBnd"] != "0000000000000000" {
+			t.Errorf("landlock: CapBnd = %s", fields["CapBnd"])
+		}
+	}
+}
+
+// TestUnixSocketOutside: a UNIX socket outside the roots (think /var/run/docker.sock) cannot be
+// connected to. Without a sandbox it can (the control case).
+func TestUnixSocketOutside(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not installed")
+	}
+	f := newFixture(t)
+	sock := filepath.Join(f.outside, "daemon.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("daemon-says-hi"))
+			c.Close()
+		}
+	}()
+	cmd := fmt.Sprintf(`python3 -c "import socket; s=socket.socket(socket.AF_UNIX); s.connect('%s'); print(s.recv(100).decode())"`, sock)
+	if res := run(t, ModeNone, f.pol, f.ws, cmd); !strings.Contains(res.Stdout, "daemon-says-hi") {
+		t.Fatalf("control: without a sandbox the socket should answer: %+v", res)
+	}
+	for _, mode := range modes(t) {
+		if res := run(t, mode, f.pol, f.ws, cmd); strings.Contains(res.Stdout, "daemon-says-hi") || res.ExitCode == 0 {
+			t.Errorf("%s: connected to a UNIX socket outside the sandbox: %+v", mode, res)
+		}
+	}
+	// Pipes and socketpair still work.
+	for _, mode := range modes(t) {
+		res := run(t, mode, f.pol, f.ws, `echo piped | cat && python3 -c "import socket; a,b=socket.socketpair(); a.send(b'pair'); print(b.recv(4).decode())"`)
+		if res.ExitCode != 0 || res.Stdout != "piped\npair\n" {
+			t.Errorf("%s: pipes/socketpair broken: %+v", mode, res)
+		}
+	}
+}
+
 func TestEffective(t *testing.T) {
 	if _, err := Effective("nonsense"); err == nil {
 		t.Error("unknown mode accepted")
@@ -349,5 +446,23 @@ func TestHiddenPathsInvisible(t *testing.T) {
 				t.Fatalf("allowed access failed: %+v", res)
 			}
 		})
+	}
+}
+
+func TestNeedsCarve(t *testing.T) {
+	tests := []struct {
+		p    Policy
+		want bool
+	}{
+		{Policy{Read: []string{"/a"}, Write: []string{"/w"}}, false},
+		{Policy{Write: []string{"/w"}, Keep: []string{"/w/.git"}}, true},
+		{Policy{Write: []string{"/w"}, Keep: []string{"/x/.git"}}, false},
+		{Policy{Read: []string{"/a"}, Hide: []string{"/a/b"}}, true},
+		{Policy{Read: []string{"/a"}, Write: []string{"/w"}, Hide: []string{"/snapshots"}}, false},
+	}
+	for _, tt := range tests {
+		if got := needsCarve(tt.p); got != tt.want {
+			t.Errorf("needsCarve(%+v) = %v, want %v", tt.p, got, tt.want)
+		}
 	}
 }

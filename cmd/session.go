@@ -1,0 +1,260 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/massgen-go/massgen/cmd/cmdutil"
+	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/orchestrator"
+	"github.com/massgen-go/massgen/prompt"
+	"github.com/massgen-go/massgen/session"
+)
+
+// sessionState is the multi-turn session of one massgen invocation: every turn is saved under
+// .massgen/sessions/session_<time>/turn_N/, and turn N+1 gets the conversation so far and,
+// read-only, turn N's final workspace.
+type sessionState struct {
+	store *session.Store
+	dir   string
+	cur   *session.Session // nil until the first turn is saved (no empty session folders)
+}
+
+// openSession opens the sessions folder and, with --session ID or --continue, the session to
+// resume.
+func openSession(cfg *configs.Config, id string, latest bool) (*sessionState, error) {
+	dir := cfg.Orchestrator.SessionStorage
+	if dir == "" {
+		dir = filepath.Join(cfg.MassgenDir(), configs.SessionsDirName)
+	}
+	store, err := session.Open(dir)
+	if err != nil {
+		return nil, cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("sessions: %w", err))
+	}
+	s := &sessionState{store: store, dir: dir}
+	switch {
+	case id != "":
+		if s.cur, err = store.Get(id); err != nil {
+			return nil, cmdutil.WithCode(cmdutil.ExitUsage, fmt.Errorf("--session %s: %w (see `massgen sessions list`)", id, err))
+		}
+	case latest:
+		if s.cur, err = store.Latest(); err != nil {
+			return nil, cmdutil.WithCode(cmdutil.ExitUsage, fmt.Errorf("--continue: no session to continue in %s: %w", dir, err))
+		}
+	}
+	return s, nil
+}
+
+// history is the conversation so far, for the orchestrator.
+func (s *sessionState) history() []orchestrator.Exchange {
+	if s == nil || s.cur == nil {
+		return nil
+	}
+	var out []orchestrator.Exchange
+	for _, ex := range s.cur.History() {
+		out = append(out, orchestrator.Exchange{User: ex.Task, Assistant: ex.Answer})
+	}
+	return out
+}
+
+// readOnly is the previous turn's final workspace (kept in the session), if any.
+func (s *sessionState) readOnly() []string {
+	if s == nil || s.cur == nil {
+		return nil
+	}
+	if ws := s.cur.LastWorkspace(); ws != "" {
+		return []string{ws}
+	}
+	return nil
+}
+
+// save stores a finished turn, starting the session folder on the first one.
+func (s *sessionState) save(cfg *configs.Config, task string, started, ended time.Time, res *orchestrator.Result) (string, error) {
+	if s.cur == nil {
+		cur, err := s.store.New(started)
+		if err != nil {
+			return "", fmt.Errorf("sessions: %w", err)
+		}
+		s.cur = cur
+	}
+	t := session.Turn{Task: task, Started: started, Ended: ended}
+	for _, a := range cfg.Agents {
+		t.Agents = append(t.Agents, a.ID)
+	}
+	if res != nil {
+		t.Answer, t.Winner, t.Votes = res.FinalAnswer, res.Winner, res.Votes
+		t.FilesDelivered, t.Workspace = res.Delivered, res.FinalWorkspace
+		if len(res.Usage) > 0 {
+			t.Tokens = map[string]session.TokenUsage{}
+			for id, u := range res.Usage {
+				t.Tokens[id] = session.TokenUsage{Input: u.InputTokens, Output: u.OutputTokens}
+			}
+		}
+	}
+	dir, err := s.cur.SaveTurn(t)
+	if err != nil {
+		return "", fmt.Errorf("sessions: saving the turn: %w", err)
+	}
+	return dir, nil
+}
+
+// turns is the number of turns saved in the current session.
+func (s *sessionState) turns() int {
+	if s == nil || s.cur == nil {
+		return 0
+	}
+	return len(s.cur.History())
+}
+
+// slashHelp is what /help prints.
+const slashHelp = `Commands:
+  /help                      this list
+  /status                    session, turns, agents and context paths
+  /context [PATH[:read|write]]  add a context path (without PATH: the context-path prompt)
+  /reset                     start a new session (the conversation so far is kept on disk)
+  /quit                      leave (also /exit or Ctrl-D)
+Anything else is a task for the agents. Ctrl-C cancels the turn in progress; a second Ctrl-C exits.`
+
+// slashCommand runs one interactive /command. quit is true for /quit.
+func slashCommand(ctx context.Context, opts *RunOptions, line string) (quit bool, err error) {
+	name, arg, _ := strings.Cut(strings.TrimSpace(line), " ")
+	arg = strings.TrimSpace(arg)
+	w := opts.IO.ErrOut
+	switch name {
+	case "/quit", "/exit":
+		return true, nil
+	case "/help":
+		fmt.Fprintln(w, slashHelp)
+	case "/status":
+		printStatus(w, opts)
+	case "/reset":
+		if opts.session != nil {
+			opts.session.cur = nil
+		}
+		fmt.Fprintln(w, "New session: the next task starts a fresh conversation.")
+	case "/context":
+		return false, addContext(ctx, opts, arg)
+	default:
+		fmt.Fprintf(w, "Unknown command %s (/help lists the commands)\n", name)
+	}
+	return false, nil
+}
+
+func printStatus(w io.Writer, opts *RunOptions) {
+	s := opts.session
+	switch {
+	case s == nil:
+		fmt.Fprintln(w, "Session: none")
+	case s.cur == nil:
+		fmt.Fprintf(w, "Session: new (saved under %s after the first turn)\n", s.dir)
+	default:
+		fmt.Fprintf(w, "Session: %s (%d turns) in %s\n", s.cur.ID, s.turns(), s.cur.Dir)
+		if ws := s.readOnly(); len(ws) > 0 {
+			fmt.Fprintf(w, "Previous turn's workspace (read-only for the agents): %s\n", ws[0])
+		}
+	}
+	cfg := opts.Config
+	ids := make([]string, 0, len(cfg.Agents))
+	for _, a := range cfg.Agents {
+		id := a.ID + " (" + a.Backend.Type
+		if a.Backend.Model != "" {
+			id += " " + a.Backend.Model
+		}
+		ids = append(ids, id+")")
+	}
+	fmt.Fprintf(w, "Config: %s\nAgents: %s\n", cfg.Source, strings.Join(ids, ", "))
+	fmt.Fprintln(w, prompt.FormatContextPaths(cfg.Orchestrator.ContextPaths))
+}
+
+// addContext adds a context path from "/context PATH[:perm]", or asks with the context-path
+// prompt (protected paths included) when no PATH is given and a terminal is attached.
+func addContext(ctx context.Context, opts *RunOptions, arg string) error {
+	wd, err := opts.Getwd()
+	if err != nil {
+		return err
+	}
+	var cps []configs.ContextPath
+	if arg != "" {
+		cp, err := configs.ParseContextFlag(arg)
+		if err != nil {
+			fmt.Fprintln(opts.IO.ErrOut, "Error:", err)
+			return nil
+		}
+		cps = append(cps, cp)
+	} else {
+		if !opts.IO.StdinTTY {
+			fmt.Fprintln(opts.IO.ErrOut, "Usage: /context PATH[:read|write] (the prompt needs a terminal)")
+			return nil
+		}
+		ask := opts.PromptContextPaths
+		if ask == nil {
+			ask = prompt.AskContextPaths
+		}
+		home, _ := opts.HomeDir()
+		_, accessible := opts.LookupEnv("ACCESSIBLE")
+		cps, err = ask(ctx, prompt.ContextPathOptions{
+			In: opts.IO.In, Out: opts.IO.ErrOut, Accessible: accessible,
+			Cwd: wd, Home: home, Existing: opts.Config.Orchestrator.ContextPaths,
+		})
+		if err != nil {
+			fmt.Fprintln(opts.IO.ErrOut, "Context path not added:", err)
+			return nil
+		}
+	}
+	before := len(opts.Config.Orchestrator.ContextPaths)
+	if err := opts.Config.AddContextPaths(wd, cps...); err != nil {
+		fmt.Fprintln(opts.IO.ErrOut, "Error:", err)
+		return nil
+	}
+	if err := opts.Config.CheckContextPaths(); err != nil {
+		// Keep the config valid: drop what was just added.
+		opts.Config.Orchestrator.ContextPaths = slices.Clip(opts.Config.Orchestrator.ContextPaths[:before])
+		fmt.Fprintln(opts.IO.ErrOut, "Error:", err)
+		return nil
+	}
+	for _, cp := range opts.Config.Orchestrator.ContextPaths[before:] {
+		fmt.Fprintf(opts.IO.ErrOut, "Added %s (%s)\n", cp.Path, cp.Permission)
+	}
+	return nil
+}
+
+// startSession opens the session of this invocation: always in interactive mode, and for a
+// single question with --session or --continue.
+func startSession(opts *RunOptions) error {
+	s, err := openSession(opts.Config, opts.SessionID, opts.Continue)
+	if err != nil {
+		return err
+	}
+	opts.session = s
+	if s.cur != nil && opts.Display != "silent" {
+		fmt.Fprintf(opts.IO.ErrOut, "Continuing session %s (%d turns)\n", s.cur.ID, s.turns())
+	}
+	opts.Logger.Info("session", zap.String("dir", s.dir), zap.Bool("resumed", s.cur != nil))
+	return nil
+}
+
+// saveTurn keeps the turn just run in the session (no-op without one). A turn that cannot be
+// saved is reported but does not undo the turn: its answer is printed and its files delivered.
+func saveTurn(opts *RunOptions, task string, started time.Time) error {
+	if opts.session == nil {
+		return nil
+	}
+	dir, err := opts.session.save(opts.Config, task, started, opts.Now(), opts.LastResult)
+	if err != nil {
+		opts.Logger.Error("saving the turn", zap.Error(err))
+		fmt.Fprintf(opts.IO.ErrOut, "Warning: turn %d was not saved in the session: %v\n", opts.Turn, err)
+		return nil
+	}
+	opts.Logger.Info("turn saved", zap.String("dir", dir))
+	if opts.Display != "silent" {
+		fmt.Fprintf(opts.IO.ErrOut, "Saved turn %d of session %s: %s\n", opts.session.turns(), opts.session.cur.ID, dir)
+	}
+	return nil
+}

@@ -1,0 +1,63 @@
+package snapshots
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"go.uber.org/zap"
+)
+
+// CopyTree copies the workspace src to dst (created; it must not exist or be empty) with the
+// rules snapshots follow: src is read through os.Root, so nothing outside it is ever read;
+// regular files are copied (never linked: the workspace stays writable), keeping mode and mtime;
+// symlinks are kept as symlinks only when they resolve inside src; other file types and
+// unreadable files are left out (and logged). A missing src gives an empty dst.
+func CopyTree(ctx context.Context, src, dst string, log *zap.Logger) error {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return fmt.Errorf("snapshots: copy %s: %w", src, err)
+	}
+	root, err := os.OpenRoot(src)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("snapshots: copy %s: %w", src, err)
+	}
+	defer root.Close()
+	ents, err := scan(ctx, root, log)
+	if err != nil {
+		return fmt.Errorf("snapshots: copy %s: %w", src, err)
+	}
+	var files []entry
+	for _, e := range ents {
+		to := filepath.Join(dst, e.rel)
+		switch e.kind {
+		case kindDir:
+			err = mkdir(to, e.mode)
+		case kindSymlink:
+			err = os.Symlink(e.target, to)
+		case kindFile:
+			files = append(files, e)
+		}
+		if err != nil {
+			return fmt.Errorf("snapshots: copy %s: %w", src, err)
+		}
+	}
+	err = parallel(ctx, files, func(e entry) error {
+		if _, err := copyFromWorkspace(root, e.rel, filepath.Join(dst, e.rel)); err != nil {
+			log.Warn("copy: file left out", zap.String("path", e.rel), zap.Error(err))
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("snapshots: copy %s: %w", src, err)
+	}
+	return nil
+}
