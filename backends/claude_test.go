@@ -447,6 +447,7 @@ func TestClaudeCancelMidStream(t *testing.T) {
 	released := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer close(released)
+		io.Copy(io.Discard, r.Body) // lets the server notice the client hanging up
 		s := openStream(w)
 		s.named("message_start", msgStart)
 		s.named("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)

@@ -292,7 +292,9 @@ func TestGeminiCancelMidStream(t *testing.T) {
 			released := make(chan struct{})
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				defer close(released)
+				io.Copy(io.Discard, r.Body) // lets the server notice the client hanging up
 				s := openStream(w)
+				s.flush()
 				if firstChunk {
 					s.dataOnly(`{"candidates":[{"content":{"parts":[{"text":"thinking..."}],"role":"model"},"index":0}]}`)
 				}

@@ -649,3 +649,17 @@ func TestEveryToolBothRoles(t *testing.T) {
 		}
 	}
 }
+
+func TestNewToolsetRejectsUnknownSandbox(t *testing.T) {
+	pol, err := permissions.New(permissions.Spec{Agent: "a", Workspace: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := permissions.NewGuard(pol, permissions.GuardOptions{})
+	if _, err := NewToolset(ToolsetOptions{Guard: g, Sandbox: "firejail"}); err == nil || !strings.Contains(err.Error(), "firejail") {
+		t.Fatalf("err = %v", err)
+	}
+	if _, err := NewToolset(ToolsetOptions{}); err == nil {
+		t.Fatal("nil Guard accepted")
+	}
+}

@@ -63,6 +63,9 @@ func NewToolset(o ToolsetOptions) (*Toolset, error) {
 	if pol == nil {
 		return nil, errors.New("filesystem: NewToolset: Guard has no Policy")
 	}
+	if err := sandbox.ValidMode(o.Sandbox); err != nil {
+		return nil, fmt.Errorf("filesystem: %w", err)
+	}
 	if o.Tracker == nil {
 		o.Tracker = NewTracker()
 	}
@@ -74,6 +77,8 @@ func NewToolset(o ToolsetOptions) (*Toolset, error) {
 	if o.Sandbox == sandbox.ModeNone {
 		t.log.Warn("command_sandbox: none: agent commands run WITHOUT a kernel sandbox; only the permission rules protect your files",
 			zap.String("agent", pol.Spec().Agent))
+	} else if _, err := sandbox.Effective(o.Sandbox); err != nil {
+		t.log.Warn("execute_command will refuse to run commands", zap.Error(err))
 	}
 	return t, nil
 }

@@ -67,8 +67,8 @@ func (r *run) execute(ctx context.Context, a *agent, gen int) outcome {
 
 	invalid := 0
 	for step := 0; ; step++ {
-		if step >= maxSteps {
-			return outcome{kind: outStopped, reason: fmt.Sprintf("%d model calls without new_answer or vote", maxSteps)}
+		if step >= r.maxSteps {
+			return outcome{kind: outStopped, reason: fmt.Sprintf("%d model calls without new_answer or vote", r.maxSteps)}
 		}
 		resp, err := a.backend.Generate(ctx, req, nil)
 		if err != nil {

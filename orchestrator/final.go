@@ -56,8 +56,8 @@ func (r *run) present(ctx context.Context, w *agent) (string, []string, error) {
 	delivered := map[string]bool{}
 	text := ""
 	for step := 0; ; step++ {
-		if step >= maxSteps {
-			return "", nil, fmt.Errorf("%d model calls without a final reply", maxSteps)
+		if step >= r.maxSteps {
+			return "", nil, fmt.Errorf("%d model calls without a final reply", r.maxSteps)
 		}
 		resp, err := w.backend.Generate(ctx, req, nil)
 		if err != nil {

@@ -63,6 +63,7 @@ type run struct {
 	ended     string // why coordination ended early ("" when everyone voted)
 	saves     map[string]bool
 	savesDone chan struct{}
+	maxSteps  int // model calls per execution (maxSteps; benchmarks raise it)
 }
 
 type answer struct {
@@ -80,11 +81,12 @@ func newRun(ctx context.Context, o Options) (*run, error) {
 	cfg := o.Config
 	r := &run{
 		o: o, cfg: cfg, log: o.Logger,
-		byAnon:  map[string]*agent{},
-		answers: map[string]*answer{},
-		votes:   map[string]vote{},
-		doneCh:  make(chan struct{}),
-		saves:   map[string]bool{},
+		byAnon:   map[string]*agent{},
+		answers:  map[string]*answer{},
+		votes:    map[string]vote{},
+		doneCh:   make(chan struct{}),
+		saves:    map[string]bool{},
+		maxSteps: maxSteps,
 	}
 	ids := make([]string, len(cfg.Agents))
 	for i, a := range cfg.Agents {

@@ -393,6 +393,10 @@ func (a *cmdAnalysis) words(words []litWord, st *shellState, simple bool, depth 
 		return nil
 	}
 	base := path.Base(name.s)
+	if name.glob {
+		// The shell would run whatever the pattern matches (su[d]o is sudo): not judgeable.
+		return fmt.Errorf("%w: the command name %q is a glob pattern", errDangerous, name.s)
+	}
 	if isDangerousName(name.s) {
 		return fmt.Errorf("%w: %q is refused whatever the permissions", errDangerous, base)
 	}
@@ -681,6 +685,12 @@ func (a *cmdAnalysis) plain(base string, args []litWord, st *shellState) error {
 			write = func(i int) bool { return i == 1 }
 		}
 	}
+	if extractsHere(base, args) {
+		// Unpacking without a target directory writes into the working directory.
+		if err := a.candidate(base+" (extracts into the working directory)", litWord{s: "."}, Write, st); err != nil {
+			return err
+		}
+	}
 	for i, o := range operands {
 		acc := Read
 		if write(i) {
@@ -745,6 +755,33 @@ func writesOption(base, opt string) bool {
 		return base == "tar" || base == "unzip"
 	case "-f", "--file":
 		return base == "tar"
+	}
+	return false
+}
+
+// extractsHere: tar x or unzip without -C/-d unpack into the working directory.
+func extractsHere(base string, args []litWord) bool {
+	switch base {
+	case "tar":
+		extract := false
+		for i, w := range args {
+			if w.s == "-C" || strings.HasPrefix(w.s, "--directory") {
+				return false
+			}
+			if w.s == "--extract" || w.s == "--get" ||
+				(strings.HasPrefix(w.s, "-") && !strings.HasPrefix(w.s, "--") && strings.Contains(w.s, "x")) ||
+				(i == 0 && !strings.HasPrefix(w.s, "-") && strings.Contains(w.s, "x")) {
+				extract = true
+			}
+		}
+		return extract
+	case "unzip":
+		for _, w := range args {
+			if w.s == "-d" || w.s == "-l" || w.s == "-t" || w.s == "-p" {
+				return false
+			}
+		}
+		return true
 	}
 	return false
 }

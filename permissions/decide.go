@@ -3,6 +3,7 @@ package permissions
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -79,23 +80,23 @@ func (p *Policy) decide(r Request) (Decision, decideInfo) {
 	var last Decision
 	askContext := false
 	for _, pa := range ex.paths {
-		d, m := p.checkAccess(pa)
+		destr := pa.Access == Write && destructive(base, pa.Arg)
+		var d Decision
+		var m *managed
+		if destr && !pa.Glob {
+			d, m = p.checkEntry(pa)
+			if d.Allow {
+				d = p.checkRemoval(d)
+			}
+		} else {
+			d, m = p.checkAccess(pa, destr)
+		}
 		info.paths = append(info.paths, d.Path)
 		if !d.Allow {
 			if pa.Arg != "" && !strings.Contains(d.Reason, pa.Arg) {
 				d.Reason += fmt.Sprintf(" [argument %s of %s]", pa.Arg, r.Tool)
 			}
 			return d, info
-		}
-		if pa.Access == Write && destructive(base, pa.Arg) {
-			if rm := p.roots[d.Path]; rm != nil && !rm.file {
-				return Decision{Path: d.Path, Access: Write, Rule: "managed-root", Reason: fmt.Sprintf(
-					"Access denied: '%s' is the root of the agent's %s; it cannot be deleted or moved", d.Path, rm.kind.label())}, info
-			}
-			if _, ok := p.restricted[d.Path]; ok {
-				return Decision{Path: d.Path, Access: Write, Rule: "contains-read-only", Reason: fmt.Sprintf(
-					"Access denied: '%s' contains protected or read-only paths; deleting or moving it as a whole is refused", d.Path)}, info
-			}
 		}
 		if pa.Access == Write && m != nil && m.kind == kindContext {
 			askContext = true
@@ -128,10 +129,29 @@ func (p *Policy) decide(r Request) (Decision, decideInfo) {
 	return last, info
 }
 
-// checkAccess checks one path argument, expanding command globs.
-func (p *Policy) checkAccess(pa PathAccess) (Decision, *managed) {
+// checkRemoval refuses removing or moving, as a whole, a managed root or a directory that holds
+// protected or read-only paths. d is an allowed write decision.
+func (p *Policy) checkRemoval(d Decision) Decision {
+	if rm := p.roots[d.Path]; rm != nil && !rm.file {
+		return Decision{Path: d.Path, Access: Write, Rule: "managed-root", Reason: fmt.Sprintf(
+			"Access denied: '%s' is the root of the agent's %s; it cannot be deleted or moved", d.Path, rm.kind.label())}
+	}
+	if _, ok := p.restricted[d.Path]; ok {
+		return Decision{Path: d.Path, Access: Write, Rule: "contains-read-only", Reason: fmt.Sprintf(
+			"Access denied: '%s' contains protected or read-only paths; deleting or moving it as a whole is refused", d.Path)}
+	}
+	return d
+}
+
+// checkAccess checks one path argument, expanding command globs. removal: the path (each match)
+// is removed or moved as a whole.
+func (p *Policy) checkAccess(pa PathAccess, removal bool) (Decision, *managed) {
 	if !pa.Glob {
-		return p.checkPath(pa.Path, pa.Access)
+		d, m := p.checkPath(pa.Path, pa.Access)
+		if d.Allow && removal {
+			d = p.checkRemoval(d)
+		}
+		return d, m
 	}
 	// The directory the pattern lives in, then every match.
 	abs, err := absolute(pa.Path, p.workspace, p.home)
@@ -162,6 +182,17 @@ func (p *Policy) checkAccess(pa PathAccess) (Decision, *managed) {
 		return deny(pa.Path, pa.Access, "glob-too-large", fmt.Sprintf("Access denied: %q matches more than %d files to check", pa.Path, maxGlobMatches)), nil
 	}
 	for _, mt := range matches {
+		if removal {
+			// Each match is an entry the command removes: a link goes, its target stays.
+			d2, m2 := p.checkEntry(PathAccess{Arg: pa.Arg, Path: mt, Access: Write})
+			if d2.Allow {
+				d2 = p.checkRemoval(d2)
+			}
+			if !d2.Allow {
+				return d2, m2
+			}
+			continue
+		}
 		if d2, m2 := p.checkPath(mt, pa.Access); !d2.Allow {
 			return d2, m2
 		}
@@ -364,4 +395,29 @@ func destructive(base, arg string) bool {
 	}
 	l := strings.ToLower(base)
 	return strings.Contains(l, "delete") || strings.Contains(l, "remove") || strings.Contains(l, "move") || strings.Contains(l, "rename")
+}
+
+// checkEntry checks a path that is removed or moved as an entry: when its last component is a
+// symlink, the link itself goes (its target is untouched), so the link is what is judged. A
+// trailing slash makes tools follow the link, and then the target is judged.
+func (p *Policy) checkEntry(pa PathAccess) (Decision, *managed) {
+	abs, err := absolute(pa.Path, p.workspace, p.home)
+	if err != nil || strings.HasSuffix(abs, "/") || strings.HasSuffix(abs, "/.") {
+		return p.checkPath(pa.Path, pa.Access)
+	}
+	clean := filepath.Clean(abs)
+	name := filepath.Base(clean)
+	if name == "." || name == ".." || name == "/" || hasDotDot(abs) {
+		return p.checkPath(pa.Path, pa.Access)
+	}
+	parent, err := resolvePhysical(p.fs, filepath.Dir(clean))
+	if err != nil {
+		return p.checkPath(pa.Path, pa.Access)
+	}
+	entry := joinClean(parent, name)
+	fi, err := p.fs.Lstat(entry)
+	if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		return p.checkPath(pa.Path, pa.Access)
+	}
+	return p.decideResolved(pa.Path, entry, Write)
 }

@@ -8,6 +8,8 @@ import (
 func TestDecide(t *testing.T) {
 	tr := newTree(t)
 	tr.link(t, "/etc", "ws/etc_link")
+	tr.link(t, tr.p("project/golden/test1.json"), "ws/prot_link")
+	tr.link(t, tr.p("project/golden"), "ws/prot_dir_link")
 	tests := []struct {
 		name  string
 		role  Role
@@ -27,11 +29,18 @@ func TestDecide(t *testing.T) {
 		{"move_file source is written", Final, nil, "move_file", map[string]any{"source": tr.p("temp/agent1/answer.txt"), "destination": "x"}, false, false, "read-only-temp-workspace"},
 		{"delete protected", Final, nil, "delete_file", map[string]any{"path": tr.p("project/golden/test1.json")}, false, false, "protected-path"},
 		{"delete workspace root", Final, nil, "delete_file", map[string]any{"path": tr.p("ws"), "recursive": true}, false, false, "managed-root"},
+		{"deleting a link removes the link, not its target", Final, nil, "delete_file", map[string]any{"path": "prot_link"}, true, false, "workspace"},
+		{"rm of a link removes the link", Final, nil, "execute_command", map[string]any{"command": "rm prot_link"}, true, false, "workspace"},
+		{"rm -r link/ follows the link", Final, nil, "execute_command", map[string]any{"command": "rm -r prot_dir_link/"}, false, false, "protected-path"},
+		{"moving a link moves the link", Final, nil, "move_file", map[string]any{"source": "prot_link", "destination": "moved_link"}, true, false, "workspace"},
+		{"writing through a link writes the target", Final, nil, "write_file", map[string]any{"path": "prot_link", "content": "x"}, false, false, "protected-path"},
 		{"delete workspace file", Final, nil, "delete_file", map[string]any{"path": "a.txt"}, true, false, "workspace"},
 		{"delete read-only context file", Coordination, nil, "delete_file", map[string]any{"path": tr.p("project/src/main.go")}, false, false, "read-only-context-path"},
 		{"delete dir holding protected", Final, nil, "delete_file", map[string]any{"path": tr.p("project/golden/..")}, false, false, "managed-root"},
 		{"delete dir holding protected (not a root)", Final, func(s *Spec) { s.ContextPaths[0].Protected = []string{tr.p("project/src/main.go")} }, "delete_file", map[string]any{"path": tr.p("project/src"), "recursive": true}, false, false, "contains-read-only"},
 		{"rm -r of dir holding protected", Final, func(s *Spec) { s.ContextPaths[0].Protected = []string{tr.p("project/src/main.go")} }, "execute_command", map[string]any{"command": "rm -r " + tr.p("project/src")}, false, false, "contains-read-only"},
+		{"rm -r glob reaching a dir holding protected", Final, func(s *Spec) { s.ContextPaths[0].Protected = []string{tr.p("project/src/main.go")} }, "execute_command", map[string]any{"command": "rm -r " + tr.p("project") + "/s*"}, false, false, "contains-read-only"},
+		{"rm glob over links removes the links", Final, nil, "execute_command", map[string]any{"command": "rm prot_*"}, true, false, "workspace"},
 		{"batch delete base is checked per file by the tool", Final, nil, "delete_files_batch", map[string]any{"base_path": tr.p("project")}, true, false, "context-path"},
 		{"copy into the context root (delivery)", Final, nil, "copy_files_batch", map[string]any{"source_base_path": "", "destination_base_path": tr.p("project")}, true, false, "context-path"},
 		{"cp -r into the context root (delivery)", Final, nil, "execute_command", map[string]any{"command": "cp -r out/. " + tr.p("project")}, true, false, "context-path"},

@@ -152,6 +152,9 @@ func FuzzDecideArgs(f *testing.F) {
 	f.Add(uint8(11), `{"where":"`+tr.p("project/golden/x")+`"}`)
 	f.Add(uint8(14), `{"opts":{"target":"to_temp/x"},"list":["~/x"]}`)
 	f.Add(uint8(8), `{"command":"sed -i s/a/b/ to_protected; ln x `+tr.p("project/expected_output.txt")+`"}`)
+	f.Add(uint8(4), `{"path":"to_etc"}`)
+	f.Add(uint8(8), `{"command":"rm -r to_outside_dir/ chain1"}`)
+	f.Add(uint8(1), `{"source":"to_protected","destination":"x"}`)
 	f.Fuzz(func(t *testing.T, which uint8, argsJSON string) {
 		tool := fuzzTools[int(which)%len(fuzzTools)]
 		var args map[string]any
@@ -173,6 +176,29 @@ func FuzzDecideArgs(f *testing.F) {
 			if pa.Access != Write || pa.Glob {
 				continue
 			}
+			abs, err := absolute(pa.Path, p.workspace, p.home)
+			if err != nil {
+				t.Fatalf("allowed %s with unresolvable write path %q: %v", tool, pa.Path, err)
+			}
+			if destructive(BaseToolName(tool), pa.Arg) && !strings.HasSuffix(abs, "/") && !strings.HasSuffix(abs, "/.") && !hasDotDot(abs) {
+				// Removing or moving a link touches the link only: judge the entry.
+				clean := filepath.Clean(abs)
+				if parent, ok := kernelResolve(filepath.Dir(clean)); ok {
+					entry := filepath.Join(parent, filepath.Base(clean))
+					if fi, err := os.Lstat(entry); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+						in := false
+						for _, r := range p.WritableRoots() {
+							if within(entry, r) {
+								in = true
+							}
+						}
+						if !in {
+							t.Fatalf("Decide allowed %s %s: removes link %q outside the writable roots", tool, argsJSON, entry)
+						}
+						continue
+					}
+				}
+			}
 			res, err := p.Resolve(pa.Path)
 			if err != nil {
 				t.Fatalf("allowed %s with unresolvable write path %q: %v", tool, pa.Path, err)
@@ -186,7 +212,6 @@ func FuzzDecideArgs(f *testing.F) {
 			if !in {
 				t.Fatalf("Decide allowed %s %s: write to %q (%s) outside the writable roots", tool, argsJSON, pa.Path, res)
 			}
-			abs, _ := absolute(pa.Path, p.workspace, p.home)
 			oracleWritable(t, tr, p, abs)
 		}
 		if strings.Contains(d.Reason, "\x00") {

@@ -181,7 +181,8 @@ func ClearWorkspace(dir string) error {
 	if filepath.Dir(abs) == abs {
 		return fmt.Errorf("snapshots: ClearWorkspace: refusing to empty the filesystem root %q", abs)
 	}
-	if fi, err := os.Lstat(abs); err == nil && !fi.IsDir() {
+	// dir itself may be a symlink to a directory (a configured path); its entries never are followed.
+	if fi, err := os.Stat(abs); err == nil && !fi.IsDir() {
 		return fmt.Errorf("snapshots: ClearWorkspace: %q is not a directory", abs)
 	}
 	if err := os.MkdirAll(abs, 0o755); err != nil {

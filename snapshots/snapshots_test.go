@@ -640,3 +640,45 @@ func TestSaveCancelled(t *testing.T) {
 	assertTree(t, "snapshot", tree(t, f.store.SnapshotDir("a")), tree(t, f.ws["a"]))
 	_ = time.Now
 }
+
+func TestTempRebuiltWhenMissingOrSnapshotRebuilt(t *testing.T) {
+	f := newFixture(t, "a", "b")
+	f.write("a", "x.txt", "1")
+	f.save("a", "answer")
+	f.fill("b", false)
+
+	// Someone removed the temp folder: the next fill rebuilds it even though nothing changed.
+	must(t, os.RemoveAll(filepath.Join(f.store.TempDir("b"), "agent1")))
+	if got := f.fill("b", false); got["agent1/x.txt"] != "f -rw-r--r-- 1" {
+		t.Fatalf("temp not rebuilt: %v", got)
+	}
+	// The snapshot vanished: the next save rebuilds it in full and temp folders follow.
+	must(t, os.RemoveAll(f.store.SnapshotDir("a")))
+	f.write("a", "y.txt", "2")
+	f.save("a", "answer")
+	assertTree(t, "snapshot", tree(t, f.store.SnapshotDir("a")), tree(t, f.ws["a"]))
+	assertTree(t, "temp", f.fill("b", false), prefixed("agent1", tree(t, f.ws["a"])))
+	// Junk in a temp workspace goes.
+	writeFile(t, filepath.Join(f.store.TempDir("b"), "junk.txt"), "x")
+	if got := f.fill("b", false); got["junk.txt"] != "" {
+		t.Fatal("junk kept in temp workspace")
+	}
+}
+
+func TestCopyTree(t *testing.T) {
+	base := t.TempDir()
+	src, dst := filepath.Join(base, "src"), filepath.Join(base, "dst")
+	writeFile(t, filepath.Join(src, "a", "b.txt"), "b")
+	writeFile(t, filepath.Join(base, "outside.txt"), "o")
+	must(t, os.Symlink("../outside.txt", filepath.Join(src, "out")))
+	must(t, os.Symlink("a/b.txt", filepath.Join(src, "in")))
+	must(t, CopyTree(context.Background(), src, dst, nil))
+	want := tree(t, src)
+	delete(want, "out")
+	assertTree(t, "copy", tree(t, dst), want)
+	// A missing source gives an empty destination.
+	must(t, CopyTree(context.Background(), filepath.Join(base, "none"), filepath.Join(base, "d2"), nil))
+	if fi, err := os.Stat(filepath.Join(base, "d2")); err != nil || !fi.IsDir() {
+		t.Fatal("no destination folder for a missing source")
+	}
+}

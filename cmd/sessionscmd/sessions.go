@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -141,23 +142,49 @@ func showRun(opts *Options) error {
 }
 
 func printSession(w io.Writer, s *session.Session) error {
-	history := s.History()
+	turns := s.Turns()
+	in := s.Info()
 	fmt.Fprintf(w, "Session %s\n", s.ID)
 	fmt.Fprintf(w, "Folder:  %s\n", s.Dir)
-	fmt.Fprintf(w, "Turns:   %d\n", len(history))
-	if ws := s.LastWorkspace(); ws != "" {
-		fmt.Fprintf(w, "Last workspace: %s\n", ws)
-	}
-	if summary, err := os.ReadFile(filepath.Join(s.Dir, "SESSION_SUMMARY.txt")); err == nil && len(summary) > 0 {
-		fmt.Fprintf(w, "\n%s", summary)
-		if !strings.HasSuffix(string(summary), "\n") {
-			fmt.Fprintln(w)
-		}
-	}
-	for i, ex := range history {
+	fmt.Fprintf(w, "Created: %s\n", formatTime(in.Created))
+	fmt.Fprintf(w, "Turns:   %d\n", len(turns))
+	fmt.Fprintf(w, "Resume:  massgen --session %s (or --continue for the latest)\n", s.ID)
+	for i, t := range turns {
 		fmt.Fprintf(w, "\n--- Turn %d (%s) ---\n", i+1, filepath.Join(s.Dir, fmt.Sprintf("turn_%d", i+1)))
-		fmt.Fprintf(w, "Task:\n%s\n", indent(ex.Task))
-		fmt.Fprintf(w, "Answer:\n%s\n", indent(ex.Answer))
+		fmt.Fprintf(w, "When:    %s (%s)\n", formatTime(t.Started), t.Ended.Sub(t.Started).Round(time.Second))
+		if len(t.Agents) > 0 {
+			fmt.Fprintf(w, "Agents:  %s\n", strings.Join(t.Agents, ", "))
+		}
+		if t.Winner != "" {
+			fmt.Fprintf(w, "Winner:  %s\n", t.Winner)
+		}
+		if len(t.Votes) > 0 {
+			voters := make([]string, 0, len(t.Votes))
+			for v := range t.Votes {
+				voters = append(voters, v)
+			}
+			slices.Sort(voters)
+			var vs []string
+			for _, v := range voters {
+				vs = append(vs, v+" -> "+t.Votes[v])
+			}
+			fmt.Fprintf(w, "Votes:   %s\n", strings.Join(vs, ", "))
+		}
+		if len(t.Tokens) > 0 {
+			var in, out int64
+			for _, u := range t.Tokens {
+				in, out = in+u.Input, out+u.Output
+			}
+			fmt.Fprintf(w, "Tokens:  %d in, %d out\n", in, out)
+		}
+		for _, f := range t.FilesDelivered {
+			fmt.Fprintf(w, "Delivered: %s\n", f)
+		}
+		if t.Workspace != "" {
+			fmt.Fprintf(w, "Workspace: %s\n", t.Workspace)
+		}
+		fmt.Fprintf(w, "Task:\n%s\n", indent(t.Task))
+		fmt.Fprintf(w, "Answer:\n%s\n", indent(t.Answer))
 	}
 	return nil
 }

@@ -84,7 +84,7 @@ func TestSessionsListAndShow(t *testing.T) {
 	if err != nil {
 		t.Fatalf("show: %v", err)
 	}
-	for _, want := range []string{"Session " + older.ID, "Turns:   2", "--- Turn 1", "Create a React app with authentication", "Created the app.", "--- Turn 2", "Added profiles."} {
+	for _, want := range []string{"Session " + older.ID, "Turns:   2", "--- Turn 1", "Create a React app with authentication", "Created the app.", "--- Turn 2", "Added profiles.", "Winner:  agent_a", "Votes:   agent_a -> agent_a, agent_b -> agent_a", "Agents:  agent_a, agent_b", "massgen --session " + older.ID} {
 		if !strings.Contains(out, want) {
 			t.Errorf("show lacks %q:\n%s", want, out)
 		}

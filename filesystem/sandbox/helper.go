@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -19,6 +20,7 @@ import (
 // commands): when the process was re-executed as the sandbox helper, it confines itself with
 // Landlock, execs the command and never returns. Otherwise it returns at once.
 func MaybeRunHelper() {
+	helperReady.Store(true)
 	if len(os.Args) < 4 || os.Args[1] != helperArg {
 		return
 	}
@@ -27,6 +29,13 @@ func MaybeRunHelper() {
 	fmt.Fprintf(os.Stderr, "massgen sandbox: %v\n", err)
 	os.Exit(126)
 }
+
+// helperReady records that this process's main (or TestMain) called MaybeRunHelper, so
+// re-executing os.Executable() as the helper is safe. A process-wide fact set once at start:
+// without it, a binary that never calls MaybeRunHelper (say, another package's test binary)
+// would be re-executed with arguments it does not understand (a test binary would run all its
+// tests again, recursively).
+var helperReady atomic.Bool
 
 func runHelper(spec string, argv []string) error {
 	var p Policy

@@ -52,7 +52,9 @@ const minLandlockABI = 3
 
 // SystemReadDirs are readable (and executable) for every command. /tmp is not among them:
 // other agents' and users' temporary files live there; commands get a private TMPDIR instead.
-var SystemReadDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/proc", "/dev"}
+// /run/systemd/resolve and /run/resolvconf are where /etc/resolv.conf often points.
+var SystemReadDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/proc", "/dev",
+	"/run/systemd/resolve", "/run/resolvconf"}
 
 // writableDevices are the device files every command may write to.
 var writableDevices = []string{"/dev/null", "/dev/zero", "/dev/full"}
@@ -119,6 +121,15 @@ var (
 	bwrapPath string
 )
 
+// ValidMode reports whether mode is a known command_sandbox value ("" means auto).
+func ValidMode(mode string) error {
+	switch mode {
+	case "", ModeAuto, ModeLandlock, ModeBubblewrap, ModeNone:
+		return nil
+	}
+	return fmt.Errorf("command_sandbox: unknown mode %q (known: auto, landlock, bubblewrap, none)", mode)
+}
+
 // Effective returns the sandbox actually used for a configured mode ("" or "auto": Landlock if
 // the kernel supports it, else bubblewrap), or an error saying why commands cannot run.
 func Effective(mode string) (string, error) {
@@ -154,9 +165,11 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	if (o.Mode == "" || o.Mode == ModeAuto) && mode == ModeLandlock && needsCarve(o.Policy) && BubblewrapPath() != "" {
+	if (o.Mode == "" || o.Mode == ModeAuto) && mode == ModeLandlock && BubblewrapPath() != "" &&
+		(needsCarve(o.Policy) || (o.Executable == "" && !helperReady.Load())) {
 		// Landlock cannot subtract a read-only or hidden subtree from a writable root (see
-		// carve): bubblewrap expresses that policy exactly, so auto prefers it here.
+		// carve): bubblewrap expresses that policy exactly, so auto prefers it here; it is also
+		// the way out for a program that cannot re-execute itself as the Landlock helper.
 		mode = ModeBubblewrap
 	}
 	if o.MaxOutput <= 0 {
@@ -177,9 +190,13 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	env = append(env, o.Env...)
 
 	var argv []string
+	var seccompFile *os.File
 	switch mode {
 	case ModeLandlock:
 		exe := o.Executable
+		if exe == "" && !helperReady.Load() {
+			return Result{}, errors.New("sandbox: this program does not call sandbox.MaybeRunHelper() first thing in main (or TestMain), so it cannot re-execute itself as the Landlock helper")
+		}
 		if exe == "" {
 			if exe, err = os.Executable(); err != nil {
 				return Result{}, fmt.Errorf("sandbox: locating the helper binary: %w", err)
@@ -191,7 +208,22 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		}
 		argv = []string{exe, helperArg, string(spec), "/bin/sh", "-c", o.Command}
 	case ModeBubblewrap:
-		argv = append([]string{BubblewrapPath()}, bwrapArgs(pol, o.Dir)...)
+		// The same seccomp filter as the Landlock helper (no UNIX sockets: bwrap shares the
+		// network namespace, where abstract sockets live), passed to bwrap as fd 3.
+		filter, err := seccompBytes()
+		if err != nil {
+			return Result{}, fmt.Errorf("sandbox: %w", err)
+		}
+		fp := filepath.Join(tmp, ".seccomp")
+		if err := os.WriteFile(fp, filter, 0o600); err != nil {
+			return Result{}, fmt.Errorf("sandbox: %w", err)
+		}
+		if seccompFile, err = os.Open(fp); err != nil {
+			return Result{}, fmt.Errorf("sandbox: %w", err)
+		}
+		defer seccompFile.Close()
+		os.Remove(fp)
+		argv = append([]string{BubblewrapPath(), "--seccomp", "3"}, bwrapArgs(pol, o.Dir)...)
 		argv = append(argv, "--", "/bin/sh", "-c", o.Command)
 	case ModeNone:
 		argv = []string{"/bin/sh", "-c", o.Command}
@@ -216,6 +248,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	stderr := &capped{max: o.MaxOutput}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.Stdin = nil
+	if seccompFile != nil {
+		cmd.ExtraFiles = []*os.File{seccompFile}
+	}
 
 	start := time.Now()
 	runErr := cmd.Run()
@@ -226,10 +261,14 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		Sandbox:    mode,
 		DurationMS: time.Since(start).Milliseconds(),
 	}
-	if ctx.Err() == context.DeadlineExceeded {
+	switch ctx.Err() {
+	case context.DeadlineExceeded:
 		res.TimedOut = true
 		res.ExitCode = -1
 		return res, nil
+	case context.Canceled: // the run was cancelled: the command was killed with its group
+		res.ExitCode = -1
+		return res, fmt.Errorf("sandbox: command cancelled: %w", context.Canceled)
 	}
 	if runErr != nil {
 		var ee *exec.ExitError
@@ -273,7 +312,11 @@ func needsCarve(p Policy) bool {
 
 // baseEnv is the environment commands get: no API keys or other secrets of the parent.
 func baseEnv(tmp string) []string {
-	env := []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=" + tmp, "TMPDIR=" + tmp}
+	path := "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+	if p, ok := os.LookupEnv("PATH"); ok && p != "" {
+		path = p // not a secret; directories the command cannot read are simply not found
+	}
+	env := []string{"PATH=" + path, "HOME=" + tmp, "TMPDIR=" + tmp}
 	for _, k := range []string{"LANG", "LC_ALL", "LC_CTYPE", "TERM", "TZ", "USER", "LOGNAME"} {
 		if v, ok := os.LookupEnv(k); ok {
 			env = append(env, k+"="+v)

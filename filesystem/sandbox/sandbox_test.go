@@ -194,7 +194,8 @@ func TestKeepPathsStayReadOnly(t *testing.T) {
 			pol := Policy{Write: []string{f.ws, proj}, Keep: []string{
 				filepath.Join(proj, ".git"), filepath.Join(proj, "golden"), filepath.Join(proj, "deep", "keep.txt")}}
 			for _, c := range []string{"echo x > .git/HEAD", "echo x > golden/expected.txt", "rm golden/expected.txt",
-				"echo x > golden/new.txt", "echo x > deep/keep.txt", "rm -rf .git", "mv deep/keep.txt src/"} {
+				"echo x > golden/new.txt", "echo x > deep/keep.txt", "rm -rf .git", "mv deep/keep.txt src/",
+				"ln .git/HEAD src/h && echo pwned > src/h", "ln golden/expected.txt src/g && echo pwned > src/g"} {
 				res := run(t, mode, pol, proj, c)
 				if res.ExitCode == 0 {
 					t.Errorf("%q succeeded", c)
@@ -202,6 +203,9 @@ func TestKeepPathsStayReadOnly(t *testing.T) {
 			}
 			if b, _ := os.ReadFile(filepath.Join(proj, ".git", "HEAD")); string(b) != "ref" {
 				t.Errorf(".git/HEAD changed: %q", b)
+			}
+			if b, _ := os.ReadFile(filepath.Join(proj, "golden", "expected.txt")); string(b) != "gold" {
+				t.Errorf("golden/expected.txt changed: %q", b)
 			}
 			if b, _ := os.ReadFile(filepath.Join(proj, "deep", "keep.txt")); string(b) != "keep" {
 				t.Errorf("deep/keep.txt changed: %q", b)
@@ -253,6 +257,34 @@ func TestTimeoutKillsProcessGroup(t *testing.T) {
 				time.Sleep(20 * time.Millisecond)
 			}
 		})
+	}
+}
+
+func TestCancelKillsCommand(t *testing.T) {
+	mode := modes(t)[0]
+	f := newFixture(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	var res Result
+	var err error
+	go func() {
+		defer close(done)
+		res, err = Run(ctx, Options{Mode: mode, Dir: f.ws, Policy: f.pol, Timeout: time.Minute,
+			Command: "echo started > started; sleep 60"})
+	}()
+	// Wait until the command runs (polling its side effect), then cancel.
+	for !exists(filepath.Join(f.ws, "started")) {
+		select {
+		case <-done:
+			t.Fatalf("command ended early: %+v %v", res, err)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	start := time.Now()
+	cancel()
+	<-done
+	if !errors.Is(err, context.Canceled) || time.Since(start) > 10*time.Second {
+		t.Fatalf("cancel: %+v %v after %v", res, err, time.Since(start))
 	}
 }
 
@@ -370,6 +402,32 @@ func TestUnixSocketOutside(t *testing.T) {
 			t.Errorf("%s: connected to a UNIX socket outside the sandbox: %+v", mode, res)
 		}
 	}
+	// Abstract sockets (no path: they live in the network namespace) neither.
+	name := fmt.Sprintf("massgen-test-%d", os.Getpid())
+	aln, err := net.Listen("unix", "@"+name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer aln.Close()
+	go func() {
+		for {
+			c, err := aln.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("daemon-says-hi"))
+			c.Close()
+		}
+	}()
+	acmd := fmt.Sprintf(`python3 -c "import socket; s=socket.socket(socket.AF_UNIX); s.connect('\\0%s'); print(s.recv(100).decode())"`, name)
+	if res := run(t, ModeNone, f.pol, f.ws, acmd); !strings.Contains(res.Stdout, "daemon-says-hi") {
+		t.Fatalf("control: without a sandbox the abstract socket should answer: %+v", res)
+	}
+	for _, mode := range modes(t) {
+		if res := run(t, mode, f.pol, f.ws, acmd); strings.Contains(res.Stdout, "daemon-says-hi") {
+			t.Errorf("%s: connected to an abstract UNIX socket outside the sandbox: %+v", mode, res)
+		}
+	}
 	// Pipes and socketpair still work.
 	for _, mode := range modes(t) {
 		res := run(t, mode, f.pol, f.ws, `echo piped | cat && python3 -c "import socket; a,b=socket.socketpair(); a.send(b'pair'); print(b.recv(4).decode())"`)
@@ -446,6 +504,25 @@ func TestHiddenPathsInvisible(t *testing.T) {
 				t.Fatalf("allowed access failed: %+v", res)
 			}
 		})
+	}
+}
+
+func TestHelperNotReady(t *testing.T) {
+	if LandlockABI() < minLandlockABI {
+		t.Skip("no Landlock")
+	}
+	helperReady.Store(false)
+	defer helperReady.Store(true)
+	f := newFixture(t)
+	_, err := Run(context.Background(), Options{Mode: ModeLandlock, Command: "true", Dir: f.ws, Policy: f.pol})
+	if err == nil || !strings.Contains(err.Error(), "MaybeRunHelper") {
+		t.Fatalf("landlock without the helper: %v", err)
+	}
+	if BubblewrapPath() != "" {
+		res, err := Run(context.Background(), Options{Command: "true", Dir: f.ws, Policy: f.pol})
+		if err != nil || res.Sandbox != ModeBubblewrap {
+			t.Fatalf("auto without the helper should use bubblewrap: %+v %v", res, err)
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"encoding/binary"
 	"fmt"
 	"runtime"
 	"unsafe"
@@ -15,6 +16,32 @@ import (
 // /var/run/docker.sock); io_uring could open sockets without going through socket(2). Pipes and
 // socketpair(2) keep working.
 func denyUnixSockets() error {
+	prog, err := unixSocketFilter()
+	if err != nil {
+		return err
+	}
+	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	// no_new_privs is already set (Landlock needs it), which allows an unprivileged filter.
+	return unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&fprog)), 0, 0)
+}
+
+// seccompBytes is the filter in the binary form bubblewrap's --seccomp FD reads.
+func seccompBytes() ([]byte, error) {
+	prog, err := unixSocketFilter()
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, 8*len(prog))
+	for _, f := range prog {
+		b = binary.LittleEndian.AppendUint16(b, f.Code)
+		b = append(b, f.Jt, f.Jf)
+		b = binary.LittleEndian.AppendUint32(b, f.K)
+	}
+	return b, nil
+}
+
+// unixSocketFilter is the BPF program of denyUnixSockets.
+func unixSocketFilter() ([]unix.SockFilter, error) {
 	var arch uint32
 	switch runtime.GOARCH {
 	case "amd64":
@@ -22,7 +49,7 @@ func denyUnixSockets() error {
 	case "arm64":
 		arch = unix.AUDIT_ARCH_AARCH64
 	default:
-		return fmt.Errorf("no seccomp filter for %s", runtime.GOARCH)
+		return nil, fmt.Errorf("no seccomp filter for %s", runtime.GOARCH)
 	}
 	const (
 		ldAbs  = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
@@ -49,7 +76,5 @@ func denyUnixSockets() error {
 		/* 10 */ {Code: ret, K: allow},
 		/* 11 */ {Code: ret, K: deny},
 	}
-	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
-	// no_new_privs is already set (Landlock needs it), which allows an unprivileged filter.
-	return unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&fprog)), 0, 0)
+	return prog, nil
 }

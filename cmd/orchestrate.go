@@ -1,0 +1,89 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"go.uber.org/zap"
+	"golang.org/x/term"
+
+	"github.com/massgen-go/massgen/display"
+	"github.com/massgen-go/massgen/filesystem/sandbox"
+	"github.com/massgen-go/massgen/mcptools"
+	"github.com/massgen-go/massgen/orchestrator"
+	"github.com/massgen-go/massgen/permissions"
+	"github.com/massgen-go/massgen/prompt"
+)
+
+// orchestrateTurn is runTurn's body: it runs the orchestrator with the display chosen by
+// --display (live panels on a terminal, plain lines otherwise, nothing when silent; all on
+// stderr), prints the end-of-run summary on stderr, and returns the final answer for turn() to
+// print on stdout. A cancelled run returns an error wrapping context.Canceled (exit 130).
+func orchestrateTurn(ctx context.Context, opts *RunOptions, task string) (string, error) {
+	cfg := opts.Config
+	mode, err := display.ParseMode(opts.Display)
+	if err != nil {
+		return "", err
+	}
+	mode = display.Resolve(mode, opts.IO.StderrTTY)
+	width := 0
+	if f, ok := opts.IO.ErrOut.(*os.File); ok && opts.IO.StderrTTY {
+		if w, _, err := term.GetSize(int(f.Fd())); err == nil {
+			width = w
+		}
+	}
+	runDir := opts.RunDir
+	if opts.Question == "" && opts.Turn > 0 { // interactive: one log folder per turn
+		runDir = filepath.Join(opts.RunDir, fmt.Sprintf("turn_%d", opts.Turn))
+		if err := os.MkdirAll(runDir, 0o755); err != nil {
+			return "", err
+		}
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = zap.NewNop()
+	}
+	home, _ := opts.HomeDir()
+
+	var asker permissions.Asker // nil without a terminal: asks become denies with a reason
+	if opts.IO.StdinTTY && opts.IO.StderrTTY {
+		_, accessible := opts.LookupEnv("ACCESSIBLE")
+		asker = prompt.NewAsker(prompt.AskOptions{In: opts.IO.In, Out: opts.IO.ErrOut, Accessible: accessible})
+	}
+	mcp := mcptools.NewRunner(cfg, opts.ReadOnly, func(agentID string, err error) {
+		fmt.Fprintf(opts.IO.ErrOut, "warning: agent %s: MCP server: %v\n", agentID, err)
+	}, logger)
+	defer func() {
+		if err := mcp.Close(); err != nil {
+			logger.Warn("closing MCP servers", zap.Error(err))
+		}
+	}()
+	sandboxMode, sbErr := sandbox.Effective(cfg.CommandSandbox)
+
+	d := display.New(mode, opts.IO.ErrOut, display.Options{Width: width})
+	res, err := orchestrator.Run(ctx, orchestrator.Options{
+		Config:    cfg,
+		Task:      task,
+		History:   opts.History,
+		ReadOnly:  opts.ReadOnly,
+		RunDir:    runDir,
+		Asker:     asker,
+		External:  mcp.External,
+		Events:    d.Handle,
+		Logger:    logger,
+		LookupEnv: cfg.LookupEnv,
+		Home:      home,
+		Sandboxed: sbErr == nil && sandboxMode != sandbox.ModeNone,
+	})
+	d.Close()
+	if err != nil {
+		return "", err
+	}
+	opts.LastResult = res
+	if mode != display.ModeSilent {
+		fmt.Fprint(opts.IO.ErrOut, display.Summary(res))
+	}
+	return res.FinalAnswer, nil
+}
