@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
 
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/cmd/configscmd"
@@ -46,6 +48,9 @@ State lives under ./.massgen/ (workspaces, snapshots, temp_workspaces, sessions,
 				if opts.Question == "" {
 					return cmdutil.WithCode(cmdutil.ExitUsage, errors.New("empty QUESTION (omit it for interactive mode)"))
 				}
+			}
+			if err := applyEnvDefaults(cmd, f.LookupEnv); err != nil {
+				return err
 			}
 			return runRun(cmd.Context(), opts)
 		},
@@ -90,6 +95,30 @@ func Execute(ctx context.Context, f *cmdutil.Factory, args []string) int {
 		code = cmdutil.ExitUsage
 	}
 	return code
+}
+
+// applyEnvDefaults lets MASSGEN_<FLAG> environment variables (MASSGEN_CONFIG, MASSGEN_DISPLAY,
+// MASSGEN_DEBUG, ...) stand in for scalar flags the user did not give; an explicit flag wins.
+// A viper instance per call keeps this free of package-level state.
+func applyEnvDefaults(cmd *cobra.Command, lookup func(string) (string, bool)) error {
+	v := viper.New()
+	var firstErr error
+	cmd.Flags().VisitAll(func(fl *pflag.Flag) {
+		if fl.Value.Type() == "stringArray" {
+			return // --context values contain ':' themselves; repeatable flags stay flags only
+		}
+		key := "MASSGEN_" + strings.ToUpper(strings.ReplaceAll(fl.Name, "-", "_"))
+		if val, ok := lookup(key); ok {
+			v.Set(fl.Name, val)
+		}
+		if fl.Changed || !v.IsSet(fl.Name) || firstErr != nil {
+			return
+		}
+		if err := fl.Value.Set(v.GetString(fl.Name)); err != nil {
+			firstErr = cmdutil.WithCode(cmdutil.ExitUsage, fmt.Errorf("environment %s=%q: %w", key, v.GetString(fl.Name), err))
+		}
+	})
+	return firstErr
 }
 
 // isUsageError reports cobra's own flag and argument errors, which exit 2.

@@ -164,6 +164,13 @@ func TestAllowedWork(t *testing.T) {
 			if res.Sandbox != mode {
 				t.Errorf("Sandbox = %q, want %q", res.Sandbox, mode)
 			}
+			// python3 runs inside (so the python escape cases test the sandbox, not a missing
+			// interpreter).
+			if _, err := exec.LookPath("python3"); err == nil {
+				if res := run(t, mode, f.pol, f.ws, `python3 -c "print('py-ok')"`); res.Stdout != "py-ok\n" {
+					t.Errorf("python3 does not run in the sandbox: %+v", res)
+				}
+			}
 		})
 	}
 }
@@ -541,5 +548,27 @@ func TestNeedsCarve(t *testing.T) {
 		if got := needsCarve(tt.p); got != tt.want {
 			t.Errorf("needsCarve(%+v) = %v, want %v", tt.p, got, tt.want)
 		}
+	}
+}
+
+// BenchmarkRun: the cost of starting a confined command (`true`) per sandbox.
+func BenchmarkRun(b *testing.B) {
+	ms := []string{ModeNone}
+	if LandlockABI() >= minLandlockABI {
+		ms = append(ms, ModeLandlock)
+	}
+	if BubblewrapPath() != "" {
+		ms = append(ms, ModeBubblewrap)
+	}
+	ws := b.TempDir()
+	for _, mode := range ms {
+		b.Run(mode, func(b *testing.B) {
+			for b.Loop() {
+				res, err := Run(context.Background(), Options{Mode: mode, Command: "true", Dir: ws, Policy: Policy{Write: []string{ws}}})
+				if err != nil || res.ExitCode != 0 {
+					b.Fatalf("%+v %v", res, err)
+				}
+			}
+		})
 	}
 }
