@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/massgen-go/massgen/permissions"
@@ -265,5 +266,20 @@ func TestPrivatePathsInsideAContextPath(t *testing.T) {
 		if strings.Contains(fmt.Sprint(m["stdout"]), "other agent draft") {
 			t.Fatalf("command read the private workspace: %v", m)
 		}
+	}
+}
+
+// TestSpecialFiles: a FIFO or socket in the workspace does not hang or crash a read.
+func TestSpecialFiles(t *testing.T) {
+	e := newEnv(t, permissions.Coordination)
+	if err := syscall.Mkfifo(filepath.Join(e.ws, "fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.fail("read_file", map[string]any{"path": "fifo"}, "not a regular file")
+	e.fail("compare_files", map[string]any{"file1": "fifo", "file2": "fifo"}, "not a regular file")
+	e.fail("copy_file", map[string]any{"source_path": "fifo", "destination_path": "f2"}, "not a regular file")
+	m := e.ok("get_file_info", map[string]any{"path": "fifo"})
+	if m["type"] != "other" {
+		t.Errorf("type = %v", m["type"])
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // errChanged is returned when a path changed between the permission check and its use (a
@@ -257,9 +258,10 @@ func openFileNoFollow(r *os.Root, rel string) (*os.File, fs.FileInfo, error) {
 	return openInDir(dir, filepath.Base(rel))
 }
 
-// openInDir opens name in d read-only, refusing links and swaps.
+// openInDir opens name in d read-only, refusing links and swaps. O_NONBLOCK: opening a FIFO
+// an agent made would otherwise block until someone writes to it.
 func openInDir(d *os.Root, name string) (*os.File, fs.FileInfo, error) {
-	f, err := d.Open(name)
+	f, err := d.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, nil, err
 	}

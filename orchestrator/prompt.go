@@ -84,6 +84,9 @@ func (r *run) writePaths(b *strings.Builder, a *agent, final bool) {
 			fmt.Fprintf(b, "- %s (%s)\n", cp.Path, access)
 		}
 	}
+	for _, ro := range r.o.ReadOnly { // multi-turn sessions: the previous turn's final workspace
+		fmt.Fprintf(b, "Previous turn's final workspace (read-only): %s\n", ro)
+	}
 	b.WriteString(deliveryWarning)
 	if final {
 		b.WriteString(" To deliver a file, write or copy it to its full absolute path inside a writable context path.")
@@ -110,6 +113,9 @@ func (r *run) vars(a *agent, answerAnons []string) map[string]string {
 	}
 	for i, cp := range r.cfg.Orchestrator.ContextPaths {
 		v["CONTEXT_"+strconv.Itoa(i)] = cp.Path
+	}
+	for i, ro := range r.o.ReadOnly {
+		v["READ_ONLY_"+strconv.Itoa(i)] = ro
 	}
 	return v
 }

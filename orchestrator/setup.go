@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -152,6 +153,11 @@ func newRun(ctx context.Context, o Options) (*run, error) {
 			a.external = o.External(ctx, ac)
 		}
 		if a.workspace != "" {
+			// The workspace is created on first use (the config names it; MassGen makes it).
+			if err := os.MkdirAll(a.workspace, 0o755); err != nil {
+				r.close()
+				return nil, errorf("agent %q: workspace: %w", a.id, err)
+			}
 			ts, err := r.toolset(a, permissions.Coordination)
 			if err != nil {
 				r.close()

@@ -422,7 +422,32 @@ func (a *cmdAnalysis) words(words []litWord, st *shellState, simple bool, depth 
 		if err := a.plain(base, args[:inner], st); err != nil {
 			return err
 		}
-		return a.words(args[inner:], st, false, depth)
+		innerSt := st
+		if base == "env" {
+			// env -C DIR / --chdir=DIR runs the command in DIR.
+			for i, w := range args[:inner] {
+				dir, ok := "", false
+				switch {
+				case (w.s == "-C" || w.s == "--chdir") && i+1 < inner:
+					dir, ok = args[i+1].s, true
+				case strings.HasPrefix(w.s, "--chdir="):
+					dir, ok = strings.TrimPrefix(w.s, "--chdir="), true
+				case strings.HasPrefix(w.s, "-C") && len(w.s) > 2:
+					dir, ok = w.s[2:], true
+				}
+				if ok {
+					before := len(a.paths)
+					if err := a.candidate("env --chdir", litWord{s: dir, tilde: strings.HasPrefix(dir, "~")}, Read, st); err != nil {
+						return err
+					}
+					innerSt = &shellState{known: true}
+					if len(a.paths) > before {
+						innerSt.dir = a.paths[len(a.paths)-1].Path
+					}
+				}
+			}
+		}
+		return a.words(args[inner:], innerSt, false, depth)
 	case shells[base]:
 		for i, w := range args {
 			if !w.dynamic && strings.HasPrefix(w.s, "-") && !strings.HasPrefix(w.s, "--") && strings.Contains(w.s, "c") {
@@ -465,7 +490,12 @@ func (a *cmdAnalysis) words(words []litWord, st *shellState, simple bool, depth 
 						}
 					}
 					if len(inner) > 0 {
-						if err := a.words(inner, st, false, depth); err != nil {
+						ist := st
+						if w.s == "-execdir" || w.s == "-okdir" {
+							// Runs in each found file's directory: relative words cannot be placed.
+							ist = &shellState{why: "find " + w.s}
+						}
+						if err := a.words(inner, ist, false, depth); err != nil {
 							return err
 						}
 					}
@@ -492,8 +522,8 @@ func wrapperInner(base string, args []litWord) int {
 		}
 		if strings.HasPrefix(w.s, "-") {
 			switch w.s {
-			case "-n", "-c", "-p", "-u", "-s", "-k", "-t", "-o", "-e", "-i", "-I", "-L", "-P", "-d", "-a", "-E", "-w":
-				if base != "env" || w.s == "-u" {
+			case "-n", "-c", "-p", "-u", "-s", "-k", "-t", "-o", "-e", "-i", "-I", "-L", "-P", "-d", "-a", "-E", "-w", "-C", "--chdir":
+				if base != "env" || w.s == "-u" || w.s == "-C" {
 					i++ // option with a value
 				}
 			}
@@ -696,8 +726,8 @@ func (a *cmdAnalysis) plain(base string, args []litWord, st *shellState) error {
 		if write(i) {
 			acc = Write
 		}
-		if (base == "sed" || base == "perl") && i == 0 && acc == Read {
-			continue // the script
+		if (base == "sed" || base == "perl") && i == 0 && !scriptOption(args) {
+			continue // the script (unless -e/-f gave it)
 		}
 		if err := a.candidate(base+" operand", o, acc, st); err != nil {
 			return err
@@ -782,6 +812,16 @@ func extractsHere(base string, args []litWord) bool {
 			}
 		}
 		return true
+	}
+	return false
+}
+
+func scriptOption(args []litWord) bool {
+	for _, w := range args {
+		if w.s == "-e" || w.s == "-f" || w.s == "--expression" || w.s == "--file" ||
+			strings.HasPrefix(w.s, "--expression=") || strings.HasPrefix(w.s, "--file=") {
+			return true
+		}
 	}
 	return false
 }

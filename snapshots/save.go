@@ -83,6 +83,9 @@ func (s *Store) saveFull(ctx context.Context, a *agentState, root *os.Root, ents
 		return err
 	}
 	defer os.RemoveAll(stage)
+	if err := os.Chmod(stage, 0o755); err != nil { // MkdirTemp makes 0700; the snapshot root is a normal folder
+		return err
+	}
 
 	var files []*entry
 	for i := range ents {

@@ -299,3 +299,30 @@ func TestCheckProjectRules(t *testing.T) {
 		t.Errorf("bad project file: %v", err)
 	}
 }
+
+// The cobra command wires every flag into CheckOptions.
+func TestNewCmdCheckFlags(t *testing.T) {
+	var got *CheckOptions
+	f := &cmdutil.Factory{IO: &cmdutil.IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}},
+		Getwd: os.Getwd, HomeDir: os.UserHomeDir, LookupEnv: os.LookupEnv}
+	cmd := NewCmdCheck(f, func(o *CheckOptions) error { got = o; return nil })
+	cmd.SetArgs([]string{"--config", "c.yaml", "--agent", "a1", "--final", "--context", "src:write", "--context", "docs:read",
+		"--tool", "read_file", "--args", `{"path":"x"}`})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if got == nil || got.ConfigName != "c.yaml" || got.Agent != "a1" || !got.Final || strings.Join(got.Contexts, ",") != "src:write,docs:read" ||
+		got.Tool != "read_file" || got.Args != `{"path":"x"}` || got.Batch || got.Read != "" {
+		t.Fatalf("options %+v", got)
+	}
+	cmd = NewCmdCheck(f, func(o *CheckOptions) error { got = o; return nil })
+	cmd.SetArgs([]string{"--agent", "a1", "--batch"})
+	if err := cmd.Execute(); err != nil || !got.Batch {
+		t.Fatalf("--batch: %v %+v", err, got)
+	}
+	cmd = NewCmdCheck(f, nil)
+	cmd.SetArgs([]string{"stray"})
+	if err := cmd.Execute(); err == nil {
+		t.Error("a positional argument was accepted")
+	}
+}
