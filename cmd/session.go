@@ -155,7 +155,7 @@ func printStatus(w io.Writer, opts *RunOptions) {
 	case s.cur == nil:
 		fmt.Fprintf(w, "Session: new (saved under %s after the first turn)\n", s.dir)
 	default:
-		fmt.Fprintf(w, "Session: %s (%d turns) in %s\n", s.cur.ID, s.turns(), s.cur.Dir)
+		fmt.Fprintf(w, "Session: %s (%s) in %s\n", s.cur.ID, plural(s.turns(), "turn"), s.cur.Dir)
 		if ws := s.readOnly(); len(ws) > 0 {
 			fmt.Fprintf(w, "Previous turn's workspace (read-only for the agents): %s\n", ws[0])
 		}
@@ -234,7 +234,7 @@ func startSession(opts *RunOptions) error {
 	}
 	opts.session = s
 	if s.cur != nil && opts.Display != "silent" {
-		fmt.Fprintf(opts.IO.ErrOut, "Continuing session %s (%d turns)\n", s.cur.ID, s.turns())
+		fmt.Fprintf(opts.IO.ErrOut, "Continuing session %s (%s)\n", s.cur.ID, plural(s.turns(), "turn"))
 	}
 	opts.Logger.Info("session", zap.String("dir", s.dir), zap.Bool("resumed", s.cur != nil))
 	return nil
@@ -257,4 +257,11 @@ func saveTurn(opts *RunOptions, task string, started time.Time) error {
 		fmt.Fprintf(opts.IO.ErrOut, "Saved turn %d of session %s: %s\n", opts.session.turns(), opts.session.cur.ID, dir)
 	}
 	return nil
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }

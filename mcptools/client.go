@@ -229,6 +229,10 @@ func contentText(cs []mcp.Content) string {
 
 // dial starts (or reaches) one server, initializes the session and lists its tools.
 func dial(ctx context.Context, s configs.MCPServer, allowedDirs []string, workDir string, logger *zap.Logger) (*Client, error) {
+	s, err := expandCWD(s, workDir)
+	if err != nil {
+		return nil, fmt.Errorf("mcp server %q: %w", s.Name, err)
+	}
 	stderr := &tailBuffer{limit: stderrLimit}
 	transport, err := transportFor(s, allowedDirs, workDir, stderr)
 	if err != nil {
@@ -547,4 +551,38 @@ func setArg(args map[string]any, arg, val string) bool {
 		return false
 	}
 	return true
+}
+
+// cwdVar is MassGen's placeholder for the agent's workspace in MCP server configs (e.g.
+// playwright's --output-dir=${cwd}); the config loader leaves it for us.
+const cwdVar = "${cwd}"
+
+// expandCWD fills ${cwd} into the command, args, env values and url.
+func expandCWD(s configs.MCPServer, workDir string) (configs.MCPServer, error) {
+	uses := strings.Contains(s.Command, cwdVar) || strings.Contains(s.URL, cwdVar) ||
+		slices.ContainsFunc(s.Args, func(a string) bool { return strings.Contains(a, cwdVar) })
+	for _, v := range s.Env {
+		uses = uses || strings.Contains(v, cwdVar)
+	}
+	if !uses {
+		return s, nil
+	}
+	if workDir == "" {
+		return s, errors.New("uses ${cwd} but the agent has no workspace (backend.cwd)")
+	}
+	r := strings.NewReplacer(cwdVar, workDir)
+	s.Command, s.URL = r.Replace(s.Command), r.Replace(s.URL)
+	args := make([]string, len(s.Args))
+	for i, a := range s.Args {
+		args[i] = r.Replace(a)
+	}
+	s.Args = args
+	if s.Env != nil {
+		env := make(map[string]string, len(s.Env))
+		for k, v := range s.Env {
+			env[k] = r.Replace(v)
+		}
+		s.Env = env
+	}
+	return s, nil
 }
