@@ -211,11 +211,22 @@ func interactive(ctx context.Context, opts *RunOptions) error {
 		fmt.Fprintln(opts.IO.ErrOut, "Interactive mode: type a task and press Enter; /quit or Ctrl-D to leave.")
 	}
 	in := bufio.NewReader(opts.IO.In)
+	var editor *lineEditor // line editing and history on a terminal (cmd/lineedit.go)
+	if tty && opts.IO.StderrTTY {
+		editor = newLineEditor(opts.IO.In, opts.IO.ErrOut, "massgen> ")
+	}
 	for {
-		if tty {
+		if tty && editor == nil {
 			fmt.Fprint(opts.IO.ErrOut, "massgen> ")
 		}
-		line, ok, err := readLine(ctx, in)
+		var line string
+		var ok bool
+		var err error
+		if editor != nil {
+			line, ok, err = editor.readLine(ctx)
+		} else {
+			line, ok, err = readLine(ctx, in)
+		}
 		if err != nil {
 			return cancelOr(err, cmdutil.ExitFailure)
 		}

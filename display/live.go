@@ -124,6 +124,7 @@ func (l *live) apply(ev orchestrator.Event) {
 		l.status = ev.Agent + " presents the final answer"
 	case orchestrator.EventFinal:
 		p.activity = "done"
+		l.status = "final answer ready"
 	case orchestrator.EventUsage:
 		p.tokens = ev.Usage.InputTokens + ev.Usage.OutputTokens
 	case orchestrator.EventError:
@@ -153,7 +154,7 @@ func (l *live) frameLocked() []string {
 		lines = append(lines, "massgen: "+oneLine(l.status, l.width-10))
 	}
 	for i, s := range lines {
-		lines[i] = oneLine(s, l.width-1) // never wrap: the redraw counts lines
+		lines[i] = truncate(s, l.width-1) // never wrap: the redraw counts lines
 	}
 	return lines
 }
@@ -210,4 +211,13 @@ func anonNum(anon string) int {
 		return 1 << 30
 	}
 	return n
+}
+
+// truncate cuts s to n runes, keeping its spacing.
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if n <= 0 || len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
 }

@@ -390,3 +390,25 @@ func TestScriptedDemo(t *testing.T) {
 		}
 	})
 }
+
+// A missing API key is one clear error before any agent starts: nothing runs, nothing is
+// written into the context path.
+func TestMissingKeyBeforeStart(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "cfg.yaml"), `agents:
+  - id: a
+    backend:
+      type: scripted
+      cwd: workspace1
+      script: [{text: hi}]
+  - id: b
+    backend: {type: openai, model: gpt-5, cwd: workspace2}
+`)
+	res := run(t, dir, "--config", "cfg.yaml", "--display", "plain", "task")
+	if res.code != 1 || !strings.Contains(res.stderr, "OPENAI_API_KEY") || res.stdout != "" {
+		t.Fatalf("exit %d, stdout %q, stderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+	if strings.Contains(res.stderr, "working") {
+		t.Errorf("an agent started:\n%s", res.stderr)
+	}
+}

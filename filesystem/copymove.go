@@ -104,6 +104,7 @@ func (t *Toolset) copyFile(ctx context.Context, c *call) (any, error) {
 		}
 		return map[string]any{"source": src.abs, "destination": dst.abs, "copied": []string{dst.abs}}, nil
 	}
+	_, dstErr := os.Lstat(dst.abs)
 	res, err := t.copyTree(ctx, c.name, src, dst, nil, nil, overwrite)
 	if err != nil {
 		return nil, err
@@ -111,7 +112,11 @@ func (t *Toolset) copyFile(ctx context.Context, c *call) (any, error) {
 	if len(res.Copied) == 0 && (len(res.Errors) > 0 || len(res.Skipped) > 0) {
 		res.fail = true
 	}
-	t.tracker.MarkTree(dst.abs)
+	if dstErr != nil {
+		// A directory the copy created is the agent's. An existing one (a context path's root)
+		// is not: only the copied files (marked one by one) become deletable.
+		t.tracker.MarkTree(dst.abs)
+	}
 	return res, nil
 }
 
@@ -350,13 +355,9 @@ func (t *Toolset) moveFile(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, pathErr(dst.abs, err)
 	}
-	// The agent created the destination.
-	t.tracker.forget(src.abs)
-	if fi.IsDir() {
-		t.tracker.MarkTree(dst.abs)
-	} else {
-		t.tracker.Mark(dst.abs)
-	}
+	// What the agent had read or created moves with the entry; files it never read stay
+	// unread under their new name (a move must not make the user's files deletable).
+	t.tracker.move(src.abs, dst.abs)
 	return map[string]any{"source": src.abs, "destination": dst.abs}, nil
 }
 

@@ -10,8 +10,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/massgen-go/massgen/filesystem/sandbox"
 	"github.com/massgen-go/massgen/permissions"
 )
 
@@ -132,6 +135,381 @@ func TestRedteamSiblingOfFileContextPath(t *testing.T) {
 				t.Fatalf("control: %v", m)
 			}
 			e.ok("copy_file", map[string]any{"source_path": good, "destination_path": "cfg.yaml"})
+		})
+	}
+}
+
+// TestRedteamProtectedAndExcludedWrites: the final agent may write the project, but never its
+// protected paths or default-excluded system paths; through any write tool, any spelling.
+func TestRedteamProtectedAndExcludedWrites(t *testing.T) {
+	e := newEnv(t, permissions.Final)
+	write(t, filepath.Join(e.proj, ".git", "config"), "[core]\n")
+	write(t, filepath.Join(e.proj, "node_modules", "x", "index.js"), "ok\n")
+	write(t, filepath.Join(e.proj, ".massgen", "state.json"), "{}\n")
+	write(t, filepath.Join(e.proj, "src", "__pycache__", "m.pyc"), "pyc\n")
+	write(t, filepath.Join(e.ws, "payload.txt"), "pwned\n")
+	mkdir(t, filepath.Join(e.ws, "tree", ".git"))
+	write(t, filepath.Join(e.ws, "tree", "golden", "expected.txt"), "pwned\n")
+	write(t, filepath.Join(e.ws, "tree", ".git", "config"), "pwned\n")
+	write(t, filepath.Join(e.ws, "tree", "ok.txt"), "fine\n")
+	e.ok("read_file", map[string]any{"path": "payload.txt"})
+	gold := filepath.Join(e.proj, "golden", "expected.txt")
+	targets := []string{
+		gold, e.proj + "/golden//expected.txt", e.proj + "/golden/./expected.txt", e.proj + "/src/../golden/expected.txt",
+		e.proj + "/golden/new.txt", filepath.Join(e.proj, ".git", "config"), filepath.Join(e.proj, ".GIT", "config"),
+		filepath.Join(e.proj, ".env"), filepath.Join(e.proj, "node_modules", "x", "index.js"), filepath.Join(e.proj, "node_modules", "y"),
+		filepath.Join(e.proj, ".massgen", "state.json"), filepath.Join(e.proj, ".massgen", "permissions.yaml"),
+		filepath.Join(e.proj, "src", "__pycache__", "m.pyc"), filepath.Join(e.proj, "deep", ".venv", "bin", "activate"),
+		filepath.Join(e.massgen, "trash", "run1", "x"), filepath.Join(e.out, "new.txt"), filepath.Join(e.temp, "agent2", "notes.md"),
+	}
+	before := snapshotFiles(t, e.proj, e.temp, e.out, e.single)
+	for _, p := range targets {
+		t.Run(strings.TrimPrefix(p, e.base), func(t *testing.T) {
+			e := *e
+			e.t = t
+			e.mustDeny("write_file", map[string]any{"path": p, "content": "pwned"})
+			e.mustDeny("edit_file", map[string]any{"path": p, "edits": []any{map[string]any{"oldText": "golden", "newText": "pwned"}}})
+			e.mustDeny("create_directory", map[string]any{"path": p + "/sub"})
+			e.mustDeny("copy_file", map[string]any{"source_path": "payload.txt", "destination_path": p, "overwrite": true})
+			e.mustDeny("move_file", map[string]any{"source": "payload.txt", "destination": p})
+			e.mustDeny("move_file", map[string]any{"source": p, "destination": "moved"})
+			e.mustDeny("delete_file", map[string]any{"path": p, "recursive": true})
+			e.mustDeny("copy_files_batch", map[string]any{"source_base_path": "tree", "destination_base_path": p, "overwrite": true})
+		})
+	}
+	// A tree copied over the project: protected and excluded destinations are skipped, the rest lands.
+	m := e.ok("copy_files_batch", map[string]any{"source_base_path": "tree", "destination_base_path": e.proj, "overwrite": true})
+	if len(strs(m["copied"])) != 1 || !contains(strs(m["copied"]), filepath.Join(e.proj, "ok.txt")) {
+		t.Fatalf("copy_files_batch over the project: %v", m)
+	}
+	m = e.ok("copy_file", map[string]any{"source_path": "tree", "destination_path": e.proj, "overwrite": true})
+	_ = m
+	if err := os.Remove(filepath.Join(e.proj, "ok.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if exists(filepath.Join(e.proj, "tree")) {
+		os.RemoveAll(filepath.Join(e.proj, "tree")) // copy_file of a dir into a dir may nest it: only the content matters
+	}
+	// Batch delete over the whole project: only files the agent read go, never protected or
+	// excluded ones, even when read.
+	e.ok("read_file", map[string]any{"path": gold})
+	e.ok("read_file", map[string]any{"path": filepath.Join(e.proj, ".env")})
+	e.ok("read_file", map[string]any{"path": filepath.Join(e.proj, ".git", "config")})
+	m = e.ok("delete_files_batch", map[string]any{"base_path": e.proj, "include_patterns": []any{"*", ".*", "**/*"}})
+	if len(strs(m["deleted"])) != 0 {
+		t.Fatalf("batch delete removed %v", m["deleted"])
+	}
+	assertUnchanged(t, before, e.proj, e.temp, e.out, e.single)
+	// Control: an ordinary project file.
+	e.ok("write_file", map[string]any{"path": filepath.Join(e.proj, "src", "main.go"), "content": "package main\n"})
+	e.ok("edit_file", map[string]any{"path": filepath.Join(e.proj, "styles.css"), "edits": []any{map[string]any{"oldText": "red", "newText": "blue"}}})
+}
+
+// TestRedteamCoordinationCannotWriteContext: during coordination every context path is read-only.
+func TestRedteamCoordinationCannotWriteContext(t *testing.T) {
+	e := newEnv(t, permissions.Coordination)
+	write(t, filepath.Join(e.ws, "payload.txt"), "pwned\n")
+	e.ok("read_file", map[string]any{"path": "payload.txt"})
+	e.ok("read_file", map[string]any{"path": filepath.Join(e.proj, "index.html")})
+	before := snapshotFiles(t, e.proj, e.single, e.temp)
+	cfg := filepath.Join(e.single, "config.yaml")
+	idx := filepath.Join(e.proj, "index.html")
+	for _, p := range []string{idx, cfg, e.proj + "/new.txt", e.proj + "//index.html", e.proj + "/./index.html/", filepath.Join(e.temp, "agent2", "notes.md")} {
+		e.mustDeny("write_file", map[string]any{"path": p, "content": "pwned"})
+		e.mustDeny("edit_file", map[string]any{"path": p, "edits": []any{map[string]any{"oldText": "h", "newText": "X"}}})
+		e.mustDeny("copy_file", map[string]any{"source_path": "payload.txt", "destination_path": p, "overwrite": true})
+		e.mustDeny("move_file", map[string]any{"source": "payload.txt", "destination": p})
+		e.mustDeny("move_file", map[string]any{"source": p, "destination": "stolen"})
+		e.mustDeny("delete_file", map[string]any{"path": p})
+		e.mustDeny("create_directory", map[string]any{"path": p + "x"})
+		e.mustDeny("copy_files_batch", map[string]any{"source_base_path": ".", "destination_base_path": p, "overwrite": true})
+		e.mustDeny("delete_files_batch", map[string]any{"base_path": p})
+		e.mustDeny("execute_command", map[string]any{"command": "echo pwned > " + p})
+		e.mustDeny("execute_command", map[string]any{"command": "echo pwned | tee " + p})
+		e.mustDeny("execute_command", map[string]any{"command": "cp payload.txt " + p})
+		e.mustDeny("execute_command", map[string]any{"command": "sed -i s/h/X/ " + p})
+		// Behind an MCP prefix our tools keep their meaning (no server: denied before reaching one).
+		e.mustDeny("mcp__fs__write_file", map[string]any{"path": p, "content": "pwned"})
+	}
+	// An edit_file dry run is a read: allowed, and writes nothing.
+	e.ok("edit_file", map[string]any{"path": idx, "edits": []any{map[string]any{"oldText": "hi", "newText": "X"}}, "dryRun": true})
+	// dryRun spelled as a string is not a bool for the engine: it is judged as a write (denied).
+	e.mustDeny("edit_file", map[string]any{"path": idx, "edits": []any{map[string]any{"oldText": "hi", "newText": "X"}}, "dryRun": "false"})
+	assertUnchanged(t, before, e.proj, e.single, e.temp)
+	// Control: the workspace.
+	e.ok("copy_file", map[string]any{"source_path": idx, "destination_path": "index.html"})
+}
+
+// TestRedteamBadArguments: arguments of the wrong type, NUL bytes, huge paths: every one fails
+// closed, none crashes, nothing is written.
+func TestRedteamBadArguments(t *testing.T) {
+	e := newEnv(t, permissions.Final)
+	before := snapshotFiles(t, e.base)
+	long := strings.Repeat("a/", 3000) + "x"
+	cases := []struct {
+		tool string
+		args map[string]any
+	}{
+		{"read_file", map[string]any{"path": 42}},
+		{"read_file", map[string]any{"path": map[string]any{"path": "/etc/passwd"}}},
+		{"read_file", map[string]any{"path": []any{"/etc/passwd"}}},
+		{"read_file", map[string]any{"path": nil}},
+		{"read_file", map[string]any{"path": true}},
+		{"read_file", map[string]any{"path": "index\x00.html"}},
+		{"read_file", map[string]any{"path": filepath.Join(e.out, "secret.txt") + "\x00"}},
+		{"read_multiple_files", map[string]any{"paths": []any{"payload.txt", 7}}},
+		{"read_multiple_files", map[string]any{"paths": []any{"ok", map[string]any{"p": filepath.Join(e.out, "secret.txt")}}}},
+		{"read_multiple_files", map[string]any{"paths": []any{}}},
+		{"read_multiple_files", map[string]any{"paths": filepath.Join(e.out, "secret.txt")}},
+		{"write_file", map[string]any{"path": []any{"a.txt", filepath.Join(e.proj, "golden", "expected.txt")}, "content": "x"}},
+		{"write_file", map[string]any{"path": filepath.Join(e.proj, "golden", "expected.txt\x00.txt"), "content": "x"}},
+		{"write_file", map[string]any{"path": strings.Repeat("../", 2000) + filepath.Join(e.out[1:], "new.txt"), "content": "x"}},
+		{"read_file", map[string]any{"path": filepath.Join(e.out, long)}},
+		{"read_file", map[string]any{"path": strings.Repeat("./", 3000) + "../outside/secret.txt"}},
+		{"write_file", map[string]any{"path": "", "content": "x"}},
+		{"copy_file", map[string]any{"source_path": []any{"a"}, "destination_path": "b"}},
+		{"copy_file", map[string]any{"source_path": "a", "destination_path": 3.5}},
+		{"move_file", map[string]any{"source": "a", "destination": map[string]any{}}},
+		{"compare_files", map[string]any{"file1": "a", "file2": false}},
+		{"compare_directories", map[string]any{"dir1": ".", "dir2": []any{e.out}}},
+		{"copy_files_batch", map[string]any{"source_base_path": e.out, "destination_base_path": "."}},
+		{"delete_files_batch", map[string]any{"base_path": 0}},
+		{"execute_command", map[string]any{"command": []any{"cat", filepath.Join(e.out, "secret.txt")}}},
+		{"execute_command", map[string]any{"command": "cat x", "work_dir": 5}},
+		{"execute_command", map[string]any{"command": "cat secret.txt", "work_dir": e.out}},
+		{"execute_command", map[string]any{"command": "echo x > f\x00"}},
+		{"search_files", map[string]any{"path": e.out, "pattern": "*"}},
+	}
+	for _, c := range cases {
+		m, res := e.call(c.tool, c.args)
+		if !res.IsError {
+			t.Errorf("%s(%q) succeeded: %v", c.tool, c.args, m)
+		}
+		if strings.Contains(res.Content, "outside secret") {
+			t.Errorf("%s(%q) leaked: %s", c.tool, c.args, res.Content)
+		}
+	}
+	// Not a JSON object at all.
+	for _, raw := range []string{`[1,2]`, `"x"`, `{"path":`, `{"path": "a", "path": 1}`} {
+		if res := e.ts.Call(t.Context(), "read_file", []byte(raw)); !res.IsError {
+			t.Errorf("read_file(%s) succeeded: %s", raw, res.Content)
+		}
+	}
+	assertUnchanged(t, before, e.base)
+	// Unicode look-alikes are other names: a Cyrillic ".gіt" is an ordinary directory.
+	e.ok("write_file", map[string]any{"path": filepath.Join(e.proj, ".g\u0456t", "config"), "content": "x"})
+	e.mustDeny("write_file", map[string]any{"path": filepath.Join(e.proj, ".git", "config"), "content": "x"})
+}
+
+// TestRedteamReadBeforeDeleteLaundering: an agent must not make the user's unread files count
+// as "created by it" (and so deletable) by creating, copying into, or moving a directory.
+func TestRedteamReadBeforeDeleteLaundering(t *testing.T) {
+	t.Run("create_directory on an existing directory", func(t *testing.T) {
+		e := newEnv(t, permissions.Final)
+		before := snapshotFiles(t, e.proj)
+		e.ok("create_directory", map[string]any{"path": e.proj})
+		e.mustDeny("create_directory", map[string]any{"path": filepath.Join(e.proj, "golden")})
+		e.ok("create_directory", map[string]any{"path": filepath.Join(e.proj, "src", "..")})
+		m := e.ok("delete_files_batch", map[string]any{"base_path": e.proj})
+		if len(strs(m["deleted"])) != 0 {
+			t.Fatalf("deleted unread files: %v", m["deleted"])
+		}
+		e.mustDeny("delete_file", map[string]any{"path": filepath.Join(e.proj, "index.html")})
+		assertUnchanged(t, before, e.proj)
+		// Control: a directory it really created is its own, with what it puts inside.
+		e.ok("create_directory", map[string]any{"path": filepath.Join(e.proj, "new", "sub")})
+		write(t, filepath.Join(e.proj, "new", "sub", "gen.txt"), "generated by a command")
+		e.ok("delete_file", map[string]any{"path": filepath.Join(e.proj, "new"), "recursive": true})
+	})
+	t.Run("copy_file of a directory into an existing directory", func(t *testing.T) {
+		e := newEnv(t, permissions.Final)
+		write(t, filepath.Join(e.ws, "tree", "a.txt"), "a")
+		e.ok("create_directory", map[string]any{"path": "tree2"})
+		before := snapshotFiles(t, e.proj)
+		e.ok("copy_file", map[string]any{"source_path": "tree", "destination_path": e.proj, "overwrite": true})
+		delete(before, filepath.Join(e.proj, "a.txt"))
+		m := e.ok("delete_files_batch", map[string]any{"base_path": e.proj})
+		if got := strs(m["deleted"]); len(got) != 1 || got[0] != filepath.Join(e.proj, "a.txt") {
+			t.Fatalf("deleted %v, want only the copied a.txt", got)
+		}
+		assertUnchanged(t, before, e.proj)
+	})
+	t.Run("move_file keeps what was unread unread", func(t *testing.T) {
+		e := newEnv(t, permissions.Final)
+		write(t, filepath.Join(e.proj, "src", "main.go"), "package main\n")
+		write(t, filepath.Join(e.proj, "src", "util.go"), "package main // util\n")
+		e.ok("read_file", map[string]any{"path": filepath.Join(e.proj, "src", "main.go")})
+		e.ok("move_file", map[string]any{"source": filepath.Join(e.proj, "src"), "destination": filepath.Join(e.proj, "lib")})
+		e.mustDeny("delete_file", map[string]any{"path": filepath.Join(e.proj, "lib"), "recursive": true})
+		e.mustDeny("delete_file", map[string]any{"path": filepath.Join(e.proj, "lib", "util.go")})
+		if !exists(filepath.Join(e.proj, "lib", "util.go")) {
+			t.Fatal("unread file deleted after a move")
+		}
+		// Control: the file it read before the move is still known under its new name.
+		e.ok("delete_file", map[string]any{"path": filepath.Join(e.proj, "lib", "main.go")})
+	})
+}
+
+// TestRedteamCommandEscapes: execute_command under each kernel sandbox, with the tricks the
+// permission engine cannot see (shell variables hide the paths from it, so these reach the
+// sandbox, which is the real boundary).
+func TestRedteamCommandEscapes(t *testing.T) {
+	for _, mode := range sandboxModes(t) {
+		for _, role := range []permissions.Role{permissions.Coordination, permissions.Final} {
+			t.Run(fmt.Sprintf("%s/%d", mode, role), func(t *testing.T) {
+				e := newEnv(t, role, withSandbox(mode))
+				gold := filepath.Join(e.proj, "golden", "expected.txt")
+				git := filepath.Join(e.proj, ".git", "HEAD")
+				idx := filepath.Join(e.proj, "index.html")
+				notes := filepath.Join(e.temp, "agent2", "notes.md")
+				cfg := filepath.Join(e.single, "config.yaml")
+				sib := filepath.Join(e.single, "sibling.txt")
+				secret := filepath.Join(e.out, "secret.txt")
+				write(t, filepath.Join(e.single, "neighbour_secret.md"), "n\n")
+				watched := []string{e.proj, e.single, e.temp, e.out}
+				before := snapshotFiles(t, watched...)
+				ro := []string{gold, git, notes, secret, sib, filepath.Join(e.proj, ".env")}
+				if role == permissions.Coordination {
+					ro = append(ro, idx, cfg)
+				}
+				for _, target := range ro {
+					for _, cmd := range []string{
+						`f=%s; echo pwned > "$f"`,
+						`f=%s; echo pwned >> "$f"`,
+						`f=%s; ln "$f" hl; echo pwned >> hl`,
+						`f=%s; ln -s "$f" sl; echo pwned >> sl`,
+						`f=%s; cp /dev/null "$f"`,
+						`f=%s; : > "$f"`,
+						`f=%s; truncate -s 0 "$f"`,
+						`f=%s; rm -f "$f"`,
+						`f=%s; mv "$f" stolen`,
+						`f=%s; python3 -c "import sys; open(sys.argv[1],'a').write('pwned')" "$f"`,
+						`f=%s; d=$(dirname "$f"); cd "$d" && echo pwned > "$(basename "$f")"`,
+						`f=%s; printf 'echo pwned >> "$1"\n' > s.sh; sh s.sh "$f"`,
+						`f=%s; exec 3>>"$f"; echo pwned >&3`,
+						`f=%s; sed -i s/./X/ "$f"`,
+						`f=%s; echo pwned | tee -a "$f"`,
+						`f=%s; touch -d 2000-01-01 "$f"`,
+						`f=%s; d=$(dirname "$f"); mv "$d" "$d.moved"`,
+					} {
+						c := fmt.Sprintf(cmd, target)
+						e.call("execute_command", map[string]any{"command": c})
+						os.Remove(filepath.Join(e.ws, "hl"))
+						os.Remove(filepath.Join(e.ws, "sl"))
+					}
+					// Reading: nothing outside what the agent may read.
+					if target == secret || target == sib {
+						m, _ := e.call("execute_command", map[string]any{"command": fmt.Sprintf(`f=%s; cat "$f"; ln "$f" hl && cat hl; cp "$f" c && cat c`, target)})
+						if s := fmt.Sprint(m); strings.Contains(s, "outside secret") || strings.Contains(s, "sibling secret") {
+							t.Errorf("%s read through the sandbox: %v", target, m)
+						}
+					}
+				}
+				// Links the agent makes itself, then uses through the file tools: judged by target.
+				if m, _ := e.call("execute_command", map[string]any{"command": fmt.Sprintf(`a=%s; b=%s; c=%s; ln -s "$a" l1; ln -s l1 l2; ln -s "$b" l3; ln -s "$c" l4; u=..; ln -s "$u" up`, gold, secret, sib)}); !exists(filepath.Join(e.ws, "l4")) {
+					t.Fatalf("links: %v", m)
+				}
+				for _, p := range []string{"l1", "l2", "l3", "l4", "up/outside/secret.txt"} {
+					e.mustDeny("write_file", map[string]any{"path": p, "content": "pwned"})
+					e.mustDeny("copy_file", map[string]any{"source_path": "/dev/null", "destination_path": p, "overwrite": true})
+				}
+				for _, p := range []string{"l3", "l4", "up/outside/secret.txt", "up/single"} {
+					e.mustDeny("read_file", map[string]any{"path": p}, "outside secret", "sibling secret")
+					e.mustDeny("list_directory", map[string]any{"path": p}, "neighbour_secret")
+				}
+				// Temp dirs: /tmp and /dev/shm are not shared; TMPDIR is private and goes away.
+				m, _ := e.call("execute_command", map[string]any{"command": `t=/tmp; s=/dev/shm; echo x > $t/massgen-redteam-leak; echo x > $s/massgen-redteam-leak; echo "$TMPDIR" > tmpdir.txt; echo hi > "$TMPDIR/f"; cat "$TMPDIR/f"`})
+				for _, p := range []string{"/tmp/massgen-redteam-leak", "/dev/shm/massgen-redteam-leak"} {
+					if exists(p) {
+						os.Remove(p)
+						t.Errorf("command wrote %s: %v", p, m)
+					}
+				}
+				if td := strings.TrimSpace(read(t, filepath.Join(e.ws, "tmpdir.txt"))); td == "" || exists(td) {
+					t.Errorf("private TMPDIR %q missing or left behind", td)
+				}
+				// /proc tricks: the parent's cwd and root, our own fds.
+				for _, c := range []string{
+					`echo pwned > /proc/$PPID/cwd/redteam.txt`, `cat /proc/1/root` + secret,
+					`cat /proc/$PPID/root` + secret, `exec 3<.; cat /proc/self/fd/3/../outside/secret.txt`,
+					`cat /proc/self/cwd/../outside/secret.txt`, `cat /proc/$PPID/environ`,
+				} {
+					m, _ := e.call("execute_command", map[string]any{"command": c})
+					if s := fmt.Sprint(m); strings.Contains(s, "outside secret") {
+						t.Errorf("%q leaked: %v", c, m)
+					}
+				}
+				if wd, _ := os.Getwd(); exists(filepath.Join(wd, "redteam.txt")) {
+					os.Remove(filepath.Join(wd, "redteam.txt"))
+					t.Error("command wrote into massgen's working directory through /proc")
+				}
+				assertUnchanged(t, before, watched...)
+				// Control: allowed work still works.
+				ctl := "echo ok > mine.txt && cat mine.txt && cat " + gold
+				if role == permissions.Final {
+					ctl += " && echo '<h1>new</h1>' > " + idx + " && echo 'a: 2' > " + cfg
+				}
+				if m := e.ok("execute_command", map[string]any{"command": ctl}); !strings.HasPrefix(fmt.Sprint(m["stdout"]), "ok\ngolden\n") {
+					t.Fatalf("control: %v", m)
+				}
+			})
+		}
+	}
+}
+
+// findProcs lists the pids whose command line contains marker.
+func findProcs(marker string) []string {
+	var out []string
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		if strings.Contains(strings.ReplaceAll(string(b), "\x00", " "), marker) {
+			st, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+			if !strings.Contains(string(st), ") Z ") {
+				out = append(out, e.Name())
+			}
+		}
+	}
+	return out
+}
+
+// TestRedteamBackgroundProcessOutlivesCommand: a command that exits at once but leaves a
+// background process behind (which could keep writing the workspace after its snapshot, or
+// run on into the next phase) must not leave it running.
+func TestRedteamBackgroundProcessOutlivesCommand(t *testing.T) {
+	for _, mode := range sandboxModes(t) {
+		t.Run(mode, func(t *testing.T) {
+			e := newEnv(t, permissions.Coordination, withSandbox(mode))
+			marker := fmt.Sprintf("4242.%d%d", os.Getpid(), len(mode))
+			e.ok("execute_command", map[string]any{"command": "sleep " + marker + " >/dev/null 2>&1 </dev/null & echo started"})
+			if m, _ := e.call("execute_command", map[string]any{"command": "sleep " + marker + " >/dev/null 2>&1 </dev/null & sleep " + marker, "timeout": 1}); m["timed_out"] != true {
+				t.Fatalf("want a timeout: %v", m)
+			}
+			if mode == sandbox.ModeBubblewrap {
+				// setsid leaves the process group, not bwrap's pid namespace.
+				e.ok("execute_command", map[string]any{"command": "setsid sleep " + marker + " >/dev/null 2>&1 </dev/null & echo started"})
+			} else {
+				t.Log("KNOWN LIMITATION (landlock): a command that leaves its process group with setsid survives the call (still confined); see the H8 report")
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for len(findProcs(marker)) > 0 {
+				if time.Now().After(deadline) {
+					for _, p := range findProcs(marker) {
+						var pid int
+						fmt.Sscan(p, &pid)
+						syscall.Kill(pid, syscall.SIGKILL)
+					}
+					t.Fatalf("background process %v survived its command", findProcs(marker))
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			// Control: a command may still use background jobs it waits for.
+			if m := e.ok("execute_command", map[string]any{"command": "(echo bg > bg.txt) & wait; cat bg.txt"}); m["stdout"] != "bg\n" {
+				t.Fatalf("control: %v", m)
+			}
 		})
 	}
 }

@@ -289,6 +289,33 @@ func (tr *Tracker) Known(path string) bool {
 	}
 }
 
+// move re-keys what is known under src (itself and below) to dst, after a rename.
+func (tr *Tracker) move(src, dst string) {
+	src, dst = filepath.Clean(src), filepath.Clean(dst)
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	moved := map[string]bool{}
+	for p, tree := range tr.paths {
+		if under(p, src) {
+			moved[dst+strings.TrimPrefix(p, src)] = tree
+			delete(tr.paths, p)
+		}
+	}
+	// A known ancestor tree of src (a directory the agent created) covers src's content too.
+	for p := filepath.Dir(src); ; p = filepath.Dir(p) {
+		if tree, ok := tr.paths[p]; ok && tree {
+			moved[dst] = true
+			break
+		}
+		if p == filepath.Dir(p) {
+			break
+		}
+	}
+	for p, tree := range moved {
+		tr.paths[p] = tree
+	}
+}
+
 // forget drops path and everything under it (after a delete or a move).
 func (tr *Tracker) forget(path string) {
 	path = filepath.Clean(path)

@@ -252,7 +252,20 @@ func (t *Toolset) createDirectory(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	defer r.Close()
-	_, statErr := r.Lstat(l.rel)
+	// The first directory that does not exist yet is the one the agent creates: only that
+	// tree counts as its own for read-before-delete (re-creating an existing directory, such
+	// as a context path's root, must not make the user's files in it deletable).
+	firstNew := ""
+	if l.rel != "." {
+		cur := ""
+		for _, c := range strings.Split(filepath.ToSlash(l.rel), "/") {
+			cur = filepath.Join(cur, c)
+			if _, err := r.Lstat(cur); err != nil {
+				firstNew = cur
+				break
+			}
+		}
+	}
 	d, err := mkdirAllNoFollow(r, l.rel)
 	if err != nil {
 		return nil, pathErr(l.abs, err)
@@ -260,6 +273,8 @@ func (t *Toolset) createDirectory(ctx context.Context, c *call) (any, error) {
 	if d != r {
 		d.Close()
 	}
-	t.tracker.MarkTree(l.abs)
-	return map[string]any{"path": l.abs, "created": statErr != nil}, nil
+	if firstNew != "" {
+		t.tracker.MarkTree(filepath.Join(l.rootDir, firstNew))
+	}
+	return map[string]any{"path": l.abs, "created": firstNew != ""}, nil
 }

@@ -196,3 +196,28 @@ func TestServerEnvDoesNotLeakSecrets(t *testing.T) {
 }
 
 var _ filesystem.External = (*Client)(nil)
+
+func TestCWDPlaceholder(t *testing.T) {
+	script := fsServerScript(t)
+	ws := t.TempDir()
+	writeFile(t, filepath.Join(ws, "out.txt"), "in the workspace")
+	// MassGen's ${cwd}: the agent's workspace, in args and env.
+	srv := configs.MCPServer{Name: "fs", Command: "node", Args: []string{script, "${cwd}"}, Env: map[string]string{"OUT": "${cwd}/x"}}
+	ext, errs := ConnectWith(t.Context(), Options{Servers: []configs.MCPServer{srv}, WorkDir: ws})
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	t.Cleanup(func() { _ = Close(ext) })
+	if r := ext["fs"].Call(t.Context(), "read_text_file", map[string]any{"path": filepath.Join(ws, "out.txt")}); r.IsError {
+		t.Errorf("read in ${cwd} = %+v", r)
+	}
+	got, err := expandCWD(srv, ws)
+	if err != nil || got.Args[1] != ws || got.Env["OUT"] != ws+"/x" || srv.Args[1] != "${cwd}" {
+		t.Errorf("expandCWD = %+v, %v (and the config must stay untouched: %v)", got, err, srv.Args)
+	}
+	// Without a workspace ${cwd} cannot be filled: the server is reported, not started.
+	_, errs = Connect(t.Context(), []configs.MCPServer{srv}, nil, nil)
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "${cwd}") {
+		t.Errorf("errs = %v", errs)
+	}
+}

@@ -164,7 +164,7 @@ orchestrator:
 		t.Errorf("protected file changed: %q", b)
 	}
 	// Every call was audited in the run's log folder.
-	audits, _ := filepath.Glob(filepath.Join(dir, ".massgen", "logs", "log_*", "audit.jsonl"))
+	audits, _ := filepath.Glob(filepath.Join(dir, ".massgen", "logs", "log_*", "permissions.jsonl"))
 	if len(audits) != 1 {
 		t.Fatalf("audit logs: %v", audits)
 	}

@@ -31,6 +31,10 @@ func TestMCPFilesystemServerUnderThePermissionLayer(t *testing.T) {
 	writeFile(t, siblingPath, "API_KEY=hunter2")
 	writeFile(t, protectedPath, "golden data")
 	writeFile(t, filepath.Join(project, "main.go"), "package main")
+	// A symlink in the agent's own workspace pointing at the sibling: the server would follow it.
+	if err := os.Symlink(siblingPath, filepath.Join(workspace, "innocent.txt")); err != nil {
+		t.Fatal(err)
+	}
 
 	policy, err := permissions.New(permissions.Spec{
 		Agent:     "agent_a",
@@ -91,6 +95,9 @@ func TestMCPFilesystemServerUnderThePermissionLayer(t *testing.T) {
 		{"sibling of a file context path denied", "mcp__fs__read_text_file", map[string]any{"path": siblingPath}, true, "file-context-sibling", "hunter2"},
 		{"relative path is the workspace's, as the permission layer saw it", "mcp__fs__read_text_file", map[string]any{"path": "notes.txt"}, false, "notes", ""},
 		{"relative sibling name does not reach the sibling", "mcp__fs__read_text_file", map[string]any{"path": "secrets.env.txt"}, true, "", "hunter2"},
+		{"relative climb to the sibling denied", "mcp__fs__read_text_file", map[string]any{"path": "../site/secrets.env.txt"}, true, "file-context-sibling", "hunter2"},
+		{"symlink in the workspace to the sibling denied", "mcp__fs__read_text_file", map[string]any{"path": filepath.Join(workspace, "innocent.txt")}, true, "", "hunter2"},
+		{"home-relative path outside denied", "mcp__fs__read_text_file", map[string]any{"path": "~/.ssh/id_rsa"}, true, "", ""},
 		{"several files, one of them the sibling", "mcp__fs__read_multiple_files", map[string]any{"paths": []any{cssPath, siblingPath}}, true, "file-context-sibling", "hunter2"},
 		{"sibling via relative dots denied", "mcp__fs__read_text_file", map[string]any{"path": filepath.Join(site, "..", "site", "secrets.env.txt")}, true, "", "hunter2"},
 		{"listing the file's directory denied", "mcp__fs__list_directory", map[string]any{"path": site}, true, "", "secrets.env.txt"},

@@ -83,6 +83,8 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 
 // agentLoop runs an agent's executions until coordination is over.
 func (r *run) agentLoop(coordCtx context.Context, a *agent) {
+	// However it ends, a restart save it owed no longer holds the others back.
+	defer r.saveFinished(a)
 	ctx := coordCtx
 	if d := agentTimeout(r.cfg); d > 0 {
 		var cancel context.CancelFunc
@@ -265,7 +267,9 @@ func (r *run) commitAnswer(a *agent, gen int, text string) error {
 					r.saves[b.id] = true
 				}
 				b.cancel()
-			case StatusRestarting, StatusWaiting:
+			case StatusWaiting:
+				continue // not started yet: it starts with the new answer anyway
+			case StatusRestarting:
 			default: // answered or voted and idle: just run again
 				b.status = StatusRestarting
 				select {

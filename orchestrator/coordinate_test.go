@@ -504,3 +504,25 @@ func requestText(req backends.Request) string {
 	}
 	return b.String()
 }
+
+// Earlier turns of a session come before the task, as user/assistant messages.
+func TestHistoryIsSent(t *testing.T) {
+	h := newHarness(t, "solo")
+	h.scripts["solo"] = func(ctx context.Context, c fakeCall) (*backends.Response, error) {
+		if c.final() {
+			return textResp("turn 2 answer"), nil
+		}
+		return answerResp("draft"), nil
+	}
+	o := h.options(context.Background())
+	o.History = []Exchange{{User: "make a page", Assistant: "made page.html"}}
+	if _, err := Run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	for _, req := range h.rec.get("solo") {
+		m := req.Messages
+		if len(m) < 3 || m[0].Role != "user" || m[0].Content != "make a page" || m[1].Role != "assistant" || m[1].Content != "made page.html" || !strings.Contains(m[2].Content, "write a greeting") {
+			t.Errorf("messages = %+v", m)
+		}
+	}
+}

@@ -265,7 +265,7 @@ func (r *run) callTool(ctx context.Context, a *agent, tc backends.ToolCall, phas
 	rev.Tool, rev.Args = tc.Name, ev.Args
 	rev.IsError = res.IsError
 	rev.Denied = res.IsError && isDenial(res.Content)
-	rev.Text = shorten(res.Content, 300)
+	rev.Text = shorten(resultText(res), 300)
 	r.emit(rev)
 	return res
 }
@@ -275,6 +275,19 @@ func statusFor(phase string) Status {
 		return StatusPresenting
 	}
 	return StatusWorking
+}
+
+// resultText is what displays show of a result: the error message of a failure, else the content.
+func resultText(res filesystem.Result) string {
+	if res.IsError {
+		var obj struct {
+			Error string `json:"error"`
+		}
+		if json.Unmarshal([]byte(res.Content), &obj) == nil && obj.Error != "" {
+			return obj.Error
+		}
+	}
+	return res.Content
 }
 
 // isDenial tells a permission denial from other failures: the Toolset marks denials with

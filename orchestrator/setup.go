@@ -149,10 +149,10 @@ func newRun(ctx context.Context, o Options) (*run, error) {
 			return nil, errorf("agent %q (agents[%d]): backend: %w", ac.ID, i, err)
 		}
 		a.backend = b
-		if o.External != nil {
-			a.external = o.External(ctx, ac)
-		}
 		if a.workspace != "" {
+			if o.External != nil { // MCP tools go through the Toolset, which needs a workspace
+				a.external = o.External(ctx, ac)
+			}
 			// The workspace is created on first use (the config names it; MassGen makes it).
 			if err := os.MkdirAll(a.workspace, 0o755); err != nil {
 				r.close()

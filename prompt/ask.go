@@ -29,6 +29,9 @@ type Asker struct {
 	// turn holds one token; whoever holds it owns the terminal. A channel (not a mutex) so a
 	// waiting ask can be cancelled; waiting senders are served in arrival order.
 	turn chan struct{}
+	// runAllowed remembers "allow for this run" answers (guarded by turn), so an identical ask
+	// that was already queued behind the one answered is not shown again.
+	runAllowed map[string]bool
 }
 
 var _ permissions.Asker = (*Asker)(nil)
@@ -36,7 +39,7 @@ var _ permissions.Asker = (*Asker)(nil)
 // NewAsker returns an Asker over the given streams. The CLI only builds one when stdin is a
 // terminal; without one it passes no Asker and the Guard turns asks into denies with a reason.
 func NewAsker(o AskOptions) *Asker {
-	a := &Asker{o: o, turn: make(chan struct{}, 1)}
+	a := &Asker{o: o, turn: make(chan struct{}, 1), runAllowed: map[string]bool{}}
 	a.turn <- struct{}{}
 	return a
 }
@@ -59,6 +62,10 @@ func (a *Asker) Ask(ctx context.Context, req permissions.AskRequest) (permission
 	defer func() { a.turn <- struct{}{} }()
 	if err := ctx.Err(); err != nil {
 		return permissions.AskDeny, err
+	}
+	key := askKey(req)
+	if a.runAllowed[key] {
+		return permissions.AskAllowRun, nil
 	}
 
 	answer := permissions.AskDeny // the default: Enter or end of input denies
@@ -94,7 +101,16 @@ func (a *Asker) Ask(ctx context.Context, req permissions.AskRequest) (permission
 	if ctx.Err() != nil {
 		return permissions.AskDeny, ctx.Err()
 	}
+	if answer == permissions.AskAllowRun {
+		a.runAllowed[key] = true
+	}
 	return answer, nil
+}
+
+// askKey identifies an ask for "allow for this run": agent, role, tool and paths (the Guard
+// remembers the same answer on its side).
+func askKey(req permissions.AskRequest) string {
+	return strings.Join(append([]string{req.Agent, fmt.Sprint(req.Role), req.Tool}, req.Paths...), "\x00")
 }
 
 // Title is the one-line question: which agent wants to run which tool.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"sync"
@@ -75,7 +76,9 @@ func TestAskSequentialAnswersFromOneStream(t *testing.T) {
 	a := NewAsker(AskOptions{In: oneByteReader{strings.NewReader("2\n\n1\n")}, Out: &out, Accessible: true})
 	want := []permissions.AskAnswer{permissions.AskAllowRun, permissions.AskDeny, permissions.AskAllowOnce}
 	for i, w := range want {
-		got, err := a.Ask(t.Context(), sampleRequest("agent_a"))
+		req := sampleRequest("agent_a")
+		req.Paths = []string{fmt.Sprintf("/proj/file%d.html", i)}
+		got, err := a.Ask(t.Context(), req)
 		if err != nil || got != w {
 			t.Errorf("ask %d = %v, %v; want %v", i, got, err, w)
 		}
@@ -183,5 +186,37 @@ func TestDetailsForCommandWithoutPaths(t *testing.T) {
 	}
 	if !strings.Contains(Title(req), "(coordination)") {
 		t.Errorf("Title = %q", Title(req))
+	}
+}
+
+// TestAskAllowForThisRunAnswersQueuedDuplicates: the same agent asks twice for the same write
+// (two calls in one reply); "allow for this run" on the first answers the second without a
+// second prompt.
+func TestAskAllowForThisRunAnswersQueuedDuplicates(t *testing.T) {
+	var out bytes.Buffer
+	a := NewAsker(AskOptions{In: oneByteReader{strings.NewReader("2\n")}, Out: &out, Accessible: true})
+	var wg sync.WaitGroup
+	answers := make([]permissions.AskAnswer, 2)
+	for i := range answers {
+		wg.Go(func() {
+			ans, err := a.Ask(t.Context(), sampleRequest("agent_a"))
+			if err != nil {
+				t.Error(err)
+			}
+			answers[i] = ans
+		})
+	}
+	wg.Wait()
+	if answers[0] != permissions.AskAllowRun || answers[1] != permissions.AskAllowRun {
+		t.Errorf("answers = %v", answers)
+	}
+	if n := strings.Count(out.String(), "Enter a number"); n != 1 {
+		t.Errorf("prompted %d times:\n%s", n, out.String())
+	}
+	// A different path is asked again (end of input: deny).
+	other := sampleRequest("agent_a")
+	other.Paths = []string{"/proj/other.html"}
+	if ans, _ := a.Ask(t.Context(), other); ans != permissions.AskDeny {
+		t.Errorf("other path = %v, want deny", ans)
 	}
 }

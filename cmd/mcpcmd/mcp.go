@@ -130,7 +130,7 @@ func (b *Built) Close() error {
 // BuildToolset loads the config and builds the agent's Toolset exactly as a run does: policy from
 // the config and project rules, Guard with hooks and audit log (no Asker: nobody can be asked),
 // trash, sandbox and the agent's MCP servers. Errors carry exit codes (2: config, 1: other).
-// TODO(lead): this duplicates what `massgen tools call` needs; move to a shared place.
+// `massgen tools list/call` use it too (cmd/toolscmd).
 func BuildToolset(ctx context.Context, r ToolsetRequest) (*Built, error) {
 	wd, err := r.Getwd()
 	if err != nil {
@@ -194,7 +194,7 @@ func BuildToolset(ctx context.Context, r ToolsetRequest) (*Built, error) {
 	if err != nil {
 		return fail(cmdutil.ExitUsage, err)
 	}
-	audit, err := permissions.OpenAuditLog(filepath.Join(runDir, "audit.jsonl"))
+	audit, err := permissions.OpenAuditLog(filepath.Join(runDir, "permissions.jsonl"))
 	if err != nil {
 		return fail(cmdutil.ExitFailure, err)
 	}
@@ -229,18 +229,18 @@ func BuildToolset(ctx context.Context, r ToolsetRequest) (*Built, error) {
 	return b, nil
 }
 
-// mergedHooks are the global, per-agent and project hooks, in that order.
+// mergedHooks are the global, project and per-agent hooks, in that order (as in a run).
 func mergedHooks(cfg *configs.Config, a *configs.Agent, project *configs.Permissions) configs.Hooks {
-	h := cfg.Permissions.Hooks
-	add := func(o configs.Hooks) {
-		h.PreToolUse = append(h.PreToolUse, o.PreToolUse...)
-		h.PostToolUse = append(h.PostToolUse, o.PostToolUse...)
+	var h configs.Hooks
+	add := func(p *configs.Permissions) {
+		if p == nil {
+			return
+		}
+		h.PreToolUse = append(h.PreToolUse, p.Hooks.PreToolUse...)
+		h.PostToolUse = append(h.PostToolUse, p.Hooks.PostToolUse...)
 	}
-	if a.Permissions != nil {
-		add(a.Permissions.Hooks)
-	}
-	if project != nil {
-		add(project.Hooks)
-	}
+	add(&cfg.Permissions)
+	add(project)
+	add(a.Permissions)
 	return h
 }

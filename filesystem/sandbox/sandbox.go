@@ -231,6 +231,12 @@ func Run(ctx context.Context, o Options) (Result, error) {
 
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
+	stdout := &capped{max: o.MaxOutput}
+	stderr := &capped{max: o.MaxOutput}
+	// No PID namespace for the Landlock helper: Go's all-threads syscalls (used to restrict
+	// every thread) find the threads through /proc/<getpid()>/task, and as pid 1 of a new
+	// namespace with the host's /proc that is the host's init. The process-group kill after the
+	// command is the fallback; a command can leave the group with setsid (it stays confined).
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = o.Dir
 	cmd.Env = env
@@ -244,8 +250,6 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 	// If a grandchild escaped the group and keeps the pipes open, stop waiting for it.
 	cmd.WaitDelay = 2 * time.Second
-	stdout := &capped{max: o.MaxOutput}
-	stderr := &capped{max: o.MaxOutput}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.Stdin = nil
 	if seccompFile != nil {
@@ -253,7 +257,13 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 
 	start := time.Now()
-	runErr := cmd.Run()
+	runErr := cmd.Start()
+	if runErr == nil {
+		runErr = cmd.Wait()
+		// Whatever the command left running in its process group (`sleep 100 &`) goes too:
+		// it could otherwise keep writing after the call returned, into the next phase.
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
 	res := Result{
 		Stdout:     stdout.buf.String(),
 		Stderr:     stderr.buf.String(),

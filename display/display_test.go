@@ -1,0 +1,131 @@
+package display
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/massgen-go/massgen/backends"
+	"github.com/massgen-go/massgen/orchestrator"
+)
+
+func TestParseModeAndResolve(t *testing.T) {
+	tests := []struct {
+		in      string
+		tty     bool
+		want    Mode
+		wantErr bool
+	}{
+		{in: "", tty: true, want: ModeLive},
+		{in: "auto", tty: false, want: ModePlain},
+		{in: "rich_terminal", tty: true, want: ModeLive},
+		{in: "rich_terminal", tty: false, want: ModePlain},
+		{in: "simple", tty: true, want: ModePlain},
+		{in: "plain", tty: true, want: ModePlain},
+		{in: "silent", tty: true, want: ModeSilent},
+		{in: "fancy", wantErr: true},
+	}
+	for _, tt := range tests {
+		m, err := ParseMode(tt.in)
+		if (err != nil) != tt.wantErr {
+			t.Errorf("ParseMode(%q) error = %v", tt.in, err)
+			continue
+		}
+		if err == nil {
+			if got := Resolve(m, tt.tty); got != tt.want {
+				t.Errorf("Resolve(ParseMode(%q), %v) = %q, want %q", tt.in, tt.tty, got, tt.want)
+			}
+		}
+	}
+}
+
+var sample = []orchestrator.Event{
+	{Kind: orchestrator.EventRunStart, Text: "alice=agent1, bob=agent2"},
+	{Kind: orchestrator.EventStart, Agent: "alice", Anon: "agent1", Status: orchestrator.StatusWorking},
+	{Kind: orchestrator.EventStart, Agent: "bob", Anon: "agent2", Status: orchestrator.StatusWorking},
+	{Kind: orchestrator.EventToolCall, Agent: "bob", Anon: "agent2", Status: orchestrator.StatusWorking, Tool: "write_file", Args: `{"path":"/p/x"}`},
+	{Kind: orchestrator.EventToolResult, Agent: "bob", Anon: "agent2", Status: orchestrator.StatusWorking, Tool: "write_file", Denied: true, IsError: true, Text: "Access denied: /p/x is read-only"},
+	{Kind: orchestrator.EventToolResult, Agent: "bob", Anon: "agent2", Tool: "read_file", Text: `{"content":"ok"}`},
+	{Kind: orchestrator.EventUsage, Agent: "alice", Anon: "agent1", Usage: backends.Usage{InputTokens: 100, OutputTokens: 20}},
+	{Kind: orchestrator.EventAnswer, Agent: "alice", Anon: "agent1", Status: orchestrator.StatusAnswered, Text: "hello\nworld"},
+	{Kind: orchestrator.EventRestart, Agent: "bob", Anon: "agent2", Status: orchestrator.StatusRestarting, Text: "new answer from agent1"},
+	{Kind: orchestrator.EventVote, Agent: "bob", Anon: "agent2", Status: orchestrator.StatusVoted, Target: "alice", Text: "good"},
+	{Kind: orchestrator.EventDecision, Agent: "alice", Text: "alice (agent1) wins with 2 of 2 votes"},
+}
+
+func TestPlainLines(t *testing.T) {
+	var buf bytes.Buffer
+	d := New(ModePlain, &buf, Options{})
+	for _, ev := range sample {
+		d.Handle(ev)
+	}
+	d.Close()
+	want := []string{
+		"massgen: starting alice=agent1, bob=agent2",
+		"[alice] working",
+		"[bob] working",
+		`[bob] write_file {"path":"/p/x"}`,
+		"[bob] DENIED write_file: Access denied: /p/x is read-only",
+		"[alice] answered: hello world",
+		"[bob] restarting (new answer from agent1)",
+		"[bob] voted for alice: good",
+		"massgen: alice (agent1) wins with 2 of 2 votes",
+	}
+	if got := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n"); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("lines:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestLiveFrame(t *testing.T) {
+	var buf bytes.Buffer
+	l := newLive(&buf, Options{Width: 60})
+	for _, ev := range sample {
+		l.Handle(ev)
+	}
+	l.Close()
+	l.mu.Lock()
+	frame := l.frameLocked()
+	l.mu.Unlock()
+	text := strings.Join(frame, "\n")
+	for _, want := range []string{"alice (agent1)  answered", "120 tokens", "bob (agent2)  voted", "denied: write_file: Access denied", "massgen: alice (agent1) wins"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("frame lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Index(text, "alice") > strings.Index(text, "bob") {
+		t.Error("panels not in agent order")
+	}
+	for _, line := range frame {
+		if n := len([]rune(line)); n >= 60 {
+			t.Errorf("line of %d runes wraps a 60-column terminal: %q", n, line)
+		}
+	}
+	if !strings.Contains(buf.String(), "\x1b[J") {
+		t.Error("no redraw written")
+	}
+}
+
+func TestPrintResult(t *testing.T) {
+	res := &orchestrator.Result{
+		FinalAnswer: "the answer", Winner: "alice", Votes: map[string]string{"bob": "alice", "alice": "alice"},
+		Delivered: []string{"/p/page.html"}, EndedEarly: "bob stopped",
+		Usage: map[string]backends.Usage{"alice": {InputTokens: 10, OutputTokens: 5}},
+	}
+	for _, m := range []Mode{ModePlain, ModeLive, ModeSilent} {
+		var out, errb bytes.Buffer
+		PrintResult(m, &out, &errb, res)
+		if out.String() != "the answer\n" {
+			t.Errorf("%s: stdout = %q", m, out.String())
+		}
+		if m == ModeSilent && errb.Len() != 0 {
+			t.Errorf("silent wrote %q to stderr", errb.String())
+		}
+		if m != ModeSilent {
+			for _, want := range []string{"Winner: alice", "alice -> alice, bob -> alice", "Ended early: bob stopped", "/p/page.html", "alice 10 in / 5 out (total 15)"} {
+				if !strings.Contains(errb.String(), want) {
+					t.Errorf("%s: summary lacks %q:\n%s", m, want, errb.String())
+				}
+			}
+		}
+	}
+}
