@@ -27,11 +27,16 @@ func orchestrateTurn(ctx context.Context, opts *RunOptions, task string) (string
 	if err != nil {
 		return "", err
 	}
+	if mode == display.ModeAuto && cfg.UI.DisplayType != "" { // MassGen's ui.display_type
+		if m, err := display.ParseMode(cfg.UI.DisplayType); err == nil {
+			mode = m
+		}
+	}
 	mode = display.Resolve(mode, opts.IO.StderrTTY)
-	width := 0
+	width, height := 0, 0
 	if f, ok := opts.IO.ErrOut.(*os.File); ok && opts.IO.StderrTTY {
-		if w, _, err := term.GetSize(int(f.Fd())); err == nil {
-			width = w
+		if w, h, err := term.GetSize(int(f.Fd())); err == nil {
+			width, height = w, h
 		}
 	}
 	runDir := opts.RunDir
@@ -62,7 +67,10 @@ func orchestrateTurn(ctx context.Context, opts *RunOptions, task string) (string
 	}()
 	sandboxMode, sbErr := sandbox.Effective(cfg.CommandSandbox)
 
-	d := display.New(mode, opts.IO.ErrOut, display.Options{Width: width})
+	d := display.New(mode, opts.IO.ErrOut, display.Options{Width: width, Height: height})
+	if s, ok := d.(display.Suspender); ok && asker != nil {
+		asker = suspendingAsker{asker: asker, s: s}
+	}
 	res, err := orchestrator.Run(ctx, orchestrator.Options{
 		Config:    cfg,
 		Task:      task,
@@ -86,4 +94,16 @@ func orchestrateTurn(ctx context.Context, opts *RunOptions, task string) (string
 		fmt.Fprint(opts.IO.ErrOut, display.Summary(res))
 	}
 	return res.FinalAnswer, nil
+}
+
+// suspendingAsker stops the live view's redraws while the user answers a permission question.
+type suspendingAsker struct {
+	asker permissions.Asker
+	s     display.Suspender
+}
+
+func (a suspendingAsker) Ask(ctx context.Context, req permissions.AskRequest) (permissions.AskAnswer, error) {
+	a.s.Suspend()
+	defer a.s.Resume()
+	return a.asker.Ask(ctx, req)
 }

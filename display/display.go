@@ -56,10 +56,17 @@ type Display interface {
 	Close()
 }
 
+// Suspender is implemented by displays that draw on the terminal (the live view): the CLI
+// suspends them while it asks the user a permission question on the same terminal.
+type Suspender interface {
+	Suspend()
+	Resume()
+}
+
 // Options configure a display.
 type Options struct {
-	// Width is the terminal width for the live view (0: 100).
-	Width int
+	// Width and Height are the terminal's size for the live view (0: 100 columns, 40 rows).
+	Width, Height int
 }
 
 // New returns the display for a concrete mode (see Resolve), writing to errOut.

@@ -2,7 +2,9 @@ package display
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/massgen-go/massgen/backends"
@@ -127,5 +129,60 @@ func TestPrintResult(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// While suspended (a permission prompt owns the terminal) the live view draws nothing.
+func TestLiveSuspend(t *testing.T) {
+	var buf syncBuffer
+	l := newLive(&buf, Options{Width: 80})
+	var s Suspender = l
+	s.Suspend()
+	before := buf.Len()
+	for _, ev := range sample {
+		l.Handle(ev)
+	}
+	l.tick()
+	if buf.Len() != before {
+		t.Error("drew while suspended")
+	}
+	s.Resume()
+	l.tick()
+	if !strings.Contains(buf.String(), "alice (agent1)") {
+		t.Error("no frame after Resume")
+	}
+	l.Close()
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) Len() int       { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Len() }
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// Many agents on a small terminal: one line each, never taller than the screen.
+func TestLiveFrameFitsTerminal(t *testing.T) {
+	l := newLive(&syncBuffer{}, Options{Width: 80, Height: 12})
+	defer l.Close()
+	for i := 1; i <= 50; i++ {
+		id := fmt.Sprintf("g%02d", i)
+		l.Handle(orchestrator.Event{Kind: orchestrator.EventToolCall, Agent: id, Anon: fmt.Sprintf("agent%d", i), Status: orchestrator.StatusWorking, Tool: "read_file"})
+	}
+	l.Handle(orchestrator.Event{Kind: orchestrator.EventRunStart})
+	l.mu.Lock()
+	frame := l.frameLocked()
+	l.mu.Unlock()
+	if len(frame) > 11 {
+		t.Errorf("%d lines on a 12-row terminal:\n%s", len(frame), strings.Join(frame, "\n"))
+	}
+	if !strings.HasPrefix(frame[0], "• g01") || !strings.Contains(strings.Join(frame, "\n"), "more agents") {
+		t.Errorf("frame:\n%s", strings.Join(frame, "\n"))
 	}
 }

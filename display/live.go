@@ -17,11 +17,13 @@ type live struct {
 	mu     sync.Mutex
 	w      io.Writer
 	width  int
+	height int
 	panels map[string]*panel
 	status string // run-wide line (decision, presenting)
 	drawn  int    // lines of the last frame
 	dirty  bool
 	closed bool
+	paused int // Suspend depth: no redraws while the user is asked something
 	stop   chan struct{}
 	done   chan struct{}
 }
@@ -39,7 +41,11 @@ func newLive(w io.Writer, o Options) *live {
 	if width <= 0 {
 		width = 100
 	}
-	l := &live{w: w, width: width, panels: map[string]*panel{}, stop: make(chan struct{}), done: make(chan struct{})}
+	height := o.Height
+	if height <= 0 {
+		height = 40
+	}
+	l := &live{w: w, width: width, height: height, panels: map[string]*panel{}, stop: make(chan struct{}), done: make(chan struct{})}
 	go l.loop()
 	return l
 }
@@ -53,12 +59,17 @@ func (l *live) loop() {
 		case <-l.stop:
 			return
 		case <-t.C:
-			l.mu.Lock()
-			if l.dirty {
-				l.redrawLocked()
-			}
-			l.mu.Unlock()
+			l.tick()
 		}
+	}
+}
+
+// tick redraws when something changed, unless suspended.
+func (l *live) tick() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.dirty && l.paused == 0 {
+		l.redrawLocked()
 	}
 }
 
@@ -150,6 +161,17 @@ func (l *live) frameLocked() []string {
 			lines = append(lines, "    denied: "+oneLine(p.denial, l.width-13))
 		}
 	}
+	if len(lines) > l.height-2 { // too tall to redraw in place: one line per agent
+		lines = lines[:0]
+		for i, id := range ids {
+			if i >= l.height-3 {
+				lines = append(lines, fmt.Sprintf("... and %d more agents", len(ids)-i))
+				break
+			}
+			p := l.panels[id]
+			lines = append(lines, fmt.Sprintf("%s %s  %-10s  %6d tok  %s", mark(p.status), p.id, p.status, p.tokens, oneLine(p.activity, l.width)))
+		}
+	}
 	if l.status != "" {
 		lines = append(lines, "massgen: "+oneLine(l.status, l.width-10))
 	}
@@ -173,6 +195,25 @@ func (l *live) redrawLocked() {
 	io.WriteString(l.w, b.String())
 	l.drawn = len(lines)
 	l.dirty = false
+}
+
+// Suspend stops redrawing, so a prompt can use the terminal; the next frame is drawn below
+// whatever the prompt printed.
+func (l *live) Suspend() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.paused++
+	l.drawn = 0
+}
+
+// Resume redraws again after Suspend.
+func (l *live) Resume() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.paused > 0 {
+		l.paused--
+	}
+	l.dirty = true
 }
 
 // Close draws the last frame and stops redrawing.

@@ -379,6 +379,13 @@ func TestScriptedDemo(t *testing.T) {
 			}
 		})
 	}
+	t.Run("without a context path", func(t *testing.T) {
+		dir := t.TempDir()
+		res := run(t, dir, "--config", "@examples/demo/two_agents_deliver", "--display", "plain", "Make a hello page")
+		if res.code != 1 || !strings.Contains(res.stderr, "--context") || res.stdout != "" {
+			t.Errorf("exit %d, stdout %q, stderr:\n%s", res.code, res.stdout, res.stderr)
+		}
+	})
 	t.Run("silent", func(t *testing.T) {
 		dir := t.TempDir()
 		if err := os.Mkdir(filepath.Join(dir, "site"), 0o755); err != nil {

@@ -3,10 +3,16 @@ package filesystem
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/massgen-go/massgen/filesystem/sandbox"
+	"github.com/massgen-go/massgen/permissions"
 )
 
 const (
@@ -19,6 +25,9 @@ type commandResult struct {
 	Command string `json:"command"`
 	WorkDir string `json:"work_dir"`
 	Success bool   `json:"success"`
+	// Removed lists system paths (.git, .env, .massgen) the command created outside the
+	// workspace, which were removed (see systemNames).
+	Removed []string `json:"removed_system_paths,omitempty"`
 	sandbox.Result
 }
 
@@ -31,7 +40,14 @@ func (t *Toolset) sandboxPolicy() sandbox.Policy {
 	for _, r := range t.pol.ReadableRoots() {
 		p.Read = append(p.Read, resolveRoot(r))
 	}
-	for _, w := range t.pol.WritableRoots() {
+	writable := t.pol.WritableRoots()
+	if ws := t.pol.Spec().Workspace; ws != "" && t.pol.CheckPath(ws, permissions.Write).Allow {
+		// WritableRoots drops roots nested in others; the workspace is listed on its own so
+		// that it stays writable when it lies in a read-only part of a writable root (the
+		// default <project>/.massgen/workspaces/<id> with the project a writable context path).
+		writable = append(writable, ws)
+	}
+	for _, w := range writable {
 		p.Write = append(p.Write, resolveRoot(w))
 		for _, k := range t.pol.ExcludedUnder(w) {
 			p.Keep = append(p.Keep, resolveRoot(k))
@@ -78,13 +94,75 @@ func (t *Toolset) executeCommand(ctx context.Context, c *call) (any, error) {
 	if t.beforeUse != nil {
 		t.beforeUse(l.abs)
 	}
+	pol := t.sandboxPolicy()
 	res, err := sandbox.Run(ctx, sandbox.Options{
 		Mode: t.o.Sandbox, Command: command, Dir: l.abs,
 		Timeout: time.Duration(timeout) * time.Second, MaxOutput: maxCommandOutput,
-		Policy: t.sandboxPolicy(),
+		Policy: pol,
 	})
+	out := commandResult{Command: command, WorkDir: l.abs, Success: res.ExitCode == 0 && !res.TimedOut, Result: res}
+	if t.o.Sandbox != sandbox.ModeNone {
+		if removed := t.removeNewSystemPaths(pol); len(removed) > 0 {
+			out.Removed = removed
+			out.Stderr += fmt.Sprintf("\nmassgen: removed %s: .git, .env and .massgen are never created outside your workspace\n", strings.Join(removed, ", "))
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
-	return commandResult{Command: command, WorkDir: l.abs, Success: res.ExitCode == 0 && !res.TimedOut, Result: res}, nil
+	return out, nil
+}
+
+// systemNames are the default-excluded names whose mere creation in a user's directory is
+// dangerous: .git (hooks and core.fsmonitor run code in the user's next git command), .env
+// (read by the next massgen run: OPENAI_BASE_URL and friends) and .massgen (permissions.yaml:
+// project rules of the next run). The kernel sandbox keeps existing ones read-only but cannot
+// stop a command from creating a new one in a writable directory, so what a command created is
+// removed right after it.
+var systemNames = map[string]bool{".git": true, ".env": true, ".massgen": true}
+
+// removeNewSystemPaths removes .git/.env/.massgen entries under the writable roots (outside the
+// workspace) that were not there when the command started (pol.Keep lists those).
+func (t *Toolset) removeNewSystemPaths(pol sandbox.Policy) []string {
+	existed := map[string]bool{}
+	for _, k := range pol.Keep {
+		existed[k] = true
+	}
+	ws := ""
+	if w := t.pol.Spec().Workspace; w != "" {
+		ws = resolveRoot(w)
+	}
+	var removed []string
+	for _, root := range pol.Write {
+		if ws != "" && under(root, ws) {
+			continue
+		}
+		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			if p != root && ((ws != "" && p == ws) || t.isPrivate(p)) {
+				return filepath.SkipDir
+			}
+			if p == root || !systemNames[d.Name()] && !existed[p] {
+				return nil
+			}
+			if existed[p] {
+				if d.IsDir() {
+					return filepath.SkipDir // read-only for the command: nothing new inside
+				}
+				return nil
+			}
+			if err := os.RemoveAll(p); err != nil {
+				t.log.Warn("could not remove a system path a command created", zap.String("path", p), zap.Error(err))
+			} else {
+				removed = append(removed, p)
+			}
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		})
+	}
+	return removed
 }

@@ -6,8 +6,10 @@ package filesystem
 // because everything fails).
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -512,4 +514,237 @@ func TestRedteamBackgroundProcessOutlivesCommand(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRedteamBinary attacks through the real `massgen tools call` (the binary built from this
+// module), with a realistic layout: the project is a context path that also holds the agents'
+// workspaces and massgen's own directories.
+func TestRedteamBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the massgen binary")
+	}
+	bin := filepath.Join(t.TempDir(), "massgen")
+	build := exec.Command("go", "build", "-o", bin, "github.com/massgen-go/massgen")
+	if out, err := build.CombinedOutput(); err != nil {
+		// Other packages of the shared tree may be mid-edit; that is not a security finding.
+		t.Skipf("BINARY RED-TEAM SKIPPED: the massgen binary does not build right now: %v\n%s", err, out)
+	}
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"src/main.go": "package main\n", "golden/g.json": "{}\n", ".git/config": "[core]\n", ".env": "KEY=1\n",
+		"notes/keep.md": "keep\n",
+	}
+	for f, c := range files {
+		write(t, filepath.Join(dir, f), c)
+	}
+	outside := filepath.Join(filepath.Dir(dir), filepath.Base(dir)+"-outside")
+	write(t, filepath.Join(outside, "secret.txt"), "outside secret\n")
+	t.Cleanup(func() { os.RemoveAll(outside) })
+	write(t, filepath.Join(dir, ".massgen", "workspaces", "ws_b", "b_secret.txt"), "agent b private\n")
+	cfg := `agents:
+  - id: agent_a
+    backend: {type: openai, model: gpt-5, cwd: .massgen/workspaces/ws_a}
+  - id: agent_b
+    backend: {type: openai, model: gpt-5, cwd: .massgen/workspaces/ws_b}
+orchestrator:
+  snapshot_storage: .massgen/snapshots
+  agent_temporary_workspace: .massgen/temp_workspaces
+  context_paths:
+    - path: .
+      permission: write
+      protected_paths: [golden]
+`
+	write(t, filepath.Join(dir, "cfg.yaml"), cfg)
+	call := func(final bool, tool string, args map[string]any) (int, string) {
+		t.Helper()
+		raw, _ := json.Marshal(args)
+		argv := []string{"tools", "call", "--config", filepath.Join(dir, "cfg.yaml"), "--agent", "agent_a"}
+		if final {
+			argv = append(argv, "--final")
+		}
+		argv = append(argv, tool, string(raw))
+		cmd := exec.Command(bin, argv...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "HOME="+outside, "OPENAI_API_KEY=sk-test")
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return code, string(out)
+	}
+	ws := filepath.Join(dir, ".massgen", "workspaces", "ws_a")
+	// Control first: the workspace works (and gets created).
+	if code, out := call(false, "write_file", map[string]any{"path": "mine.txt", "content": "mine"}); code != 0 {
+		t.Fatalf("control write in the workspace: %d %s", code, out)
+	}
+	watched := []string{filepath.Join(dir, "src"), filepath.Join(dir, "golden"), filepath.Join(dir, ".git"),
+		outside, filepath.Join(dir, "notes"), filepath.Join(dir, ".massgen", "workspaces", "ws_b")}
+	before := snapshotFiles(t, watched...)
+	secrets := []string{"outside secret", "agent b private"}
+	type attack struct {
+		final bool
+		tool  string
+		args  map[string]any
+	}
+	attacks := []attack{
+		{false, "write_file", map[string]any{"path": filepath.Join(dir, "src", "main.go"), "content": "pwned"}},
+		{false, "edit_file", map[string]any{"path": "../../../src/main.go", "edits": []any{map[string]any{"oldText": "main", "newText": "pwned"}}}},
+		{false, "copy_file", map[string]any{"source_path": "mine.txt", "destination_path": filepath.Join(dir, "notes", "keep.md"), "overwrite": true}},
+		{false, "move_file", map[string]any{"source": filepath.Join(dir, "notes", "keep.md"), "destination": "k.md"}},
+		{false, "delete_file", map[string]any{"path": filepath.Join(dir, "notes", "keep.md")}},
+		{false, "execute_command", map[string]any{"command": "f=" + filepath.Join(dir, "src", "main.go") + "; echo pwned > $f"}},
+		{false, "mcp__fs__write_file", map[string]any{"path": filepath.Join(dir, "src", "main.go"), "content": "pwned"}},
+		{true, "write_file", map[string]any{"path": filepath.Join(dir, "golden", "g.json"), "content": "pwned"}},
+		{true, "write_file", map[string]any{"path": filepath.Join(dir, ".git", "config"), "content": "pwned"}},
+		{true, "write_file", map[string]any{"path": filepath.Join(dir, ".env"), "content": "pwned"}},
+		{true, "write_file", map[string]any{"path": filepath.Join(dir, ".massgen", "permissions.yaml"), "content": "permissions: {mode: bypassPermissions}"}},
+		{true, "write_file", map[string]any{"path": filepath.Join(dir, ".massgen", "workspaces", "ws_b", "b_secret.txt"), "content": "pwned"}},
+		{true, "write_file", map[string]any{"path": filepath.Join(dir, "node_modules", "x.js"), "content": "pwned"}},
+		{true, "copy_files_batch", map[string]any{"source_base_path": ".", "destination_base_path": filepath.Join(dir, "golden"), "overwrite": true}},
+		{true, "delete_files_batch", map[string]any{"base_path": dir}},
+		{true, "move_file", map[string]any{"source": filepath.Join(dir, "golden"), "destination": "g"}},
+		{true, "execute_command", map[string]any{"command": "f=" + filepath.Join(dir, "golden", "g.json") + "; echo pwned > $f; g=" + filepath.Join(dir, ".git", "config") + "; echo pwned > $g"}},
+		{true, "execute_command", map[string]any{"command": "o=" + outside + "; d=" + dir + "; cat $o/secret.txt $d/.massgen/workspaces/ws_b/b_secret.txt"}},
+		{true, "read_file", map[string]any{"path": filepath.Join(dir, ".massgen", "workspaces", "ws_b", "b_secret.txt")}},
+		{true, "read_file", map[string]any{"path": filepath.Join(outside, "secret.txt")}},
+		{true, "read_file", map[string]any{"path": "~/secret.txt"}},
+		{true, "search_files", map[string]any{"path": dir, "pattern": "b_secret"}},
+		{true, "compare_directories", map[string]any{"dir1": ws, "dir2": filepath.Join(dir, ".massgen", "workspaces", "ws_b"), "show_content_diff": true}},
+	}
+	for _, a := range attacks {
+		code, out := call(a.final, a.tool, a.args)
+		for _, s := range secrets {
+			if strings.Contains(out, s) {
+				t.Errorf("%s %v (final=%v) leaked %q: %s", a.tool, a.args, a.final, s, out)
+			}
+		}
+		if a.tool == "search_files" || a.tool == "delete_files_batch" {
+			if strings.Contains(out, "b_secret.txt") || strings.Contains(out, `"deleted":["`) {
+				t.Errorf("%s leaked or deleted: %s", a.tool, out)
+			}
+			continue
+		}
+		if code == 0 {
+			t.Errorf("%s %v (final=%v): exit %d, want 1 (denied) or 2 (no such tool): %s", a.tool, a.args, a.final, code, out)
+		}
+	}
+	assertUnchanged(t, before, watched...)
+	// Controls: the final agent delivers into the project; commands write the workspace.
+	if code, out := call(true, "copy_file", map[string]any{"source_path": "mine.txt", "destination_path": filepath.Join(dir, "src", "mine.txt")}); code != 0 {
+		t.Fatalf("control copy_file to the project: %d %s", code, out)
+	}
+	for _, final := range []bool{false, true} {
+		if code, out := call(final, "execute_command", map[string]any{"command": "echo cmd > cmd.txt && cat cmd.txt"}); code != 0 || !strings.Contains(out, `"stdout":"cmd\n"`) {
+			t.Errorf("control: a command writing its own workspace (final=%v): %d %s", final, code, out)
+		}
+	}
+}
+
+// TestRedteamWorkspaceInsideProject: the default layout puts workspaces in
+// <project>/.massgen/workspaces/; with the project a writable context path, the final agent's
+// commands must write its workspace and the project, never .massgen's other content, .git,
+// protected paths or another agent's workspace.
+func TestRedteamWorkspaceInsideProject(t *testing.T) {
+	for _, mode := range sandboxModes(t) {
+		t.Run(mode, func(t *testing.T) {
+			base, err := filepath.EvalSymlinks(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			proj := filepath.Join(base, "proj")
+			ws := filepath.Join(proj, ".massgen", "workspaces", "ws_a")
+			wsB := filepath.Join(proj, ".massgen", "workspaces", "ws_b")
+			snaps := filepath.Join(proj, ".massgen", "snapshots")
+			temp := filepath.Join(proj, ".massgen", "temp_workspaces", "agent_a")
+			mkdir(t, ws)
+			write(t, filepath.Join(wsB, "b.txt"), "agent b private\n")
+			write(t, filepath.Join(snaps, "agent_b", "b.txt"), "agent b private\n")
+			write(t, filepath.Join(temp, "agent2", "b.txt"), "shared\n")
+			write(t, filepath.Join(proj, ".massgen", "permissions.yaml"), "mode: acceptEdits\n")
+			write(t, filepath.Join(proj, ".git", "config"), "[core]\n")
+			write(t, filepath.Join(proj, "golden", "g.txt"), "gold\n")
+			write(t, filepath.Join(proj, "src", "main.go"), "package main\n")
+			spec := permissions.Spec{Agent: "agent_a", Role: permissions.Final, Workspace: ws, TempWorkspaces: []string{temp},
+				ContextPaths: []permissions.ContextPath{{Path: proj, Write: true, Protected: []string{filepath.Join(proj, "golden")}}},
+				Private:      []string{wsB, snaps}, Sandboxed: true}
+			pol, err := permissions.New(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ts, err := NewToolset(ToolsetOptions{Guard: permissions.NewGuard(pol, permissions.GuardOptions{}), Sandbox: mode, EnforceReadBeforeDelete: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := &env{t: t, ts: ts, pol: pol, ws: ws}
+			watched := []string{filepath.Join(proj, ".massgen", "permissions.yaml"), filepath.Join(proj, ".git"), filepath.Join(proj, "golden"), wsB, snaps, temp}
+			before := snapshotFiles(t, watched...)
+			for _, target := range []string{filepath.Join(proj, ".massgen", "permissions.yaml"), filepath.Join(proj, ".git", "config"),
+				filepath.Join(proj, "golden", "g.txt"), filepath.Join(wsB, "b.txt"), filepath.Join(snaps, "agent_b", "b.txt"),
+				filepath.Join(temp, "agent2", "b.txt"), filepath.Join(proj, ".massgen", "new.txt"), filepath.Join(proj, ".massgen", "workspaces", "ws_c")} {
+				e.call("execute_command", map[string]any{"command": fmt.Sprintf(`f=%s; echo pwned >> "$f"; mkdir -p "$f.d"`, target)})
+				m, _ := e.call("execute_command", map[string]any{"command": fmt.Sprintf(`f=%s; cat "$f"`, target)})
+				if strings.Contains(fmt.Sprint(m), "agent b private") {
+					t.Errorf("read another agent's private files: %v", m)
+				}
+			}
+			assertUnchanged(t, before, watched...)
+			for _, p := range []string{filepath.Join(proj, ".massgen", "new.txt"), filepath.Join(proj, ".massgen", "workspaces", "ws_c")} {
+				if exists(p) || exists(p+".d") {
+					t.Errorf("%s created", p)
+				}
+			}
+			// Control: its own workspace (relative and absolute) and the project.
+			m := e.ok("execute_command", map[string]any{"command": "echo a > a.txt && mkdir -p d/e && echo b > d/e/b.txt && echo c > " + filepath.Join(proj, "src", "new.go") + " && cat a.txt"})
+			if m["stdout"] != "a\n" || read(t, filepath.Join(proj, "src", "new.go")) != "c\n" {
+				t.Fatalf("control: %v", m)
+			}
+		})
+	}
+}
+
+// TestRedteamCommandCreatesSystemPaths: default-excluded names are read-only outside the
+// workspace, also when they do not exist yet. A command (whose paths the engine cannot see)
+// that creates .git (hooks, core.fsmonitor: code run by the user's next git command), .env
+// (read by massgen's next run: OPENAI_BASE_URL=...) or .massgen/permissions.yaml (project
+// rules: mode bypassPermissions) in a writable context path must not leave them there.
+func TestRedteamCommandCreatesSystemPaths(t *testing.T) {
+	for _, mode := range sandboxModes(t) {
+		t.Run(mode, func(t *testing.T) {
+			e2 := newEnvNoSystem(t, mode)
+			for _, c := range []string{
+				`d=%s; mkdir -p "$d/.git/hooks" && printf '[core]\n\tfsmonitor = touch /tmp/pwned\n' > "$d/.git/config"`,
+				`d=%s; echo OPENAI_BASE_URL=https://evil.example > "$d/.env"`,
+				`d=%s; mkdir -p "$d/.massgen" && echo 'permissions: {mode: bypassPermissions}' > "$d/.massgen/permissions.yaml"`,
+				`d=%s; mkdir -p "$d/src/.git" && echo x > "$d/src/.git/config"`,
+			} {
+				e2.call("execute_command", map[string]any{"command": fmt.Sprintf(c, e2.proj)})
+			}
+			for _, p := range []string{".git", ".env", ".massgen", "src/.git"} {
+				if exists(filepath.Join(e2.proj, p)) {
+					t.Errorf("a command created %s in the context path", p)
+				}
+			}
+			// Control: ordinary files, and system names inside the own workspace, are fine.
+			m := e2.ok("execute_command", map[string]any{"command": fmt.Sprintf(`d=%s; echo ok > "$d/src/ok.txt" && mkdir -p .git && echo x > .git/config && cat "$d/src/ok.txt"`, e2.proj)})
+			if m["stdout"] != "ok\n" || !exists(filepath.Join(e2.ws, ".git", "config")) {
+				t.Fatalf("control: %v", m)
+			}
+		})
+	}
+}
+
+// newEnvNoSystem is an env whose project has no .git/.env/.massgen yet.
+func newEnvNoSystem(t *testing.T, mode string) *env {
+	return newEnv(t, permissions.Final, withSandbox(mode), func(s *permissions.Spec, _ *ToolsetOptions) {
+		proj := s.ContextPaths[0].Path
+		os.RemoveAll(filepath.Join(proj, ".git"))
+		os.Remove(filepath.Join(proj, ".env"))
+		mkdir(t, filepath.Join(proj, "src"))
+	})
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/massgen-go/massgen/backends"
+	"github.com/massgen-go/massgen/configs"
 )
 
 // A answers first; B, interrupted by that answer, is restarted and votes for it; A votes for
@@ -524,5 +525,47 @@ func TestHistoryIsSent(t *testing.T) {
 		if len(m) < 3 || m[0].Role != "user" || m[0].Content != "make a page" || m[1].Role != "assistant" || m[1].Content != "made page.html" || !strings.Contains(m[2].Content, "write a greeting") {
 			t.Errorf("messages = %+v", m)
 		}
+	}
+}
+
+// Bad setups fail before any agent starts, with a message naming the agent and the cause.
+func TestRunSetupErrors(t *testing.T) {
+	base := t.TempDir()
+	tests := []struct {
+		name string
+		o    Options
+		want string
+	}{
+		{name: "no config", o: Options{}, want: "no config"},
+		{name: "no agents", o: Options{Config: &configs.Config{BaseDir: base}}, want: "no agents"},
+		{name: "missing key", o: Options{
+			Config:    &configs.Config{BaseDir: base, Agents: []configs.Agent{{ID: "a1", Backend: configs.Backend{Type: "claude", Model: "m"}}}},
+			LookupEnv: func(string) (string, bool) { return "", false },
+		}, want: `agent "a1" (agents[0]): backend "claude": no API key: set ANTHROPIC_API_KEY`},
+		{name: "unknown backend", o: Options{
+			Config:    &configs.Config{BaseDir: base, Agents: []configs.Agent{{ID: "a1", Backend: configs.Backend{Type: "opnai"}}}},
+			LookupEnv: func(string) (string, bool) { return "", false },
+		}, want: `unknown backend type "opnai"`},
+		{name: "scripted demo without a context path", o: Options{
+			Config: &configs.Config{BaseDir: base, Agents: []configs.Agent{{ID: "a1", Backend: configs.Backend{Type: "scripted",
+				Script: []configs.ScriptStep{{ToolCalls: []configs.ScriptToolCall{{Name: "write_file", Args: map[string]any{"path": "${CONTEXT_0}/x"}}}}}}}}},
+		}, want: `agent "a1" (agents[0]): its script uses ${CONTEXT_0} but 0 context path(s) are configured: add one with --context DIR`},
+		{name: "backend constructor fails", o: Options{
+			Config:     &configs.Config{BaseDir: base, Agents: []configs.Agent{{ID: "a1"}}},
+			NewBackend: func(configs.Agent) (backends.Backend, error) { return nil, errors.New("boom") },
+		}, want: `agent "a1" (agents[0]): backend: boom`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var evs events
+			tt.o.Events = evs.add
+			res, err := Run(context.Background(), tt.o)
+			if err == nil || !strings.Contains(err.Error(), tt.want) || res != nil {
+				t.Fatalf("Run = %v, %v; want error containing %q", res, err, tt.want)
+			}
+			if len(evs.of(EventStart, "")) != 0 {
+				t.Error("an agent started")
+			}
+		})
 	}
 }

@@ -2,7 +2,9 @@ package orchestrator
 
 import (
 	"context"
+	"encoding/json"
 	"os"
+	"regexp"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -100,6 +102,9 @@ func newRun(ctx context.Context, o Options) (*run, error) {
 				return nil, errorf("agent %q (agents[%d]): %w", a.ID, i, err)
 			}
 		}
+	}
+	if err := checkScriptVars(cfg); err != nil {
+		return nil, err
 	}
 	rules, err := permissions.LoadProjectRules(cfg.MassgenDir())
 	if err != nil {
@@ -291,4 +296,28 @@ func (r *run) emit(ev Event) {
 
 func (r *run) agentEvent(a *agent, kind EventKind, status Status, phase string) Event {
 	return Event{Kind: kind, Agent: a.id, Anon: a.anon, Status: status, Phase: phase}
+}
+
+var contextVar = regexp.MustCompile(`\$\{CONTEXT_([0-9]+)\}`)
+
+// checkScriptVars refuses to start a scripted agent whose steps use a context path that was not
+// given (${CONTEXT_0} with no --context), which would otherwise write into a folder literally
+// named "${CONTEXT_0}".
+func checkScriptVars(cfg *configs.Config) error {
+	n := len(cfg.Orchestrator.ContextPaths)
+	for i, a := range cfg.Agents {
+		if a.Backend.Type != "scripted" || len(a.Backend.Script) == 0 {
+			continue
+		}
+		raw, err := json.Marshal(a.Backend.Script)
+		if err != nil {
+			continue
+		}
+		for _, m := range contextVar.FindAllSubmatch(raw, -1) {
+			if k, _ := strconv.Atoi(string(m[1])); k >= n {
+				return errorf("agent %q (agents[%d]): its script uses ${CONTEXT_%d} but %d context path(s) are configured: add one with --context DIR (e.g. --context .)", a.ID, i, k, n)
+			}
+		}
+	}
+	return nil
 }

@@ -121,6 +121,10 @@ func showRun(opts *Options) error {
 	if err != nil {
 		return err
 	}
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		// Do not create the folder just to look into it.
+		return cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("no sessions in %s", dir))
+	}
 	store, err := session.Open(dir)
 	if err != nil {
 		return cmdutil.WithCode(cmdutil.ExitFailure, err)
@@ -130,6 +134,9 @@ func showRun(opts *Options) error {
 		s, err = store.Latest()
 	} else {
 		s, err = store.Get(opts.ID)
+	}
+	if errors.Is(err, session.ErrNoSessions) {
+		return cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("no sessions in %s", dir))
 	}
 	if err != nil {
 		what := "the latest session"

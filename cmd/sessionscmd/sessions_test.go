@@ -107,3 +107,14 @@ func TestSessionsListEmpty(t *testing.T) {
 		t.Errorf("list with no sessions: err=%v out=%q err=%q", err, out, errOut)
 	}
 }
+
+func TestSessionsShowWithoutSessions(t *testing.T) {
+	wd := t.TempDir()
+	_, _, err := run(t, wd, "show")
+	if cmdutil.CodeOf(err) != cmdutil.ExitFailure || err == nil || !strings.Contains(err.Error(), "no sessions in") {
+		t.Errorf("show with no sessions: %v", err)
+	}
+	if _, statErr := os.Stat(filepath.Join(wd, ".massgen")); !os.IsNotExist(statErr) {
+		t.Errorf("show created .massgen: %v", statErr)
+	}
+}

@@ -136,7 +136,7 @@ func TestCallRun(t *testing.T) {
 		t.Errorf("workspace file: %q %v", b, err)
 	}
 	// An audit line was written to a run log folder.
-	logs, _ := filepath.Glob(filepath.Join(p.dir, ".massgen", "logs", "log_*", "audit.jsonl"))
+	logs, _ := filepath.Glob(filepath.Join(p.dir, ".massgen", "logs", "log_*", "permissions.jsonl"))
 	if len(logs) == 0 {
 		t.Fatal("no audit log written")
 	}

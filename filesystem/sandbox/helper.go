@@ -113,7 +113,15 @@ func landlockRules(p Policy) ([]landlock.Rule, error) {
 		grants = append(grants, carve(r, false, nil, p.Hide)...)
 	}
 	for _, w := range p.Write {
-		grants = append(grants, carve(w, true, p.Keep, p.Hide)...)
+		// A Write root nested in a Keep path (the workspace under <project>/.massgen when the
+		// project is writable) is writable: the deeper root decides. Keep paths below it still hold.
+		var keep []string
+		for _, k := range p.Keep {
+			if !under(filepath.Clean(w), filepath.Clean(k)) || filepath.Clean(w) == filepath.Clean(k) {
+				keep = append(keep, k)
+			}
+		}
+		grants = append(grants, carve(w, true, keep, p.Hide)...)
 	}
 	for _, g := range grants {
 		fi, err := os.Stat(g.path)

@@ -388,10 +388,16 @@ func bwrapArgs(p Policy, dir string) []string {
 	for _, w := range p.Write {
 		ms = append(ms, mount{w, true})
 	}
-	// Shallower first so nested roots override their parents.
+	for _, k := range p.Keep {
+		ms = append(ms, mount{k, false})
+	}
+	// Shallower first, so a deeper mount always wins: nested roots override their parents,
+	// Keep paths override the roots they are in, and a Write root inside a Keep path (the
+	// workspace in <project>/.massgen/workspaces/ when the project is a writable context path)
+	// stays writable. At equal depth the Keep path (listed last) wins.
 	slices.SortStableFunc(ms, func(a, b mount) int { return depth(a.path) - depth(b.path) })
 	for _, m := range ms {
-		if _, err := os.Stat(m.path); err != nil {
+		if _, err := os.Lstat(m.path); err != nil {
 			continue
 		}
 		if m.rw {
@@ -399,12 +405,6 @@ func bwrapArgs(p Policy, dir string) []string {
 		} else {
 			args = append(args, "--ro-bind", m.path, m.path)
 		}
-	}
-	for _, k := range p.Keep {
-		if _, err := os.Lstat(k); err != nil {
-			continue
-		}
-		args = append(args, "--ro-bind", k, k)
 	}
 	// Writes anywhere else fail instead of landing in bwrap's throwaway root tmpfs. /tmp is not
 	// mounted: the private temp dir (a Write root) is the only writable place outside the roots.
