@@ -96,7 +96,7 @@ func TestChatCompletionStreamsTextAndParallelToolCalls(t *testing.T) {
 		"extra_body": map[string]any{"chat_template_kwargs": map[string]any{"enable_thinking": false}},
 	}}, Options{})
 	var log wireEvents
-	resp, err := b.Generate(context.Background(), Request{
+	resp, err := b.Generate(testContext(t), Request{
 		System:   "sys",
 		Messages: []Message{{Role: "user", Content: "task"}},
 		Tools:    []ToolSpec{wireWriteFileTool},
@@ -162,7 +162,7 @@ func TestChatCompletionSendsToolResultsBack(t *testing.T) {
 		chatStream(startWireSSE(t, w), []string{"ok"}, nil)
 	})
 	b := newTestChat(t, ws, configs.Backend{}, Options{})
-	_, err := b.Generate(context.Background(), Request{
+	_, err := b.Generate(testContext(t), Request{
 		Messages: []Message{
 			{Role: "user", Content: "task"},
 			{Role: "assistant", ToolCalls: []ToolCall{
@@ -224,7 +224,7 @@ func TestChatCompletionRetries(t *testing.T) {
 			})
 			b := newTestChat(t, ws, configs.Backend{}, Options{})
 			var log wireEvents
-			resp, err := b.Generate(context.Background(), Request{Messages: []Message{{Role: "user", Content: "hi"}}}, log.add)
+			resp, err := b.Generate(testContext(t), Request{Messages: []Message{{Role: "user", Content: "hi"}}}, log.add)
 			if got := len(ws.requests()); got != tt.wantReqs {
 				t.Errorf("requests = %d, want %d", got, tt.wantReqs)
 			}
@@ -249,10 +249,10 @@ func TestChatCompletionCancelMidStream(t *testing.T) {
 	ws := newWireServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
 		s := startWireSSE(t, w)
 		s.event("", chatChunk(map[string]any{"role": "assistant", "content": "partial"}, nil))
-		<-r.Context().Done()
+		awaitHangUp(t, r)
 	})
 	b := newTestChat(t, ws, configs.Backend{}, Options{})
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(testContext(t))
 	defer cancel()
 	_, err := b.Generate(ctx, Request{Messages: []Message{{Role: "user", Content: "hi"}}}, func(e Event) {
 		if e.Kind == EventTextDelta {
@@ -279,7 +279,7 @@ func TestChatCompletionQuirkyToolCallIndexes(t *testing.T) {
 		s.event("", "[DONE]")
 	})
 	b := newTestChat(t, ws, configs.Backend{}, Options{})
-	resp, err := b.Generate(context.Background(), Request{Messages: []Message{{Role: "user", Content: "hi"}}}, nil)
+	resp, err := b.Generate(testContext(t), Request{Messages: []Message{{Role: "user", Content: "hi"}}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,7 +336,7 @@ func TestChatCompletionPresets(t *testing.T) {
 			if b.Provider() != tt.cfg.Type {
 				t.Errorf("Provider() = %q", b.Provider())
 			}
-			if _, err := b.Generate(context.Background(), Request{Messages: []Message{{Role: "user", Content: "hi"}}}, nil); err != nil {
+			if _, err := b.Generate(testContext(t), Request{Messages: []Message{{Role: "user", Content: "hi"}}}, nil); err != nil {
 				t.Fatalf("Generate: %v", err)
 			}
 			r := ws.requests()[0]
@@ -375,7 +375,7 @@ func TestChatCompletionRetriesStreamErrors(t *testing.T) {
 			})
 			b := newTestChat(t, ws, configs.Backend{}, Options{})
 			var log wireEvents
-			resp, err := b.Generate(context.Background(), Request{Messages: []Message{{Role: "user", Content: "hi"}}}, log.add)
+			resp, err := b.Generate(testContext(t), Request{Messages: []Message{{Role: "user", Content: "hi"}}}, log.add)
 			if err != nil || resp.Text != "ok" {
 				t.Fatalf("resp = %+v, err = %v", resp, err)
 			}

@@ -199,7 +199,7 @@ func TestClaudeStreamsTextAndParallelToolCallsSplitAcrossChunks(t *testing.T) {
 
 	b := newTestClaude(t, srv.URL, nil)
 	var events []Event
-	resp, err := b.Generate(context.Background(), Request{
+	resp, err := b.Generate(testContext(t), Request{
 		System:   "You are agent A.",
 		Messages: []Message{{Role: "user", Content: "write a.txt"}},
 		Tools:    []ToolSpec{testWriteFileTool, {Name: "read_file", Parameters: map[string]any{"type": "object", "properties": map[string]any{"path": map[string]any{"type": "string"}}}}},
@@ -281,7 +281,7 @@ func TestClaudeSendsToolResultsBack(t *testing.T) {
 	defer srv.Close()
 
 	b := newTestClaude(t, srv.URL, nil)
-	resp, err := b.Generate(context.Background(), Request{
+	resp, err := b.Generate(testContext(t), Request{
 		System: "sys",
 		Messages: []Message{
 			{Role: "user", Content: "task"},
@@ -368,7 +368,7 @@ func TestClaudeRetriesThenSucceeds(t *testing.T) {
 			defer srv.Close()
 			b := newTestClaude(t, srv.URL, nil)
 			var retries []string
-			resp, err := b.Generate(context.Background(), Request{Messages: []Message{{Role: "user", Content: "hi"}}}, func(e Event) {
+			resp, err := b.Generate(testContext(t), Request{Messages: []Message{{Role: "user", Content: "hi"}}}, func(e Event) {
 				if e.Kind == EventRetry {
 					retries = append(retries, e.Text)
 				}
@@ -411,7 +411,7 @@ func TestClaudeGivesUpAfterMaxRetries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = b.Generate(context.Background(), Request{Messages: []Message{{Role: "user", Content: "hi"}}}, nil)
+	_, err = b.Generate(testContext(t), Request{Messages: []Message{{Role: "user", Content: "hi"}}}, nil)
 	var se *HTTPStatusError
 	if !errors.As(err, &se) || se.StatusCode != 429 {
 		t.Fatalf("err = %v, want an HTTPStatusError 429", err)
@@ -434,7 +434,7 @@ func TestClaudeDoesNotRetryAfterOutput(t *testing.T) {
 	defer srv.Close()
 	b := newTestClaude(t, srv.URL, nil)
 	var text strings.Builder
-	_, err := b.Generate(context.Background(), Request{Messages: []Message{{Role: "user", Content: "hi"}}}, func(e Event) { text.WriteString(e.Text) })
+	_, err := b.Generate(testContext(t), Request{Messages: []Message{{Role: "user", Content: "hi"}}}, func(e Event) { text.WriteString(e.Text) })
 	if err == nil || !strings.Contains(err.Error(), "overloaded") {
 		t.Fatalf("err = %v, want the overloaded error", err)
 	}
@@ -452,11 +452,11 @@ func TestClaudeCancelMidStream(t *testing.T) {
 		s.named("message_start", msgStart)
 		s.named("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)
 		s.named("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"thinking..."}}`)
-		<-r.Context().Done() // a slow model: nothing more until the client goes away
+		awaitHangUp(t, r) // a slow model: nothing more until the client goes away
 	}))
 	defer srv.Close()
 	b := newTestClaude(t, srv.URL, nil)
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(testContext(t))
 	defer cancel()
 	_, err := b.Generate(ctx, Request{Messages: []Message{{Role: "user", Content: "hi"}}}, func(e Event) {
 		if e.Kind == EventTextDelta {
@@ -466,7 +466,7 @@ func TestClaudeCancelMidStream(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
-	<-released // the server saw the connection close
+	receive(t, released, "end of the handler after the client hung up") // the server saw the connection close
 }
 
 func TestClaudeExtraOptions(t *testing.T) {
@@ -486,7 +486,7 @@ func TestClaudeExtraOptions(t *testing.T) {
 		"allowed_tools":         []any{"Read"},
 		"extra_body":            map[string]any{"inference_geo": "us"},
 	})
-	if _, err := b.Generate(context.Background(), Request{Messages: []Message{{Role: "user", Content: "hi"}}}, nil); err != nil {
+	if _, err := b.Generate(testContext(t), Request{Messages: []Message{{Role: "user", Content: "hi"}}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	body := rec.last()
@@ -558,7 +558,7 @@ func TestClaudeReplaysThinkingWithToolUse(t *testing.T) {
 	defer srv.Close()
 	b := newTestClaude(t, srv.URL, map[string]any{"thinking": map[string]any{"type": "enabled", "budget_tokens": 1024}})
 	msgs := []Message{{Role: "user", Content: "read x"}}
-	resp, err := b.Generate(context.Background(), Request{Messages: msgs}, nil)
+	resp, err := b.Generate(testContext(t), Request{Messages: msgs}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -567,7 +567,7 @@ func TestClaudeReplaysThinkingWithToolUse(t *testing.T) {
 	}
 	msgs = append(msgs, Message{Role: "assistant", ToolCalls: resp.ToolCalls},
 		Message{Role: "tool", ToolCallID: "toolu_T", ToolName: "read_file", Content: "contents"})
-	if _, err := b.Generate(context.Background(), Request{Messages: msgs}, nil); err != nil {
+	if _, err := b.Generate(testContext(t), Request{Messages: msgs}, nil); err != nil {
 		t.Fatal(err)
 	}
 	assistant := rec.last()["messages"].([]any)[1]
@@ -625,7 +625,7 @@ func TestClaudeTruncatedStream(t *testing.T) {
 				textOnlyReply.play(w)
 			}))
 			defer srv.Close()
-			resp, err := newTestClaude(t, srv.URL, nil).Generate(context.Background(), Request{Messages: []Message{{Role: "user", Content: "hi"}}}, nil)
+			resp, err := newTestClaude(t, srv.URL, nil).Generate(testContext(t), Request{Messages: []Message{{Role: "user", Content: "hi"}}}, nil)
 			if got := int(calls.Load()); got != tt.attempts {
 				t.Errorf("requests = %d, want %d", got, tt.attempts)
 			}

@@ -1,7 +1,6 @@
 package backends
 
 import (
-	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -39,7 +38,7 @@ func TestClaudeCode(t *testing.T) {
 			if b.Provider() != "claude_code" || b.Model() != "claude-sonnet-4-5" {
 				t.Errorf("Provider/Model = %q/%q", b.Provider(), b.Model())
 			}
-			_, err = b.Generate(context.Background(), Request{Messages: []Message{{Role: "user", Content: "hi"}}}, nil)
+			_, err = b.Generate(testContext(t), Request{Messages: []Message{{Role: "user", Content: "hi"}}}, nil)
 			if !errors.Is(err, tt.want) || err.Error() != tt.msg {
 				t.Fatalf("Generate err = %v, want %q", err, tt.msg)
 			}

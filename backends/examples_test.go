@@ -46,7 +46,7 @@ func TestBuiltinExamplesBuild(t *testing.T) {
 					continue
 				}
 				vars := map[string]string{"WORKSPACE": t.TempDir(), "TEMP_WORKSPACE": t.TempDir(), "CONTEXT_0": "/ctx", "AGENT_ANON": "agent1"}
-				ctx, cancel := context.WithCancel(context.Background())
+				ctx, cancel := context.WithCancel(testContext(t))
 				cancel() // steps that wait or block return at once; the others reply
 				r, err := b.Generate(ctx, Request{Phase: "coordination", Vars: vars}, nil)
 				if err == nil {

@@ -66,7 +66,7 @@ func TestGeminiStreamsTextAndParallelFunctionCalls(t *testing.T) {
 
 	b := newTestGemini(t, srv.URL, nil)
 	var events []string
-	resp, err := b.Generate(context.Background(), Request{
+	resp, err := b.Generate(testContext(t), Request{
 		System:   "You are agent B.",
 		Messages: []Message{{Role: "user", Content: "do it"}},
 		Tools:    []ToolSpec{testWriteFileTool, {Name: "read_file", Description: "Read.", Parameters: map[string]any{"type": "object", "properties": map[string]any{"path": map[string]any{"type": "string"}}}}},
@@ -141,7 +141,7 @@ func TestGeminiSendsFunctionResponsesBack(t *testing.T) {
 
 	b := newTestGemini(t, srv.URL, nil)
 	msgs := []Message{{Role: "user", Content: "do it"}}
-	resp, err := b.Generate(context.Background(), Request{Messages: msgs, Tools: []ToolSpec{testWriteFileTool}}, nil)
+	resp, err := b.Generate(testContext(t), Request{Messages: msgs, Tools: []ToolSpec{testWriteFileTool}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestGeminiSendsFunctionResponsesBack(t *testing.T) {
 		Message{Role: "tool", ToolCallID: resp.ToolCalls[1].ID, Content: "denied: b.txt is protected", IsError: true}, // name found by id
 		Message{Role: "tool", ToolCallID: resp.ToolCalls[2].ID, ToolName: "list_directory", Content: "a.txt"},
 	)
-	resp2, err := b.Generate(context.Background(), Request{Messages: msgs, Tools: []ToolSpec{testWriteFileTool}}, nil)
+	resp2, err := b.Generate(testContext(t), Request{Messages: msgs, Tools: []ToolSpec{testWriteFileTool}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestGeminiRebuildsHistoryWithAPIIDs(t *testing.T) {
 	}))
 	defer srv.Close()
 	b := newTestGemini(t, srv.URL, nil)
-	_, err := b.Generate(context.Background(), Request{Messages: []Message{
+	_, err := b.Generate(testContext(t), Request{Messages: []Message{
 		{Role: "user", Content: "task"},
 		{Role: "assistant", ToolCalls: []ToolCall{{ID: "fc_1", Name: "vote", Arguments: json.RawMessage(`{"agent_id":"agent1","reason":"best"}`)}}},
 		{Role: "tool", ToolCallID: "fc_1", ToolName: "vote", Content: "vote recorded"},
@@ -232,7 +232,7 @@ func TestGeminiRetriesThenSucceeds(t *testing.T) {
 			defer srv.Close()
 			b := newTestGemini(t, srv.URL, nil)
 			var retries int
-			resp, err := b.Generate(context.Background(), Request{Messages: []Message{{Role: "user", Content: "hi"}}}, func(e Event) {
+			resp, err := b.Generate(testContext(t), Request{Messages: []Message{{Role: "user", Content: "hi"}}}, func(e Event) {
 				if e.Kind == EventRetry {
 					retries++
 				}
@@ -268,7 +268,7 @@ func TestGeminiDoesNotRetryAfterOutput(t *testing.T) {
 	defer srv.Close()
 	b := newTestGemini(t, srv.URL, nil)
 	var text strings.Builder
-	_, err := b.Generate(context.Background(), Request{Messages: []Message{{Role: "user", Content: "hi"}}}, func(e Event) { text.WriteString(e.Text) })
+	_, err := b.Generate(testContext(t), Request{Messages: []Message{{Role: "user", Content: "hi"}}}, func(e Event) { text.WriteString(e.Text) })
 	if err == nil || !strings.Contains(err.Error(), "overloaded") {
 		t.Fatalf("err = %v, want the overloaded error", err)
 	}
@@ -299,14 +299,20 @@ func TestGeminiCancelMidStream(t *testing.T) {
 					s.dataOnly(`{"candidates":[{"content":{"parts":[{"text":"thinking..."}],"role":"model"},"index":0}]}`)
 				}
 				close(arrived)
-				<-r.Context().Done()
+				awaitHangUp(t, r)
 			}))
 			defer srv.Close()
 			b := newTestGemini(t, srv.URL, nil)
-			ctx, cancel := context.WithCancel(context.Background())
+			ctx, cancel := context.WithCancel(testContext(t))
 			defer cancel()
 			if !firstChunk {
-				go func() { <-arrived; cancel() }()
+				go func() {
+					select {
+					case <-arrived:
+						cancel()
+					case <-ctx.Done():
+					}
+				}()
 			}
 			_, err := b.Generate(ctx, Request{Messages: []Message{{Role: "user", Content: "hi"}}}, func(e Event) {
 				if e.Kind == EventTextDelta {
@@ -316,7 +322,7 @@ func TestGeminiCancelMidStream(t *testing.T) {
 			if !errors.Is(err, context.Canceled) {
 				t.Fatalf("err = %v, want context.Canceled", err)
 			}
-			<-released
+			receive(t, released, "end of the handler after the client hung up")
 		})
 	}
 	if stdlog.Len() != 0 {
@@ -339,7 +345,7 @@ func TestGeminiBlockedOrEmptyReplyIsAnError(t *testing.T) {
 				geminiScript{tt.chunk}.play(w)
 			}))
 			defer srv.Close()
-			_, err := newTestGemini(t, srv.URL, nil).Generate(context.Background(), Request{Messages: []Message{{Role: "user", Content: "hi"}}}, nil)
+			_, err := newTestGemini(t, srv.URL, nil).Generate(testContext(t), Request{Messages: []Message{{Role: "user", Content: "hi"}}}, nil)
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("err = %v, want one containing %q", err, tt.wantErr)
 			}
@@ -363,7 +369,7 @@ func TestGeminiExtraOptions(t *testing.T) {
 		"enable_code_execution": true,
 		"extra_body":            map[string]any{"cachedContent": "cachedContents/abc"},
 	})
-	if _, err := b.Generate(context.Background(), Request{Messages: []Message{{Role: "user", Content: "hi"}}}, nil); err != nil {
+	if _, err := b.Generate(testContext(t), Request{Messages: []Message{{Role: "user", Content: "hi"}}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	body := rec.last()
@@ -419,7 +425,7 @@ func TestGeminiKeyFromGeminiAPIKey(t *testing.T) {
 	if b.Model() != geminiDefaultModel || b.Provider() != "gemini" {
 		t.Errorf("Model/Provider = %q/%q", b.Model(), b.Provider())
 	}
-	if _, err := b.Generate(context.Background(), Request{Messages: []Message{{Role: "user", Content: "hi"}}}, nil); err != nil {
+	if _, err := b.Generate(testContext(t), Request{Messages: []Message{{Role: "user", Content: "hi"}}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := rec.header[0].Get("X-Goog-Api-Key"); got != "from-gemini" {
@@ -434,7 +440,7 @@ func TestGeminiTruncatedStreamIsAnError(t *testing.T) {
 		geminiScript{`{"candidates":[{"content":{"parts":[{"text":"half an ans"}],"role":"model"},"index":0}]}`}.play(w)
 	}))
 	defer srv.Close()
-	_, err := newTestGemini(t, srv.URL, nil).Generate(context.Background(), Request{Messages: []Message{{Role: "user", Content: "hi"}}}, nil)
+	_, err := newTestGemini(t, srv.URL, nil).Generate(testContext(t), Request{Messages: []Message{{Role: "user", Content: "hi"}}}, nil)
 	if err == nil || !strings.Contains(err.Error(), "stream ended without a finish reason") {
 		t.Fatalf("err = %v, want a cut-off stream error", err)
 	}

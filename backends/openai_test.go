@@ -120,7 +120,7 @@ func TestOpenAIResponsesStreamsTextAndParallelToolCalls(t *testing.T) {
 				"extra_body":                  map[string]any{"prompt_cache_key": "k1"},
 			}, Options{})
 			var log wireEvents
-			resp, err := b.Generate(context.Background(), Request{
+			resp, err := b.Generate(testContext(t), Request{
 				System:   "You are agent1.",
 				Messages: []Message{{Role: "user", Content: "Write a.txt and b.txt"}},
 				Tools:    []ToolSpec{wireWriteFileTool},
@@ -244,7 +244,7 @@ func TestOpenAIResponsesSendsToolResultsBack(t *testing.T) {
 		responsesStream(startWireSSE(t, w), []string{"done"}, nil, false)
 	})
 	b := newTestOpenAI(t, ws, nil, Options{})
-	_, err := b.Generate(context.Background(), Request{
+	_, err := b.Generate(testContext(t), Request{
 		Messages: []Message{
 			{Role: "user", Content: "task"},
 			{Role: "assistant", Content: "writing", ToolCalls: []ToolCall{
@@ -314,7 +314,7 @@ func TestOpenAIResponsesRetries(t *testing.T) {
 			})
 			b := newTestOpenAI(t, ws, nil, Options{MaxRetries: tt.maxRetries})
 			var log wireEvents
-			resp, err := b.Generate(context.Background(), Request{Messages: []Message{{Role: "user", Content: "hi"}}}, log.add)
+			resp, err := b.Generate(testContext(t), Request{Messages: []Message{{Role: "user", Content: "hi"}}}, log.add)
 			if got := len(ws.requests()); got != tt.wantReqs {
 				t.Errorf("requests = %d, want %d", got, tt.wantReqs)
 			}
@@ -346,10 +346,10 @@ func TestOpenAIResponsesCancelMidStream(t *testing.T) {
 		s := startWireSSE(t, w)
 		s.event("response.created", map[string]any{"type": "response.created", "sequence_number": 0, "response": map[string]any{"id": "resp_1", "status": "in_progress", "output": []any{}}})
 		s.event("response.output_text.delta", map[string]any{"type": "response.output_text.delta", "sequence_number": 1, "item_id": "msg_1", "output_index": 0, "content_index": 0, "delta": "partial"})
-		<-r.Context().Done() // a slow model: nothing more until the client goes away
+		awaitHangUp(t, r) // a slow model: nothing more until the client goes away
 	})
 	b := newTestOpenAI(t, ws, nil, Options{})
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(testContext(t))
 	defer cancel()
 	_, err := b.Generate(ctx, Request{Messages: []Message{{Role: "user", Content: "hi"}}}, func(e Event) {
 		if e.Kind == EventTextDelta {
@@ -384,7 +384,7 @@ func TestOpenAIResponsesStreamFailures(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ws := newWireServer(t, func(w http.ResponseWriter, r *http.Request, n int) { tt.write(startWireSSE(t, w)) })
 			b := newTestOpenAI(t, ws, nil, Options{})
-			_, err := b.Generate(context.Background(), Request{Messages: []Message{{Role: "user", Content: "hi"}}}, nil)
+			_, err := b.Generate(testContext(t), Request{Messages: []Message{{Role: "user", Content: "hi"}}}, nil)
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("err = %v, want containing %q", err, tt.wantErr)
 			}
@@ -427,7 +427,7 @@ func TestOpenAIResponsesRetriesStreamErrors(t *testing.T) {
 			})
 			b := newTestOpenAI(t, ws, nil, Options{})
 			var log wireEvents
-			resp, err := b.Generate(context.Background(), Request{Messages: []Message{{Role: "user", Content: "hi"}}}, log.add)
+			resp, err := b.Generate(testContext(t), Request{Messages: []Message{{Role: "user", Content: "hi"}}}, log.add)
 			if got := len(ws.requests()); got != tt.wantReqs {
 				t.Errorf("requests = %d, want %d", got, tt.wantReqs)
 			}

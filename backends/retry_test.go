@@ -28,7 +28,7 @@ func TestWithRetry(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			calls, notified := 0, 0
-			err := withRetryNotify(context.Background(), Options{MaxRetries: tt.max}, func() error {
+			err := withRetryNotify(testContext(t), Options{MaxRetries: tt.max}, func() error {
 				calls++
 				if calls <= len(tt.errs) {
 					return tt.errs[calls-1]
@@ -49,7 +49,7 @@ func TestWithRetry(t *testing.T) {
 }
 
 func TestWithRetryStopsWhenCancelled(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(testContext(t))
 	calls := 0
 	err := withRetry(ctx, Options{}, func() error {
 		calls++

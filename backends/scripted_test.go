@@ -45,7 +45,7 @@ func TestScriptedPlaysStepsPerPhaseWithSubstitution(t *testing.T) {
 	play := func(phase string) (*Response, []Event) {
 		t.Helper()
 		var log wireEvents
-		resp, err := b.Generate(context.Background(), Request{Phase: phase, Vars: vars}, log.add)
+		resp, err := b.Generate(testContext(t), Request{Phase: phase, Vars: vars}, log.add)
 		if err != nil {
 			t.Fatalf("Generate(%s): %v", phase, err)
 		}
@@ -105,12 +105,12 @@ func TestScriptedWhenExhausted(t *testing.T) {
 			b := newTestScripted(t, []configs.ScriptStep{{Phase: "final", Text: "only final"}})
 			req := Request{Phase: tt.phase, Tools: tt.tools, Vars: map[string]string{"ANSWERS": tt.answers}}
 			if tt.phase == "final" {
-				if r, err := b.Generate(context.Background(), req, nil); err != nil || r.Text != "only final" {
+				if r, err := b.Generate(testContext(t), req, nil); err != nil || r.Text != "only final" {
 					t.Fatalf("first final = %+v, %v", r, err)
 				}
 			}
 			for i := 0; i < 2; i++ { // stays exhausted
-				r, err := b.Generate(context.Background(), req, nil)
+				r, err := b.Generate(testContext(t), req, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -142,7 +142,7 @@ func TestScriptedWaitFor(t *testing.T) {
 	target := filepath.Join(dir, "agent1", "ready.txt")
 
 	// Cancelled while waiting: the step has not replied, so it is played again next time.
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(testContext(t))
 	started := make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
@@ -150,16 +150,17 @@ func TestScriptedWaitFor(t *testing.T) {
 		_, err := b.Generate(ctx, Request{Vars: vars}, nil)
 		done <- err
 	}()
-	<-started
+	receive(t, started, "start of the waiting call")
 	cancel()
-	if err := <-done; !errors.Is(err, context.Canceled) {
+	if err := receive(t, done, "return of the cancelled wait"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled wait: err = %v", err)
 	}
 
 	// Now the file appears while the call waits.
 	result := make(chan *Response, 1)
+	waitCtx := testContext(t)
 	go func() {
-		r, err := b.Generate(context.Background(), Request{Vars: vars}, nil)
+		r, err := b.Generate(waitCtx, Request{Vars: vars}, nil)
 		if err != nil {
 			t.Error(err)
 		}
@@ -171,13 +172,13 @@ func TestScriptedWaitFor(t *testing.T) {
 	if err := os.WriteFile(target, []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if r := <-result; r == nil || r.Text != "saw it" {
+	if r := receive(t, result, "reply once the file appeared"); r == nil || r.Text != "saw it" {
 		t.Fatalf("reply = %+v", r)
 	}
 	if _, err := os.Stat(target); err != nil {
 		t.Fatal(err)
 	}
-	r, err := b.Generate(context.Background(), Request{Vars: vars}, nil)
+	r, err := b.Generate(testContext(t), Request{Vars: vars}, nil)
 	if err != nil || r.Text != "next" {
 		t.Errorf("after wait_for: %+v %v", r, err)
 	}
@@ -185,7 +186,7 @@ func TestScriptedWaitFor(t *testing.T) {
 
 func TestScriptedWaitForTimesOutWithContext(t *testing.T) {
 	b := newTestScripted(t, []configs.ScriptStep{{WaitFor: filepath.Join(t.TempDir(), "never")}})
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	ctx, cancel := context.WithTimeout(testContext(t), 50*time.Millisecond)
 	defer cancel()
 	if _, err := b.Generate(ctx, Request{}, nil); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v, want deadline exceeded", err)
@@ -198,7 +199,7 @@ func TestScriptedBlockUntilCancelledThenContinues(t *testing.T) {
 			{Phase: "coordination", Block: true},
 			{Phase: "coordination", Text: "after restart"},
 		})
-		ctx, cancel := context.WithCancel(context.Background())
+		ctx, cancel := context.WithCancel(testContext(t))
 		if preCancelled {
 			cancel()
 		}
@@ -208,10 +209,10 @@ func TestScriptedBlockUntilCancelledThenContinues(t *testing.T) {
 			done <- err
 		}()
 		cancel()
-		if err := <-done; !errors.Is(err, context.Canceled) {
+		if err := receive(t, done, "return of the blocked step"); !errors.Is(err, context.Canceled) {
 			t.Fatalf("blocked step (pre-cancelled %v): err = %v", preCancelled, err)
 		}
-		r, err := b.Generate(context.Background(), Request{Phase: "coordination"}, nil)
+		r, err := b.Generate(testContext(t), Request{Phase: "coordination"}, nil)
 		if err != nil || r.Text != "after restart" {
 			t.Fatalf("after restart (pre-cancelled %v): %+v %v", preCancelled, r, err)
 		}

@@ -1,6 +1,7 @@
 package backends
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,7 +10,50 @@ import (
 	"net/url"
 	"sync"
 	"testing"
+	"time"
 )
+
+// testTimeout bounds every wait in this package's tests. A healthy test takes at most a couple
+// of seconds (real retry backoff), so reaching it means something hangs: the test then fails
+// with a message naming what it waited for, instead of stalling CI until go test's timeout.
+const testTimeout = 30 * time.Second
+
+// testContext is the context for a test's model calls: done when the test ends and after
+// testTimeout, so a call that never returns fails the test instead of hanging it.
+func testContext(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// receive waits for a value on ch, failing the test when none comes within testTimeout.
+func receive[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	timer := time.NewTimer(testTimeout)
+	defer timer.Stop()
+	select {
+	case v := <-ch:
+		return v
+	case <-timer.C:
+		t.Fatalf("no %s within %v", what, testTimeout)
+		panic("unreachable")
+	}
+}
+
+// awaitHangUp is a slow model: a handler calls it to block until the client goes away. It
+// gives up after testTimeout (reporting it) so the server's Close, which waits for every
+// handler, cannot hang. The handler must have read the request body first: only then does
+// net/http watch the connection and cancel r.Context() when the client closes it.
+func awaitHangUp(t *testing.T, r *http.Request) {
+	timer := time.NewTimer(testTimeout)
+	defer timer.Stop()
+	select {
+	case <-r.Context().Done():
+	case <-timer.C:
+		t.Errorf("the client did not hang up within %v (%s %s)", testTimeout, r.Method, r.URL.Path)
+	}
+}
 
 // wireRequest is one request a fake provider received.
 type wireRequest struct {

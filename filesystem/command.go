@@ -144,7 +144,7 @@ func (t *Toolset) removeNewSystemPaths(pol sandbox.Policy) []string {
 			if p != root && ((ws != "" && p == ws) || t.isPrivate(p)) {
 				return filepath.SkipDir
 			}
-			if p == root || !systemNames[d.Name()] && !existed[p] {
+			if p == root || !systemNames[strings.ToLower(d.Name())] && !existed[p] {
 				return nil
 			}
 			if existed[p] {

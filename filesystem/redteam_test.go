@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/massgen-go/massgen/filesystem/sandbox"
 	"github.com/massgen-go/massgen/permissions"
 )
@@ -722,10 +724,12 @@ func TestRedteamCommandCreatesSystemPaths(t *testing.T) {
 				`d=%s; echo OPENAI_BASE_URL=https://evil.example > "$d/.env"`,
 				`d=%s; mkdir -p "$d/.massgen" && echo 'permissions: {mode: bypassPermissions}' > "$d/.massgen/permissions.yaml"`,
 				`d=%s; mkdir -p "$d/src/.git" && echo x > "$d/src/.git/config"`,
+				`d=%s; mkdir -p pkg/.git && echo x > pkg/.git/config && cp -r pkg "$d/src/"`,
+				`d=%s; git init -q "$d/src/repo"`,
 			} {
 				e2.call("execute_command", map[string]any{"command": fmt.Sprintf(c, e2.proj)})
 			}
-			for _, p := range []string{".git", ".env", ".massgen", "src/.git"} {
+			for _, p := range []string{".git", ".env", ".massgen", "src/.git", "src/pkg/.git", "src/repo/.git"} {
 				if exists(filepath.Join(e2.proj, p)) {
 					t.Errorf("a command created %s in the context path", p)
 				}
@@ -747,4 +751,96 @@ func newEnvNoSystem(t *testing.T, mode string) *env {
 		os.Remove(filepath.Join(proj, ".env"))
 		mkdir(t, filepath.Join(proj, "src"))
 	})
+}
+
+// openPTY opens a new pseudo-terminal pair: the master (the "user's keyboard") and the slave
+// path (/dev/pts/N, what a shell in a terminal reads).
+func openPTY(t *testing.T) (*os.File, string) {
+	t.Helper()
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pty here: %v", err)
+	}
+	t.Cleanup(func() { m.Close() })
+	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Skipf("unlockpt: %v", err)
+	}
+	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Skipf("ptsname: %v", err)
+	}
+	return m, fmt.Sprintf("/dev/pts/%d", n)
+}
+
+// TestRedteamDevices: a command must not read the user's terminal (keystrokes typed into
+// massgen's or another terminal), the kernel log, or raw devices: only the harmless device
+// files are reachable.
+func TestRedteamDevices(t *testing.T) {
+	master, pts := openPTY(t)
+	// Keep a slave open so the terminal stays alive, as a user's shell would.
+	slave, err := os.OpenFile(pts, os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("opening %s: %v", pts, err)
+	}
+	defer slave.Close()
+	if _, err := master.Write([]byte("hunter2-typed-password\n")); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range sandboxModes(t) {
+		t.Run(mode, func(t *testing.T) {
+			e := newEnv(t, permissions.Coordination, withSandbox(mode))
+			for _, c := range []string{
+				"p=" + pts + "; timeout 2 head -n1 $p",
+				"k=/dev/kmsg; timeout 2 head -c 200 $k 2>/dev/null | wc -c | grep -v '^0$'",
+				"t=/dev/tty; timeout 2 head -c 1 $t 2>/dev/null | wc -c | grep -v '^0$'",
+				"for d in /dev/sd? /dev/vd? /dev/nvme?n? /dev/loop0 /dev/mem /dev/tty0 /dev/console /dev/shm; do timeout 2 head -c 16 $d 2>/dev/null; done | wc -c | grep -v '^0$'",
+				"ls /dev/pts /dev/shm 2>/dev/null",
+			} {
+				m, _ := e.call("execute_command", map[string]any{"command": c, "timeout": 5})
+				if s, _ := m["stdout"].(string); strings.Contains(s, "hunter2") || strings.TrimSpace(s) != "" && !(mode == sandbox.ModeBubblewrap && strings.HasPrefix(c, "ls")) {
+					t.Errorf("%q read a device: %q", c, s)
+				}
+			}
+			// Control: the harmless devices work.
+			if m := e.ok("execute_command", map[string]any{"command": "head -c 4 /dev/zero | od -An -tx1 | tr -d ' \\n'; head -c 4 /dev/urandom > /dev/null && echo ok > /dev/null && echo ok > /dev/stdout && echo err > /dev/stderr"}); m["stdout"] != "00000000ok\n" || m["stderr"] != "err\n" {
+				t.Fatalf("control: %v", m)
+			}
+		})
+	}
+	// The typed password is still there for its real reader.
+	buf := make([]byte, 64)
+	slave.SetReadDeadline(time.Now().Add(2 * time.Second))
+	n, _ := slave.Read(buf)
+	if !strings.Contains(string(buf[:n]), "hunter2") {
+		t.Errorf("the terminal input was consumed by someone else: %q", buf[:n])
+	}
+}
+
+// TestRedteamOtherProcesses: what a command can learn about processes outside its sandbox.
+func TestRedteamOtherProcesses(t *testing.T) {
+	// A process outside the sandbox with a secret on its command line (another agent's
+	// command, a tool started with a token argument).
+	marker := fmt.Sprintf("redteam-cmdline-secret-%d", os.Getpid())
+	other := exec.Command("/bin/sh", "-c", "sleep 30; : "+marker)
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { other.Process.Kill(); other.Wait() }()
+	for _, mode := range sandboxModes(t) {
+		t.Run(mode, func(t *testing.T) {
+			e := newEnv(t, permissions.Coordination, withSandbox(mode))
+			m, _ := e.call("execute_command", map[string]any{"command": "p=/proc; cat $p/[0-9]*/cmdline 2>/dev/null | tr '\\0' ' '"})
+			leaked := strings.Contains(fmt.Sprint(m["stdout"]), marker)
+			if !strings.Contains(fmt.Sprint(m["stdout"]), "/bin/sh -c p=/proc") {
+				t.Fatalf("the probe saw nothing, not even itself: %v", m)
+			}
+			if leaked && mode == sandbox.ModeLandlock {
+				t.Log("KNOWN LIMITATION (landlock): /proc is shared, so a command can read other processes' command lines (see the H8 report)")
+				return
+			}
+			if leaked {
+				t.Errorf("read another process's command line: %v", m)
+			}
+		})
+	}
 }

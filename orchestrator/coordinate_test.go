@@ -16,11 +16,13 @@ import (
 // itself; A presents.
 func TestTwoAgentsAnswerVotePresent(t *testing.T) {
 	h := newHarness(t, "alice", "bob")
+	bobWorking := make(chan struct{})
 	h.scripts["alice"] = func(ctx context.Context, c fakeCall) (*backends.Response, error) {
 		switch {
 		case c.final():
 			return textResp("final from alice"), nil
 		case len(c.answers()) == 0:
+			<-bobWorking
 			return answerResp("hello from alice"), nil
 		default:
 			return voteResp("agent1", "mine is fine"), nil
@@ -28,6 +30,7 @@ func TestTwoAgentsAnswerVotePresent(t *testing.T) {
 	}
 	h.scripts["bob"] = func(ctx context.Context, c fakeCall) (*backends.Response, error) {
 		if len(c.answers()) == 0 {
+			close(bobWorking)
 			return block(ctx) // working when alice answers: restarted
 		}
 		return voteResp("agent1", "alice's is good"), nil
@@ -205,7 +208,7 @@ func TestInvalidWorkflowCalls(t *testing.T) {
 		{name: "real id", invalid: voteResp("alice", "x"), withAnswer: true, want: `vote for one of: agent1`},
 		{name: "identical answer", invalid: answerResp("the first answer"), withAnswer: true, want: "identical to agent1's existing answer"},
 		{name: "no workflow tool", invalid: textResp("I think hello"), withAnswer: true, want: "must finish by calling a workflow tool"},
-		{name: "answer past the maximum", invalid: answerResp("bob again"), withAnswer: true, maxAnswers: 1, bobFirst: answerResp("second answer"), want: "maximum of 1 new answers"},
+		{name: "answer past the maximum", invalid: answerResp("another answer"), withAnswer: true, maxAnswers: 1, bobFirst: answerResp("second answer"), want: "maximum of 1 new answers"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -240,6 +243,8 @@ func TestInvalidWorkflowCalls(t *testing.T) {
 					return block(ctx)
 				}
 				if tt.bobFirst != nil && !bobAnswered {
+					// (If this answer is superseded by a restart, the invalid one below
+					// becomes bob's first answer and the next one is refused the same way.)
 					bobAnswered = true
 					return tt.bobFirst, nil
 				}

@@ -104,9 +104,9 @@ type metadata struct {
 	Winner          string                `json:"winner"`
 	Votes           map[string]string     `json:"votes"`
 	Agents          []string              `json:"agents"`
-	Started         time.Time             `json:"started"`
-	Ended           time.Time             `json:"ended"`
-	DurationSeconds float64               `json:"duration_seconds"`
+	Started         time.Time             `json:"started,omitzero"`
+	Ended           time.Time             `json:"ended,omitzero"`
+	DurationSeconds float64               `json:"duration_seconds,omitzero"`
 	Tokens          map[string]TokenUsage `json:"tokens"`
 	TotalTokens     TokenUsage            `json:"total_tokens"`
 	FilesDelivered  []string              `json:"files_delivered"`

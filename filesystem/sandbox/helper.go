@@ -106,7 +106,17 @@ func landlockABI() int {
 // their own (a rule on a link would apply to its target, wherever that is).
 func landlockRules(p Policy) ([]landlock.Rule, error) {
 	var rules []landlock.Rule
-	rules = append(rules, landlock.RODirs(SystemReadDirs...).IgnoreIfMissing())
+	// /dev is not granted as a whole: it holds the user's terminals (/dev/pts/N, /dev/tty: a
+	// command could read what the user types), the kernel log and raw disks (readable by
+	// root). Only the harmless device files are.
+	var sys []string
+	for _, d := range SystemReadDirs {
+		if d != "/dev" {
+			sys = append(sys, d)
+		}
+	}
+	rules = append(rules, landlock.RODirs(sys...).IgnoreIfMissing())
+	rules = append(rules, landlock.ROFiles(readableDevices...).IgnoreIfMissing())
 	rules = append(rules, landlock.RWFiles(writableDevices...).IgnoreIfMissing())
 	var grants []grant
 	for _, r := range p.Read {

@@ -50,14 +50,20 @@ const helperArg = "__massgen_sandbox_helper__"
 // could still be emptied, so we treat older kernels as "no Landlock".
 const minLandlockABI = 3
 
-// SystemReadDirs are readable (and executable) for every command. /tmp is not among them:
+// SystemReadDirs are readable (and executable) for every command (for /dev: see
+// readableDevices). /tmp is not among them:
 // other agents' and users' temporary files live there; commands get a private TMPDIR instead.
 // /run/systemd/resolve and /run/resolvconf are where /etc/resolv.conf often points.
 var SystemReadDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/proc", "/dev",
 	"/run/systemd/resolve", "/run/resolvconf"}
 
-// writableDevices are the device files every command may write to.
-var writableDevices = []string{"/dev/null", "/dev/zero", "/dev/full"}
+// writableDevices are the device files every command may write to; readableDevices those it
+// may read besides. The rest of /dev (terminals, kernel log, disks) is out of reach: bubblewrap
+// mounts a fresh minimal /dev, Landlock grants these files only.
+var (
+	writableDevices = []string{"/dev/null", "/dev/zero", "/dev/full"}
+	readableDevices = []string{"/dev/random", "/dev/urandom"}
+)
 
 // Policy is what the command may touch. Paths are absolute; they may be files or directories.
 type Policy struct {
@@ -165,11 +171,12 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	if (o.Mode == "" || o.Mode == ModeAuto) && mode == ModeLandlock && BubblewrapPath() != "" &&
-		(needsCarve(o.Policy) || (o.Executable == "" && !helperReady.Load())) {
-		// Landlock cannot subtract a read-only or hidden subtree from a writable root (see
-		// carve): bubblewrap expresses that policy exactly, so auto prefers it here; it is also
-		// the way out for a program that cannot re-execute itself as the Landlock helper.
+	if (o.Mode == "" || o.Mode == ModeAuto) && mode == ModeLandlock && BubblewrapPath() != "" {
+		// auto prefers bubblewrap whenever it works: it expresses read-only and hidden subtrees
+		// of a writable root exactly (Landlock must carve, see carve), and its own PID namespace,
+		// /proc and /dev keep a command from leaving processes behind with setsid, reading other
+		// processes' command lines or reaching the user's terminals. It is also the way out for
+		// a program that cannot re-execute itself as the Landlock helper.
 		mode = ModeBubblewrap
 	}
 	if o.MaxOutput <= 0 {
@@ -410,6 +417,13 @@ func bwrapArgs(p Policy, dir string) []string {
 	// mounted: the private temp dir (a Write root) is the only writable place outside the roots.
 	args = append(args, "--remount-ro", "/")
 	for _, h := range p.Hide {
+		inRoot := false
+		for _, m := range ms {
+			inRoot = inRoot || under(filepath.Clean(h), filepath.Clean(m.path))
+		}
+		if !inRoot {
+			continue // not mounted, so not visible: nothing to cover (and / is read-only now)
+		}
 		fi, err := os.Lstat(h)
 		switch {
 		case err != nil:
