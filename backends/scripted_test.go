@@ -157,14 +157,15 @@ func TestScriptedWaitFor(t *testing.T) {
 	}
 
 	// Now the file appears while the call waits.
-	result := make(chan *Response, 1)
+	type reply struct {
+		r   *Response
+		err error
+	}
+	result := make(chan reply, 1)
 	waitCtx := testContext(t)
 	go func() {
 		r, err := b.Generate(waitCtx, Request{Vars: vars}, nil)
-		if err != nil {
-			t.Error(err)
-		}
-		result <- r
+		result <- reply{r, err}
 	}()
 	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
 		t.Fatal(err)
@@ -172,8 +173,8 @@ func TestScriptedWaitFor(t *testing.T) {
 	if err := os.WriteFile(target, []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if r := receive(t, result, "reply once the file appeared"); r == nil || r.Text != "saw it" {
-		t.Fatalf("reply = %+v", r)
+	if got := receive(t, result, "reply once the file appeared"); got.err != nil || got.r.Text != "saw it" {
+		t.Fatalf("reply = %+v, %v", got.r, got.err)
 	}
 	if _, err := os.Stat(target); err != nil {
 		t.Fatal(err)

@@ -43,9 +43,15 @@ func receive[T any](t *testing.T, ch <-chan T, what string) T {
 
 // awaitHangUp is a slow model: a handler calls it to block until the client goes away. It
 // gives up after testTimeout (reporting it) so the server's Close, which waits for every
-// handler, cannot hang. The handler must have read the request body first: only then does
-// net/http watch the connection and cancel r.Context() when the client closes it.
+// handler, cannot hang.
+//
+// It reads the rest of the request body first: an HTTP/1 server only watches the connection,
+// and so only cancels r.Context() when the client closes it, once the body has been read to
+// the end (or discarded when the response header was flushed). A handler that waited on
+// r.Context() with neither done waited forever, and so did the test (TestGeminiCancelMidStream
+// before the handler flushed its header).
 func awaitHangUp(t *testing.T, r *http.Request) {
+	_, _ = io.Copy(io.Discard, r.Body)
 	timer := time.NewTimer(testTimeout)
 	defer timer.Stop()
 	select {

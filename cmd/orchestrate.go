@@ -92,6 +92,9 @@ func orchestrateTurn(ctx context.Context, opts *RunOptions, task string) (string
 	opts.LastResult = res
 	if mode != display.ModeSilent {
 		fmt.Fprint(opts.IO.ErrOut, display.Summary(res))
+		if opts.IO.StdoutTTY { // the answer follows on the same screen
+			fmt.Fprint(opts.IO.ErrOut, "\nFinal answer:\n")
+		}
 	}
 	return res.FinalAnswer, nil
 }

@@ -93,7 +93,7 @@ func PrintResult(m Mode, out, errOut io.Writer, res *orchestrator.Result) {
 		return
 	}
 	if m != ModeSilent {
-		fmt.Fprint(errOut, Summary(res))
+		fmt.Fprint(errOut, Summary(res)+"\nFinal answer:\n")
 	}
 	answer := res.FinalAnswer
 	if !strings.HasSuffix(answer, "\n") {
@@ -144,7 +144,6 @@ func Summary(res *orchestrator.Result) string {
 		}
 		fmt.Fprintf(&b, "Tokens: %s (total %d)\n", strings.Join(parts, ", "), total)
 	}
-	b.WriteString("\nFinal answer:\n")
 	return b.String()
 }
 

@@ -128,6 +128,8 @@ func (l *live) apply(ev orchestrator.Event) {
 		p.activity = "invalid: " + ev.Text
 	case orchestrator.EventRestart:
 		p.activity = "restarting: " + ev.Text
+	case orchestrator.EventRetry:
+		p.activity = "retrying: " + ev.Text
 	case orchestrator.EventStopped:
 		p.activity = "stopped: " + ev.Text
 	case orchestrator.EventFinalStart:

@@ -50,6 +50,8 @@ func PlainLine(ev orchestrator.Event) string {
 		return fmt.Sprintf("%s voted for %s: %s", who, ev.Target, oneLine(ev.Text, 120))
 	case orchestrator.EventInvalid:
 		return fmt.Sprintf("%s invalid workflow call: %s", who, oneLine(ev.Text, 200))
+	case orchestrator.EventRetry:
+		return fmt.Sprintf("%s retrying: %s", who, oneLine(ev.Text, 200))
 	case orchestrator.EventRestart:
 		return fmt.Sprintf("%s restarting (%s)", who, ev.Text)
 	case orchestrator.EventStopped:

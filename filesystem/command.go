@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
 
 	"github.com/massgen-go/massgen/filesystem/sandbox"
 	"github.com/massgen-go/massgen/permissions"
@@ -95,6 +96,7 @@ func (t *Toolset) executeCommand(ctx context.Context, c *call) (any, error) {
 		t.beforeUse(l.abs)
 	}
 	pol := t.sandboxPolicy()
+	started := time.Now()
 	res, err := sandbox.Run(ctx, sandbox.Options{
 		Mode: t.o.Sandbox, Command: command, Dir: l.abs,
 		Timeout: time.Duration(timeout) * time.Second, MaxOutput: maxCommandOutput,
@@ -102,7 +104,7 @@ func (t *Toolset) executeCommand(ctx context.Context, c *call) (any, error) {
 	})
 	out := commandResult{Command: command, WorkDir: l.abs, Success: res.ExitCode == 0 && !res.TimedOut, Result: res}
 	if t.o.Sandbox != sandbox.ModeNone {
-		if removed := t.removeNewSystemPaths(pol); len(removed) > 0 {
+		if removed := t.removeNewSystemPaths(pol, started); len(removed) > 0 {
 			out.Removed = removed
 			out.Stderr += fmt.Sprintf("\nmassgen: removed %s: .git, .env and .massgen are never created outside your workspace\n", strings.Join(removed, ", "))
 		}
@@ -123,7 +125,7 @@ var systemNames = map[string]bool{".git": true, ".env": true, ".massgen": true}
 
 // removeNewSystemPaths removes .git/.env/.massgen entries under the writable roots (outside the
 // workspace) that were not there when the command started (pol.Keep lists those).
-func (t *Toolset) removeNewSystemPaths(pol sandbox.Policy) []string {
+func (t *Toolset) removeNewSystemPaths(pol sandbox.Policy, started time.Time) []string {
 	existed := map[string]bool{}
 	for _, k := range pol.Keep {
 		existed[k] = true
@@ -153,6 +155,14 @@ func (t *Toolset) removeNewSystemPaths(pol sandbox.Policy) []string {
 				}
 				return nil
 			}
+			if born, ok := birthTime(p); ok && born.Before(started.Add(-time.Second)) {
+				// Older than the command (a directory massgen could not list before and the
+				// command opened up): the user's, not the command's. Never removed.
+				if d.IsDir() {
+					return filepath.SkipDir
+				}
+				return nil
+			}
 			if err := os.RemoveAll(p); err != nil {
 				t.log.Warn("could not remove a system path a command created", zap.String("path", p), zap.Error(err))
 			} else {
@@ -165,4 +175,13 @@ func (t *Toolset) removeNewSystemPaths(pol sandbox.Policy) []string {
 		})
 	}
 	return removed
+}
+
+// birthTime is the creation time of p (statx), when the filesystem records one.
+func birthTime(p string) (time.Time, bool) {
+	var st unix.Statx_t
+	if err := unix.Statx(unix.AT_FDCWD, p, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_BTIME, &st); err != nil || st.Mask&unix.STATX_BTIME == 0 {
+		return time.Time{}, false
+	}
+	return time.Unix(st.Btime.Sec, int64(st.Btime.Nsec)), true
 }

@@ -395,6 +395,8 @@ func TestRedteamCommandEscapes(t *testing.T) {
 						`f=%s; echo pwned | tee -a "$f"`,
 						`f=%s; touch -d 2000-01-01 "$f"`,
 						`f=%s; d=$(dirname "$f"); mv "$d" "$d.moved"`,
+						`f=%s; unshare -Urm sh -c "mount -o remount,bind,rw $f 2>/dev/null; mount -t tmpfs x $(dirname $f) 2>/dev/null; echo pwned >> $f"`,
+						`f=%s; unshare -Urm sh -c "mount --bind /dev/null $f; umount $(dirname $f)"; echo pwned >> "$f"`,
 					} {
 						c := fmt.Sprintf(cmd, target)
 						e.call("execute_command", map[string]any{"command": c})
@@ -842,5 +844,68 @@ func TestRedteamOtherProcesses(t *testing.T) {
 				t.Errorf("read another process's command line: %v", m)
 			}
 		})
+	}
+}
+
+// TestRedteamSystemPathCleanupSparesOlderEntries: the cleanup after a command never removes a
+// .git that existed before it (say, in a directory massgen could not list before the command
+// opened it up): only entries born during the command go.
+func TestRedteamSystemPathCleanupSparesOlderEntries(t *testing.T) {
+	e := newEnvNoSystem(t, sandbox.ModeNone)
+	git := filepath.Join(e.proj, "src", ".git", "config")
+	write(t, git, "[core]\n")
+	if _, ok := birthTime(git); !ok {
+		t.Skip("this filesystem records no creation times")
+	}
+	if got := e.ts.removeNewSystemPaths(sandbox.Policy{Write: []string{e.proj}}, time.Now().Add(5*time.Second)); len(got) != 0 || !exists(git) {
+		t.Fatalf("removed an older .git: %v", got)
+	}
+	// Control: born during the command (started before it), not listed as pre-existing: removed.
+	if got := e.ts.removeNewSystemPaths(sandbox.Policy{Write: []string{e.proj}}, time.Now().Add(-5*time.Second)); len(got) != 1 || exists(git) {
+		t.Fatalf("did not remove a new .git: %v", got)
+	}
+}
+
+// TestRedteamRootOnlySystemSecrets: run as root (containers, CI), a command keeps uid 0 and so
+// could read /etc/shadow despite its dropped capabilities; such files are hidden.
+func TestRedteamRootOnlySystemSecrets(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("not root: DAC already keeps /etc/shadow unreadable")
+	}
+	if !exists("/etc/shadow") {
+		t.Skip("no /etc/shadow")
+	}
+	for _, mode := range sandboxModes(t) {
+		t.Run(mode, func(t *testing.T) {
+			e := newEnv(t, permissions.Coordination, withSandbox(mode))
+			m, _ := e.call("execute_command", map[string]any{"command": "e=/etc; for f in shadow gshadow sudoers ssh/ssh_host_ed25519_key; do cat $e/$f 2>/dev/null; done | wc -c"})
+			if strings.TrimSpace(fmt.Sprint(m["stdout"])) != "0" {
+				t.Errorf("read root-only files: %v", m)
+			}
+			// Control: the rest of /etc works (users, name resolution).
+			if m := e.ok("execute_command", map[string]any{"command": "e=/etc; grep -c '^root:' $e/passwd"}); m["stdout"] != "1\n" {
+				t.Fatalf("control: %v", m)
+			}
+		})
+	}
+}
+
+// TestRedteamSetuidDroppedOnReplace: replacing a setuid/setgid file's content never keeps the
+// bits (new content under an old setuid-root bit would be a privilege escalation when massgen
+// runs as root); ordinary permission bits are kept.
+func TestRedteamSetuidDroppedOnReplace(t *testing.T) {
+	e := newEnv(t, permissions.Final)
+	p := filepath.Join(e.proj, "tool")
+	write(t, p, "#!/bin/sh\necho original\n")
+	if err := os.Chmod(p, 0o755|os.ModeSetuid|os.ModeSetgid); err != nil {
+		t.Fatal(err)
+	}
+	e.ok("write_file", map[string]any{"path": p, "content": "#!/bin/sh\necho replaced\n"})
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode()&(os.ModeSetuid|os.ModeSetgid) != 0 || fi.Mode().Perm() != 0o755 {
+		t.Fatalf("mode after replace: %v", fi.Mode())
 	}
 }

@@ -31,7 +31,10 @@ func atomicWrite(dir *os.Root, name string, src io.Reader, mode fs.FileMode) (cr
 			return false, 0, fmt.Errorf("%s is not a regular file", name)
 		}
 		created = false
-		mode = li.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
+		// Permissions are kept; setuid/setgid are not, as the kernel clears them when a file's
+		// content is written: new content under an old setuid bit (of a root-owned file, when
+		// massgen runs as root) would be a privilege escalation.
+		mode = li.Mode() & (fs.ModePerm | fs.ModeSticky)
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return false, 0, err
 	}

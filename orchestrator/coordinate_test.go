@@ -305,6 +305,24 @@ func TestInvalidThenValid(t *testing.T) {
 	}
 }
 
+// A backend's retry (after a 429) is reported on the event stream.
+func TestRetryIsReported(t *testing.T) {
+	h := newHarness(t, "solo")
+	h.scripts["solo"] = func(ctx context.Context, c fakeCall) (*backends.Response, error) {
+		if c.final() {
+			return textResp("done"), nil
+		}
+		c.onEvent(backends.Event{Kind: backends.EventRetry, Text: "HTTP 429, retrying in 1s"})
+		return answerResp("x"), nil
+	}
+	if _, err := h.run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if ev := h.ev.of(EventRetry, "solo"); len(ev) != 1 || ev[0].Text != "HTTP 429, retrying in 1s" {
+		t.Errorf("retry events = %+v", ev)
+	}
+}
+
 // A single agent answers and presents without voting (no vote tool offered).
 func TestSingleAgentSkipsVoting(t *testing.T) {
 	h := newHarness(t, "solo")

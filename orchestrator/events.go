@@ -25,6 +25,7 @@ const (
 	EventFinal      EventKind = "final"       // the final answer; Text
 	EventUsage      EventKind = "usage"       // token use so far for Agent (cumulative)
 	EventError      EventKind = "error"       // a problem that did not stop the run; Text
+	EventRetry      EventKind = "retry"       // the backend retries a request (429/5xx); Text says why
 	EventDone       EventKind = "done"        // the run is over (also after cancellation)
 )
 

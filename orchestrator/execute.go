@@ -70,7 +70,7 @@ func (r *run) execute(ctx context.Context, a *agent, gen int) outcome {
 		if step >= r.maxSteps {
 			return outcome{kind: outStopped, reason: fmt.Sprintf("%d model calls without new_answer or vote", r.maxSteps)}
 		}
-		resp, err := a.backend.Generate(ctx, req, nil)
+		resp, err := a.backend.Generate(ctx, req, r.onBackendEvent(a, PhaseCoordination))
 		if err != nil {
 			if ctx.Err() != nil {
 				return outcome{kind: outCancelled}
@@ -297,6 +297,18 @@ func isDenial(content string) bool {
 		Denied bool `json:"denied"`
 	}
 	return json.Unmarshal([]byte(content), &obj) == nil && obj.Denied
+}
+
+// onBackendEvent reports a backend's retries; streamed text and tool calls are not events (the
+// executed tool calls are).
+func (r *run) onBackendEvent(a *agent, phase string) func(backends.Event) {
+	return func(ev backends.Event) {
+		if ev.Kind == backends.EventRetry {
+			e := r.agentEvent(a, EventRetry, "", phase)
+			e.Text = ev.Text
+			r.emit(e)
+		}
+	}
 }
 
 func (r *run) usageEvent(a *agent, u backends.Usage, phase string) {

@@ -14,8 +14,9 @@ import (
 
 // fakeCall is what a test backend's script sees on each Generate.
 type fakeCall struct {
-	req backends.Request
-	n   int // calls so far for this agent (0-based)
+	req     backends.Request
+	n       int // calls so far for this agent (0-based)
+	onEvent func(backends.Event)
 }
 
 // answers are the anonymous ids with an answer, as offered in the vote enum.
@@ -45,13 +46,16 @@ type fakeBackend struct {
 	n   int
 }
 
-func (f *fakeBackend) Generate(ctx context.Context, req backends.Request, _ func(backends.Event)) (*backends.Response, error) {
+func (f *fakeBackend) Generate(ctx context.Context, req backends.Request, onEvent func(backends.Event)) (*backends.Response, error) {
 	f.mu.Lock()
 	n := f.n
 	f.n++
 	f.mu.Unlock()
 	f.rec.add(f.id, req)
-	resp, err := f.fn(ctx, fakeCall{req: req, n: n})
+	if onEvent == nil {
+		onEvent = func(backends.Event) {}
+	}
+	resp, err := f.fn(ctx, fakeCall{req: req, n: n, onEvent: onEvent})
 	if resp != nil && resp.Usage == (backends.Usage{}) {
 		resp.Usage = backends.Usage{InputTokens: 10, OutputTokens: 2}
 	}

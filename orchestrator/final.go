@@ -59,7 +59,7 @@ func (r *run) present(ctx context.Context, w *agent) (string, []string, error) {
 		if step >= r.maxSteps {
 			return "", nil, fmt.Errorf("%d model calls without a final reply", r.maxSteps)
 		}
-		resp, err := w.backend.Generate(ctx, req, nil)
+		resp, err := w.backend.Generate(ctx, req, r.onBackendEvent(w, PhaseFinal))
 		if err != nil {
 			return "", nil, fmt.Errorf("backend: %w", err)
 		}

@@ -213,3 +213,44 @@ func TestRedteamCommandsUnsandboxed(t *testing.T) {
 	}
 	rtRun(t, p, cases)
 }
+
+// TestRedteamOutsideOracle: a denial for a path outside every managed path should tell the
+// model nothing about what is there (existence, type, symlink targets).
+func TestRedteamOutsideOracle(t *testing.T) {
+	tr := newTree(t)
+	R := tr.root
+	tr.link(t, R+"/outside/secret.txt", "outside/alias")
+	p := mustPolicy(t, tr.spec(Coordination))
+	exists := p.Decide(Request{Tool: "read_file", Args: map[string]any{"path": R + "/outside/secret.txt/x"}})
+	missing := p.Decide(Request{Tool: "read_file", Args: map[string]any{"path": R + "/outside/nothere/x"}})
+	link := p.Decide(Request{Tool: "read_file", Args: map[string]any{"path": R + "/outside/alias"}})
+	if exists.Allow || missing.Allow || link.Allow {
+		t.Fatalf("allowed: %v %v %v", exists, missing, link)
+	}
+	if exists.Rule != missing.Rule {
+		t.Skip("KNOWN VULN (low, information disclosure): outside paths are resolved before the decision, so the denial differs for an existing file used as a directory (" +
+			exists.Rule + ") and a missing one (" + missing.Rule + "): an existence oracle for any path; " +
+			"likewise a symlink outside is reported with its target ('resolves to ...')")
+	}
+	if strings.Contains(link.Reason, "secret.txt") {
+		t.Skip("KNOWN VULN (low): the denial of an outside symlink names its target")
+	}
+}
+
+// TestRedteamBraceExpansionBomb: brace expansion multiplies words before any check, so a short
+// command can make Decide take minutes and gigabytes (echo {a,b}{a,b}... 20 times: 21 s here;
+// 30 times: 2^30 words, out of memory, the whole run dies). The check should refuse a command
+// that expands to more words than it will look at, as it does for globs (maxGlobMatches).
+func TestRedteamBraceExpansionBomb(t *testing.T) {
+	tr := newTree(t)
+	p := mustPolicy(t, tr.spec(Final))
+	d := p.Decide(Request{Tool: "execute_command", Args: map[string]any{"command": "echo {1..100000}"}})
+	if d.Allow {
+		t.Skip("KNOWN VULN (DoS): brace expansion is unbounded in the command analysis: `echo {1..100000}` is expanded and every word checked " +
+			"(1 s); `echo {1..5000000}` takes a minute and `echo " + strings.Repeat("{a,b}", 30) + "` (150 bytes) exhausts memory")
+	}
+	// Control: ordinary brace use.
+	if d := p.Decide(Request{Tool: "execute_command", Args: map[string]any{"command": "mkdir -p src/{a,b,c}"}}); !d.Allow {
+		t.Fatalf("control: %s", d.Reason)
+	}
+}

@@ -110,15 +110,24 @@ func landlockRules(p Policy) ([]landlock.Rule, error) {
 	// command could read what the user types), the kernel log and raw disks (readable by
 	// root). Only the harmless device files are.
 	var sys []string
+	var grants []grant
 	for _, d := range SystemReadDirs {
-		if d != "/dev" {
+		hidden := false
+		for _, h := range p.Hide {
+			hidden = hidden || under(filepath.Clean(h), d)
+		}
+		switch {
+		case d == "/dev":
+		case hidden:
+			// /etc with root-only secrets hidden (see secretSystemFiles): carved.
+			grants = append(grants, carve(d, false, nil, p.Hide)...)
+		default:
 			sys = append(sys, d)
 		}
 	}
 	rules = append(rules, landlock.RODirs(sys...).IgnoreIfMissing())
 	rules = append(rules, landlock.ROFiles(readableDevices...).IgnoreIfMissing())
 	rules = append(rules, landlock.RWFiles(writableDevices...).IgnoreIfMissing())
-	var grants []grant
 	for _, r := range p.Read {
 		grants = append(grants, carve(r, false, nil, p.Hide)...)
 	}

@@ -57,6 +57,25 @@ const minLandlockABI = 3
 var SystemReadDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/proc", "/dev",
 	"/run/systemd/resolve", "/run/resolvconf"}
 
+// secretSystemFiles are files in the system directories that only root can read (password
+// hashes, sudo rules, SSH host keys, TLS private keys). A command keeps massgen's uid, so when
+// massgen runs as root they would be readable despite the dropped capabilities: they are hidden
+// then. (Other users cannot read them anyway.)
+func secretSystemFiles() []string {
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	var out []string
+	for _, p := range []string{"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers",
+		"/etc/sudoers.d", "/etc/ssl/private", "/etc/security/opasswd"} {
+		if _, err := os.Lstat(p); err == nil {
+			out = append(out, p)
+		}
+	}
+	keys, _ := filepath.Glob("/etc/ssh/ssh_host_*_key")
+	return append(out, keys...)
+}
+
 // writableDevices are the device files every command may write to; readableDevices those it
 // may read besides. The rest of /dev (terminals, kernel log, disks) is out of reach: bubblewrap
 // mounts a fresh minimal /dev, Landlock grants these files only.
@@ -193,6 +212,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 
 	pol := o.Policy
 	pol.Write = append(slices.Clone(pol.Write), tmp)
+	pol.Hide = append(slices.Clone(pol.Hide), secretSystemFiles()...)
 	env := baseEnv(tmp)
 	env = append(env, o.Env...)
 
@@ -420,6 +440,9 @@ func bwrapArgs(p Policy, dir string) []string {
 		inRoot := false
 		for _, m := range ms {
 			inRoot = inRoot || under(filepath.Clean(h), filepath.Clean(m.path))
+		}
+		for _, d := range SystemReadDirs {
+			inRoot = inRoot || d != "/proc" && d != "/dev" && under(filepath.Clean(h), d)
 		}
 		if !inRoot {
 			continue // not mounted, so not visible: nothing to cover (and / is read-only now)
