@@ -687,3 +687,28 @@ func TestWorkspaceContainingContextPath(t *testing.T) {
 		})
 	}
 }
+
+func TestUnsupportedBackendOptionsAreWarned(t *testing.T) {
+	tests := []struct {
+		name, backend string
+		want          []string
+	}{
+		{"docker execution", "      command_line_execution_mode: docker\n",
+			[]string{`config.yaml:5: warning: agents[0].backend.command_line_execution_mode: not supported by massgen (kept, not used): commands run in the kernel sandbox (landlock or bubblewrap), never in docker`}},
+		{"blocked commands point at deny rules", "      command_line_blocked_commands: [\"python.*\"]\n",
+			[]string{`config.yaml:5: warning: agents[0].backend.command_line_blocked_commands: not supported by massgen (kept, not used): use permissions.deny rules such as execute_command(python*)`}},
+		{"provider options stay silent", "      temperature: 0.2\n", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, warnings := mustLoad(t, t.TempDir(), "agents:\n  - id: a\n    backend:\n      type: openai\n"+tc.backend, nil)
+			var got []string
+			for _, w := range warnings {
+				got = append(got, w.String())
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+			}
+		})
+	}
+}

@@ -203,6 +203,32 @@ var silentExtra = map[reflect.Type]map[string]bool{
 	reflect.TypeFor[TimeoutSettings](): {},
 }
 
+// unsupportedBackend lists MassGen backend options massgen accepts but does not implement, with
+// what happens instead; they are warned about so nobody believes they are in force.
+var unsupportedBackend = map[string]string{
+	"enable_mcp_command_line":          "execute_command is offered to every agent with a workspace, inside the kernel sandbox",
+	"command_line_execution_mode":      "commands run in the kernel sandbox (landlock or bubblewrap), never in docker",
+	"command_line_docker_image":        "docker execution is not supported",
+	"command_line_docker_network_mode": "docker execution is not supported",
+	"command_line_docker_enable_sudo":  "docker execution is not supported",
+	"command_line_docker_credentials":  "docker execution is not supported",
+	"command_line_docker_packages":     "docker execution is not supported",
+	"command_line_docker_memory_limit": "docker execution is not supported",
+	"command_line_docker_cpu_limit":    "docker execution is not supported",
+	"command_line_allowed_commands":    "use permissions.allow rules such as execute_command(npm test*)",
+	"command_line_blocked_commands":    "use permissions.deny rules such as execute_command(python*)",
+	"upload_files":                     "file upload to the provider is not supported",
+	"vector_store":                     "provider vector stores are not supported",
+	"enable_file_search":               "provider file search is not supported",
+	"enable_audio_generation":          "audio generation is not supported",
+	"enable_image_generation":          "image generation is not supported",
+	"enable_video_generation":          "video generation is not supported",
+	"allowed_tools":                    "claude_code's tool list is not used; the permission layer decides",
+	"permission_mode":                  "use the permissions: section (mode: acceptEdits|default|bypassPermissions)",
+}
+
+var typeOfBackend = reflect.TypeFor[Backend]()
+
 // passThrough types keep every unknown key (they are provider/server options).
 var passThrough = map[reflect.Type]bool{
 	reflect.TypeFor[Backend]():   true,
@@ -249,6 +275,8 @@ func (d *document) index(n *yaml.Node, t reflect.Type, path string, warn func(li
 				continue
 			}
 			switch {
+			case t == typeOfBackend && unsupportedBackend[k.Value] != "":
+				warn(k.Line, fmt.Sprintf("%s: not supported by massgen (kept, not used): %s", p, unsupportedBackend[k.Value]))
 			case inline && passThrough[t]:
 			case inline && silentExtra[t][k.Value]:
 			case inline:
