@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -49,26 +48,16 @@ type claudeBackend struct {
 // newClaude builds the `claude` backend. The key is the config's api_key, else ANTHROPIC_API_KEY;
 // the base URL is the config's base_url, else ANTHROPIC_BASE_URL, else the SDK default.
 func newClaude(cfg configs.Backend, o Options) (Backend, error) {
-	if o.LookupEnv == nil {
-		o.LookupEnv = os.LookupEnv
+	s, err := setupKeyed(cfg, o, "claude", claudeDefaultModel)
+	if err != nil {
+		return nil, err
 	}
-	log := o.Logger
-	if log == nil {
-		log = zap.NewNop()
-	}
-	key, ok := resolveKey(cfg, keyVars["claude"], o.LookupEnv)
-	if !ok {
-		return nil, fmt.Errorf("backend %q: no API key: set ANTHROPIC_API_KEY in the environment (or .env), or api_key in the config", cfg.Type)
-	}
-	model := cfg.Model
-	if model == "" {
-		model = claudeDefaultModel
-	}
+	o = s.o
 	b := &claudeBackend{
-		model:     model,
+		model:     s.model,
 		maxTokens: claudeDefaultMaxTokens,
 		o:         o,
-		log:       log.With(zap.String("backend", "claude"), zap.String("agent", o.AgentID)),
+		log:       s.log,
 		thinking:  map[string][]anthropic.ContentBlockParamUnion{},
 	}
 	if err := b.applyExtra(cfg.Extra); err != nil {
@@ -79,7 +68,7 @@ func newClaude(cfg configs.Backend, o Options) (Backend, error) {
 	// never from a stray ANTHROPIC_AUTH_TOKEN or profile file the SDK would pick up itself.
 	opts := []option.RequestOption{
 		option.WithoutEnvironmentDefaults(),
-		option.WithAPIKey(key),
+		option.WithAPIKey(s.key),
 		// Retries are ours (withRetryNotify): they also cover overloaded errors that arrive
 		// inside the event stream, and they report EventRetry.
 		option.WithMaxRetries(0),
@@ -202,19 +191,9 @@ func (b *claudeBackend) Generate(ctx context.Context, req Request, onEvent func(
 	params.Messages = msgs
 	params.Tools = claudeTools(req.Tools)
 
-	var resp *Response
-	err := withRetryNotify(ctx, b.o, func() error {
-		r, err := b.stream(ctx, params, onEvent)
-		resp = r
-		return err
-	}, retryNotifier("claude", onEvent))
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("claude: %w", ctx.Err())
-		}
-		return nil, fmt.Errorf("claude %s: %w", b.model, err)
-	}
-	return resp, nil
+	return generateWithRetry(ctx, b.o, "claude", b.model, onEvent, func() (*Response, error) {
+		return b.stream(ctx, params, onEvent)
+	})
 }
 
 // stream makes one attempt. Errors are *HTTPStatusError (retryable by status) only while nothing
@@ -224,13 +203,9 @@ func (b *claudeBackend) stream(ctx context.Context, params anthropic.MessageNewP
 	defer s.Close()
 
 	var msg anthropic.Message
-	yielded, stopped := false, false
-	emit := func(ev Event) {
-		yielded = true
-		if onEvent != nil {
-			onEvent(ev)
-		}
-	}
+	stopped := false
+	events := &attemptEvents{onEvent: onEvent}
+	emit := events.emit
 	for s.Next() {
 		ev := s.Current()
 		if err := msg.Accumulate(ev); err != nil {
@@ -251,22 +226,12 @@ func (b *claudeBackend) stream(ctx context.Context, params anthropic.MessageNewP
 		}
 	}
 	if err := s.Err(); err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		if yielded {
-			return nil, fmt.Errorf("stream interrupted: %w", err)
-		}
-		return nil, claudeStatusError(err)
+		return nil, events.failed(ctx, err, claudeStatusError)
 	}
 	if !stopped {
 		// The connection closed early: what arrived is not the whole reply (a tool call's
-		// arguments may be cut off). Like a 502 it is worth a retry if nothing was streamed.
-		err := errors.New("stream ended before message_stop")
-		if yielded {
-			return nil, err
-		}
-		return nil, &HTTPStatusError{StatusCode: http.StatusBadGateway, Body: err.Error()}
+		// arguments may be cut off).
+		return nil, events.cutOff("stream ended before message_stop")
 	}
 
 	out := &Response{Usage: Usage{

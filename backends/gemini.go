@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -48,25 +47,15 @@ type geminiBackend struct {
 // newGemini builds the `gemini` backend (Gemini Developer API with an API key). The key is the
 // config's api_key, else GEMINI_API_KEY, else GOOGLE_API_KEY.
 func newGemini(cfg configs.Backend, o Options) (Backend, error) {
-	if o.LookupEnv == nil {
-		o.LookupEnv = os.LookupEnv
+	s, err := setupKeyed(cfg, o, "gemini", geminiDefaultModel)
+	if err != nil {
+		return nil, err
 	}
-	log := o.Logger
-	if log == nil {
-		log = zap.NewNop()
-	}
-	key, ok := resolveKey(cfg, keyVars["gemini"], o.LookupEnv)
-	if !ok {
-		return nil, fmt.Errorf("backend %q: no API key: set GEMINI_API_KEY or GOOGLE_API_KEY in the environment (or .env), or api_key in the config", cfg.Type)
-	}
-	model := cfg.Model
-	if model == "" {
-		model = geminiDefaultModel
-	}
+	o = s.o
 	b := &geminiBackend{
-		model:   model,
+		model:   s.model,
 		o:       o,
-		log:     log.With(zap.String("backend", "gemini"), zap.String("agent", o.AgentID)),
+		log:     s.log,
 		replies: map[string]*genai.Content{},
 	}
 	if err := b.applyExtra(cfg.Extra); err != nil {
@@ -79,7 +68,7 @@ func newGemini(cfg configs.Backend, o Options) (Backend, error) {
 	}
 	hc.Transport = quietCancelTransport{base: hc.Transport}
 	cc := &genai.ClientConfig{
-		APIKey:     key,
+		APIKey:     s.key,
 		Backend:    genai.BackendGeminiAPI,
 		HTTPClient: hc,
 		// No RetryOptions: the SDK then makes a single attempt and withRetryNotify does the
@@ -202,8 +191,7 @@ func (b *geminiBackend) Generate(ctx context.Context, req Request, onEvent func(
 	contents, system := b.buildContents(req)
 	decls := geminiDeclarations(req.Tools)
 
-	var resp *Response
-	err := withRetryNotify(ctx, b.o, func() error {
+	return generateWithRetry(ctx, b.o, "gemini", b.model, onEvent, func() (*Response, error) {
 		cfg := b.base // fresh copy per attempt: the SDK may fill in defaults
 		if system != "" {
 			cfg.SystemInstruction = &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: system}}}
@@ -211,17 +199,8 @@ func (b *geminiBackend) Generate(ctx context.Context, req Request, onEvent func(
 		if len(decls) > 0 {
 			cfg.Tools = []*genai.Tool{{FunctionDeclarations: decls}}
 		}
-		r, err := b.stream(ctx, contents, &cfg, onEvent)
-		resp = r
-		return err
-	}, retryNotifier("gemini", onEvent))
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("gemini: %w", ctx.Err())
-		}
-		return nil, fmt.Errorf("gemini %s: %w", b.model, err)
-	}
-	return resp, nil
+		return b.stream(ctx, contents, &cfg, onEvent)
+	})
 }
 
 // stream makes one attempt. Gemini sends each functionCall whole (complete args) inside a chunk,
@@ -233,13 +212,8 @@ func (b *geminiBackend) stream(ctx context.Context, contents []*genai.Content, c
 	var usage *genai.GenerateContentResponseUsageMetadata
 	var finish genai.FinishReason
 	var finishMsg, blocked string
-	yielded := false
-	emit := func(ev Event) {
-		yielded = true
-		if onEvent != nil {
-			onEvent(ev)
-		}
-	}
+	events := &attemptEvents{onEvent: onEvent}
+	emit := events.emit
 	defer func() {
 		// quietCancelTransport turns a cancelled body into a clean end; report the cancel.
 		if ctx.Err() != nil {
@@ -248,13 +222,7 @@ func (b *geminiBackend) stream(ctx context.Context, contents []*genai.Content, c
 	}()
 	for chunk, err := range b.client.Models.GenerateContentStream(ctx, b.model, contents, cfg) {
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			if yielded {
-				return nil, fmt.Errorf("stream interrupted: %w", err)
-			}
-			return nil, geminiStatusError(err)
+			return nil, events.failed(ctx, err, geminiStatusError)
 		}
 		if chunk == nil {
 			continue
@@ -301,11 +269,7 @@ func (b *geminiBackend) stream(ctx context.Context, contents []*genai.Content, c
 	}
 	if finish == "" && blocked == "" {
 		// Every complete reply ends with a finish reason; without one the stream was cut off.
-		err := errors.New("stream ended without a finish reason")
-		if yielded {
-			return nil, err
-		}
-		return nil, &HTTPStatusError{StatusCode: http.StatusBadGateway, Body: err.Error()}
+		return nil, events.cutOff("stream ended without a finish reason")
 	}
 	out.Text = text.String()
 	if usage != nil {

@@ -68,25 +68,17 @@ func (t *Toolset) copyFile(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	src, err := t.locate(sp, false)
+	src, dst, err := t.copyEnds(sp, dp)
 	if err != nil {
 		return nil, err
 	}
-	dst, err := t.locate(dp, true)
+	r, sd, fi, err := t.openEntry(src)
 	if err != nil {
 		return nil, err
 	}
-	if under(dst.abs, src.abs) {
-		return nil, fmt.Errorf("cannot copy %s into itself (%s)", src.abs, dst.abs)
-	}
-	r, err := t.openRoot(src)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	fi, err := statNoFollow(r, src.rel)
-	if err != nil {
-		return nil, pathErr(src.abs, err)
+	defer closeDirs(r, sd)
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return nil, pathErr(src.abs, errChanged)
 	}
 	if !fi.IsDir() {
 		if di, err := os.Stat(dst.abs); err == nil && di.IsDir() {
@@ -120,23 +112,19 @@ func (t *Toolset) copyFile(ctx context.Context, c *call) (any, error) {
 	return res, nil
 }
 
-// statNoFollow is Lstat of rel under r, refusing links in the leading components.
-func statNoFollow(r *os.Root, rel string) (fs.FileInfo, error) {
-	d, err := openDirNoFollow(r, filepath.Dir(rel))
-	if err != nil {
-		return nil, err
+// copyEnds locates the source (readable) and destination (writable) of a copy, refusing a
+// destination inside the source.
+func (t *Toolset) copyEnds(sp, dp string) (src, dst loc, err error) {
+	if src, err = t.locate(sp, false); err != nil {
+		return loc{}, loc{}, err
 	}
-	if d != r {
-		defer d.Close()
+	if dst, err = t.locate(dp, true); err != nil {
+		return loc{}, loc{}, err
 	}
-	fi, err := d.Lstat(filepath.Base(rel))
-	if err != nil {
-		return nil, err
+	if under(dst.abs, src.abs) {
+		return loc{}, loc{}, fmt.Errorf("cannot copy %s into itself (%s)", src.abs, dst.abs)
 	}
-	if fi.Mode()&fs.ModeSymlink != 0 {
-		return nil, errChanged
-	}
-	return fi, nil
+	return src, dst, nil
 }
 
 // copyTree copies the files under the directory src to the same relative places under dst,
@@ -198,11 +186,7 @@ func (t *Toolset) copyFilesBatch(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	include, err := c.strList("include_patterns", false)
-	if err != nil {
-		return nil, err
-	}
-	exclude, err := c.strList("exclude_patterns", false)
+	include, exclude, err := c.patterns()
 	if err != nil {
 		return nil, err
 	}
@@ -210,19 +194,9 @@ func (t *Toolset) copyFilesBatch(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(include) == 0 {
-		include = []string{"*"}
-	}
-	src, err := t.locate(sp, false)
+	src, dst, err := t.copyEnds(sp, dp)
 	if err != nil {
 		return nil, err
-	}
-	dst, err := t.locate(dp, true)
-	if err != nil {
-		return nil, err
-	}
-	if under(dst.abs, src.abs) {
-		return nil, fmt.Errorf("cannot copy %s into itself (%s)", src.abs, dst.abs)
 	}
 	res, err := t.copyTree(ctx, c.name, src, dst, include, exclude, overwrite)
 	if err != nil {
@@ -261,15 +235,7 @@ func renameNoReplace(fromDir *os.Root, fromName string, toDir *os.Root, toName s
 
 // isRootPath reports whether abs is a managed root or contains one (never deleted or moved).
 func (t *Toolset) isRootPath(abs string) (string, bool) {
-	var all []string
-	all = append(all, t.roots(false)...)
-	sp := t.pol.Spec()
-	all = append(all, sp.Workspace)
-	all = append(all, sp.TempWorkspaces...)
-	all = append(all, sp.ReadOnly...)
-	for _, cp := range sp.ContextPaths {
-		all = append(all, cp.Path)
-	}
+	all := append(t.roots(false), t.configuredRoots()...)
 	for _, r := range all {
 		if r == "" {
 			continue
@@ -314,40 +280,22 @@ func (t *Toolset) moveFile(ctx context.Context, c *call) (any, error) {
 	if under(dst.abs, src.abs) {
 		return nil, fmt.Errorf("cannot move %s into itself", src.abs)
 	}
-	sr, err := t.openRoot(src)
+	sr, sd, fi, err := t.openEntry(src)
 	if err != nil {
 		return nil, err
 	}
-	defer sr.Close()
-	sd, err := openDirNoFollow(sr, src.parentRel())
-	if err != nil {
-		return nil, pathErr(src.abs, err)
-	}
-	if sd != sr {
-		defer sd.Close()
-	}
-	fi, err := sd.Lstat(src.base())
-	if err != nil {
-		return nil, pathErr(src.abs, err)
-	}
+	defer closeDirs(sr, sd)
 	if fi.IsDir() {
 		// Protected files inside a moved directory would leave their place.
 		if err := t.checkTree(ctx, c.name, sd, src); err != nil {
 			return nil, err
 		}
 	}
-	dr, err := t.openRoot(dst)
+	dr, dd, err := t.makeParent(dst)
 	if err != nil {
 		return nil, err
 	}
-	defer dr.Close()
-	dd, err := mkdirAllNoFollow(dr, dst.parentRel())
-	if err != nil {
-		return nil, pathErr(filepath.Dir(dst.abs), err)
-	}
-	if dd != dr {
-		defer dd.Close()
-	}
+	defer closeDirs(dr, dd)
 	err = renameNoReplace(sd, src.base(), dd, dst.base())
 	if errors.Is(err, unix.EXDEV) {
 		err = t.moveAcrossDevices(ctx, src, dst, fi.IsDir(), sd)

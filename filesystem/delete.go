@@ -75,22 +75,11 @@ func (t *Toolset) deleteFile(ctx context.Context, c *call) (any, error) {
 			return nil, err
 		}
 	}
-	r, err := t.openRoot(l)
+	r, dir, fi, err := t.openEntry(l)
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
-	dir, err := openDirNoFollow(r, l.parentRel())
-	if err != nil {
-		return nil, pathErr(l.abs, err)
-	}
-	if dir != r {
-		defer dir.Close()
-	}
-	fi, err := dir.Lstat(l.base())
-	if err != nil {
-		return nil, pathErr(l.abs, err)
-	}
+	defer closeDirs(r, dir)
 	kind := typeOf(fi.Mode())
 	if fi.IsDir() {
 		if !recursive {
@@ -150,11 +139,7 @@ func (t *Toolset) deleteFilesBatch(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	include, err := c.strList("include_patterns", false)
-	if err != nil {
-		return nil, err
-	}
-	exclude, err := c.strList("exclude_patterns", false)
+	include, exclude, err := c.patterns()
 	if err != nil {
 		return nil, err
 	}
@@ -162,14 +147,7 @@ func (t *Toolset) deleteFilesBatch(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(include) == 0 {
-		include = []string{"*"}
-	}
-	l, err := t.locate(bp, true)
-	if err != nil {
-		return nil, err
-	}
-	r, d, err := t.openDirLoc(l)
+	l, r, d, err := t.openDirAt(bp, true)
 	if err != nil {
 		return nil, err
 	}

@@ -84,6 +84,17 @@ func (t *Toolset) openDirLoc(l loc) (*os.Root, *os.Root, error) {
 	return r, d, nil
 }
 
+// openDirAt locates p (for writing or reading) and opens it as a directory like openDirLoc.
+func (t *Toolset) openDirAt(p string, write bool) (l loc, r, d *os.Root, err error) {
+	if l, err = t.locate(p, write); err != nil {
+		return loc{}, nil, nil, err
+	}
+	if r, d, err = t.openDirLoc(l); err != nil {
+		return loc{}, nil, nil, err
+	}
+	return l, r, d, nil
+}
+
 func closeDirs(r, d *os.Root) {
 	if d != nil && d != r {
 		d.Close()

@@ -70,6 +70,16 @@ func (t *Toolset) roots(write bool) []string {
 // os.Root of an operation we want the deepest one (a workspace inside a context path is the
 // workspace, not a ".massgen/..." path of the context path).
 func (t *Toolset) specRoots() []string {
+	rs := t.configuredRoots()
+	for i, r := range rs {
+		rs[i] = resolveRoot(r)
+	}
+	return rs
+}
+
+// configuredRoots are the roots as the Spec names them (not resolved): the workspace (when
+// set), temp workspaces, read-only paths and context paths.
+func (t *Toolset) configuredRoots() []string {
 	sp := t.pol.Spec()
 	var rs []string
 	if sp.Workspace != "" {
@@ -79,9 +89,6 @@ func (t *Toolset) specRoots() []string {
 	rs = append(rs, sp.ReadOnly...)
 	for _, cp := range sp.ContextPaths {
 		rs = append(rs, cp.Path)
-	}
-	for i, r := range rs {
-		rs[i] = resolveRoot(r)
 	}
 	return rs
 }
@@ -174,16 +181,67 @@ func (t *Toolset) openRoot(l loc) (*os.Root, error) {
 	return r, nil
 }
 
+// openEntry opens the managed root of l and the directory holding its entry (refusing links on
+// the way), and Lstats the entry itself (which may be a link). The caller releases both with
+// closeDirs(r, dir).
+func (t *Toolset) openEntry(l loc) (r, dir *os.Root, fi fs.FileInfo, err error) {
+	r, err = t.openRoot(l)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	dir, err = openDirNoFollow(r, l.parentRel())
+	if err != nil {
+		r.Close()
+		return nil, nil, nil, pathErr(l.abs, err)
+	}
+	fi, err = dir.Lstat(l.base())
+	if err != nil {
+		closeDirs(r, dir)
+		return nil, nil, nil, pathErr(l.abs, err)
+	}
+	return r, dir, fi, nil
+}
+
+// makeParent opens the managed root of l and the directory that is to hold its entry, creating
+// missing directories without following links. The caller releases both with closeDirs(r, dir).
+func (t *Toolset) makeParent(l loc) (r, dir *os.Root, err error) {
+	r, err = t.openRoot(l)
+	if err != nil {
+		return nil, nil, err
+	}
+	dir, err = mkdirAllNoFollow(r, l.parentRel())
+	if err != nil {
+		r.Close()
+		return nil, nil, pathErr(filepath.Dir(l.abs), err)
+	}
+	return r, dir, nil
+}
+
 // openDirNoFollow walks rel from r one directory at a time, refusing symbolic links, and
 // returns the innermost directory as a Root (r itself for "."). The caller closes it (unless it
 // is r).
 func openDirNoFollow(r *os.Root, rel string) (*os.Root, error) {
+	return walkDirsNoFollow(r, rel, false)
+}
+
+// walkDirsNoFollow is openDirNoFollow and mkdirAllNoFollow: with create, each missing component
+// is made (0755) before it is opened, and opened the same way (a link there is refused).
+func walkDirsNoFollow(r *os.Root, rel string, create bool) (*os.Root, error) {
 	if rel == "." || rel == "" {
 		return r, nil
 	}
 	cur := r
 	for _, c := range strings.Split(filepath.ToSlash(rel), "/") {
-		next, err := openSubdirNoFollow(cur, c)
+		var next *os.Root
+		var err error
+		if create {
+			if err = cur.Mkdir(c, 0o755); errors.Is(err, fs.ErrExist) {
+				err = nil
+			}
+		}
+		if err == nil {
+			next, err = openSubdirNoFollow(cur, c)
+		}
 		if cur != r {
 			cur.Close()
 		}
@@ -223,27 +281,7 @@ func openSubdirNoFollow(d *os.Root, name string) (*os.Root, error) {
 // mkdirAllNoFollow creates rel under r (like MkdirAll) without following links, returning the
 // innermost directory.
 func mkdirAllNoFollow(r *os.Root, rel string) (*os.Root, error) {
-	if rel == "." || rel == "" {
-		return r, nil
-	}
-	cur := r
-	for _, c := range strings.Split(filepath.ToSlash(rel), "/") {
-		if err := cur.Mkdir(c, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-			if cur != r {
-				cur.Close()
-			}
-			return nil, err
-		}
-		next, err := openSubdirNoFollow(cur, c)
-		if cur != r {
-			cur.Close()
-		}
-		if err != nil {
-			return nil, err
-		}
-		cur = next
-	}
-	return cur, nil
+	return walkDirsNoFollow(r, rel, true)
 }
 
 // openFileNoFollow opens rel under r for reading without following links in any component.

@@ -141,11 +141,7 @@ func (t *Toolset) listDirectory(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, err := t.locate(p, false)
-	if err != nil {
-		return nil, err
-	}
-	r, d, err := t.openDirLoc(l)
+	l, r, d, err := t.openDirAt(p, false)
 	if err != nil {
 		return nil, err
 	}
@@ -186,11 +182,7 @@ func (t *Toolset) directoryTree(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, err := t.locate(p, false)
-	if err != nil {
-		return nil, err
-	}
-	r, d, err := t.openDirLoc(l)
+	l, r, d, err := t.openDirAt(p, false)
 	if err != nil {
 		return nil, err
 	}
@@ -249,11 +241,7 @@ func (t *Toolset) searchFiles(ctx context.Context, c *call) (any, error) {
 	if !doublestar.ValidatePattern(pattern) {
 		return nil, fmt.Errorf("invalid pattern %q", pattern)
 	}
-	l, err := t.locate(p, false)
-	if err != nil {
-		return nil, err
-	}
-	r, d, err := t.openDirLoc(l)
+	l, r, d, err := t.openDirAt(p, false)
 	if err != nil {
 		return nil, err
 	}
@@ -304,22 +292,11 @@ func (t *Toolset) getFileInfo(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := t.openRoot(l)
+	r, d, fi, err := t.openEntry(l)
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
-	d, err := openDirNoFollow(r, l.parentRel())
-	if err != nil {
-		return nil, pathErr(l.abs, err)
-	}
-	if d != r {
-		defer d.Close()
-	}
-	fi, err := d.Lstat(l.base())
-	if err != nil {
-		return nil, pathErr(l.abs, err)
-	}
+	defer closeDirs(r, d)
 	out := map[string]any{
 		"path": l.abs, "size": fi.Size(), "type": typeOf(fi.Mode()),
 		"isDirectory": fi.IsDir(), "isFile": fi.Mode().IsRegular(),

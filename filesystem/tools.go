@@ -165,6 +165,21 @@ func (c *call) integer(name string, def int) (int, error) {
 	return 0, fmt.Errorf("argument %q must be an integer, got %v", name, c.args[name])
 }
 
+// patterns reads the optional include_patterns (default ["*"]: everything) and exclude_patterns
+// of the batch tools.
+func (c *call) patterns() (include, exclude []string, err error) {
+	if include, err = c.strList("include_patterns", false); err != nil {
+		return nil, nil, err
+	}
+	if exclude, err = c.strList("exclude_patterns", false); err != nil {
+		return nil, nil, err
+	}
+	if len(include) == 0 {
+		include = []string{"*"}
+	}
+	return include, exclude, nil
+}
+
 func (c *call) strList(name string, required bool) ([]string, error) {
 	switch v := c.args[name].(type) {
 	case nil:

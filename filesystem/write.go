@@ -81,18 +81,11 @@ func atomicWrite(dir *os.Root, name string, src io.Reader, mode fs.FileMode) (cr
 
 // writeAt writes data at l (a writable location), creating parent directories.
 func (t *Toolset) writeAt(l loc, src io.Reader, mode fs.FileMode) (bool, int64, error) {
-	r, err := t.openRoot(l)
+	r, dir, err := t.makeParent(l)
 	if err != nil {
 		return false, 0, err
 	}
-	defer r.Close()
-	dir, err := mkdirAllNoFollow(r, l.parentRel())
-	if err != nil {
-		return false, 0, pathErr(filepath.Dir(l.abs), err)
-	}
-	if dir != r {
-		defer dir.Close()
-	}
+	defer closeDirs(r, dir)
 	created, n, err := atomicWrite(dir, l.base(), src, mode)
 	if err != nil {
 		return false, 0, pathErr(l.abs, err)

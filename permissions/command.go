@@ -3,7 +3,9 @@ package permissions
 import (
 	"errors"
 	"fmt"
+	"math"
 	"path"
+	"strconv"
 	"strings"
 
 	"mvdan.cc/sh/v3/expand"
@@ -16,7 +18,26 @@ type cmdAnalysis struct {
 	// dynamic lists the expansions found ($VAR, $(...), backticks, <(...)): refused when commands
 	// run without the kernel sandbox, because they hide paths.
 	dynamic []string
+	// inline lists interpreters given code on the command line or stdin (python3 -c, node -e,
+	// awk '...'): refused without the kernel sandbox unless an allow rule covers the command.
+	inline []string
+	// strict: commands run without the kernel sandbox, so operands of commands we do not know
+	// are taken as written (and the working directory for commands that write where they run).
+	strict bool
+	// words counts the words looked at (after brace expansion), across nested shells.
+	nwords int
 }
+
+// Bounds on what one command may make the check look at: a decision must stay cheap in time and
+// memory whatever the model sends ("echo {a,b}{a,b}..." multiplies words before any check).
+const (
+	maxCommandLen   = 256 << 10 // bytes of command text
+	maxCommandWords = 4096      // words after brace expansion, nested shells included
+	maxCommandNodes = 1 << 18   // syntax nodes
+)
+
+// errTooLarge marks commands refused because checking them would cost too much.
+var errTooLarge = errors.New("command too large to check")
 
 // errDangerous marks commands refused whatever the permissions.
 var errDangerous = errors.New("dangerous command")
@@ -45,8 +66,8 @@ var shells = map[string]bool{"sh": true, "bash": true, "zsh": true, "dash": true
 
 // analyzeCommand parses command as bash would and lists the paths it reads and writes.
 // workDir is the command's working directory as given ("" = the workspace).
-func analyzeCommand(command, workDir string) (*cmdAnalysis, error) {
-	a := &cmdAnalysis{}
+func analyzeCommand(command, workDir string, strict bool) (*cmdAnalysis, error) {
+	a := &cmdAnalysis{strict: strict}
 	if err := a.analyze(command, workDir, 0); err != nil {
 		return nil, err
 	}
@@ -63,9 +84,17 @@ func (a *cmdAnalysis) analyze(command, workDir string, depth int) error {
 	if depth > 8 {
 		return errors.New("command nests shells too deeply to check")
 	}
+	if len(command) > maxCommandLen {
+		return fmt.Errorf("%w: the command is %d bytes (at most %d are checked)", errTooLarge, len(command), maxCommandLen)
+	}
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
 	if err != nil {
 		return fmt.Errorf("cannot parse the command: %w", err)
+	}
+	nodes := 0
+	syntax.Walk(f, func(syntax.Node) bool { nodes++; return nodes <= maxCommandNodes })
+	if nodes > maxCommandNodes {
+		return fmt.Errorf("%w: the command has more than %d syntax elements", errTooLarge, maxCommandNodes)
 	}
 	if workDir != "" {
 		a.add("work_dir", workDir, Read, false)
@@ -96,7 +125,12 @@ func (a *cmdAnalysis) analyze(command, workDir string, depth int) error {
 			werr = a.redirect(x, st)
 		case *syntax.WordIter:
 			for _, w := range x.Items {
-				for _, lw := range literalWords(w) {
+				lws, err := a.literalWords(w)
+				if err != nil {
+					werr = err
+					return false
+				}
+				for _, lw := range lws {
 					if !lw.dynamic {
 						werr = a.candidate("for-list", lw, Read, st)
 					}
@@ -156,8 +190,9 @@ type litWord struct {
 	tilde   bool // starts with an unquoted ~
 }
 
-func literalWords(w *syntax.Word) []litWord {
-	var out []litWord
+// literalWords expands a word's braces into literal words, counting them against the command's
+// word budget before expanding: too many is an error (errTooLarge), never a long wait.
+func (a *cmdAnalysis) literalWords(w *syntax.Word) ([]litWord, error) {
 	if hasBraceChars(w) {
 		// SplitBraces rewrites the word in place; work on a copy so callers see the original.
 		cp := *w
@@ -166,11 +201,99 @@ func literalWords(w *syntax.Word) []litWord {
 			w = &cp
 		}
 	}
-	for _, bw := range expand.Braces(w) {
+	n := braceCount(w.Parts, maxCommandWords+1)
+	if a.nwords+n > maxCommandWords {
+		return nil, fmt.Errorf("%w: it expands to more than %d words", errTooLarge, maxCommandWords)
+	}
+	out := make([]litWord, 0, n)
+	for bw, err := range expand.BracesSeq(nil, w) {
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", errTooLarge, err)
+		}
+		if a.nwords++; a.nwords > maxCommandWords {
+			return nil, fmt.Errorf("%w: it expands to more than %d words", errTooLarge, maxCommandWords)
+		}
 		out = append(out, literalWord(bw))
 	}
-	return out
+	return out, nil
 }
+
+// braceCount is the number of words brace expansion makes of parts, saturating at limit.
+func braceCount(parts []syntax.WordPart, limit int) int {
+	for i, wp := range parts {
+		br, ok := wp.(*syntax.BraceExp)
+		if !ok {
+			continue
+		}
+		var here int
+		if br.Sequence {
+			here = seqLen(br)
+		} else {
+			for _, e := range br.Elems {
+				here = satAdd(here, braceCount(e.Parts, limit), limit)
+			}
+		}
+		if here == 0 {
+			here = 1
+		}
+		return satMul(here, braceCount(parts[i+1:], limit), limit)
+	}
+	return 1
+}
+
+// seqLen is the length of {x..y[..incr]} as expand.Braces would produce it.
+func seqLen(br *syntax.BraceExp) int {
+	if len(br.Elems) < 2 {
+		return 1
+	}
+	from, err1 := strconv.ParseInt(br.Elems[0].Lit(), 10, 64)
+	to, err2 := strconv.ParseInt(br.Elems[1].Lit(), 10, 64)
+	if err1 != nil || err2 != nil {
+		f, t := br.Elems[0].Lit(), br.Elems[1].Lit()
+		if f == "" || t == "" {
+			return 1
+		}
+		from, to = int64(f[0]), int64(t[0])
+	}
+	incr := uint64(1)
+	if len(br.Elems) > 2 {
+		if n, err := strconv.ParseInt(br.Elems[2].Lit(), 10, 64); err == nil && n != 0 {
+			if n < 0 {
+				n = -n
+			}
+			incr = uint64(n)
+		}
+	}
+	var span uint64
+	if from <= to {
+		span = uint64(to) - uint64(from)
+	} else {
+		span = uint64(from) - uint64(to)
+	}
+	n := span/incr + 1
+	if n > math.MaxInt32 || n == 0 {
+		return math.MaxInt32
+	}
+	return int(n)
+}
+
+func satAdd(a, b, limit int) int {
+	if a+b > limit {
+		return limit
+	}
+	return a + b
+}
+
+func satMul(a, b, limit int) int {
+	if a == 0 || b == 0 {
+		return 0
+	}
+	if a > limit/b {
+		return limit
+	}
+	return min(a*b, limit)
+}
+
 
 func hasBraceChars(w *syntax.Word) bool {
 	for _, p := range w.Parts {
@@ -346,7 +469,11 @@ func (a *cmdAnalysis) redirect(r *syntax.Redirect, st *shellState) error {
 	if r.Op == syntax.RdrIn || r.Op == syntax.DplIn {
 		acc = Read
 	}
-	for _, w := range literalWords(r.Word) {
+	lws, err := a.literalWords(r.Word)
+	if err != nil {
+		return err
+	}
+	for _, w := range lws {
 		if w.dynamic {
 			continue
 		}
@@ -375,9 +502,11 @@ func isDigits(s string) bool {
 func (a *cmdAnalysis) call(ce *syntax.CallExpr, st *shellState, simple bool, depth int) error {
 	var words []litWord
 	for _, w := range ce.Args {
-		for _, lw := range literalWords(w) {
-			words = append(words, lw)
+		lws, err := a.literalWords(w)
+		if err != nil {
+			return err
 		}
+		words = append(words, lws...)
 	}
 	if len(words) == 0 {
 		return nil
@@ -407,6 +536,9 @@ func (a *cmdAnalysis) words(words []litWord, st *shellState, simple bool, depth 
 		}
 	}
 	args := words[1:]
+	if what, ok := inlineCode(base, args); ok {
+		a.inline = append(a.inline, what)
+	}
 	switch {
 	case wrappers[base]:
 		for _, w := range args {
@@ -462,6 +594,10 @@ func (a *cmdAnalysis) words(words []litWord, st *shellState, simple bool, depth 
 				}
 				return nil
 			}
+		}
+		if !hasOperand(args) && !versionOnly(args) {
+			// No script and no -c: the shell reads its commands from stdin, unseen.
+			a.inline = append(a.inline, base+" reading commands from stdin")
 		}
 		return a.plain(base, args, st)
 	case base == "eval":
@@ -688,7 +824,44 @@ func (a *cmdAnalysis) plain(base string, args []litWord, st *shellState) error {
 		}
 		n := len(operands)
 		// A hard link to a file can be written through: the source needs write access too.
-		write = func(i int) bool { return hard || i == n-1 }
+		// Without the sandbox a symbolic link is too: a later word of the same command line
+		// (echo x > link) is judged before the link exists, so the link's target must be
+		// writable already.
+		write = func(i int) bool { return hard || a.strict || i == n-1 }
+		if !hard && a.strict && n >= 2 {
+			// A relative target is relative to the link's directory, not to the working one.
+			link := operands[n-1].s
+			if dir := path.Dir(link); dir != "." && !hasTargetDir(args) {
+				for _, o := range operands[:n-1] {
+					if !strings.HasPrefix(o.s, "/") && !strings.HasPrefix(o.s, "~") {
+						if err := a.candidate("ln -s target (from the link's directory)", litWord{s: dir + "/" + o.s}, Write, st); err != nil {
+							return err
+						}
+					}
+				}
+			}
+		}
+	case "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "lzma", "unlzma", "lz4", "zstd", "unzstd", "compress", "uncompress", "brotli", "lzip", "lzop":
+		// They replace their operands (file -> file.gz) unless told to write to stdout or test.
+		replaces := true
+		for _, w := range args {
+			switch w.s {
+			case "-c", "--stdout", "--to-stdout", "-t", "--test", "-l", "--list":
+				replaces = false
+			}
+		}
+		write = func(int) bool { return replaces }
+	case "patch":
+		// The first operand is patched; without one, the files named in the diff, relative to the
+		// working directory.
+		write = func(i int) bool { return i == 0 }
+		if err := a.candidate("patch (patches files in the working directory)", litWord{s: "."}, Write, st); err != nil {
+			return err
+		}
+	case "awk", "gawk":
+		if awkInPlace(args) {
+			write = func(i int) bool { return i > 0 } // operand 0 is the program
+		}
 	case "sed", "perl":
 		inPlace, scriptGiven := false, false
 		for _, w := range args {
@@ -721,6 +894,10 @@ func (a *cmdAnalysis) plain(base string, args []litWord, st *shellState) error {
 			return err
 		}
 	}
+	if a.strict && !knownCommand(base) {
+		// Without the sandbox, a program we do not know may write what it is given.
+		write = func(int) bool { return true }
+	}
 	for i, o := range operands {
 		acc := Read
 		if write(i) {
@@ -728,6 +905,9 @@ func (a *cmdAnalysis) plain(base string, args []litWord, st *shellState) error {
 		}
 		if (base == "sed" || base == "perl") && i == 0 && !scriptOption(args) {
 			continue // the script (unless -e/-f gave it)
+		}
+		if awkFamily[base] && i == 0 && !awkProgramFile(args) {
+			continue // the program text
 		}
 		if err := a.candidate(base+" operand", o, acc, st); err != nil {
 			return err
@@ -824,4 +1004,160 @@ func scriptOption(args []litWord) bool {
 		}
 	}
 	return false
+}
+
+// readCommands only read their operands (or do not take files at all); with the classified
+// commands of plain they are the commands whose operands are not taken as written without the
+// sandbox.
+var readCommands = map[string]bool{
+	"cat": true, "tac": true, "head": true, "tail": true, "less": true, "more": true, "ls": true,
+	"dir": true, "tree": true, "wc": true, "grep": true, "egrep": true, "fgrep": true, "rg": true,
+	"ag": true, "diff": true, "cmp": true, "comm": true, "cut": true, "paste": true, "join": true,
+	"nl": true, "od": true, "hexdump": true, "strings": true, "file": true, "stat": true, "du": true,
+	"df": true, "echo": true, "printf": true, "pwd": true, "which": true, "whereis": true,
+	"type": true, "test": true, "[": true, "[[": true, "true": true, "false": true, "basename": true,
+	"dirname": true, "realpath": true, "readlink": true, "md5sum": true, "sha1sum": true,
+	"sha256sum": true, "sha512sum": true, "cksum": true, "b2sum": true, "sort": true,
+	"column": true, "fold": true, "fmt": true, "expand": true, "unexpand": true, "rev": true,
+	"tr": true, "seq": true, "date": true, "sleep": true, "id": true, "whoami": true, "uname": true,
+	"hostname": true, "ps": true, "jq": true, "yes": true, "expr": true, "printenv": true,
+	"zcat": true, "bzcat": true, "xzcat": true, "zgrep": true, "cd": true, "pushd": true,
+	"popd": true, "exit": true, "set": true, "export": true, "unset": true, "read": true,
+	"local": true, "return": true, "shift": true, "wait": true, "jobs": true, "alias": true,
+	"source": true, ".": true, "let": true, "declare": true, "trap": true, "umask": true,
+}
+
+// classifiedCommands are the commands plain classifies operand by operand.
+var classifiedCommands = map[string]bool{
+	"mv": true, "touch": true, "mkdir": true, "rmdir": true, "rm": true, "unlink": true,
+	"shred": true, "truncate": true, "tee": true, "cp": true, "rsync": true, "install": true,
+	"scp": true, "ln": true, "sed": true, "find": true, "tar": true, "unzip": true, "dd": true,
+	"curl": true, "wget": true, "gzip": true, "gunzip": true, "bzip2": true, "bunzip2": true,
+	"xz": true, "unxz": true, "lzma": true, "unlzma": true, "lz4": true, "zstd": true,
+	"unzstd": true, "compress": true, "uncompress": true, "brotli": true, "lzip": true,
+	"lzop": true, "patch": true,
+}
+
+func knownCommand(base string) bool { return readCommands[base] || classifiedCommands[base] }
+
+var awkFamily = map[string]bool{"awk": true, "gawk": true, "mawk": true, "nawk": true}
+
+// awkInPlace: gawk -i inplace (or --include=inplace) edits its operands.
+func awkInPlace(args []litWord) bool {
+	for i, w := range args {
+		switch {
+		case (w.s == "-i" || w.s == "--include") && i+1 < len(args) && strings.HasPrefix(args[i+1].s, "inplace"):
+			return true
+		case strings.HasPrefix(w.s, "-iinplace") || strings.HasPrefix(w.s, "--include=inplace"):
+			return true
+		}
+	}
+	return false
+}
+
+func awkProgramFile(args []litWord) bool {
+	for _, w := range args {
+		if w.s == "-f" || strings.HasPrefix(w.s, "--file") || (strings.HasPrefix(w.s, "-f") && !strings.HasPrefix(w.s, "--")) {
+			return true
+		}
+	}
+	return false
+}
+
+// codeOptions are, per interpreter, the options whose value is program text.
+var codeOptions = map[string][]string{
+	"python": {"-c"}, "node": {"-e", "-p", "--eval", "--print", "-pe"}, "nodejs": {"-e", "-p", "--eval", "--print"},
+	"bun": {"-e", "-p", "--eval", "--print"}, "deno": {"eval"}, "ruby": {"-e"}, "perl": {"-e", "-E"},
+	"php": {"-r", "-R", "-B", "-E"}, "lua": {"-e"}, "luajit": {"-e"}, "Rscript": {"-e"}, "R": {"-e"},
+	"julia": {"-e", "--eval", "-E", "--print"}, "osascript": {"-e"}, "pwsh": {"-c", "-Command", "-EncodedCommand"},
+	"powershell": {"-c", "-Command", "-EncodedCommand"}, "tclsh": {}, "irb": {}, "ghci": {}, "groovy": {"-e"},
+}
+
+// interpreterName maps python3.12, python3, pypy3 ... to a codeOptions key.
+func interpreterName(base string) (string, bool) {
+	if _, ok := codeOptions[base]; ok {
+		return base, true
+	}
+	for _, p := range []string{"python", "pypy", "ruby", "perl", "php", "lua", "node"} {
+		if rest, ok := strings.CutPrefix(base, p); ok && strings.Trim(rest, "0123456789.") == "" {
+			if p == "pypy" {
+				return "python", true
+			}
+			return p, true
+		}
+	}
+	return "", false
+}
+
+// inlineCode reports whether a command runs program text given on the command line or read from
+// stdin (python3 -c, node -e, awk '...', perl -pe, python3 < x.py): that text is not analysed.
+func inlineCode(base string, args []litWord) (string, bool) {
+	if awkFamily[base] {
+		if awkProgramFile(args) || versionOnly(args) {
+			return "", false
+		}
+		return base + " program text", true
+	}
+	name, ok := interpreterName(base)
+	if !ok || versionOnly(args) {
+		return "", false
+	}
+	opts := codeOptions[name]
+	for _, w := range args {
+		if w.dynamic {
+			return base + " with an expanded argument", true
+		}
+		if !strings.HasPrefix(w.s, "-") || w.s == "-" {
+			if w.s == "-" {
+				return base + " reading its program from stdin", true
+			}
+			for _, o := range opts {
+				if w.s == o { // deno eval
+					return base + " " + o, true
+				}
+			}
+			return "", false // a script file: its text is not on the command line
+		}
+		if w.s == "-m" || w.s == "--" {
+			return "", false // python -m module
+		}
+		for _, o := range opts {
+			if !strings.HasPrefix(o, "-") {
+				continue
+			}
+			if w.s == o || strings.HasPrefix(w.s, o+"=") {
+				return base + " " + o, true
+			}
+			// Clustered short options: perl -pie, python3 -Ic.
+			if len(o) == 2 && !strings.HasPrefix(w.s, "--") && strings.Contains(w.s[1:], o[1:]) {
+				return base + " " + w.s, true
+			}
+		}
+	}
+	return base + " reading its program from stdin", true
+}
+
+// hasOperand: some argument is not an option.
+func hasOperand(args []litWord) bool {
+	for _, w := range args {
+		if w.dynamic || !strings.HasPrefix(w.s, "-") {
+			return true
+		}
+	}
+	return false
+}
+
+// versionOnly: the arguments only ask for a version or help (python3 --version).
+func versionOnly(args []litWord) bool {
+	if len(args) == 0 {
+		return false
+	}
+	for _, w := range args {
+		switch w.s {
+		case "--version", "-V", "-v", "--help", "-h", "-version", "-help":
+		default:
+			return false
+		}
+	}
+	return true
 }

@@ -87,7 +87,7 @@ func TestCommandExtraction(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a, err := analyzeCommand(tt.command, tt.workDir)
+			a, err := analyzeCommand(tt.command, tt.workDir, false)
 			switch tt.want {
 			case "DANGER":
 				if !errors.Is(err, errDangerous) {
@@ -120,7 +120,7 @@ func TestCommandExpansions(t *testing.T) {
 		"echo $((1+2))":         "arithmetic",
 		"cat <<EOF\n$(id)\nEOF": "$(...)",
 	} {
-		a, err := analyzeCommand(cmd, "")
+		a, err := analyzeCommand(cmd, "", false)
 		if err != nil {
 			t.Fatalf("%q: %v", cmd, err)
 		}
@@ -129,7 +129,7 @@ func TestCommandExpansions(t *testing.T) {
 		}
 	}
 	for _, cmd := range []string{"echo 'literal $HOME'", `echo "a" b`, "ls -la", "echo \\$HOME"} {
-		a, err := analyzeCommand(cmd, "")
+		a, err := analyzeCommand(cmd, "", false)
 		if err != nil || len(a.dynamic) > 0 {
 			t.Errorf("%q: dynamic %v err %v; want none", cmd, a.dynamic, err)
 		}

@@ -96,6 +96,26 @@ func SpecFromConfig(cfg *configs.Config, agentID string, role Role, o SpecOption
 		// The run logs hold every agent's answers under real ids (and API traffic).
 		s.Private = append(s.Private, cfg.LogsDir())
 	}
+	// The temp workspace root holds one folder per agent, named by its real id: only the agent's
+	// own folder (the deeper root, so it wins) is readable; the root's listing and the siblings
+	// would map anonymous ids to real agents.
+	if tr := cfg.Orchestrator.AgentTemporaryWorkspace; tr != "" && filepath.IsAbs(tr) {
+		tr = filepath.Clean(tr)
+		coversRoot := false
+		for _, t := range s.TempWorkspaces {
+			if within(tr, filepath.Clean(t)) {
+				coversRoot = true // the agent was given the whole root on purpose
+			}
+		}
+		if !coversRoot {
+			s.Private = append(s.Private, tr)
+			for _, a := range cfg.Agents {
+				if a.ID != agentID {
+					s.Private = append(s.Private, filepath.Join(tr, a.ID))
+				}
+			}
+		}
+	}
 	layers := []*configs.Permissions{&cfg.Permissions, o.ProjectRules, agent.Permissions}
 	for _, l := range layers {
 		if l == nil {

@@ -49,12 +49,22 @@ func TestSpecFromConfig(t *testing.T) {
 	if strings.Join(s.Deny, ",") != "execute_command(git push*),Bash" || strings.Join(s.Allow, ",") != "execute_command(npm test*)" {
 		t.Errorf("rules allow %v deny %v", s.Allow, s.Deny)
 	}
-	if strings.Join(s.Private, ",") != tr.p("other_ws")+","+tr.p("snapshots")+","+tr.p(".massgen/logs") {
+	if strings.Join(s.Private, ",") != tr.p("other_ws")+","+tr.p("snapshots")+","+tr.p(".massgen/logs")+","+tr.p("temp")+","+tr.p("temp/agent_b") {
 		t.Errorf("private %v", s.Private)
 	}
 	p := mustPolicy(t, s)
 	if d := p.CheckPath(tr.p("other_ws/x.txt"), Read); d.Allow {
 		t.Error("agent_a reads agent_b's workspace")
+	}
+	// Temp workspaces: its own folder only; the root's listing and the other agents' folders
+	// (named by real ids) are private.
+	for path, want := range map[string]bool{
+		tr.p("temp/agent_a"): true, tr.p("temp/agent_a/agent2/x.txt"): true,
+		tr.p("temp"): false, tr.p("temp/agent_b"): false, tr.p("temp/agent_b/agent1/x.txt"): false, tr.p("temp/agent1"): false,
+	} {
+		if d := p.CheckPath(path, Read); d.Allow != want {
+			t.Errorf("read %s: allow=%v, want %v (%s)", path, d.Allow, want, d.Reason)
+		}
 	}
 	// agent_b: folder guard from the config, acceptEdits from the global default.
 	sb, err := SpecFromConfig(cfg, "agent_b", Coordination, SpecOptions{TempWorkspaces: []string{tr.p("temp/agent1")}})
@@ -63,6 +73,28 @@ func TestSpecFromConfig(t *testing.T) {
 	}
 	if sb.Mode != ModeAcceptEdits || len(sb.ReadPaths) != 1 || sb.TempWorkspaces[0] != tr.p("temp/agent1") {
 		t.Errorf("agent_b spec %+v", sb)
+	}
+	// As the orchestrator calls it: TempWorkspaces = [<root>/<agentID>], under the config's root.
+	so, err := SpecFromConfig(cfg, "agent_a", Coordination, SpecOptions{TempWorkspaces: []string{tr.p("temp/agent_a")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	po := mustPolicy(t, so)
+	if d := po.CheckPath(tr.p("temp/agent_a/agent2"), Read); !d.Allow {
+		t.Errorf("agent_a reads its own temp workspace: %s", d.Reason)
+	}
+	for _, path := range []string{tr.p("temp"), tr.p("temp/agent_b"), tr.p("temp/agent_b/agent1")} {
+		if d := po.CheckPath(path, Read); d.Allow || d.Rule != "private-path" {
+			t.Errorf("agent_a reads %s: %+v", path, d)
+		}
+	}
+	// A spec given the whole root on purpose keeps it.
+	sr, err := SpecFromConfig(cfg, "agent_a", Coordination, SpecOptions{TempWorkspaces: []string{tr.p("temp")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := mustPolicy(t, sr).CheckPath(tr.p("temp/agent1"), Read); !d.Allow {
+		t.Errorf("whole temp root given: %s", d.Reason)
 	}
 	// Errors name what is wrong.
 	if _, err := SpecFromConfig(cfg, "nobody", Final, SpecOptions{}); err == nil || !strings.Contains(err.Error(), "agent_a, agent_b") {

@@ -4,13 +4,22 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 )
 
-// maxGlobMatches bounds the files a command glob may expand to before the command is refused.
-const maxGlobMatches = 4096
+// maxGlobMatches bounds the files the command globs of one call may expand to before the call is
+// refused; maxGlobScan bounds the directory entries looked at to find them (a pattern such as
+// /*/*/*/* would otherwise walk the whole disk before any count is known).
+const (
+	maxGlobMatches = 4096
+	maxGlobScan    = 1 << 16
+)
+
+// globBudget is what is left for the globs of one decision.
+type globBudget struct{ matches, scan int }
 
 // Decide judges one tool call. It is pure apart from stat/readlink (and reading directories for
 // command globs): no asks, no hooks, no writes. In mode "default" it may return Ask.
@@ -35,11 +44,14 @@ type decideInfo struct {
 func (p *Policy) decide(r Request) (Decision, decideInfo) {
 	var info decideInfo
 	base := BaseToolName(r.Tool)
-	if workflowTools[base] {
+	if exempt(workflowTools, r.Tool) {
 		return Decision{Allow: true, Rule: "workflow-tool", Reason: r.Tool + " is a coordination tool"}, info
 	}
 	bypass := p.spec.Mode == ModeBypass
-	ex, err := extract(r.Tool, r.Args)
+	ex, err := extractWith(r.Tool, r.Args, !p.spec.Sandboxed)
+	if err == nil && len(ex.paths) > maxArgPaths+maxCommandWords {
+		err = fmt.Errorf("%w: %s has %d paths to check", errTooLarge, r.Tool, len(ex.paths))
+	}
 	call := &ruleCall{tool: r.Tool}
 	if err == nil {
 		call.command = ex.command
@@ -63,6 +75,10 @@ func (p *Policy) decide(r Request) (Decision, decideInfo) {
 		if errors.Is(err, errDangerous) {
 			return Decision{Rule: "dangerous-command", Reason: "Access denied: " + err.Error()}, info
 		}
+		if errors.Is(err, errTooLarge) {
+			return Decision{Rule: "too-large-to-check", Reason: "Access denied: " + err.Error() +
+				" (the check refuses what it cannot judge quickly; split the call or write the paths out)"}, info
+		}
 		if errors.Is(err, errNoPath) && !bypass {
 			for _, rl := range p.allow {
 				if !rl.hasArgs && rl.matchesTool(r.Tool) {
@@ -77,6 +93,12 @@ func (p *Policy) decide(r Request) (Decision, decideInfo) {
 			"Access denied: the command uses %s; without the kernel sandbox, shell expansions are refused because they hide the paths a command touches (write the paths literally)",
 			ex.cmd.dynamic[0])}, info
 	}
+	if ex.cmd != nil && !p.spec.Sandboxed && len(ex.cmd.inline) > 0 && !p.allowedByRule(call, ex, r.Args) {
+		return Decision{Rule: "inline-code", Reason: fmt.Sprintf(
+			"Access denied: the command runs program text the check cannot see (%s); without the kernel sandbox that is refused unless a rule in permissions.allow covers the command, e.g. %q",
+			ex.cmd.inline[0], r.Tool+"("+firstWord(ex.command)+" *)")}, info
+	}
+	budget := &globBudget{matches: maxGlobMatches, scan: maxGlobScan}
 	var last Decision
 	askContext := false
 	for _, pa := range ex.paths {
@@ -89,7 +111,7 @@ func (p *Policy) decide(r Request) (Decision, decideInfo) {
 				d = p.checkRemoval(d)
 			}
 		} else {
-			d, m = p.checkAccess(pa, destr)
+			d, m = p.checkAccess(pa, destr, budget)
 		}
 		info.paths = append(info.paths, d.Path)
 		if !d.Allow {
@@ -145,7 +167,7 @@ func (p *Policy) checkRemoval(d Decision) Decision {
 
 // checkAccess checks one path argument, expanding command globs. removal: the path (each match)
 // is removed or moved as a whole.
-func (p *Policy) checkAccess(pa PathAccess, removal bool) (Decision, *managed) {
+func (p *Policy) checkAccess(pa PathAccess, removal bool, budget *globBudget) (Decision, *managed) {
 	if !pa.Glob {
 		d, m := p.checkPath(pa.Path, pa.Access)
 		if d.Allow && removal {
@@ -174,12 +196,12 @@ func (p *Policy) checkAccess(pa PathAccess, removal bool) (Decision, *managed) {
 	if !d.Allow {
 		return d, m
 	}
-	matches, err := filepath.Glob(abs)
+	matches, err := boundedGlob(abs, budget)
+	if errors.Is(err, errTooLarge) {
+		return deny(pa.Path, pa.Access, "glob-too-large", fmt.Sprintf("Access denied: %q matches more than %d files to check (%v)", pa.Path, maxGlobMatches, err)), nil
+	}
 	if err != nil {
 		return deny(pa.Path, pa.Access, "unresolvable-path", fmt.Sprintf("Access denied: bad glob %q: %v", pa.Path, err)), nil
-	}
-	if len(matches) > maxGlobMatches {
-		return deny(pa.Path, pa.Access, "glob-too-large", fmt.Sprintf("Access denied: %q matches more than %d files to check", pa.Path, maxGlobMatches)), nil
 	}
 	for _, mt := range matches {
 		if removal {
@@ -198,6 +220,107 @@ func (p *Policy) checkAccess(pa PathAccess, removal bool) (Decision, *managed) {
 		}
 	}
 	return d, m
+}
+
+// allowedByRule reports whether an allow rule covers the call (rules are read in every mode here:
+// they lift a refusal of the command check, they never widen the path rules).
+func (p *Policy) allowedByRule(call *ruleCall, ex *extraction, args map[string]any) bool {
+	if len(p.allow) == 0 {
+		return false
+	}
+	if call.groups == nil && call.strings == nil {
+		p.fillRuleCall(call, ex, args)
+	}
+	for _, rl := range p.allow {
+		if rl.hasArgs && rl.matches(call, true) {
+			return true
+		}
+	}
+	return false
+}
+
+func firstWord(cmd string) string {
+	f := strings.Fields(cmd)
+	if len(f) == 0 {
+		return "*"
+	}
+	return f[0]
+}
+
+// boundedGlob is filepath.Glob with a budget: it stops with errTooLarge once the globs of one
+// decision have looked at too many directory entries or produced too many matches.
+func boundedGlob(pattern string, b *globBudget) ([]string, error) {
+	if _, err := filepath.Match(pattern, ""); err != nil {
+		return nil, err
+	}
+	comps := strings.Split(pattern, "/")
+	cur := []string{"/"}
+	for _, c := range comps {
+		if c == "" {
+			continue
+		}
+		var next []string
+		if !strings.ContainsAny(c, "*?[\\") {
+			for _, d := range cur {
+				next = append(next, joinClean(d, c))
+			}
+			cur = next
+			continue
+		}
+		for _, d := range cur {
+			names, err := readNames(d, b)
+			if err != nil {
+				return nil, err
+			}
+			for _, n := range names {
+				if ok, _ := filepath.Match(c, n); ok {
+					if b.matches--; b.matches < 0 {
+						return nil, fmt.Errorf("%w: more than %d matches", errTooLarge, maxGlobMatches)
+					}
+					next = append(next, joinClean(d, n))
+				}
+			}
+		}
+		cur = next
+		if len(cur) == 0 {
+			return nil, nil
+		}
+	}
+	// Like filepath.Glob: only names that exist.
+	out := cur[:0]
+	for _, m := range cur {
+		if b.scan--; b.scan < 0 {
+			return nil, fmt.Errorf("%w: more than %d directory entries to look at", errTooLarge, maxGlobScan)
+		}
+		if _, err := os.Lstat(m); err == nil {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+// readNames lists a directory in chunks, charging each entry to the budget. A directory that
+// cannot be read has no matches (as with filepath.Glob).
+func readNames(dir string, b *globBudget) ([]string, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, nil
+	}
+	defer f.Close()
+	var names []string
+	for {
+		chunk, err := f.Readdirnames(256)
+		b.scan -= len(chunk)
+		if b.scan < 0 {
+			return nil, fmt.Errorf("%w: more than %d directory entries to look at", errTooLarge, maxGlobScan)
+		}
+		names = append(names, chunk...)
+		if err != nil || len(chunk) == 0 {
+			break
+		}
+	}
+	slices.Sort(names)
+	return names, nil
 }
 
 func (p *Policy) fillRuleCall(c *ruleCall, ex *extraction, args map[string]any) {

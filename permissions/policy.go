@@ -1,6 +1,7 @@
 package permissions
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -280,7 +281,7 @@ func (p *Policy) checkPath(given string, a Access) (Decision, *managed) {
 	}
 	phys, err := resolvePhysical(p.fs, abs)
 	if err != nil {
-		return deny(given, a, "unresolvable-path", fmt.Sprintf("Access denied: %v", err)), nil
+		return p.resolveDenied(given, abs, a, err), nil
 	}
 	d, m := p.decideResolved(given, phys, a)
 	if !d.Allow || !hasDotDot(abs) {
@@ -290,7 +291,7 @@ func (p *Policy) checkPath(given string, a Access) (Decision, *managed) {
 	// would when a symlink precedes the "..": both readings must be allowed.
 	lex, err := resolvePhysical(p.fs, filepath.Clean(abs))
 	if err != nil {
-		return deny(given, a, "unresolvable-path", fmt.Sprintf("Access denied: %v", err)), nil
+		return p.resolveDenied(given, abs, a, err), nil
 	}
 	if lex != phys {
 		if d2, m2 := p.decideResolved(given, lex, a); !d2.Allow {
@@ -298,6 +299,56 @@ func (p *Policy) checkPath(given string, a Access) (Decision, *managed) {
 		}
 	}
 	return d, m
+}
+
+// resolveDenied is the denial of a path that cannot be resolved. When resolution stopped outside
+// every managed root, the denial is the same as for any outside path: whether something exists
+// there, is a file, a loop or unreadable is not for the agent to learn.
+func (p *Policy) resolveDenied(given, abs string, a Access, err error) Decision {
+	var re *resolveError
+	if errors.As(err, &re) && p.rootOf(re.at) == nil {
+		return p.outsideDenied(given, abs, a, re.at)
+	}
+	return deny(given, a, "unresolvable-path", fmt.Sprintf("Access denied: %v", err))
+}
+
+// rootOf is the deepest managed root holding q (a clean absolute path), or nil.
+func (p *Policy) rootOf(q string) *managed {
+	for ; ; q = parentDir(q) {
+		if m := p.roots[q]; m != nil {
+			return m
+		}
+		if q == "/" {
+			return nil
+		}
+	}
+}
+
+// outsideDenied is the one denial for a path outside every managed root. It names the path as the
+// caller wrote it (made absolute), never where it leads, and is the same whether or not anything
+// exists there. res is where the path leads (or where resolution stopped): it only selects the
+// file-context-path wording, which names nothing the agent was not told.
+func (p *Policy) outsideDenied(given, abs string, a Access, res string) Decision {
+	shown := filepath.Clean(abs)
+	if fp := p.fileParentOf(res); fp != "" {
+		return deny(shown, a, "file-context-sibling", fmt.Sprintf(
+			"Access denied: '%s' is not an explicitly allowed file in this directory (only %s is shared from %s)",
+			shown, p.fileParents[fp], fp))
+	}
+	return deny(shown, a, "outside-managed-paths", fmt.Sprintf(
+		"Access denied: '%s' is outside every path this agent may use (its workspace, temp workspaces and context paths), or leads outside them", shown))
+}
+
+// fileParentOf is the directory of a file context path holding q, if q is in no managed root.
+func (p *Policy) fileParentOf(q string) string {
+	for ; ; q = parentDir(q) {
+		if _, ok := p.fileParents[q]; ok {
+			return q
+		}
+		if q == "/" {
+			return ""
+		}
+	}
 }
 
 func hasDotDot(p string) bool {
@@ -329,7 +380,6 @@ func (p *Policy) decideResolved(given, res string, a Access) (Decision, *managed
 	}
 	var hit *managed
 	prot := ""
-	fileParent := ""
 	for q := res; ; q = parentDir(q) {
 		if hit == nil {
 			if m := p.roots[q]; m != nil {
@@ -341,23 +391,17 @@ func (p *Policy) decideResolved(given, res string, a Access) (Decision, *managed
 				prot = q
 			}
 		}
-		if hit == nil && fileParent == "" {
-			if _, ok := p.fileParents[q]; ok {
-				fileParent = q
-			}
-		}
 		if q == "/" {
 			break
 		}
 	}
 	if hit == nil {
-		if fileParent != "" {
-			return deny(res, a, "file-context-sibling", fmt.Sprintf(
-				"Access denied: %s is not an explicitly allowed file in this directory (only %s is shared from %s)",
-				show, p.fileParents[fileParent], fileParent)), nil
+		// Outside every managed root: never say where the given path leads.
+		abs, err := absolute(given, p.workspace, p.home)
+		if err != nil || given == "" {
+			abs = res
 		}
-		return deny(res, a, "outside-managed-paths", fmt.Sprintf(
-			"Access denied: %s is outside every path this agent may use (its workspace, temp workspaces and context paths)", show)), nil
+		return p.outsideDenied(given, abs, a, res), nil
 	}
 	if hit.kind == kindPrivate {
 		return deny(res, a, "private-path", fmt.Sprintf(

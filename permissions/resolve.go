@@ -58,6 +58,22 @@ func absolute(path, base, home string) (string, error) {
 	return p, nil
 }
 
+// resolveError says where resolution stopped: at is the (physical) path whose lookup failed, so
+// a caller can tell an error inside a managed root from one outside, which must not be shown.
+type resolveError struct {
+	abs, at string
+	err     error
+}
+
+func (e *resolveError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("cannot resolve %q: %s is not a directory", e.abs, e.at)
+	}
+	return fmt.Sprintf("cannot resolve %q: %v", e.abs, e.err)
+}
+
+func (e *resolveError) Unwrap() error { return e.err }
+
 // resolvePhysical resolves an absolute path the way the kernel walks it: component by
 // component, following every symlink (dangling ones by their target text), applying ".." to the
 // directory actually reached. Components that do not exist are appended as they are. Any error
@@ -99,26 +115,26 @@ func resolvePhysical(fsx fsys, abs string) (string, error) {
 				cur = next
 				continue
 			}
-			return "", fmt.Errorf("cannot resolve %q: %w", abs, err)
+			return "", &resolveError{abs: abs, at: next, err: err}
 		}
 		if fi.Mode()&fs.ModeSymlink == 0 {
 			if !fi.IsDir() && !onlyDotsAndSlashes(rest) {
 				// A file used as a directory: the kernel would refuse; so do we.
-				return "", fmt.Errorf("cannot resolve %q: %s is not a directory", abs, next)
+				return "", &resolveError{abs: abs, at: next}
 			}
 			cur = next
 			continue
 		}
 		links++
 		if links > maxLinks {
-			return "", fmt.Errorf("cannot resolve %q: too many levels of symbolic links", abs)
+			return "", &resolveError{abs: abs, at: next, err: errors.New("too many levels of symbolic links")}
 		}
 		target, err := fsx.Readlink(next)
 		if err != nil {
-			return "", fmt.Errorf("cannot resolve %q: %w", abs, err)
+			return "", &resolveError{abs: abs, at: next, err: err}
 		}
 		if target == "" {
-			return "", fmt.Errorf("cannot resolve %q: empty symlink %s", abs, next)
+			return "", &resolveError{abs: abs, at: next, err: fmt.Errorf("empty symlink %s", next)}
 		}
 		if strings.HasPrefix(target, "/") {
 			cur = "/"

@@ -3,6 +3,7 @@ package permissions
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"sort"
 	"strings"
 	"unicode"
@@ -57,6 +58,11 @@ var nativeNonFile = map[string]bool{
 // cwdDefault are native tools whose path argument defaults to the working directory.
 var cwdDefault = map[string]bool{"Grep": true, "Glob": true}
 
+// exempt reports whether a name is one of the exemptions above. Only unprefixed names are: an
+// MCP server may call its tool "new_answer" or "Task", but it is still an unknown tool that may
+// touch files, so behind an mcp__<server>__ prefix it is classified like any other.
+func exempt(set map[string]bool, tool string) bool { return set[tool] }
+
 // commandNames are tools that run shell commands.
 var commandNames = map[string]bool{
 	"execute_command": true, "bash": true, "shell": true, "exec": true, "sh": true,
@@ -109,7 +115,7 @@ func IsWriteTool(tool string) bool {
 		}
 		return false
 	}
-	if workflowTools[b] || nativeNonFile[b] || IsCommandTool(b) {
+	if exempt(workflowTools, tool) || exempt(nativeNonFile, tool) || IsCommandTool(b) {
 		return false
 	}
 	return nameLooksWrite(b)
@@ -184,9 +190,14 @@ type extraction struct {
 }
 
 func extract(tool string, args map[string]any) (*extraction, error) {
+	return extractWith(tool, args, false)
+}
+
+// extractWith is extract; strict: commands run without the kernel sandbox (see cmdAnalysis).
+func extractWith(tool string, args map[string]any, strict bool) (*extraction, error) {
 	b := BaseToolName(tool)
 	ex := &extraction{}
-	if workflowTools[b] {
+	if exempt(workflowTools, tool) {
 		return ex, nil
 	}
 	if decl, ok := ourTools[b]; ok {
@@ -237,7 +248,7 @@ func extract(tool string, args map[string]any) (*extraction, error) {
 			ex.paths = append(ex.paths, PathAccess{Arg: d.name, Path: s, Access: access(d)})
 		}
 		if b == "execute_command" {
-			if err := ex.addCommand(tool, args); err != nil {
+			if err := ex.addCommand(tool, args, strict); err != nil {
 				return nil, err
 			}
 		}
@@ -254,26 +265,32 @@ func extract(tool string, args map[string]any) (*extraction, error) {
 			if IsWriteTool(b) {
 				acc = Write
 			}
-			scanArgs(args, "", acc, declared, &ex.paths)
+			if err := scanArgs(args, acc, declared, &ex.paths); err != nil {
+				return nil, fmt.Errorf("%s: %w", tool, err)
+			}
 		}
 		return ex, nil
 	}
-	if nativeNonFile[b] {
+	if exempt(nativeNonFile, tool) {
 		return ex, nil
 	}
 	if IsCommandTool(b) {
 		// Working directory arguments first.
-		scanArgs(args, "", Read, map[string]bool{"command": true, "cmd": true, "script": true, "commands": true}, &ex.paths)
-		if err := ex.addCommand(tool, args); err != nil {
+		if err := scanArgs(args, Read, map[string]bool{"command": true, "cmd": true, "script": true, "commands": true}, &ex.paths); err != nil {
+			return nil, fmt.Errorf("%s: %w", tool, err)
+		}
+		if err := ex.addCommand(tool, args, strict); err != nil {
 			return nil, err
 		}
 		return ex, nil
 	}
 	acc := Read
-	if nameLooksWrite(b) {
+	if nameLooksWrite(b) || carriesContent(args) {
 		acc = Write
 	}
-	scanArgs(args, "", acc, nil, &ex.paths)
+	if err := scanArgs(args, acc, nil, &ex.paths); err != nil {
+		return nil, fmt.Errorf("%s: %w", tool, err)
+	}
 	if strings.Contains(strings.ToLower(b), "copy") {
 		// copy-like: sources are read, the rest written.
 		for i := range ex.paths {
@@ -282,7 +299,7 @@ func extract(tool string, args map[string]any) (*extraction, error) {
 			}
 		}
 	}
-	if len(ex.paths) == 0 && cwdDefault[b] {
+	if len(ex.paths) == 0 && exempt(cwdDefault, tool) {
 		// Claude Code's Grep and Glob search the working directory (the workspace) by default.
 		ex.paths = append(ex.paths, PathAccess{Arg: "path (default: workspace)", Path: "", Access: Read})
 	}
@@ -292,7 +309,7 @@ func extract(tool string, args map[string]any) (*extraction, error) {
 	return ex, nil
 }
 
-func (ex *extraction) addCommand(tool string, args map[string]any) error {
+func (ex *extraction) addCommand(tool string, args map[string]any, strict bool) error {
 	var cmd string
 	found := false
 	for _, k := range []string{"command", "cmd", "script", "commands"} {
@@ -331,7 +348,7 @@ func (ex *extraction) addCommand(tool string, args map[string]any) error {
 		// The command runs in the workspace: it must exist for this agent.
 		ex.paths = append(ex.paths, PathAccess{Arg: "work_dir (default: workspace)", Path: "", Access: Read})
 	}
-	a, err := analyzeCommand(cmd, workDir)
+	a, err := analyzeCommand(cmd, workDir, strict)
 	if err != nil {
 		return fmt.Errorf("%s: %w", tool, err)
 	}
@@ -403,6 +420,21 @@ func isWorkDirKey(arg string) bool {
 	return false
 }
 
+// writeContentKeys, at the top level of an unknown tool's arguments, mean it is handed content to
+// put somewhere: its paths are taken as written whatever its name says.
+var writeContentKeys = map[string]bool{"content": true, "contents": true, "newstring": true,
+	"newstr": true, "newtext": true, "newcontent": true, "data": true, "body": true, "edits": true,
+	"patch": true, "diff": true, "filecontent": true, "filetext": true}
+
+func carriesContent(args map[string]any) bool {
+	for k := range args {
+		if writeContentKeys[normKey(k)] {
+			return true
+		}
+	}
+	return false
+}
+
 // contentKeys hold data, not paths: their values are not taken as paths by their look.
 var contentKeys = map[string]bool{"content": true, "contents": true, "text": true, "body": true,
 	"data": true, "newstring": true, "oldstring": true, "newstr": true, "oldstr": true,
@@ -411,18 +443,113 @@ var contentKeys = map[string]bool{"content": true, "contents": true, "text": tru
 	"glob": true, "includepatterns": true, "excludepatterns": true, "title": true, "comment": true,
 	"url": true, "command": true, "cmd": true, "script": true, "replacement": true}
 
-// looksLikePath: an absolute path or one starting with ~, ./, ../ (a single line).
+// maxArgPaths bounds the path arguments one call may carry: past it the call is refused rather
+// than judged path by path (a decision must stay cheap whatever the model sends).
+const maxArgPaths = 4096
+
+// looksLikePath: an absolute path, one starting with ~, ./, ../, a file: URL, or any value with
+// a ".." component (sub/../../x climbs out as well as ../x does). Single line only.
 func looksLikePath(s string) bool {
 	if s == "" || len(s) > 4096 || strings.ContainsAny(s, "\n\r") {
 		return false
 	}
 	return strings.HasPrefix(s, "/") || s == "~" || strings.HasPrefix(s, "~/") ||
-		strings.HasPrefix(s, "./") || strings.HasPrefix(s, "../") || s == "." || s == ".." ||
-		strings.HasPrefix(s, "file://")
+		strings.HasPrefix(s, "./") || s == "." || hasDotDotComponent(s) || isFileURL(s)
 }
 
-// scanArgs finds path arguments of an unknown tool by name and by value, at any depth.
-func scanArgs(v any, prefix string, acc Access, skip map[string]bool, out *[]PathAccess) {
+// hasDotDotComponent: a ".." between separators ('/' or, for servers on other systems, '\\').
+func hasDotDotComponent(s string) bool {
+	for _, c := range strings.FieldsFunc(s, func(r rune) bool { return r == '/' || r == '\\' }) {
+		if c == ".." {
+			return true
+		}
+	}
+	return false
+}
+
+// isFileURL: the scheme is "file" in any case, with or without "//" (file:/abs, file:///abs,
+// FILE://host/abs).
+func isFileURL(s string) bool {
+	return len(s) >= 5 && strings.EqualFold(s[:5], "file:")
+}
+
+// destKeys are argument names (normalised) that name what a tool writes, whatever its name says.
+var destKeys = map[string]bool{"dest": true, "dst": true, "destination": true, "destinations": true,
+	"target": true, "targets": true, "output": true, "outputs": true, "out": true, "to": true,
+	"outfile": true, "outdir": true, "outpath": true, "saveas": true, "saveto": true, "into": true}
+
+var destPrefixes = []string{"dest", "dst", "target", "output", "save", "write", "export"}
+var destSuffixes = []string{"dest", "destination", "output", "target"}
+
+// isDestKey reports whether an argument name denotes a destination: target_file, dest,
+// output_path, save_to, out_dir, ... An unknown tool writes there even when its name has no
+// write word (mcp__x__render(output=...)).
+func isDestKey(k string) bool {
+	n := normKey(k)
+	if destKeys[n] {
+		return true
+	}
+	for _, p := range destPrefixes {
+		if strings.HasPrefix(n, p) {
+			return true
+		}
+	}
+	for _, p := range destSuffixes {
+		if strings.HasSuffix(n, p) {
+			return true
+		}
+	}
+	// out_file, to_path, out_dir ...
+	for _, p := range []string{"out", "to"} {
+		if rest, ok := strings.CutPrefix(n, p); ok && rest != "" {
+			for _, s := range pathSuffixes {
+				if rest == s {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// argScanner finds path arguments of an unknown tool by name and by value, at any depth.
+type argScanner struct {
+	out *[]PathAccess
+	err error
+}
+
+// scanArgs scans args (skipping the top-level keys in skip); an error means a value cannot be
+// judged (an ambiguous file URL, too many paths): the call is refused.
+func scanArgs(args map[string]any, acc Access, skip map[string]bool, out *[]PathAccess) error {
+	s := &argScanner{out: out}
+	s.scan(args, "", acc, skip)
+	return s.err
+}
+
+func (s *argScanner) add(arg, val string, acc Access) {
+	if s.err != nil {
+		return
+	}
+	if len(*s.out) >= maxArgPaths {
+		s.err = fmt.Errorf("more than %d path arguments to check", maxArgPaths)
+		return
+	}
+	p, err := filePathOf(val)
+	if err != nil {
+		s.err = fmt.Errorf("argument %s: %w", arg, err)
+		return
+	}
+	*s.out = append(*s.out, PathAccess{Arg: arg, Path: p.path, Access: acc})
+	if p.alt != "" {
+		// A server may or may not decode the URL: both readings must pass.
+		*s.out = append(*s.out, PathAccess{Arg: arg + " (undecoded)", Path: p.alt, Access: acc})
+	}
+}
+
+func (s *argScanner) scan(v any, prefix string, acc Access, skip map[string]bool) {
+	if s.err != nil {
+		return
+	}
 	switch t := v.(type) {
 	case map[string]any:
 		keys := make([]string, 0, len(t))
@@ -439,37 +566,41 @@ func scanArgs(v any, prefix string, acc Access, skip map[string]bool, out *[]Pat
 				name = prefix + "." + k
 			}
 			val := t[k]
+			kacc := acc
+			if isDestKey(k) {
+				kacc = Write
+			}
 			if isPathKey(k) {
-				if addNamed(val, name, acc, out) {
+				if s.addNamed(val, name, kacc) {
 					continue
 				}
 			}
 			if contentKeys[normKey(k)] {
-				// Data, not a path by its look; a file:// URL is a path whatever the key.
-				if str, ok := val.(string); ok && strings.HasPrefix(str, "file://") {
-					*out = append(*out, PathAccess{Arg: name, Path: fileURL(str), Access: acc})
+				// Data, not a path by its look; a file URL is a path whatever the key.
+				if str, ok := val.(string); ok && isFileURL(str) && !strings.ContainsAny(str, "\n\r") {
+					s.add(name, str, kacc)
 				}
 				continue
 			}
-			scanArgs(val, name, acc, nil, out)
+			s.scan(val, name, kacc, nil)
 		}
 	case []any:
 		for i, x := range t {
-			scanArgs(x, fmt.Sprintf("%s[%d]", prefix, i), acc, nil, out)
+			s.scan(x, fmt.Sprintf("%s[%d]", prefix, i), acc, nil)
 		}
 	case string:
 		if looksLikePath(t) {
-			*out = append(*out, PathAccess{Arg: prefix, Path: fileURL(t), Access: acc})
+			s.add(prefix, t, acc)
 		}
 	}
 }
 
 // addNamed adds a value found under a path-named key; false if it is not a string or list of
 // strings (then the value is scanned like any other).
-func addNamed(v any, name string, acc Access, out *[]PathAccess) bool {
+func (s *argScanner) addNamed(v any, name string, acc Access) bool {
 	switch t := v.(type) {
 	case string:
-		*out = append(*out, PathAccess{Arg: name, Path: fileURL(t), Access: acc})
+		s.add(name, t, acc)
 		return true
 	case []any:
 		all := true
@@ -482,16 +613,58 @@ func addNamed(v any, name string, acc Access, out *[]PathAccess) bool {
 			return false
 		}
 		for i, x := range t {
-			*out = append(*out, PathAccess{Arg: fmt.Sprintf("%s[%d]", name, i), Path: fileURL(x.(string)), Access: acc})
+			s.add(fmt.Sprintf("%s[%d]", name, i), x.(string), acc)
 		}
 		return true
 	}
 	return false
 }
 
-func fileURL(s string) string {
-	if rest, ok := strings.CutPrefix(s, "file://"); ok {
-		return rest
+// filePath is a path argument's value as a path: a file URL becomes its path.
+type filePath struct {
+	path string
+	alt  string // the undecoded spelling when percent-decoding changed the path
+}
+
+// filePathOf turns a file: URL into the path it names (RFC 8089: file:/abs, file:///abs,
+// file://localhost/abs, any case); other values are returned as they are. Anything ambiguous
+// (another host, a relative or opaque form, a query or fragment, an encoded NUL) is an error.
+func filePathOf(s string) (filePath, error) {
+	if !isFileURL(s) {
+		return filePath{path: s}, nil
 	}
-	return s
+	u, err := url.Parse(s)
+	if err != nil {
+		return filePath{}, fmt.Errorf("cannot read the file URL %q: %w", s, err)
+	}
+	switch {
+	case u.Opaque != "":
+		return filePath{}, fmt.Errorf("the file URL %q has no absolute path", s)
+	case u.Host != "" && !strings.EqualFold(u.Host, "localhost"):
+		return filePath{}, fmt.Errorf("the file URL %q names another host (%s)", s, u.Host)
+	case u.User != nil || u.Port() != "":
+		return filePath{}, fmt.Errorf("the file URL %q has a user or port", s)
+	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.ContainsAny(s, "?#"):
+		return filePath{}, fmt.Errorf("the file URL %q has a query or fragment: which file it names depends on the server", s)
+	case !strings.HasPrefix(u.Path, "/"):
+		return filePath{}, fmt.Errorf("the file URL %q has no absolute path", s)
+	case strings.IndexByte(u.Path, 0) >= 0:
+		return filePath{}, fmt.Errorf("the file URL %q contains a NUL byte", s)
+	}
+	fp := filePath{path: u.Path}
+	if raw := u.EscapedPath(); strings.Contains(raw, "%") {
+		// The literal spelling too: a server that does not decode opens that name.
+		if i := strings.Index(s, "/"); i >= 0 {
+			lit := s[i:]
+			if u.Host != "" {
+				lit = strings.TrimPrefix(strings.TrimPrefix(lit, "//"), u.Host)
+			} else {
+				lit = "/" + strings.TrimLeft(lit, "/")
+			}
+			if lit != fp.path {
+				fp.alt = lit
+			}
+		}
+	}
+	return fp, nil
 }

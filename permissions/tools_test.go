@@ -80,10 +80,40 @@ func TestExtractPathsUnknownTools(t *testing.T) {
 		{"WebFetch", "WebFetch", map[string]any{"url": "https://x/y"}, ""},
 		{"unusual name found by value", "inspect_resource", map[string]any{"where": "/etc/shadow"}, "where=/etc/shadow:read"},
 		{"location key", "inspect_resource", map[string]any{"location": "secrets.yaml"}, "location=secrets.yaml:read"},
-		{"target key", "mcp__x__frob", map[string]any{"target": "t"}, "target=t:read"},
+		// Destination-like names are written whatever the tool's name says.
+		{"target key", "mcp__x__frob", map[string]any{"target": "t"}, "target=t:write"},
+		{"target_file key", "mcp__x__frob", map[string]any{"target_file": "t"}, "target_file=t:write"},
+		{"dest key", "mcp__x__export", map[string]any{"dest": "d"}, "dest=d:write"},
+		{"output key", "mcp__x__render", map[string]any{"output": "o.png"}, "output=o.png:write"},
+		{"save_path key", "mcp__x__render", map[string]any{"save_path": "o.png"}, "save_path=o.png:write"},
+		{"to key", "mcp__x__frob", map[string]any{"from": "a", "to": "b"}, "from=a:read to=b:write"},
+		{"output_dir value nested", "mcp__x__frob", map[string]any{"output_dir": map[string]any{"x": "/o"}}, "output_dir.x=/o:write"},
+		{"input stays a read", "mcp__x__frob", map[string]any{"input_path": "i"}, "input_path=i:read"},
+		// A ".." component makes any value a path.
+		{"inner ..", "mcp__x__frob", map[string]any{"q": "sub/../../x"}, "q=sub/../../x:read"},
+		{"backslash ..", "mcp__x__frob", map[string]any{"q": `sub\..\..\x`}, `q=sub\..\..\x:read`},
+		{"dots in a name are not ..", "mcp__x__frob", map[string]any{"q": "v1..v2"}, ""},
+		// file: URLs, parsed.
+		{"file URL localhost", "mcp__x__open", map[string]any{"uri": "file://localhost/etc/passwd"}, "uri=/etc/passwd:read"},
+		{"file URL short form", "mcp__x__open", map[string]any{"uri": "file:/etc/passwd"}, "uri=/etc/passwd:read"},
+		{"file URL upper case", "mcp__x__open", map[string]any{"uri": "FILE:///etc/passwd"}, "uri=/etc/passwd:read"},
+		{"file URL percent-encoded", "mcp__x__open", map[string]any{"uri": "file:///a/..%2fetc%2fpasswd"}, "uri=/a/../etc/passwd:read uri (undecoded)=/a/..%2fetc%2fpasswd:read"},
+		{"file URL space", "mcp__x__open", map[string]any{"uri": "file:///a/b%20c"}, "uri=/a/b c:read uri (undecoded)=/a/b%20c:read"},
+		{"file URL other host", "mcp__x__open", map[string]any{"uri": "file://evil/etc/passwd"}, "ERR"},
+		{"file URL opaque", "mcp__x__open", map[string]any{"uri": "file:etc/passwd"}, "ERR"},
+		{"file URL query", "mcp__x__open", map[string]any{"uri": "file:///etc/passwd?x"}, "ERR"},
+		{"file URL fragment", "mcp__x__open", map[string]any{"uri": "file:///etc/passwd#x"}, "ERR"},
+		{"file URL bad escape", "mcp__x__open", map[string]any{"uri": "file:///a%zz"}, "ERR"},
+		{"file URL encoded NUL", "mcp__x__open", map[string]any{"uri": "file:///a%00b"}, "ERR"},
+		{"file URL in a content key", "mcp__x__open", map[string]any{"query": "FILE:/etc/passwd"}, "query=/etc/passwd:read"},
+		// Exemptions hold for unprefixed names only.
+		{"prefixed new_answer", "mcp__evil__new_answer", map[string]any{"path": "/etc/passwd"}, "path=/etc/passwd:read"},
+		{"prefixed TodoWrite", "mcp__evil__TodoWrite", map[string]any{"file_path": "/x"}, "file_path=/x:write"},
+		{"prefixed Grep has no default", "mcp__evil__Grep", map[string]any{"pattern": "x"}, "ERR"},
 		{"tilde value", "mcp__x__frob", map[string]any{"q": "~/x"}, "q=~/x:read"},
 		{"dot-slash value", "mcp__x__frob", map[string]any{"q": "./x"}, "q=./x:read"},
-		{"nested value", "mcp__x__frob", map[string]any{"opts": map[string]any{"out_file": "o"}}, "opts.out_file=o:read"},
+		{"nested value", "mcp__x__frob", map[string]any{"opts": map[string]any{"out_file": "o"}}, "opts.out_file=o:write"},
+		{"nested value read", "mcp__x__frob", map[string]any{"opts": map[string]any{"in_file": "o"}}, "opts.in_file=o:read"},
 		{"list of paths", "mcp__x__bundle_files", map[string]any{"files": []any{"a", "b"}}, "files[0]=a:read files[1]=b:read"},
 		{"file URL", "mcp__x__open", map[string]any{"uri": "file:///etc/passwd"}, "uri=/etc/passwd:read"},
 		{"write-like by name", "mcp__x__save_report", map[string]any{"dir": "d"}, "dir=d:write"},
@@ -129,7 +159,8 @@ func TestToolNames(t *testing.T) {
 	writes := map[string]bool{"write_file": true, "edit_file": true, "delete_file": true, "move_file": true, "copy_file": true,
 		"copy_files_batch": true, "delete_files_batch": true, "create_directory": true, "read_file": false,
 		"list_directory": false, "compare_files": false, "execute_command": false, "mcp__x__write_file": true,
-		"Write": true, "Edit": true, "MultiEdit": true, "Read": false, "TodoWrite": false, "Bash": false, "new_answer": false}
+		"Write": true, "Edit": true, "MultiEdit": true, "Read": false, "TodoWrite": false, "Bash": false, "new_answer": false,
+		"mcp__x__TodoWrite": true, "mcp__x__new_answer": false}
 	for tool, want := range writes {
 		if got := IsWriteTool(tool); got != want {
 			t.Errorf("IsWriteTool(%q) = %v, want %v", tool, got, want)
