@@ -91,19 +91,20 @@ func (a *cmdAnalysis) analyze(command, workDir string, depth int) error {
 	if err != nil {
 		return fmt.Errorf("cannot parse the command: %w", err)
 	}
-	nodes := 0
-	syntax.Walk(f, func(syntax.Node) bool { nodes++; return nodes <= maxCommandNodes })
-	if nodes > maxCommandNodes {
-		return fmt.Errorf("%w: the command has more than %d syntax elements", errTooLarge, maxCommandNodes)
-	}
+
 	if workDir != "" {
 		a.add("work_dir", workDir, Read, false)
 	}
 	st := &shellState{dir: workDir, known: true}
 	simple := simpleCalls(f)
 	var werr error
+	nodes := 0
 	syntax.Walk(f, func(n syntax.Node) bool {
 		if werr != nil {
+			return false
+		}
+		if nodes++; nodes > maxCommandNodes {
+			werr = fmt.Errorf("%w: the command has more than %d syntax elements", errTooLarge, maxCommandNodes)
 			return false
 		}
 		switch x := n.(type) {
@@ -293,7 +294,6 @@ func satMul(a, b, limit int) int {
 	}
 	return min(a*b, limit)
 }
-
 
 func hasBraceChars(w *syntax.Word) bool {
 	for _, p := range w.Parts {

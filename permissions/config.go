@@ -89,8 +89,19 @@ func SpecFromConfig(cfg *configs.Config, agentID string, role Role, o SpecOption
 			s.Private = append(s.Private, a.Backend.CWD)
 		}
 	}
-	if cfg.Orchestrator.SnapshotStorage != "" {
-		s.Private = append(s.Private, cfg.Orchestrator.SnapshotStorage)
+	// A config that did not go through configs.Load may leave these empty: the orchestrator then
+	// uses the defaults under .massgen/, and so do we.
+	snaps, tempRoot := cfg.Orchestrator.SnapshotStorage, cfg.Orchestrator.AgentTemporaryWorkspace
+	if filepath.IsAbs(cfg.BaseDir) {
+		if snaps == "" {
+			snaps = filepath.Join(cfg.MassgenDir(), configs.SnapshotsDirName)
+		}
+		if tempRoot == "" {
+			tempRoot = filepath.Join(cfg.MassgenDir(), configs.TempDirName)
+		}
+	}
+	if snaps != "" {
+		s.Private = append(s.Private, snaps)
 	}
 	if filepath.IsAbs(cfg.BaseDir) {
 		// The run logs hold every agent's answers under real ids (and API traffic).
@@ -99,7 +110,7 @@ func SpecFromConfig(cfg *configs.Config, agentID string, role Role, o SpecOption
 	// The temp workspace root holds one folder per agent, named by its real id: only the agent's
 	// own folder (the deeper root, so it wins) is readable; the root's listing and the siblings
 	// would map anonymous ids to real agents.
-	if tr := cfg.Orchestrator.AgentTemporaryWorkspace; tr != "" && filepath.IsAbs(tr) {
+	if tr := tempRoot; tr != "" && filepath.IsAbs(tr) {
 		tr = filepath.Clean(tr)
 		coversRoot := false
 		for _, t := range s.TempWorkspaces {

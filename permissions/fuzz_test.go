@@ -155,6 +155,11 @@ func FuzzDecideArgs(f *testing.F) {
 	f.Add(uint8(4), `{"path":"to_etc"}`)
 	f.Add(uint8(8), `{"command":"rm -r to_outside_dir/ chain1"}`)
 	f.Add(uint8(1), `{"source":"to_protected","destination":"x"}`)
+	f.Add(uint8(14), `{"target_file":"to_protected","uri":"FILE://localhost/x"}`)
+	f.Add(uint8(14), `{"save_to":"sub/../../outside/x","u":"file:///a%2f..%2fb"}`)
+	f.Add(uint8(8), `{"command":"ln -s to_protected sl && echo x > sl"}`)
+	f.Add(uint8(8), `{"command":"echo {a,b}{1..3} > sub/{x,y}"}`)
+	f.Add(uint8(8), `{"command":"gzip to_protected; patch a.txt p.diff"}`)
 	f.Fuzz(func(t *testing.T, which uint8, argsJSON string) {
 		tool := fuzzTools[int(which)%len(fuzzTools)]
 		var args map[string]any
@@ -168,7 +173,7 @@ func FuzzDecideArgs(f *testing.F) {
 		if !d.Allow {
 			return
 		}
-		ex, err := extract(tool, args)
+		ex, err := extractWith(tool, args, !p.spec.Sandboxed)
 		if err != nil {
 			t.Fatalf("Decide allowed %s %s but extraction fails: %v", tool, argsJSON, err)
 		}

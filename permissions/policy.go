@@ -306,8 +306,16 @@ func (p *Policy) checkPath(given string, a Access) (Decision, *managed) {
 // there, is a file, a loop or unreadable is not for the agent to learn.
 func (p *Policy) resolveDenied(given, abs string, a Access, err error) Decision {
 	var re *resolveError
-	if errors.As(err, &re) && p.rootOf(re.at) == nil {
-		return p.outsideDenied(given, abs, a, re.at)
+	if errors.As(err, &re) {
+		switch m := p.rootOf(re.at); {
+		case m == nil:
+			return p.outsideDenied(given, abs, a, re.at)
+		case m.kind == kindPrivate:
+			// Another agent's files: the same denial as for any path there.
+			shown := filepath.Clean(abs)
+			return deny(shown, a, "private-path", fmt.Sprintf(
+				"Access denied: '%s' belongs to another agent or to MassGen's snapshot storage; read other agents' work in your temp workspace", shown))
+		}
 	}
 	return deny(given, a, "unresolvable-path", fmt.Sprintf("Access denied: %v", err))
 }

@@ -28,11 +28,19 @@ func rtRun(t *testing.T, p *Policy, cases []rtCase) {
 			if d.Allow == c.allow {
 				return
 			}
+			args := fmt.Sprint(c.args)
+			if len(args) > 300 {
+				args = args[:300] + "..."
+			}
+			reason := d.Reason
+			if len(reason) > 500 {
+				reason = reason[:500] + "..."
+			}
 			if c.vuln != "" {
-				t.Errorf("REGRESSION of a fixed hole (%s): %s(%v): allow=%v, want %v (%s)", c.vuln, c.tool, c.args, d.Allow, c.allow, d.Reason)
+				t.Errorf("REGRESSION of a fixed hole (%s): %s(%s): allow=%v, want %v (%s)", c.vuln, c.tool, args, d.Allow, c.allow, reason)
 				return
 			}
-			t.Errorf("%s(%v): allow=%v, want %v (%s)", c.tool, c.args, d.Allow, c.allow, d.Reason)
+			t.Errorf("%s(%s): allow=%v, want %v (%s)", c.tool, args, d.Allow, c.allow, reason)
 		})
 	}
 }
@@ -116,6 +124,15 @@ func TestRedteamUnknownAndPrefixedTools(t *testing.T) {
 		{"target_file", "mcp__x__frobnicate", map[string]any{"target_file": R + "/project/x"}, false, "destination-like argument names (target_file, dest, output, ...) of an unknown tool whose NAME has no write word are classified as reads: a coordination agent can have an MCP tool write a read-only context path or a protected file"},
 		{"dest", "mcp__x__export", map[string]any{"dest": R + "/project/x"}, false, "destination-like argument names (target_file, dest, output, ...) of an unknown tool whose NAME has no write word are classified as reads: a coordination agent can have an MCP tool write a read-only context path or a protected file"},
 		{"output", "mcp__x__render", map[string]any{"output": R + "/project/x.png"}, false, "destination-like argument names (target_file, dest, output, ...) of an unknown tool whose NAME has no write word are classified as reads: a coordination agent can have an MCP tool write a read-only context path or a protected file"},
+		{"out bare name into a context dir", "mcp__x__render", map[string]any{"out": "../project/x.png"}, false, ""},
+		{"save_path", "mcp__x__render", map[string]any{"save_path": R + "/project/golden/x"}, false, ""},
+		{"output_path", "mcp__x__render", map[string]any{"output_path": R + "/project/x"}, false, ""},
+		{"to", "mcp__x__convert", map[string]any{"from": R + "/project/a", "to": R + "/project/b"}, false, ""},
+		{"destination", "mcp__x__sync", map[string]any{"destination": R + "/project/b"}, false, ""},
+		{"nested target", "mcp__x__frob", map[string]any{"opts": map[string]any{"target": R + "/project/b"}}, false, ""},
+		{"content with a path key", "mcp__x__frob", map[string]any{"file_path": R + "/project/b", "content": "x"}, false, ""},
+		{"control: output in workspace", "mcp__x__render", map[string]any{"output": "out.png"}, true, ""},
+		{"control: read context by an unknown tool", "mcp__x__inspect", map[string]any{"path": R + "/project/src/main.go"}, true, ""},
 		{"value only absolute", "mcp__x__render", map[string]any{"where": secret}, false, ""},
 		{"value nested deep", "mcp__x__render", map[string]any{"opts": map[string]any{"a": []any{map[string]any{"b": secret}}}}, false, ""},
 		{"value ../", "mcp__x__render", map[string]any{"where": "../outside/secret.txt"}, false, ""},
@@ -263,6 +280,22 @@ func TestRedteamOutsideOracle(t *testing.T) {
 	if d := read(R + "/outside/alias"); strings.Contains(d.Reason, "secret.txt") || strings.Contains(d.Path, "secret.txt") {
 		t.Errorf("the denial of an outside symlink names its target: %+v", d)
 	}
+	// Another agent's workspace: the same holds there.
+	priv := []string{R + "/other_ws/nothere/x", R + "/other_ws/x.txt/x", R + "/other_ws/x.txt", R + "/other_ws"}
+	want = norm(priv[0], read(priv[0]))
+	for _, path := range priv[1:] {
+		if got := norm(path, read(path)); got != want {
+			t.Errorf("denial of %s differs from a missing path's:\n got %s\nwant %s", path, got, want)
+		}
+	}
+	// A sibling of a file context path: existing or not, a file or not, the same words.
+	sib := []string{R + "/files/nothere", R + "/files/secrets.yaml", R + "/files/secrets.yaml/x", R + "/files/nothere/x"}
+	want = norm(sib[0], read(sib[0]))
+	for _, path := range sib[1:] {
+		if got := norm(path, read(path)); got != want {
+			t.Errorf("denial of %s differs from a missing path's:\n got %s\nwant %s", path, got, want)
+		}
+	}
 }
 
 // TestRedteamLinkTargetDisclosure: a symlink inside a managed root that leads outside is denied
@@ -282,7 +315,6 @@ func TestRedteamLinkTargetDisclosure(t *testing.T) {
 		{"read_file", "out_dir/secret.txt"},
 		{"list_directory", "out_dir/"},
 		{"read_file", "out_bad"},
-		{"read_file", "out_dir/../ws/a.txt"},
 	} {
 		d := p.Decide(Request{Tool: c.tool, Args: map[string]any{"path": c.path, "content": "x"}})
 		if d.Allow {
@@ -373,7 +405,8 @@ func TestRedteamHostileSizes(t *testing.T) {
 			{"many words", "execute_command", c("echo " + strings.Repeat("a ", 100000)), false, ""},
 			{"huge command", "execute_command", c(strings.Repeat("x", 4<<20)), false, ""},
 			{"deep $(...)", "execute_command", c(strings.Repeat("$(", 20000) + "x" + strings.Repeat(")", 20000)), false, ""},
-			{"deep subshells", "execute_command", c(strings.Repeat("(", 50000) + "x" + strings.Repeat(")", 50000)), false, ""},
+			{"deep subshells", "execute_command", c(strings.Repeat("( ", 50000) + "cat " + R + "/outside/secret.txt" + strings.Repeat(" )", 50000)), false, ""},
+			{"control: deep subshells", "execute_command", c(strings.Repeat("( ", 20000) + "cat a.txt" + strings.Repeat(" )", 20000)), true, ""},
 			{"glob over the disk", "execute_command", c("cat /*/*/*/*/*/*"), false, ""},
 			{"glob over a big dir", "execute_command", c("cat big/*"), false, ""},
 			{"many globs", "execute_command", c("cat " + strings.Repeat("big/f0000* ", 2000)), false, ""},
@@ -381,14 +414,15 @@ func TestRedteamHostileSizes(t *testing.T) {
 			{"unknown tool 100k path args", "mcp__x__frob", manyArgs, false, ""},
 			{"unknown tool 100k list", "mcp__x__frob", map[string]any{"files": manyPaths}, false, ""},
 			{"deep args", "mcp__x__frob", map[string]any{"opts": deep}, true, ""},
-			{"long path", "read_file", map[string]any{"path": strings.Repeat("a/../", 200000) + "a.txt"}, true, ""},
+			{"long path", "read_file", map[string]any{"path": strings.Repeat("a/../", 200000) + "a.txt"}, false, ""},
+			{"many long paths", "read_multiple_files", map[string]any{"paths": []any{strings.Repeat("a/../", 3000) + "a.txt", strings.Repeat("a/../", 200000)}}, false, ""},
+			{"control: long-ish path", "read_file", map[string]any{"path": strings.Repeat("a/../", 3000) + "a.txt"}, true, ""},
 			{"control: braces", "execute_command", c("mkdir -p src/{a,b,c}/{x,y} && touch src/{a,b,c}/{x,y}/f{1..10}.txt"), true, ""},
 			{"control: small glob", "execute_command", c("cat big/f0000*"), true, ""},
 			{"control: read 100 files", "read_multiple_files", map[string]any{"paths": manyPaths[:100]}, true, ""},
 		}
 		t.Run(fmt.Sprintf("sandboxed=%v", sandboxed), func(t *testing.T) { rtRun(t, p, cases) })
 	}
-	_ = R
 }
 
 // TestRedteamUnsandboxedLegitimate: the stricter unsandboxed rules still let ordinary work

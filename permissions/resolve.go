@@ -13,6 +13,9 @@ import (
 // maxLinks bounds symlink chains (Linux uses 40); more is a loop or an attack.
 const maxLinks = 40
 
+// maxPathLen bounds a path argument (4 x PATH_MAX).
+const maxPathLen = 16 << 10
+
 // fsys is the little filesystem access resolution needs; tests may substitute it.
 type fsys interface {
 	Lstat(name string) (fs.FileInfo, error)
@@ -44,6 +47,11 @@ func expandHome(path, home string) (string, error) {
 func absolute(path, base, home string) (string, error) {
 	if strings.IndexByte(path, 0) >= 0 {
 		return "", errors.New("path contains a NUL byte")
+	}
+	if len(path) > maxPathLen {
+		// The kernel refuses paths past PATH_MAX (4096) anyway; judging one costs a lookup per
+		// component, so a huge one is refused rather than walked.
+		return "", fmt.Errorf("path of %d bytes is too long to check (at most %d)", len(path), maxPathLen)
 	}
 	p, err := expandHome(path, home)
 	if err != nil {

@@ -570,7 +570,7 @@ func (s *argScanner) scan(v any, prefix string, acc Access, skip map[string]bool
 			if isDestKey(k) {
 				kacc = Write
 			}
-			if isPathKey(k) {
+			if isPathKey(k) || destKeys[normKey(k)] {
 				if s.addNamed(val, name, kacc) {
 					continue
 				}
