@@ -419,3 +419,43 @@ func TestMissingKeyBeforeStart(t *testing.T) {
 		t.Errorf("an agent started:\n%s", res.stderr)
 	}
 }
+
+// With the project itself as the context path (`--context .`), .massgen/ is inside it: listing
+// the temp workspace, snapshot and workspace roots must not reveal other agents' real ids.
+func TestContextDotHidesRealIDs(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "index.html"), "original")
+	ms := filepath.Join(dir, ".massgen")
+	p := newProvider(t, map[string]func(turn) reply{
+		"model-a": func(tr turn) reply {
+			switch {
+			case tr.final:
+				return reply{text: "done"}
+			case len(tr.answers) == 0 && tr.step == 0:
+				var calls []toolCall
+				for _, sub := range []string{"temp_workspaces", "snapshots", "workspaces", "logs", ""} {
+					calls = append(calls, tc("list_directory", map[string]any{"path": filepath.Join(ms, sub)}))
+				}
+				return reply{calls: calls}
+			case len(tr.answers) == 0:
+				return reply{calls: []toolCall{tc("new_answer", map[string]any{"content": "listed"})}}
+			default:
+				return reply{calls: []toolCall{tc("vote", map[string]any{"agent_id": "agent1", "reason": "only one"})}}
+			}
+		},
+		"model-b": func(tr turn) reply {
+			if len(tr.answers) == 0 {
+				return reply{block: true}
+			}
+			return reply{calls: []toolCall{tc("vote", map[string]any{"agent_id": "agent1", "reason": "fine"})}}
+		},
+	})
+	cfg := "agents:\n" + agentYAML("alpha_real", "model-a", p.URL(), "workspace1") + agentYAML("beta_real", "model-b", p.URL(), "workspace2") +
+		"orchestrator:\n  snapshot_storage: snapshots\n  agent_temporary_workspace: temp_workspaces\n  timeout_seconds: 90\n"
+	writeFile(t, filepath.Join(dir, "cfg.yaml"), cfg)
+	res := run(t, dir, "--config", "cfg.yaml", "--context", ".", "--display", "plain", "List things")
+	if res.code != 0 || res.stdout != "done\n" {
+		t.Fatalf("exit %d, stdout %q\n%s", res.code, res.stdout, res.stderr)
+	}
+	assertNoLeak(t, p, map[string]string{"model-a": "alpha_real", "model-b": "beta_real"})
+}
