@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/massgen-go/massgen/permissions"
 )
 
 // Limits that keep results model-sized.
@@ -23,19 +25,11 @@ const (
 	maxDiffs      = 50
 )
 
-// defaultExcluded are never deleted (spec 001 UNDELETABLE + spec 000 defaults), wherever they are.
-var defaultExcluded = map[string]bool{".massgen": true, ".env": true, ".git": true, "node_modules": true,
-	"__pycache__": true, ".venv": true, "venv": true, ".pytest_cache": true, ".mypy_cache": true,
-	".ruff_cache": true, ".DS_Store": true, "massgen_logs": true}
-
-// excludedIn returns the first default-excluded component of rel, or "".
+// excludedIn returns the first default-excluded component of rel, or "". They are never deleted
+// (spec 001's undeletable names + spec 000's defaults), wherever they are; the list and its
+// case rule are the permission layer's.
 func excludedIn(rel string) string {
-	for _, c := range strings.Split(filepath.ToSlash(rel), "/") {
-		if defaultExcluded[c] {
-			return c
-		}
-	}
-	return ""
+	return permissions.ExcludedComponent(filepath.ToSlash(rel))
 }
 
 // pathErr turns OS errors into short messages naming the path.

@@ -53,7 +53,7 @@ func oracleWritable(t *testing.T, tr *tree, p *Policy, abs string) {
 				t.Fatalf("write allowed for %q, which reaches protected %q", abs, res)
 			}
 		}
-		if !within(res, tr.p("ws")) && excludedComponent(res) != "" {
+		if !within(res, tr.p("ws")) && ExcludedComponent(res) != "" {
 			t.Fatalf("write allowed for %q, which reaches excluded %q", abs, res)
 		}
 		if within(res, tr.p("files")) || within(res, tr.p("temp")) || within(res, tr.p("other_ws")) {

@@ -438,7 +438,7 @@ func (p *Policy) decideResolved(given, res string, a Access) (Decision, *managed
 			"Access denied: %s is protected (protected path %s of context path %s is read-only for every agent)", show, prot, p.protected[prot])), hit
 	}
 	if hit.kind != kindWorkspace {
-		if c := excludedComponent(res); c != "" {
+		if c := ExcludedComponent(res); c != "" {
 			return deny(res, a, "default-excluded", fmt.Sprintf(
 				"Access denied: %s is read-only: '%s' is a system path (.git, .env, node_modules, .massgen, ... are never written outside the agent's own workspace)", show, c)), hit
 		}
@@ -491,9 +491,10 @@ func (p *Policy) guardList(a Access) []string {
 	return append(slices.Clone(p.guardReadL), p.guardWriteL...)
 }
 
-// excludedComponent returns the first component of p that is a default-excluded name.
-// The comparison ignores ASCII case: on case-insensitive filesystems .GIT is .git.
-func excludedComponent(p string) string {
+// ExcludedComponent returns the first component of the slash-separated path p that is a
+// default-excluded name, or "". The comparison ignores ASCII case: on case-insensitive
+// filesystems .GIT is .git.
+func ExcludedComponent(p string) string {
 	for _, c := range strings.Split(p, "/") {
 		for _, e := range DefaultExcluded {
 			if len(c) == len(e) && strings.EqualFold(c, e) {
@@ -514,7 +515,7 @@ func findExcluded(root, skip string) []string {
 		if skip != "" && path == skip {
 			return filepath.SkipDir
 		}
-		if path != root && excludedComponent(d.Name()) != "" {
+		if path != root && ExcludedComponent(d.Name()) != "" {
 			out = append(out, path)
 			if d.IsDir() {
 				return filepath.SkipDir
