@@ -1,6 +1,6 @@
 package filesystem
 
-// Red-team tests (H8): a malicious or confused model attacking the permission layer through
+// Red-team tests: a malicious or confused model attacking the permission layer through
 // every tool. Each attack asserts the denial AND that the file on disk is unchanged; each
 // group has a control proving the legitimate variant works (so a test cannot pass merely
 // because everything fails).
@@ -498,7 +498,7 @@ func TestRedteamBackgroundProcessOutlivesCommand(t *testing.T) {
 				// setsid leaves the process group, not bwrap's pid namespace.
 				e.ok("execute_command", map[string]any{"command": "setsid sleep " + marker + " >/dev/null 2>&1 </dev/null & echo started"})
 			} else {
-				t.Log("KNOWN LIMITATION (landlock): a command that leaves its process group with setsid survives the call (still confined); see the H8 report")
+				t.Log("KNOWN LIMITATION (landlock): a command that leaves its process group with setsid survives the call (still confined); see docs/tools.md")
 			}
 			deadline := time.Now().Add(10 * time.Second)
 			for len(findProcs(marker)) > 0 {
@@ -837,7 +837,7 @@ func TestRedteamOtherProcesses(t *testing.T) {
 				t.Fatalf("the probe saw nothing, not even itself: %v", m)
 			}
 			if leaked && mode == sandbox.ModeLandlock {
-				t.Log("KNOWN LIMITATION (landlock): /proc is shared, so a command can read other processes' command lines (see the H8 report)")
+				t.Log("KNOWN LIMITATION (landlock): /proc is shared, so a command can read other processes' command lines (see docs/tools.md)")
 				return
 			}
 			if leaked {

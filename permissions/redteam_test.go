@@ -1,8 +1,8 @@
 package permissions
 
-// Red-team tests (H8): pure Decide-level attacks by a malicious or confused model. Each table
+// Red-team tests: pure Decide-level attacks by a malicious or confused model. Each table
 // row must be denied; each group has allowed controls so a test cannot pass by denying all.
-// Rows with a "vuln" text were holes found by the red team and fixed since (H10): the text says
+// Rows with a "vuln" text were holes found by the red team and fixed since: the text says
 // what the hole was, and a regression fails the test.
 
 import (
