@@ -1,10 +1,12 @@
 package cmd
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
 	"os"
+	"sync/atomic"
 
 	"golang.org/x/term"
 )
@@ -16,6 +18,23 @@ import (
 type lineEditor struct {
 	t       *term.Terminal
 	makeRaw func() (restore func(), err error)
+	// ctrlC is set when a Ctrl-C byte came through: x/term reports Ctrl-C and Ctrl-D alike as
+	// io.EOF, but Ctrl-C must exit 130 like everywhere else.
+	ctrlC *ctrlCReader
+}
+
+// ctrlCReader passes bytes through and notes whether a Ctrl-C (0x03) was among them.
+type ctrlCReader struct {
+	r    io.Reader
+	seen atomic.Bool
+}
+
+func (c *ctrlCReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if bytes.IndexByte(p[:n], 3) >= 0 {
+		c.seen.Store(true)
+	}
+	return n, err
 }
 
 // newLineEditor returns nil unless in is a terminal.
@@ -25,11 +44,13 @@ func newLineEditor(in io.Reader, out io.Writer, prompt string) *lineEditor {
 		return nil
 	}
 	fd := int(f.Fd())
+	cr := &ctrlCReader{r: f}
 	return &lineEditor{
+		ctrlC: cr,
 		t: term.NewTerminal(struct {
 			io.Reader
 			io.Writer
-		}{f, out}, prompt),
+		}{cr, out}, prompt),
 		makeRaw: func() (func(), error) {
 			old, err := term.MakeRaw(fd)
 			if err != nil {
@@ -40,12 +61,15 @@ func newLineEditor(in io.Reader, out io.Writer, prompt string) *lineEditor {
 	}
 }
 
-// readLine has readLine's contract: ok is false at end of input (Ctrl-D, Ctrl-C); ctx's error
-// when it is cancelled first.
+// readLine has readLine's contract: ok is false at end of input (Ctrl-D); ctx's error when it
+// is cancelled first; context.Canceled for Ctrl-C at the prompt (exit 130).
 func (e *lineEditor) readLine(ctx context.Context) (line string, ok bool, err error) {
 	restore, err := e.makeRaw()
 	if err != nil {
 		return "", false, err
+	}
+	if e.ctrlC != nil {
+		e.ctrlC.seen.Store(false)
 	}
 	type result struct {
 		s   string
@@ -65,6 +89,8 @@ func (e *lineEditor) readLine(ctx context.Context) (line string, ok bool, err er
 		switch {
 		case r.err == nil, errors.Is(r.err, term.ErrPasteIndicator):
 			return r.s, true, nil
+		case errors.Is(r.err, io.EOF) && e.ctrlC != nil && e.ctrlC.seen.Load():
+			return "", false, context.Canceled
 		case errors.Is(r.err, io.EOF):
 			return "", false, nil
 		default:

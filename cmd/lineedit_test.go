@@ -63,3 +63,33 @@ func TestLineEditorCancelled(t *testing.T) {
 		t.Errorf("cancelled read: ok=%v err=%v restored=%v", ok, err, restored)
 	}
 }
+
+// TestLineEditorCtrlCvsCtrlD: x/term ends the line with io.EOF for both keys; Ctrl-C must come
+// back as a cancellation (exit 130) and Ctrl-D as a plain end of input (exit 0).
+func TestLineEditorCtrlCvsCtrlD(t *testing.T) {
+	tests := []struct {
+		name    string
+		keys    string
+		wantErr error
+	}{
+		{"ctrl-d leaves", "\x04", nil},
+		{"ctrl-c cancels", "half typed\x03", context.Canceled},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cr := &ctrlCReader{r: strings.NewReader(tc.keys)}
+			e := &lineEditor{
+				ctrlC: cr,
+				t: term.NewTerminal(struct {
+					io.Reader
+					io.Writer
+				}{cr, io.Discard}, "> "),
+				makeRaw: func() (func(), error) { return func() {}, nil },
+			}
+			_, ok, err := e.readLine(context.Background())
+			if ok || err != tc.wantErr {
+				t.Fatalf("ok=%v err=%v, want ok=false err=%v", ok, err, tc.wantErr)
+			}
+		})
+	}
+}

@@ -227,6 +227,10 @@ func interactive(ctx context.Context, opts *RunOptions) error {
 		} else {
 			line, ok, err = readLine(ctx, in)
 		}
+		if err != nil && ctx.Err() == nil && errors.Is(err, context.Canceled) {
+			fmt.Fprintln(opts.IO.ErrOut) // Ctrl-C at the prompt: leave quietly, exit 130
+			return cmdutil.Silent(cmdutil.ExitCanceled)
+		}
 		if err != nil {
 			return cancelOr(err, cmdutil.ExitFailure)
 		}
