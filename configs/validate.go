@@ -9,9 +9,13 @@ import (
 
 // knownBackendTypes are the backend `type:` values MassGen configs use (and our scripted demo
 // backend). The backends package decides which of them it can actually run.
+// backends.TestKnownTypesMatchConfigs keeps this list and the backends' in step.
 var knownBackendTypes = []string{
 	"openai", "chatcompletion", "claude", "gemini", "grok", "claude_code", "lmstudio",
 	"vllm", "sglang", "zai", "azure_openai", "scripted",
+	// further Chat Completions presets
+	"xai", "openrouter", "cerebras", "together", "fireworks", "groq", "nebius", "qwen",
+	"dashscope", "kimi", "moonshot", "poe",
 }
 
 // KnownBackendTypes returns the backend types a config may name.
