@@ -30,20 +30,79 @@ type diffOp struct {
 	a, b int // line index in a (equal/del) and b (equal/ins)
 }
 
-// myers computes a shortest edit script between a and b (Myers' O(ND) algorithm).
+// diffBudget bounds the work (and, through maxDiffEdits, the memory) of one diff: a model can ask
+// for the diff of two large, unrelated files, and Myers' algorithm is O((N+M)·D) in time and, as
+// written here, O(D²) in memory. Past either limit the changed middle is reported as deleted and
+// re-added whole: still a correct diff, just not a minimal one.
+const (
+	diffBudget   = 20_000_000
+	maxDiffEdits = 2000
+)
+
+// myers computes an edit script between a and b: the common prefix and suffix are matched first,
+// then Myers' O(ND) algorithm finds a shortest script for the rest within diffBudget.
 func myers(a, b []string) []diffOp {
-	n, m := len(a), len(b)
-	max := n + m
-	if max == 0 {
-		return nil
+	pre := 0
+	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
+		pre++
 	}
-	off := max
-	v := make([]int, 2*max+2)
-	var trace [][]int
-	for d := 0; d <= max; d++ {
-		snap := make([]int, len(v))
-		copy(snap, v)
-		trace = append(trace, snap)
+	suf := 0
+	for suf < len(a)-pre && suf < len(b)-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
+		suf++
+	}
+	ma, mb := a[pre:len(a)-suf], b[pre:len(b)-suf]
+	mid, ok := myersCore(ma, mb)
+	if !ok {
+		mid = replaceAll(len(ma), len(mb))
+	}
+	ops := make([]diffOp, 0, pre+len(mid)+suf)
+	for i := range pre {
+		ops = append(ops, diffOp{opEqual, i, i})
+	}
+	for _, o := range mid {
+		ops = append(ops, diffOp{o.kind, o.a + pre, o.b + pre})
+	}
+	for i := range suf {
+		ops = append(ops, diffOp{opEqual, len(a) - suf + i, len(b) - suf + i})
+	}
+	return ops
+}
+
+// replaceAll is the script that deletes all n lines of a and inserts all m lines of b.
+func replaceAll(n, m int) []diffOp {
+	ops := make([]diffOp, 0, n+m)
+	for i := range n {
+		ops = append(ops, diffOp{opDel, i, 0})
+	}
+	for j := range m {
+		ops = append(ops, diffOp{opIns, n, j})
+	}
+	return ops
+}
+
+// vSnap is the part of Myers' V array that round d's backtracking reads: indices lo..lo+len-1.
+type vSnap struct {
+	lo   int
+	vals []int
+}
+
+func (s vSnap) at(i int) int { return s.vals[i-s.lo] }
+
+// myersCore is Myers' algorithm; ok is false when the script would exceed maxDiffEdits or the
+// work diffBudget.
+func myersCore(a, b []string) (ops []diffOp, ok bool) {
+	n, m := len(a), len(b)
+	total := n + m
+	if total == 0 {
+		return nil, true
+	}
+	off := total
+	v := make([]int, 2*total+2)
+	var trace []vSnap
+	work := 0
+	for d := 0; d <= total && d <= maxDiffEdits; d++ {
+		lo, hi := max(off-d-1, 0), min(off+d+1, len(v)-1)
+		trace = append(trace, vSnap{lo, append([]int(nil), v[lo:hi+1]...)})
 		for k := -d; k <= d; k += 2 {
 			var x int
 			if k == -d || (k != d && v[off+k-1] < v[off+k+1]) {
@@ -55,29 +114,34 @@ func myers(a, b []string) []diffOp {
 			for x < n && y < m && a[x] == b[y] {
 				x++
 				y++
+				work++
 			}
+			work++
 			v[off+k] = x
 			if x >= n && y >= m {
-				return backtrack(trace, a, b, d, off)
+				return backtrack(trace, a, b, d, off), true
 			}
 		}
+		if work > diffBudget {
+			return nil, false
+		}
 	}
-	return nil
+	return nil, false
 }
 
-func backtrack(trace [][]int, a, b []string, d, off int) []diffOp {
+func backtrack(trace []vSnap, a, b []string, d, off int) []diffOp {
 	x, y := len(a), len(b)
 	var ops []diffOp
 	for ; d > 0; d-- {
 		v := trace[d]
 		k := x - y
 		var pk int
-		if k == -d || (k != d && v[off+k-1] < v[off+k+1]) {
+		if k == -d || (k != d && v.at(off+k-1) < v.at(off+k+1)) {
 			pk = k + 1
 		} else {
 			pk = k - 1
 		}
-		px := v[off+pk]
+		px := v.at(off + pk)
 		py := px - pk
 		for x > px && y > py {
 			x--

@@ -1,6 +1,7 @@
 package filesystem
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -105,4 +106,54 @@ func FuzzUnifiedDiff(f *testing.F) {
 			t.Fatalf("counts %d/%d, diff has %d/%d", added, removed, plus, minus)
 		}
 	})
+}
+
+// TestUnifiedDiffLargeInputsStayBounded: two large unrelated texts must not make the diff
+// quadratic in memory (it used to keep a full copy of Myers' V array per edit: gigabytes for
+// files of a few thousand lines). Past the edit limit the middle is replaced whole; the diff still
+// applies and its counts are right.
+func TestUnifiedDiffLargeInputsStayBounded(t *testing.T) {
+	lines := func(prefix string, n int) string {
+		var sb strings.Builder
+		for i := range n {
+			fmt.Fprintf(&sb, "%s %d\n", prefix, i)
+		}
+		return sb.String()
+	}
+	tests := []struct {
+		name         string
+		a, b         string
+		wantAdded    int
+		wantRemoved  int
+		wantMaxLines int // upper bound on the diff's length in lines
+	}{
+		{"unrelated, past the edit limit", lines("old", 30_000), lines("new", 30_000), 30_000, 30_000, 60_010},
+		{"one change in a long file", lines("same", 50_000), strings.Replace(lines("same", 50_000), "same 25000\n", "changed\n", 1), 1, 1, 12},
+		{"unrelated middle within a shared frame", "head\n" + lines("x", 1500) + "tail\n", "head\n" + lines("y", 1500) + "tail\n", 1500, 1500, 3010},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d, added, removed := unifiedDiff("a", "b", tc.a, tc.b, 3)
+			if added != tc.wantAdded || removed != tc.wantRemoved {
+				t.Fatalf("added/removed = %d/%d, want %d/%d", added, removed, tc.wantAdded, tc.wantRemoved)
+			}
+			if n := strings.Count(d, "\n"); n > tc.wantMaxLines {
+				t.Fatalf("diff has %d lines, want at most %d", n, tc.wantMaxLines)
+			}
+			if got := applyUnified(t, tc.a, d); got != tc.b {
+				t.Fatal("diff does not apply")
+			}
+		})
+	}
+}
+
+func BenchmarkUnifiedDiffUnrelated(b *testing.B) {
+	var x, y strings.Builder
+	for i := range 20_000 {
+		fmt.Fprintf(&x, "old %d\n", i)
+		fmt.Fprintf(&y, "new %d\n", i)
+	}
+	for b.Loop() {
+		unifiedDiff("a", "b", x.String(), y.String(), 3)
+	}
 }

@@ -5,7 +5,7 @@ cd "$(dirname "$0")/.."
 fuzztime=${FUZZTIME:-60s}
 found=0
 while IFS=: read -r file name; do
-  pkg="./$(dirname "$file")"
+  pkg="./$(dirname "${file#./}")"
   echo "== $pkg $name ($fuzztime)"
   go test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" "$pkg"
   found=1
