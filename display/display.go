@@ -8,6 +8,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/massgen-go/massgen/orchestrator"
 )
@@ -107,7 +108,7 @@ func Summary(res *orchestrator.Result) string {
 	var b strings.Builder
 	b.WriteString("\n")
 	if res.Winner != "" {
-		fmt.Fprintf(&b, "Winner: %s\n", res.Winner)
+		fmt.Fprintf(&b, "Winner: %s\n", clean(res.Winner))
 	}
 	if len(res.Votes) > 0 {
 		voters := sortedKeys(res.Votes)
@@ -115,19 +116,19 @@ func Summary(res *orchestrator.Result) string {
 		for i, v := range voters {
 			parts[i] = v + " -> " + res.Votes[v]
 		}
-		fmt.Fprintf(&b, "Votes: %s\n", strings.Join(parts, ", "))
+		fmt.Fprintf(&b, "Votes: %s\n", clean(strings.Join(parts, ", ")))
 	}
 	if res.EndedEarly != "" {
-		fmt.Fprintf(&b, "Ended early: %s\n", res.EndedEarly)
+		fmt.Fprintf(&b, "Ended early: %s\n", clean(res.EndedEarly))
 	}
 	if len(res.Delivered) > 0 {
 		b.WriteString("Delivered:\n")
 		for _, p := range res.Delivered {
-			fmt.Fprintf(&b, "  %s\n", p)
+			fmt.Fprintf(&b, "  %s\n", clean(p))
 		}
 	}
 	if res.FinalWorkspace != "" {
-		fmt.Fprintf(&b, "Final workspace: %s\n", res.FinalWorkspace)
+		fmt.Fprintf(&b, "Final workspace: %s\n", clean(res.FinalWorkspace))
 	}
 	if len(res.Usage) > 0 {
 		ids := make([]string, 0, len(res.Usage))
@@ -156,9 +157,24 @@ func sortedKeys(m map[string]string) []string {
 	return keys
 }
 
-// oneLine squeezes text onto one line of at most n runes.
+// clean makes model- or server-supplied text safe to print on the user's terminal: control
+// characters (ESC and every other C0/C1 code, so no escape sequence gets through) and bidi
+// overrides become U+FFFD, except tab, CR and newline, which become spaces.
+func clean(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\t' || r == '\n' || r == '\r':
+			return ' '
+		case unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r):
+			return '\uFFFD'
+		}
+		return r
+	}, s)
+}
+
+// oneLine squeezes text onto one line of at most n runes, cleaned for the terminal.
 func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = strings.Join(strings.Fields(clean(s)), " ")
 	r := []rune(s)
 	if n > 0 && len(r) > n {
 		if n <= 1 {

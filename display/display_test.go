@@ -3,6 +3,7 @@ package display
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -184,5 +185,59 @@ func TestLiveFrameFitsTerminal(t *testing.T) {
 	}
 	if !strings.HasPrefix(frame[0], "• g01") || !strings.Contains(strings.Join(frame, "\n"), "more agents") {
 		t.Errorf("frame:\n%s", strings.Join(frame, "\n"))
+	}
+}
+
+// A model must not reach the user's terminal with escape sequences or control characters
+// through anything a display prints: plain lines, live frames, the summary.
+func TestDisplaysCleanHostileText(t *testing.T) {
+	const hostile = "ok\x1b[2J\x1b]0;pwned\x07\x9b31m\u202eevil\x00end"
+	events := []orchestrator.Event{
+		{Kind: orchestrator.EventRunStart, Text: hostile},
+		{Kind: orchestrator.EventToolCall, Agent: "a", Anon: "agent1", Tool: "mcp__x__" + hostile, Args: hostile},
+		{Kind: orchestrator.EventToolResult, Agent: "a", Anon: "agent1", Tool: "write_file", Denied: true, IsError: true, Text: hostile},
+		{Kind: orchestrator.EventToolResult, Agent: "a", Anon: "agent1", Tool: "x", IsError: true, Text: hostile},
+		{Kind: orchestrator.EventAnswer, Agent: "a", Anon: "agent1", Text: hostile},
+		{Kind: orchestrator.EventVote, Agent: "a", Anon: "agent1", Target: "a", Text: hostile},
+		{Kind: orchestrator.EventInvalid, Agent: "a", Anon: "agent1", Text: hostile},
+		{Kind: orchestrator.EventRestart, Agent: "a", Anon: "agent1", Text: hostile},
+		{Kind: orchestrator.EventRetry, Agent: "a", Anon: "agent1", Text: hostile},
+		{Kind: orchestrator.EventStopped, Agent: "a", Anon: "agent1", Text: hostile},
+		{Kind: orchestrator.EventError, Text: hostile},
+		{Kind: orchestrator.EventError, Agent: "a", Anon: "agent1", Text: hostile},
+		{Kind: orchestrator.EventDecision, Text: hostile},
+	}
+	bad := func(s string) bool {
+		for _, r := range s {
+			if r == '\x1b' || r == '\x07' || r == '\x9b' || r == '\x00' || r == '\u202e' {
+				return true
+			}
+		}
+		return false
+	}
+	for _, ev := range events {
+		if line := PlainLine(ev); bad(line) {
+			t.Errorf("PlainLine(%v) prints control characters: %q", ev.Kind, line)
+		}
+		l := newLive(io.Discard, Options{Width: 200})
+		l.Handle(ev)
+		l.Close()
+		l.mu.Lock()
+		frame := l.frameLocked()
+		l.mu.Unlock()
+		for _, line := range frame {
+			if bad(line) {
+				t.Errorf("live frame after %v prints control characters: %q", ev.Kind, line)
+			}
+		}
+	}
+	sum := Summary(&orchestrator.Result{Winner: hostile, Votes: map[string]string{"a": hostile}, EndedEarly: hostile, Delivered: []string{"/p/" + hostile}, FinalWorkspace: hostile})
+	for _, line := range strings.Split(sum, "\n") {
+		if bad(line) {
+			t.Errorf("summary prints control characters: %q", line)
+		}
+	}
+	if !strings.Contains(PlainLine(events[4]), "evil") {
+		t.Errorf("cleaning lost the printable text: %q", PlainLine(events[4]))
 	}
 }

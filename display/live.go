@@ -178,7 +178,7 @@ func (l *live) frameLocked() []string {
 		lines = append(lines, "massgen: "+oneLine(l.status, l.width-10))
 	}
 	for i, s := range lines {
-		lines[i] = truncate(s, l.width-1) // never wrap: the redraw counts lines
+		lines[i] = truncate(clean(s), l.width-1) // never wrap: the redraw counts lines; no escapes
 	}
 	return lines
 }

@@ -26,8 +26,13 @@ func (p *plain) Handle(ev orchestrator.Event) {
 
 func (p *plain) Close() {}
 
-// PlainLine renders an event as a progress line ("" for events not worth a line).
+// PlainLine renders an event as a progress line ("" for events not worth a line). The line is
+// cleaned of control characters and escape sequences (see clean).
 func PlainLine(ev orchestrator.Event) string {
+	return clean(plainLine(ev))
+}
+
+func plainLine(ev orchestrator.Event) string {
 	who := "[" + ev.Agent + "]"
 	switch ev.Kind {
 	case orchestrator.EventRunStart:

@@ -267,7 +267,32 @@ func (r *run) callTool(ctx context.Context, a *agent, tc backends.ToolCall, phas
 	rev.Denied = res.IsError && isDenial(res.Content)
 	rev.Text = shorten(resultText(res), 300)
 	r.emit(rev)
-	return res
+	return capResult(res)
+}
+
+// maxToolResultBytes bounds what one tool call sends back to the model, so one call (a large
+// file, a chatty MCP server) cannot blow the model's context or the process's memory over the
+// steps of an execution.
+const maxToolResultBytes = 128 << 10
+
+// capResult replaces a result larger than maxToolResultBytes by a JSON object holding its first
+// part and a note saying it was truncated.
+func capResult(res filesystem.Result) filesystem.Result {
+	if len(res.Content) <= maxToolResultBytes {
+		return res
+	}
+	part := res.Content[:maxToolResultBytes]
+	for i := 0; i < utf8.UTFMax-1 && len(part) > 0; i++ { // do not cut a rune in half
+		if r, size := utf8.DecodeLastRuneInString(part); r != utf8.RuneError || size != 1 {
+			break
+		}
+		part = part[:len(part)-1]
+	}
+	b, _ := json.Marshal(map[string]any{
+		"truncated": fmt.Sprintf("the result was %d bytes; only the first %d are shown: ask for a smaller part", len(res.Content), len(part)),
+		"partial":   part,
+	})
+	return filesystem.Result{Content: string(b), IsError: res.IsError}
 }
 
 func statusFor(phase string) Status {
@@ -334,13 +359,16 @@ func orEmpty(raw json.RawMessage) json.RawMessage {
 	return raw
 }
 
-// shorten cuts s to at most n runes, marking the cut.
+// shorten cuts s to at most n runes, marking the cut (without converting all of a huge s).
 func shorten(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
+	i := 0
+	for k := range s {
+		if i == n {
+			return s[:k] + "…"
+		}
+		i++
 	}
-	rs := []rune(s)
-	return string(rs[:n]) + "…"
+	return s
 }
 
 func newAnswerSpec() backends.ToolSpec {
