@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mattn/go-runewidth"
+
 	"github.com/massgen-go/massgen/backends"
 	"github.com/massgen-go/massgen/orchestrator"
 )
@@ -239,5 +241,24 @@ func TestDisplaysCleanHostileText(t *testing.T) {
 	}
 	if !strings.Contains(PlainLine(events[4]), "evil") {
 		t.Errorf("cleaning lost the printable text: %q", PlainLine(events[4]))
+	}
+}
+
+// Wide runes count two columns: a frame full of CJK and emoji still fits the terminal, so the
+// in-place redraw (which counts lines) is not broken by wrapping.
+func TestLiveFrameWideRunesFit(t *testing.T) {
+	wide := strings.Repeat("漢字😀", 200)
+	l := newLive(io.Discard, Options{Width: 40})
+	l.Handle(orchestrator.Event{Kind: orchestrator.EventAnswer, Agent: "a", Anon: "agent1", Text: wide})
+	l.Handle(orchestrator.Event{Kind: orchestrator.EventToolResult, Agent: "a", Anon: "agent1", Tool: "write_file", Denied: true, Text: wide})
+	l.Handle(orchestrator.Event{Kind: orchestrator.EventDecision, Text: wide})
+	l.Close()
+	l.mu.Lock()
+	frame := l.frameLocked()
+	l.mu.Unlock()
+	for _, line := range frame {
+		if w := runewidth.StringWidth(line); w >= 40 {
+			t.Errorf("line %d columns wide wraps a 40-column terminal: %q", w, line)
+		}
 	}
 }

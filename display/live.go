@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mattn/go-runewidth"
+
 	"github.com/massgen-go/massgen/orchestrator"
 )
 
@@ -256,11 +258,11 @@ func anonNum(anon string) int {
 	return n
 }
 
-// truncate cuts s to n runes, keeping its spacing.
+// truncate cuts s to n terminal columns, keeping its spacing: wide runes (CJK, emoji) count
+// two, so a line never wraps and the in-place redraw keeps its line count.
 func truncate(s string, n int) string {
-	r := []rune(s)
-	if n <= 0 || len(r) <= n {
+	if n <= 0 || runewidth.StringWidth(s) <= n {
 		return s
 	}
-	return string(r[:n-1]) + "…"
+	return runewidth.Truncate(s, n, "…")
 }

@@ -31,6 +31,10 @@ import (
 // StartTimeout bounds how long one server may take to start and answer initialize + tools/list.
 const StartTimeout = 60 * time.Second
 
+// DefaultCallTimeout bounds one tool call when Options.CallTimeout is zero, so a server that
+// never answers cannot hold an agent until the run's own timeout.
+const DefaultCallTimeout = 10 * time.Minute
+
 // stderrLimit is how much of a server's stderr is kept for error reports (the tail).
 const stderrLimit = 8 << 10
 
@@ -58,6 +62,9 @@ type Options struct {
 	// relative paths are refused for the filesystem server.
 	WorkDir string
 	Logger  *zap.Logger
+	// CallTimeout bounds each tool call (0: DefaultCallTimeout); a call past it is an error
+	// result and the request is cancelled on the server.
+	CallTimeout time.Duration
 }
 
 // ConnectWith is Connect with the agent's workspace (see Options.WorkDir).
@@ -94,6 +101,12 @@ func ConnectWith(ctx context.Context, o Options) (map[string]filesystem.External
 	for i, s := range valid {
 		wg.Go(func() {
 			c, err := dial(ctx, s, allowedDirs, o.WorkDir, logger)
+			if c != nil {
+				c.callTimeout = o.CallTimeout
+				if c.callTimeout <= 0 {
+					c.callTimeout = DefaultCallTimeout
+				}
+			}
 			results[i] = res{c, err}
 		})
 	}
@@ -129,6 +142,8 @@ type Client struct {
 	tools   []filesystem.Tool
 	stderr  *tailBuffer
 	logger  *zap.Logger
+	// callTimeout bounds one call (0: none, for a Client built without ConnectWith).
+	callTimeout time.Duration
 
 	closeOnce sync.Once
 	closeErr  error
@@ -156,9 +171,17 @@ func (c *Client) Call(ctx context.Context, name string, args map[string]any) fil
 		}
 		args = abs
 	}
+	if c.callTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, c.callTimeout, errCallTimeout)
+		defer cancel()
+	}
 	res, err := c.session.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
 		msg := fmt.Sprintf("mcp server %q: tool %q: %v", c.name, name, err)
+		if errors.Is(context.Cause(ctx), errCallTimeout) {
+			msg = fmt.Sprintf("mcp server %q: tool %q: no answer within %s; the call was cancelled", c.name, name, c.callTimeout)
+		}
 		if tail := c.stderr.String(); tail != "" && errors.Is(err, mcp.ErrConnectionClosed) {
 			msg += "; stderr: " + tail
 		}
@@ -178,6 +201,8 @@ func (c *Client) Call(ctx context.Context, name string, args map[string]any) fil
 	}
 	return filesystem.Result{Content: string(b)}
 }
+
+var errCallTimeout = errors.New("mcp tool call timed out")
 
 // Close ends the session and stops the server process (stdin closed, then SIGTERM, then kill).
 func (c *Client) Close() error {
@@ -279,8 +304,24 @@ func toolFromMCP(t *mcp.Tool) filesystem.Tool {
 			_ = json.Unmarshal(b, &params)
 		}
 	}
-	if _, ok := params["type"]; !ok {
+	// Providers refuse a whole request over one bad tool schema, so a server's broken schema
+	// (not an object, properties that are not an object) is reduced to what they accept.
+	if typ, ok := params["type"]; !ok {
 		params["type"] = "object"
+	} else if typ != "object" {
+		params = map[string]any{"type": "object"}
+	}
+	if p, ok := params["properties"]; ok {
+		if _, isMap := p.(map[string]any); !isMap {
+			delete(params, "properties")
+		}
+	}
+	if req, ok := params["required"]; ok {
+		switch req.(type) {
+		case []any, []string:
+		default:
+			delete(params, "required")
+		}
 	}
 	desc := t.Description
 	if desc == "" {

@@ -383,6 +383,9 @@ func (r *run) answerProblemLocked(a *agent, text string) string {
 	if strings.TrimSpace(text) == "" {
 		return "new_answer needs a non-empty content."
 	}
+	if len(text) > maxAnswerBytes {
+		return fmt.Sprintf("the answer is %d bytes, more than the limit of %d; shorten it and put long content in files in your workspace.", len(text), maxAnswerBytes)
+	}
 	if max := r.cfg.Orchestrator.MaxNewAnswersPerAgent; max > 0 && a.answers >= max {
 		return fmt.Sprintf("you have already posted the maximum of %d new answers; vote for the best existing answer instead.", max)
 	}

@@ -71,6 +71,9 @@ func (r *run) execute(ctx context.Context, a *agent, gen int) outcome {
 			return outcome{kind: outStopped, reason: fmt.Sprintf("%d model calls without new_answer or vote", r.maxSteps)}
 		}
 		resp, err := a.backend.Generate(ctx, req, r.onBackendEvent(a, PhaseCoordination))
+		if err == nil && resp == nil {
+			err = errNoResponse
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return outcome{kind: outCancelled}
@@ -83,6 +86,7 @@ func (r *run) execute(ctx context.Context, a *agent, gen int) outcome {
 		// Every tool call runs, those next to a workflow call included; results keep call order.
 		results := make([]backends.Message, len(resp.ToolCalls))
 		var workflow []int
+		ran := 0
 		for i, tc := range resp.ToolCalls {
 			if tc.Name == ToolNewAnswer || tc.Name == ToolVote {
 				workflow = append(workflow, i)
@@ -90,6 +94,10 @@ func (r *run) execute(ctx context.Context, a *agent, gen int) outcome {
 			}
 			if ctx.Err() != nil {
 				return outcome{kind: outCancelled}
+			}
+			if ran++; ran > maxToolCallsPerReply {
+				results[i] = toolMessage(tc, tooManyCalls(), true)
+				continue
 			}
 			res := r.callTool(ctx, a, tc, PhaseCoordination, nil)
 			results[i] = toolMessage(tc, res.Content, res.IsError)
@@ -197,7 +205,8 @@ func (r *run) workflowCall(a *agent, gen int, tc backends.ToolCall, answerAnons 
 			// The id given is not echoed back: the reply names only valid anonymous ids.
 			return fmt.Sprintf("agent_id is not an agent with an answer; vote for one of: %s.", strings.Join(answerAnons, ", ")), nil
 		}
-		err := r.commitVote(a, gen, args.AgentID, args.Reason)
+		// The reason goes into the final agent's prompt: a long one is cut, not refused.
+		err := r.commitVote(a, gen, args.AgentID, shorten(args.Reason, maxReasonRunes))
 		var inv invalidError
 		if errors.As(err, &inv) {
 			return string(inv), nil
@@ -244,7 +253,7 @@ func (r *run) callTool(ctx context.Context, a *agent, tc backends.ToolCall, phas
 		ts = a.toolset
 	}
 	ev := r.agentEvent(a, EventToolCall, statusFor(phase), phase)
-	ev.Tool, ev.Args = tc.Name, shorten(string(tc.Arguments), 200)
+	ev.Tool, ev.Args = shorten(tc.Name, 100), shorten(string(tc.Arguments), 200)
 	r.emit(ev)
 
 	var res filesystem.Result
@@ -262,12 +271,20 @@ func (r *run) callTool(ctx context.Context, a *agent, tc backends.ToolCall, phas
 	}
 
 	rev := r.agentEvent(a, EventToolResult, statusFor(phase), phase)
-	rev.Tool, rev.Args = tc.Name, ev.Args
+	rev.Tool, rev.Args = ev.Tool, ev.Args
 	rev.IsError = res.IsError
 	rev.Denied = res.IsError && isDenial(res.Content)
 	rev.Text = shorten(resultText(res), 300)
 	r.emit(rev)
 	return capResult(res)
+}
+
+// errNoResponse stands for a backend that returned neither a response nor an error.
+var errNoResponse = errors.New("the backend returned no response")
+
+// tooManyCalls is the result of a call past maxToolCallsPerReply.
+func tooManyCalls() string {
+	return jsonError(fmt.Sprintf("not run: more than %d tool calls in one reply; make fewer calls per reply", maxToolCallsPerReply))
 }
 
 // maxToolResultBytes bounds what one tool call sends back to the model, so one call (a large

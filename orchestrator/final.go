@@ -60,6 +60,9 @@ func (r *run) present(ctx context.Context, w *agent) (string, []string, error) {
 			return "", nil, fmt.Errorf("%d model calls without a final reply", r.maxSteps)
 		}
 		resp, err := w.backend.Generate(ctx, req, r.onBackendEvent(w, PhaseFinal))
+		if err == nil && resp == nil {
+			err = errNoResponse
+		}
 		if err != nil {
 			return "", nil, fmt.Errorf("backend: %w", err)
 		}
@@ -69,14 +72,17 @@ func (r *run) present(ctx context.Context, w *agent) (string, []string, error) {
 			break
 		}
 		req.Messages = append(req.Messages, backends.Message{Role: "assistant", Content: resp.Text, ToolCalls: resp.ToolCalls})
-		for _, tc := range resp.ToolCalls {
+		for i, tc := range resp.ToolCalls {
 			if ctx.Err() != nil {
 				return "", nil, ctx.Err()
 			}
 			var res filesystem.Result
-			if tc.Name == ToolNewAnswer || tc.Name == ToolVote {
+			switch {
+			case i >= maxToolCallsPerReply:
+				res = filesystem.Result{Content: tooManyCalls(), IsError: true}
+			case tc.Name == ToolNewAnswer || tc.Name == ToolVote:
 				res = filesystem.Result{Content: jsonError(tc.Name + " is not available while presenting the final answer; reply with the final answer as text."), IsError: true}
-			} else {
+			default:
 				res = r.callTool(ctx, w, tc, PhaseFinal, ts)
 				if !res.IsError && ts != nil {
 					for _, p := range r.deliveredPaths(ts, tc) {

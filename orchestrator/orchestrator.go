@@ -93,6 +93,16 @@ const maxRetries = 3
 // is stopped with a reason instead of looping until the overall timeout.
 const maxSteps = 200
 
+// maxAnswerBytes bounds one new_answer: every answer goes into every agent's prompt.
+const maxAnswerBytes = 128 << 10
+
+// maxReasonRunes bounds the vote reason kept (and shown to the final agent).
+const maxReasonRunes = 2000
+
+// maxToolCallsPerReply bounds the tool calls run for one model reply; the rest get an error
+// result without running, so one reply cannot queue unbounded work and results.
+const maxToolCallsPerReply = 100
+
 // ErrNoAnswer is returned when coordination ends with no answer at all.
 var ErrNoAnswer = errors.New("no agent produced an answer")
 
