@@ -15,6 +15,7 @@ import (
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/cmd/configscmd"
 	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/display"
 	"github.com/massgen-go/massgen/logging"
 	"github.com/massgen-go/massgen/orchestrator"
 	"github.com/massgen-go/massgen/prompt"
@@ -198,6 +199,9 @@ func turn(ctx context.Context, opts *RunOptions, task string) error {
 		return cancelOr(err, cmdutil.ExitFailure)
 	}
 	opts.Logger.Info("turn done", zap.Int("turn", opts.Turn), zap.Int("answer_bytes", len(answer)))
+	if opts.IO.StdoutTTY { // redirected output stays exactly what the model wrote
+		answer = display.ForTerminal(answer)
+	}
 	fmt.Fprintln(opts.IO.Out, strings.TrimRight(answer, "\n"))
 	return saveTurn(opts, task, started)
 }

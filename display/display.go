@@ -172,6 +172,23 @@ func clean(s string) string {
 	}, s)
 }
 
+// ForTerminal returns multi-line text safe to print on a terminal: line breaks and tabs stay,
+// every other control character (ESC, C1 codes, ...) and bidi override becomes U+FFFD, so a
+// model cannot drive the user's terminal through its answer.
+func ForTerminal(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\t' || r == '\n':
+			return r
+		case r == '\r':
+			return -1
+		case unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r):
+			return '\uFFFD'
+		}
+		return r
+	}, s)
+}
+
 // oneLine squeezes text onto one line of at most n runes, cleaned for the terminal.
 func oneLine(s string, n int) string {
 	s = strings.Join(strings.Fields(clean(s)), " ")

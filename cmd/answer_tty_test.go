@@ -1,0 +1,37 @@
+package cmd
+
+import (
+	"context"
+	"testing"
+)
+
+// TestAnswerOnTerminalIsCleaned: a model's answer must not drive the user's terminal (escape
+// sequences become U+FFFD) when stdout is one; redirected output stays byte for byte.
+func TestAnswerOnTerminalIsCleaned(t *testing.T) {
+	tests := []struct {
+		name string
+		tty  bool
+		want string
+	}{
+		{"terminal", true, "\uFFFD]0;pwned\uFFFD\uFFFD[2Jline\n\ttwo\n"},
+		{"redirected", false, "\x1b]0;pwned\a\x1b[2Jline\r\n\ttwo\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newTestEnv(t, "")
+			e.write(t, "c.yaml", workspaceConfig)
+			e.io.StdoutTTY = tc.tty
+			opts := e.runOpts(&recorder{})
+			opts.RunTurn = func(context.Context, *RunOptions, string) (string, error) {
+				return "\x1b]0;pwned\a\x1b[2Jline\r\n\ttwo\n", nil
+			}
+			opts.ConfigName, opts.Question, opts.Yes = "c.yaml", "task", true
+			if err := runRun(context.Background(), opts); err != nil {
+				t.Fatal(err)
+			}
+			if got := e.out.String(); got != tc.want {
+				t.Fatalf("stdout = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
