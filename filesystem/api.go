@@ -3,7 +3,11 @@
 // (ours and external MCP tools alike) through the permission layer first.
 package filesystem
 
-import "context"
+import (
+	"context"
+
+	"github.com/massgen-go/massgen/permissions"
+)
 
 // Tool is one tool offered to a model. Parameters is a JSON schema object.
 type Tool struct {
@@ -15,10 +19,32 @@ type Tool struct {
 }
 
 // Result is a tool's answer. Content is a JSON object; IsError marks a denial or a failure
-// (the reason is in Content), which goes back to the model and never stops the run.
+// (the reason is in Content), which goes back to the model and never stops the run. The typed
+// fields say the same things for the orchestrator and displays, which never parse Content.
 type Result struct {
 	Content string
 	IsError bool
+	// Denied is the decision that refused the call (or one path inside it); nil otherwise.
+	Denied *permissions.Decision
+	// Message is the one-line error or denial reason ("" on success).
+	Message string
+	// Changes are the resolved paths the call created, modified or deleted, in order.
+	Changes []Change
+}
+
+// ChangeOp is what a call did to a path.
+type ChangeOp string
+
+const (
+	Created  ChangeOp = "created"
+	Modified ChangeOp = "modified"
+	Deleted  ChangeOp = "deleted"
+)
+
+// Change is one path a call changed (absolute, resolved: the path the decision was made on).
+type Change struct {
+	Path string
+	Op   ChangeOp
 }
 
 // External is a provider of tools that are not ours (an MCP server). The Toolset checks every
