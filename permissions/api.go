@@ -4,7 +4,11 @@
 // wrap Decide (see Guard); they do not live inside it.
 package permissions
 
-import "context"
+import (
+	"context"
+
+	"github.com/massgen-go/massgen/permissions/toolargs"
+)
 
 // Role is the phase an agent is in.
 type Role int
@@ -16,12 +20,12 @@ const (
 	Final
 )
 
-// Access is what an operation needs on a path.
-type Access int
+// Access is what an operation needs on a path (see toolargs).
+type Access = toolargs.Access
 
 const (
-	Read Access = iota
-	Write
+	Read  = toolargs.Read
+	Write = toolargs.Write
 )
 
 // Mode is the spec-004 permission mode.
@@ -83,14 +87,7 @@ type Decision struct {
 }
 
 // PathAccess is one path argument found in a tool call and what the call does to it.
-type PathAccess struct {
-	Arg    string // argument name ("paths[1]", "destination", ...)
-	Path   string // as given
-	Access Access
-	// Glob is set for command words with unquoted *, ? or [: the policy checks every match
-	// and the directory the pattern is in.
-	Glob bool
-}
+type PathAccess = toolargs.PathArg
 
 // AskAnswer is the user's reply to an ask.
 type AskAnswer int
