@@ -318,30 +318,6 @@ func openInDir(d *os.Root, name string) (*os.File, fs.FileInfo, error) {
 
 // isPrivate reports whether abs is inside a private path (another agent's live workspace, the
 // snapshot storage, massgen's records): walks over a readable directory leave those out, as the
-// permission layer refuses them one by one. As in the policy, the deepest root decides: the
-// agent's own workspace, temp workspace, read-only roots and context paths inside a private path
-// stay visible.
-func (t *Toolset) isPrivate(abs string) bool {
-	spec := t.pol.Spec()
-	deepest := func(roots []string) int {
-		n := -1
-		for _, p := range roots {
-			for _, r := range []string{resolveRoot(p), filepath.Clean(p)} {
-				if p != "" && under(abs, r) && len(r) > n {
-					n = len(r)
-				}
-			}
-		}
-		return n
-	}
-	priv := deepest(spec.Private)
-	if priv < 0 {
-		return false
-	}
-	open := append([]string{spec.Workspace}, spec.TempWorkspaces...)
-	open = append(open, spec.ReadOnly...)
-	for _, cp := range spec.ContextPaths {
-		open = append(open, cp.Path)
-	}
-	return deepest(open) <= priv
-}
+// permission layer refuses them one by one. The policy's deepest root decides, so the agent's
+// own workspace, temp workspace and earlier turns inside a private path stay visible.
+func (t *Toolset) isPrivate(abs string) bool { return t.pol.IsPrivate(abs) }
