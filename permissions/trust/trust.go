@@ -123,17 +123,23 @@ func (s Store) load() (storeFile, error) {
 	return sf, nil
 }
 
-// Check returns nil when content is the approved content of file; an *UntrustedError (what says
-// what the file can do) when it is not; another error when the store cannot be read.
-func (s Store) Check(file string, content []byte, what string) error {
+// lookup is file's approval key and the store's content.
+func (s Store) lookup(file string) (string, storeFile, error) {
 	if s.path == "" {
-		return errors.New("trust: no approval store")
+		return "", storeFile{}, errors.New("trust: no approval store")
 	}
 	k, err := key(file)
 	if err != nil {
-		return err
+		return "", storeFile{}, err
 	}
 	sf, err := s.load()
+	return k, sf, err
+}
+
+// Check returns nil when content is the approved content of file; an *UntrustedError (what says
+// what the file can do) when it is not; another error when the store cannot be read.
+func (s Store) Check(file string, content []byte, what string) error {
+	k, sf, err := s.lookup(file)
 	if err != nil {
 		return err
 	}
@@ -147,14 +153,7 @@ func (s Store) Check(file string, content []byte, what string) error {
 // Approve records content as the approved content of file (replacing any earlier approval).
 // The store is written whole to a temporary file and renamed into place, owner-only.
 func (s Store) Approve(file string, content []byte, now time.Time) error {
-	if s.path == "" {
-		return errors.New("trust: no approval store")
-	}
-	k, err := key(file)
-	if err != nil {
-		return err
-	}
-	sf, err := s.load()
+	k, sf, err := s.lookup(file)
 	if err != nil {
 		return err
 	}
