@@ -151,3 +151,14 @@ func TestServeSurvivesBadInput(t *testing.T) {
 		t.Error("the refused 24 MiB call was executed")
 	}
 }
+
+// BenchmarkCheckLine: the guard's cost on a tools/call carrying a 1 MiB file.
+func BenchmarkCheckLine(b *testing.B) {
+	line := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"x","content":"` + strings.Repeat("a", 1<<20) + `"}}}`)
+	b.SetBytes(int64(len(line)))
+	for b.Loop() {
+		if _, err := CheckLine(line); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
