@@ -11,7 +11,7 @@ import (
 
 	"github.com/massgen-go/massgen/display"
 	"github.com/massgen-go/massgen/filesystem/sandbox"
-	"github.com/massgen-go/massgen/mcptools"
+	"github.com/massgen-go/massgen/internal/mcpclient"
 	"github.com/massgen-go/massgen/orchestrator"
 	"github.com/massgen-go/massgen/permissions"
 	"github.com/massgen-go/massgen/prompt"
@@ -57,7 +57,7 @@ func orchestrateTurn(ctx context.Context, opts *RunOptions, task string) (string
 		_, accessible := opts.LookupEnv("ACCESSIBLE")
 		asker = prompt.NewAsker(prompt.AskOptions{In: opts.IO.In, Out: opts.IO.ErrOut, Accessible: accessible})
 	}
-	mcp := mcptools.NewRunner(cfg, opts.ReadOnly, func(agentID string, err error) {
+	mcp := mcpclient.NewRunner(cfg, opts.ReadOnly, func(agentID string, err error) {
 		fmt.Fprintf(opts.IO.ErrOut, "warning: agent %s: MCP server: %v\n", agentID, err)
 	}, logger)
 	defer func() {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/cmd/configscmd"
+	"github.com/massgen-go/massgen/cmd/permissionscmd"
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/display"
 	"github.com/massgen-go/massgen/logging"
@@ -99,6 +100,11 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		return cmdutil.Silent(cmdutil.ExitUsage)
 	}
 	opts.Config, opts.Warnings = cfg, warnings
+	// Rule files an agent could have written (.massgen/permissions.yaml, a config with hooks)
+	// take effect only once the user approved them.
+	if err := permissionscmd.RequireApproval(cfg, permissionscmd.ApproveOptions{IO: opts.IO, Now: opts.Now, Yes: opts.Yes}); err != nil {
+		return err
+	}
 
 	var flagPaths []configs.ContextPath
 	for _, s := range opts.Contexts {

@@ -317,13 +317,7 @@ func openInDir(d *os.Root, name string) (*os.File, fs.FileInfo, error) {
 }
 
 // isPrivate reports whether abs is inside a private path (another agent's live workspace, the
-// snapshot storage): walks over a readable directory leave those out, as the permission layer
-// refuses them one by one.
-func (t *Toolset) isPrivate(abs string) bool {
-	for _, p := range t.pol.Spec().Private {
-		if under(abs, resolveRoot(p)) || under(abs, filepath.Clean(p)) {
-			return true
-		}
-	}
-	return false
-}
+// snapshot storage, massgen's records): walks over a readable directory leave those out, as the
+// permission layer refuses them one by one. The policy's deepest root decides, so the agent's
+// own workspace, temp workspace and earlier turns inside a private path stay visible.
+func (t *Toolset) isPrivate(abs string) bool { return t.pol.IsPrivate(abs) }

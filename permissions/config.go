@@ -13,6 +13,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/internal/pathx"
+	"github.com/massgen-go/massgen/permissions/trust"
 )
 
 // ProjectRulesFile is the per-project rules file inside .massgen/.
@@ -82,50 +84,9 @@ func SpecFromConfig(cfg *configs.Config, agentID string, role Role, o SpecOption
 		}
 		s.ContextPaths = append(s.ContextPaths, ContextPath{Path: cp.Path, Write: w, Protected: append([]string(nil), cp.ProtectedPaths...)})
 	}
-	// Other agents' live workspaces and the raw snapshots are not for this agent to read: it
-	// sees the others' work through its temp workspace, anonymised.
-	for _, a := range cfg.Agents {
-		if a.ID != agentID && a.Backend.CWD != "" && a.Backend.CWD != agent.Backend.CWD {
-			s.Private = append(s.Private, a.Backend.CWD)
-		}
-	}
-	// A config that did not go through configs.Load may leave these empty: the orchestrator then
-	// uses the defaults under .massgen/, and so do we.
-	snaps, tempRoot := cfg.Orchestrator.SnapshotStorage, cfg.Orchestrator.AgentTemporaryWorkspace
-	if filepath.IsAbs(cfg.BaseDir) {
-		if snaps == "" {
-			snaps = filepath.Join(cfg.MassgenDir(), configs.SnapshotsDirName)
-		}
-		if tempRoot == "" {
-			tempRoot = filepath.Join(cfg.MassgenDir(), configs.TempDirName)
-		}
-	}
-	if snaps != "" {
-		s.Private = append(s.Private, snaps)
-	}
-	if filepath.IsAbs(cfg.BaseDir) {
-		// The run logs hold every agent's answers under real ids (and API traffic).
-		s.Private = append(s.Private, cfg.LogsDir())
-	}
-	// The temp workspace root holds one folder per agent, named by its real id: only the agent's
-	// own folder (the deeper root, so it wins) is readable; the root's listing and the siblings
-	// would map anonymous ids to real agents.
-	if tr := tempRoot; tr != "" && filepath.IsAbs(tr) {
-		tr = filepath.Clean(tr)
-		coversRoot := false
-		for _, t := range s.TempWorkspaces {
-			if within(tr, filepath.Clean(t)) {
-				coversRoot = true // the agent was given the whole root on purpose
-			}
-		}
-		if !coversRoot {
-			s.Private = append(s.Private, tr)
-			for _, a := range cfg.Agents {
-				if a.ID != agentID {
-					s.Private = append(s.Private, filepath.Join(tr, a.ID))
-				}
-			}
-		}
+	s.Private = privatePaths(cfg, agentID, agent, s.TempWorkspaces)
+	if err := CheckConfigApproval(cfg); err != nil {
+		return Spec{}, err
 	}
 	layers := []*configs.Permissions{&cfg.Permissions, o.ProjectRules, agent.Permissions}
 	for _, l := range layers {
@@ -152,6 +113,136 @@ func SpecFromConfig(cfg *configs.Config, agentID string, role Role, o SpecOption
 		return Spec{}, err
 	}
 	return s, nil
+}
+
+// TrashDirName is the folder under .massgen/ where deleted files are kept (filesystem's trash).
+const TrashDirName = "trash"
+
+// privatePaths are the paths no tool of agentID may touch, reads and listings included, even
+// inside a context path: massgen's own records name real agents and votes, so they would undo the
+// anonymity of the snapshots. The agent's own workspace, its temp workspace and read-only roots
+// (a session's earlier turns) may lie inside them: the deepest root wins, so they stay usable.
+func privatePaths(cfg *configs.Config, agentID string, agent *configs.Agent, temps []string) []string {
+	var priv []string
+	// Other agents' live workspaces: the agent sees their work through its temp workspace.
+	for _, a := range cfg.Agents {
+		if a.ID != agentID && a.Backend.CWD != "" && a.Backend.CWD != agent.Backend.CWD {
+			priv = append(priv, a.Backend.CWD)
+		}
+	}
+	// A config that did not go through configs.Load may leave these empty: the orchestrator then
+	// uses the defaults under .massgen/, and so do we.
+	snaps, tempRoot := cfg.Orchestrator.SnapshotStorage, cfg.Orchestrator.AgentTemporaryWorkspace
+	if filepath.IsAbs(cfg.BaseDir) {
+		// Logs (every answer under real ids, API traffic), sessions (metadata.json and
+		// SESSION_SUMMARY.txt: winners and votes), trash (meta.json).
+		priv = append(priv, cfg.LogsDir(), filepath.Join(cfg.MassgenDir(), configs.SessionsDirName),
+			filepath.Join(cfg.MassgenDir(), TrashDirName))
+		if snaps == "" {
+			snaps = filepath.Join(cfg.MassgenDir(), configs.SnapshotsDirName)
+		}
+		if tempRoot == "" {
+			tempRoot = filepath.Join(cfg.MassgenDir(), configs.TempDirName)
+		}
+	}
+	// The snapshot storage and temp root may be configured outside .massgen/.
+	if snaps != "" {
+		priv = append(priv, snaps)
+	}
+	// The temp workspace root holds one folder per agent, named by its real id: only the agent's
+	// own folder (the deeper root, so it wins) is readable; the root's listing and the siblings
+	// would map anonymous ids to real agents.
+	if tr := tempRoot; tr != "" && filepath.IsAbs(tr) {
+		tr = filepath.Clean(tr)
+		coversRoot := false
+		for _, t := range temps {
+			if pathx.Within(tr, filepath.Clean(t)) {
+				coversRoot = true // the agent was given the whole root on purpose
+			}
+		}
+		if !coversRoot {
+			priv = append(priv, tr)
+			for _, a := range cfg.Agents {
+				if a.ID != agentID {
+					priv = append(priv, filepath.Join(tr, a.ID))
+				}
+			}
+		}
+	}
+	// The rule files: the project's (its per-agent sections name real agents) and the run's
+	// config (it names the agents in the order of their anonymous ids).
+	if filepath.IsAbs(cfg.BaseDir) {
+		priv = append(priv, filepath.Join(cfg.MassgenDir(), ProjectRulesFile))
+	}
+	if filepath.IsAbs(cfg.Source) {
+		priv = append(priv, cfg.Source)
+	}
+	// The approvals of rule files: an agent that could write them could approve its own rules.
+	if st, err := trust.Default(); err == nil {
+		priv = append(priv, st.Dir())
+	}
+	return outermost(priv)
+}
+
+// outermost drops the paths that lie in another one of paths (and duplicates), keeping the
+// order: a path inside a private path is private already, and the command sandbox hides each
+// entry with a mount of its own.
+func outermost(paths []string) []string {
+	var out []string
+	for i, p := range paths {
+		p = filepath.Clean(p)
+		inner := false
+		for j, q := range paths {
+			q = filepath.Clean(q)
+			if (p != q && pathx.Within(p, q)) || (p == q && j < i) {
+				inner = true
+				break
+			}
+		}
+		if !inner {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// CheckConfigApproval refuses a config file that defines hooks (commands run outside every
+// sandbox) unless the user approved its content (the bytes it was loaded from); the error then
+// wraps a *trust.UntrustedError. Built-in configs and configs built in code need no approval.
+func CheckConfigApproval(cfg *configs.Config) error {
+	if cfg.Source == "" || strings.HasPrefix(cfg.Source, "@examples/") || !DefinesHooks(cfg) {
+		return nil
+	}
+	st, err := trust.Default()
+	if err != nil {
+		return fmt.Errorf("permissions: %s defines hooks and its approval cannot be checked: %w", cfg.Source, err)
+	}
+	if err := st.Check(cfg.Source, cfg.Raw(), ConfigHooksWhat); err != nil {
+		return fmt.Errorf("permissions: %w", err)
+	}
+	return nil
+}
+
+// ConfigHooksWhat and ProjectRulesWhat say, in refusals, what an unapproved file could do.
+const (
+	ConfigHooksWhat  = "defines hooks (commands massgen runs outside the sandbox)"
+	ProjectRulesWhat = "sets permission rules (allow, deny, mode) and hooks (commands massgen runs outside the sandbox)"
+)
+
+// DefinesHooks reports whether the config's global or any agent's section has a hook.
+func DefinesHooks(cfg *configs.Config) bool {
+	has := func(p *configs.Permissions) bool {
+		return p != nil && len(p.Hooks.PreToolUse)+len(p.Hooks.PostToolUse) > 0
+	}
+	if has(&cfg.Permissions) {
+		return true
+	}
+	for i := range cfg.Agents {
+		if has(cfg.Agents[i].Permissions) {
+			return true
+		}
+	}
+	return false
 }
 
 // HooksFor merges the hooks of the global section, the project file and the agent's section.
@@ -202,7 +293,8 @@ func (pr *ProjectRules) For(agentID string) *configs.Permissions {
 }
 
 // LoadProjectRules reads <massgenDir>/permissions.yaml and returns its top-level rules (use
-// LoadProjectFile(...).For(agent) for per-agent sections). A missing file is (nil, nil).
+// LoadProjectFile(...).For(agent) for per-agent sections). A missing file is (nil, nil); a file
+// the user has not approved (see LoadProjectFile) is an error.
 func LoadProjectRules(massgenDir string) (*configs.Permissions, error) {
 	pr, err := LoadProjectFile(massgenDir)
 	if pr == nil || err != nil {
@@ -211,16 +303,62 @@ func LoadProjectRules(massgenDir string) (*configs.Permissions, error) {
 	return &pr.Permissions, nil
 }
 
-// LoadProjectFile reads <massgenDir>/permissions.yaml whole. A missing file is (nil, nil).
+// LoadProjectFile reads <massgenDir>/permissions.yaml whole. A missing file is (nil, nil). The
+// file is read once; its content must be the one the user approved (`massgen permissions trust`,
+// kept in trust.Default()), else the error is a *trust.UntrustedError and nothing is loaded.
 func LoadProjectFile(massgenDir string) (*ProjectRules, error) {
+	st, err := trust.Default()
+	if err != nil {
+		path := filepath.Join(massgenDir, ProjectRulesFile)
+		if _, serr := os.Lstat(path); errors.Is(serr, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("permissions: %s: its approval cannot be checked: %w", path, err)
+	}
+	return LoadProjectFileWith(massgenDir, st)
+}
+
+// LoadProjectFileWith is LoadProjectFile with the approvals kept in st.
+func LoadProjectFileWith(massgenDir string, st trust.Store) (*ProjectRules, error) {
+	path, data, err := readProjectFile(massgenDir)
+	if data == nil || err != nil {
+		return nil, err
+	}
+	if err := st.Check(path, data, ProjectRulesWhat); err != nil {
+		return nil, fmt.Errorf("permissions: %w", err)
+	}
+	return ParseProjectFile(path, data)
+}
+
+// ReadProjectFile reads and parses <massgenDir>/permissions.yaml without asking whether it is
+// approved (for showing it before approving). It returns the path and the exact bytes parsed;
+// a missing file is ("", nil, nil, nil).
+func ReadProjectFile(massgenDir string) (string, []byte, *ProjectRules, error) {
+	path, data, err := readProjectFile(massgenDir)
+	if data == nil || err != nil {
+		return path, nil, nil, err
+	}
+	pr, err := ParseProjectFile(path, data)
+	return path, data, pr, err
+}
+
+func readProjectFile(massgenDir string) (string, []byte, error) {
 	path := filepath.Join(massgenDir, ProjectRulesFile)
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return path, nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("permissions: reading %s: %w", path, err)
+		return path, nil, fmt.Errorf("permissions: reading %s: %w", path, err)
 	}
+	if data == nil {
+		data = []byte{}
+	}
+	return path, data, nil
+}
+
+// ParseProjectFile parses the content of a project rules file (path names it in errors).
+func ParseProjectFile(path string, data []byte) (*ProjectRules, error) {
 	var pr ProjectRules
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)

@@ -5,8 +5,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/permissions/trust"
 )
 
 func testConfig(tr *tree) *configs.Config {
@@ -32,6 +34,7 @@ func testConfig(tr *tree) *configs.Config {
 
 func TestSpecFromConfig(t *testing.T) {
 	tr := newTree(t)
+	t.Setenv("XDG_CONFIG_HOME", tr.p("xdg"))
 	cfg := testConfig(tr)
 	s, err := SpecFromConfig(cfg, "agent_a", Final, SpecOptions{Home: tr.p("outside"), ProjectRules: &configs.Permissions{Deny: []string{"Bash"}}})
 	if err != nil {
@@ -49,7 +52,8 @@ func TestSpecFromConfig(t *testing.T) {
 	if strings.Join(s.Deny, ",") != "execute_command(git push*),Bash" || strings.Join(s.Allow, ",") != "execute_command(npm test*)" {
 		t.Errorf("rules allow %v deny %v", s.Allow, s.Deny)
 	}
-	if strings.Join(s.Private, ",") != tr.p("other_ws")+","+tr.p("snapshots")+","+tr.p(".massgen/logs")+","+tr.p("temp")+","+tr.p("temp/agent_b") {
+	if strings.Join(s.Private, ",") != tr.p("other_ws")+","+tr.p(".massgen/logs")+","+tr.p(".massgen/sessions")+","+tr.p(".massgen/trash")+","+
+		tr.p("snapshots")+","+tr.p("temp")+","+tr.p(".massgen/permissions.yaml")+","+tr.p("xdg/massgen") {
 		t.Errorf("private %v", s.Private)
 	}
 	p := mustPolicy(t, s)
@@ -121,11 +125,21 @@ func TestSpecFromConfig(t *testing.T) {
 
 func TestLoadProjectRules(t *testing.T) {
 	dir := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	if p, err := LoadProjectRules(dir); p != nil || err != nil {
 		t.Fatalf("missing file: %v %v", p, err)
 	}
+	// Every content written here is approved, as `massgen permissions trust` would.
 	write := func(s string) {
-		if err := os.WriteFile(filepath.Join(dir, ProjectRulesFile), []byte(s), 0o644); err != nil {
+		path := filepath.Join(dir, ProjectRulesFile)
+		if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		st, err := trust.Default()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Approve(path, []byte(s), time.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,14 +1,9 @@
 package permissions
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -16,16 +11,15 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/permissions/audit"
+	"github.com/massgen-go/massgen/permissions/hooks"
 )
-
-// defaultHookTimeout applies when a hook sets none.
-const defaultHookTimeout = 30 * time.Second
 
 // GuardOptions wire the side effects around a Policy.
 type GuardOptions struct {
 	Asker  Asker         // nil: asks become denies (no terminal)
 	Hooks  configs.Hooks // pre/post tool-use hooks
-	Audit  *AuditLog     // nil: no audit
+	Audit  Auditor       // nil: no audit
 	Logger *zap.Logger   // nil: no logs
 	// Grants, when set, shares "allow for this run" answers between the Guards of one run
 	// (an agent's coordination and final phases). nil: this Guard keeps its own.
@@ -53,7 +47,8 @@ func (g *Grants) add(k string) {
 	g.m[k] = true
 }
 
-// Guard wraps a Policy with asks, hooks and the audit log. One per agent per role per run.
+// Guard wraps a Policy with asks, hooks (package hooks) and the audit log (package audit). One
+// per agent per role per run.
 type Guard struct {
 	p      *Policy
 	o      GuardOptions
@@ -151,70 +146,25 @@ func suggestRule(r Request) string {
 	return BaseToolName(r.Tool)
 }
 
-// hookInput is what a hook reads on stdin.
-type hookInput struct {
-	Event     string         `json:"event"`
-	Agent     string         `json:"agent"`
-	Role      string         `json:"role"`
-	Tool      string         `json:"tool"`
-	Arguments map[string]any `json:"arguments"`
-	Decision  hookDecision   `json:"decision"`
-	Result    *string        `json:"result,omitempty"`
-	IsError   *bool          `json:"is_error,omitempty"`
-}
-
-type hookDecision struct {
-	Allow  bool   `json:"allow"`
-	Ask    bool   `json:"ask,omitempty"`
-	Rule   string `json:"rule"`
-	Reason string `json:"reason"`
-}
-
-func matchHook(h configs.Hook, tool string) bool {
-	if h.Matcher == "" || h.Matcher == "*" {
-		return true
-	}
-	if ok, _ := filepath.Match(h.Matcher, tool); ok {
-		return true
-	}
-	ok, _ := filepath.Match(h.Matcher, BaseToolName(tool))
-	return ok
+func (g *Guard) hookInput(event string, r Request, d Decision) hooks.Input {
+	return hooks.Input{Event: event, Agent: g.p.spec.Agent, Role: roleName(g.p.spec.Role), Tool: r.Tool,
+		Arguments: r.Args, Decision: hooks.Decision{Allow: d.Allow, Ask: d.Ask, Rule: d.Rule, Reason: d.Reason},
+		Workspace: g.p.spec.Workspace}
 }
 
 func (g *Guard) preHooks(ctx context.Context, r Request, d Decision) Decision {
-	for _, h := range g.o.Hooks.PreToolUse {
-		if !matchHook(h, r.Tool) {
-			continue
-		}
-		in := hookInput{Event: "pre_tool_use", Agent: g.p.spec.Agent, Role: roleName(g.p.spec.Role), Tool: r.Tool,
-			Arguments: r.Args, Decision: hookDecision{Allow: d.Allow, Ask: d.Ask, Rule: d.Rule, Reason: d.Reason}}
-		code, stdout, stderr, err := runHook(ctx, h, in)
-		switch {
-		case err != nil:
-			return Decision{Path: d.Path, Access: d.Access, Rule: "hook-failed", Reason: fmt.Sprintf("Access denied: pre_tool_use hook %q failed: %v", h.Command, err)}
-		case code == 2:
-			msg := strings.TrimSpace(stderr)
-			if msg == "" {
-				msg = "no reason given"
-			}
-			return Decision{Path: d.Path, Access: d.Access, Rule: "hook-denied", Reason: fmt.Sprintf("Access denied by pre_tool_use hook %q: %s", h.Command, msg)}
-		case code != 0:
-			return Decision{Path: d.Path, Access: d.Access, Rule: "hook-failed", Reason: fmt.Sprintf("Access denied: pre_tool_use hook %q exited with status %d: %s", h.Command, code, strings.TrimSpace(stderr))}
-		}
-		// Exit 0 may carry {"decision": "allow"|"deny", "reason": "..."}; an allow settles an ask.
-		var out struct {
-			Decision string `json:"decision"`
-			Reason   string `json:"reason"`
-		}
-		if s := strings.TrimSpace(stdout); strings.HasPrefix(s, "{") && json.Unmarshal([]byte(s), &out) == nil {
-			switch strings.ToLower(out.Decision) {
-			case "deny", "block":
-				return Decision{Path: d.Path, Access: d.Access, Rule: "hook-denied", Reason: fmt.Sprintf("Access denied by pre_tool_use hook %q: %s", h.Command, out.Reason)}
-			case "allow", "approve":
-				if d.Ask {
-					d = Decision{Allow: true, Path: d.Path, Access: d.Access, Rule: "hook-allowed", Reason: fmt.Sprintf("allowed by pre_tool_use hook %q", h.Command)}
-				}
-			}
+	if len(g.o.Hooks.PreToolUse) == 0 {
+		return d
+	}
+	o := hooks.Pre(ctx, g.o.Hooks.PreToolUse, []string{r.Tool, BaseToolName(r.Tool)}, g.hookInput(hooks.PreToolUse, r, d), os.Environ())
+	switch o.Verdict {
+	case hooks.Fail:
+		return Decision{Path: d.Path, Access: d.Access, Rule: "hook-failed", Reason: fmt.Sprintf("Access denied: pre_tool_use hook %q failed: %s", o.Hook, o.Reason)}
+	case hooks.Deny:
+		return Decision{Path: d.Path, Access: d.Access, Rule: "hook-denied", Reason: fmt.Sprintf("Access denied by pre_tool_use hook %q: %s", o.Hook, o.Reason)}
+	case hooks.Allow:
+		if d.Ask { // an allow settles a question; it never turns a deny into an allow
+			return Decision{Allow: true, Path: d.Path, Access: d.Access, Rule: "hook-allowed", Reason: fmt.Sprintf("allowed by pre_tool_use hook %q", o.Hook)}
 		}
 	}
 	return d
@@ -222,112 +172,29 @@ func (g *Guard) preHooks(ctx context.Context, r Request, d Decision) Decision {
 
 // Done runs the post-tool-use hooks; their failures are logged, the call already happened.
 func (g *Guard) Done(ctx context.Context, r Request, d Decision, result string, isError bool) {
-	for _, h := range g.o.Hooks.PostToolUse {
-		if !matchHook(h, r.Tool) {
-			continue
-		}
-		res, ie := result, isError
-		in := hookInput{Event: "post_tool_use", Agent: g.p.spec.Agent, Role: roleName(g.p.spec.Role), Tool: r.Tool,
-			Arguments: r.Args, Decision: hookDecision{Allow: d.Allow, Rule: d.Rule, Reason: d.Reason}, Result: &res, IsError: &ie}
-		code, _, stderr, err := runHook(ctx, h, in)
-		if err != nil || code != 0 {
-			g.log.Warn("post_tool_use hook failed", zap.String("hook", h.Command), zap.Int("status", code),
-				zap.String("stderr", stderr), zap.Error(err))
-		}
+	if len(g.o.Hooks.PostToolUse) == 0 {
+		return
+	}
+	in := g.hookInput(hooks.PostToolUse, r, Decision{Allow: d.Allow, Rule: d.Rule, Reason: d.Reason})
+	in.Result, in.IsError = &result, &isError
+	for _, f := range hooks.Post(ctx, g.o.Hooks.PostToolUse, []string{r.Tool, BaseToolName(r.Tool)}, in, os.Environ()) {
+		g.log.Warn("post_tool_use hook failed", zap.String("hook", f.Hook), zap.Int("status", f.Status),
+			zap.String("stderr", f.Stderr), zap.Error(f.Err))
 	}
 }
 
-// runHook runs one hook with `sh -c`, the call as JSON on stdin. err is set when it could not
-// run or timed out; otherwise code is its exit status.
-func runHook(ctx context.Context, h configs.Hook, in hookInput) (int, string, string, error) {
-	data, err := json.Marshal(in)
-	if err != nil {
-		return -1, "", "", fmt.Errorf("encoding the call: %w", err)
-	}
-	timeout := defaultHookTimeout
-	if h.TimeoutSeconds > 0 {
-		timeout = time.Duration(h.TimeoutSeconds) * time.Second
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "sh", "-c", h.Command)
-	cmd.Stdin = bytes.NewReader(data)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.WaitDelay = time.Second
-	err = cmd.Run()
-	if ctx.Err() != nil {
-		return -1, stdout.String(), stderr.String(), fmt.Errorf("timed out after %s", timeout)
-	}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return ee.ExitCode(), stdout.String(), stderr.String(), nil
-	}
-	if err != nil {
-		return -1, stdout.String(), stderr.String(), err
-	}
-	return 0, stdout.String(), stderr.String(), nil
-}
-
-// AuditLog appends one JSON line per decision (permissions.jsonl). Safe for concurrent use.
-type AuditLog struct {
-	mu sync.Mutex
-	f  *os.File
-}
+// AuditLog is the run's audit file (package audit); kept here so callers need not import it.
+type AuditLog = audit.Log
 
 // AuditEntry is one line of permissions.jsonl.
-type AuditEntry struct {
-	Time     time.Time `json:"time"`
-	Agent    string    `json:"agent"`
-	Role     string    `json:"role"`
-	Tool     string    `json:"tool"`
-	Paths    []string  `json:"paths"`
-	Decision string    `json:"decision"`
-	Rule     string    `json:"rule"`
-	Reason   string    `json:"reason,omitempty"`
-}
+type AuditEntry = audit.Entry
 
 // OpenAuditLog opens (creating or appending to) the audit file.
-func OpenAuditLog(path string) (*AuditLog, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("permissions: opening audit log: %w", err)
-	}
-	return &AuditLog{f: f}, nil
-}
+func OpenAuditLog(path string) (*AuditLog, error) { return audit.Open(path) }
 
-// Write appends one entry.
-func (a *AuditLog) Write(e AuditEntry) error {
-	if a == nil {
-		return nil
-	}
-	data, err := json.Marshal(e)
-	if err != nil {
-		return err
-	}
-	data = append(data, '\n')
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.f == nil {
-		return errors.New("permissions: audit log closed")
-	}
-	_, err = a.f.Write(data)
-	return err
-}
-
-// Close closes the file.
-func (a *AuditLog) Close() error {
-	if a == nil {
-		return nil
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.f == nil {
-		return nil
-	}
-	err := a.f.Close()
-	a.f = nil
-	return err
+// Auditor records decisions; *AuditLog is one.
+type Auditor interface {
+	Write(audit.Entry) error
 }
 
 func (g *Guard) audit(tool string, paths []string, d Decision) {
@@ -341,7 +208,7 @@ func (g *Guard) audit(tool string, paths []string, d Decision) {
 	if paths == nil {
 		paths = []string{}
 	}
-	if err := g.o.Audit.Write(AuditEntry{Time: time.Now().UTC(), Agent: g.p.spec.Agent, Role: roleName(g.p.spec.Role),
+	if err := g.o.Audit.Write(audit.Entry{Time: time.Now().UTC(), Agent: g.p.spec.Agent, Role: roleName(g.p.spec.Role),
 		Tool: tool, Paths: paths, Decision: dec, Rule: d.Rule, Reason: d.Reason}); err != nil {
 		g.log.Warn("audit log write failed", zap.Error(err))
 	}

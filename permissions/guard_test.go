@@ -212,3 +212,15 @@ func TestAuditLog(t *testing.T) {
 		}
 	}
 }
+
+// A hook run by the Guard does not see massgen's API keys.
+func TestGuardHookGetsNoSecrets(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-guard-secret")
+	tr := newTree(t)
+	g := NewGuard(mustPolicy(t, tr.spec(Final)), GuardOptions{Hooks: configs.Hooks{PreToolUse: []configs.Hook{
+		{Command: `[ -z "${OPENAI_API_KEY+set}" ] || { echo "leaked: $OPENAI_API_KEY" >&2; exit 2; }`}}}})
+	d := g.Check(context.Background(), Request{Tool: "read_file", Args: map[string]any{"path": "a.txt"}})
+	if !d.Allow {
+		t.Fatalf("hook saw the key: %s", d.Reason)
+	}
+}

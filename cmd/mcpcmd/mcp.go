@@ -18,8 +18,9 @@ import (
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/filesystem/sandbox"
+	"github.com/massgen-go/massgen/internal/mcpclient"
+	"github.com/massgen-go/massgen/internal/mcpserver"
 	"github.com/massgen-go/massgen/logging"
-	"github.com/massgen-go/massgen/mcptools"
 	"github.com/massgen-go/massgen/permissions"
 )
 
@@ -90,7 +91,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 		return err
 	}
 	defer built.Close()
-	if err := mcptools.Serve(ctx, built.Toolset, opts.IO.In, opts.IO.Out); err != nil {
+	if err := mcpserver.Serve(ctx, built.Toolset, opts.IO.In, opts.IO.Out); err != nil {
 		return cmdutil.WithCode(cmdutil.ExitFailure, err)
 	}
 	return nil
@@ -203,7 +204,7 @@ func BuildToolset(ctx context.Context, r ToolsetRequest) (*Built, error) {
 
 	var external map[string]filesystem.External
 	if len(agent.Backend.MCPServers) > 0 {
-		ext, errs := mcptools.ConnectWith(ctx, mcptools.Options{
+		ext, errs := mcpclient.ConnectWith(ctx, mcpclient.Options{
 			Servers: agent.Backend.MCPServers, AllowedDirs: policy.ReadableRoots(), WorkDir: spec.Workspace, Logger: logger,
 		})
 		for _, e := range errs {
@@ -212,7 +213,7 @@ func BuildToolset(ctx context.Context, r ToolsetRequest) (*Built, error) {
 			}
 		}
 		external = ext
-		b.closers = append(b.closers, func() error { return mcptools.Close(ext) })
+		b.closers = append(b.closers, func() error { return mcpclient.Close(ext) })
 	}
 	ts, err := filesystem.NewToolset(filesystem.ToolsetOptions{
 		Guard:                   guard,

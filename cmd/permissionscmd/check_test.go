@@ -270,10 +270,14 @@ func BenchmarkBatchInProcess(b *testing.B) {
 
 // Project rules in .massgen/permissions.yaml are honoured, per agent too.
 func TestCheckProjectRules(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	p := newProject(t)
 	rules := "deny: [\"execute_command(git push*)\"]\nagents:\n  agent_a:\n    deny: [read_file]\n"
 	if err := os.WriteFile(filepath.Join(p.dir, ".massgen", "permissions.yaml"), []byte(rules), 0o644); err != nil {
 		t.Fatal(err)
+	}
+	if to, _, _ := p.trustOpts(""); trustRun(to) != nil { // approved, as the user would
+		t.Fatal("trust failed")
 	}
 	for _, tc := range []struct {
 		agent, tool, args string

@@ -17,6 +17,6 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 asks it directly, with the same config, agent and role as a run, and prints the decision and
 its reason. See docs/permissions.md.`,
 	}
-	cmd.AddCommand(NewCmdCheck(f, nil))
+	cmd.AddCommand(NewCmdCheck(f, nil), NewCmdTrust(f, nil))
 	return cmd
 }

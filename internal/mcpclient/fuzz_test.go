@@ -1,4 +1,4 @@
-package mcptools
+package mcpclient
 
 import (
 	"encoding/json"

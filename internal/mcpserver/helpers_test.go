@@ -1,10 +1,13 @@
-package mcptools
+package mcpserver
 
 import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // repoRoot walks up from the test's directory to the folder holding go.mod.
@@ -52,4 +55,15 @@ func writeFile(t *testing.T, path, content string) {
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// textOf joins the text contents of a result (Serve only ever sends text).
+func textOf(cs []mcp.Content) string {
+	var parts []string
+	for _, c := range cs {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, tc.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
 }

@@ -1,4 +1,4 @@
-package mcptools
+package mcpserver
 
 import (
 	"context"
@@ -76,7 +76,7 @@ func TestServeInProcess(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: protocol error %v (denials must be results)", name, err)
 		}
-		return contentText(res.Content), res.IsError
+		return textOf(res.Content), res.IsError
 	}
 	if text, isErr := call("read_file", map[string]any{"path": "a.txt"}); isErr || !strings.Contains(text, "in the workspace") {
 		t.Errorf("read_file = %s (error %v)", text, isErr)

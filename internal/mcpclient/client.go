@@ -1,8 +1,7 @@
-// Package mcptools connects massgen to the Model Context Protocol in both directions: Connect
-// starts an agent's configured MCP servers and offers their tools as filesystem.External (the
-// Toolset checks every call with the permission layer before it is forwarded), and Serve offers an
-// agent's own Toolset, permission checks included, to any MCP client over stdio.
-package mcptools
+// Package mcpclient connects agents to their MCP servers: Connect starts an agent's configured
+// servers and offers their tools as filesystem.External (the Toolset checks every call with the
+// permission layer before it is forwarded); Runner does so for every agent of a run.
+package mcpclient
 
 import (
 	"bytes"
@@ -38,8 +37,10 @@ const DefaultCallTimeout = 10 * time.Minute
 // stderrLimit is how much of a server's stderr is kept for error reports (the tail).
 const stderrLimit = 8 << 10
 
-// Implementation is how massgen introduces itself to MCP peers.
-var implementation = &mcp.Implementation{Name: "massgen", Version: "0.1.0"}
+// Implementation is how massgen introduces itself to MCP peers (clients and servers alike).
+func Implementation() *mcp.Implementation {
+	return &mcp.Implementation{Name: "massgen", Version: "0.1.0"}
+}
 
 // Connect starts every server and lists its tools. Each server that came up is returned under its
 // name; each one that did not is reported in the error list (with the tail of its stderr) and left
@@ -265,7 +266,7 @@ func dial(ctx context.Context, s configs.MCPServer, allowedDirs []string, workDi
 	}
 	// No roots capability: the filesystem server would otherwise replace the directories we
 	// started it with by whatever roots the client announces.
-	client := mcp.NewClient(implementation, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+	client := mcp.NewClient(Implementation(), &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
 
 	startCtx, cancel := context.WithTimeout(ctx, StartTimeout)
 	defer cancel()

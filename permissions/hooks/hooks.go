@@ -1,0 +1,211 @@
+// Package hooks runs the user's pre- and post-tool-use hooks: external commands (`sh -c`) that
+// receive one tool call as JSON on stdin. A hook runs outside every sandbox, so it gets a minimal
+// environment (never massgen's API keys) and only from files the user approved (see
+// permissions/trust).
+package hooks
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/massgen-go/massgen/configs"
+)
+
+// DefaultTimeout applies when a hook sets none.
+const DefaultTimeout = 30 * time.Second
+
+// Events a hook runs on.
+const (
+	PreToolUse  = "pre_tool_use"
+	PostToolUse = "post_tool_use"
+)
+
+// Input is what a hook reads on stdin.
+type Input struct {
+	Event     string         `json:"event"`
+	Agent     string         `json:"agent"`
+	Role      string         `json:"role"`
+	Tool      string         `json:"tool"`
+	Arguments map[string]any `json:"arguments"`
+	Decision  Decision       `json:"decision"`
+	Result    *string        `json:"result,omitempty"`
+	IsError   *bool          `json:"is_error,omitempty"`
+	// Workspace is the agent's workspace, given as MASSGEN_WORKSPACE (not on stdin).
+	Workspace string `json:"-"`
+}
+
+// Decision is the permission decision the hook is told about.
+type Decision struct {
+	Allow  bool   `json:"allow"`
+	Ask    bool   `json:"ask,omitempty"`
+	Rule   string `json:"rule"`
+	Reason string `json:"reason"`
+}
+
+// Matches reports whether h applies to a tool known by any of names (its full name, the name
+// without its MCP prefix). An empty matcher or "*" matches every tool.
+func Matches(h configs.Hook, names ...string) bool {
+	if h.Matcher == "" || h.Matcher == "*" {
+		return true
+	}
+	for _, n := range names {
+		if ok, _ := filepath.Match(h.Matcher, n); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// Verdict is what the pre-tool-use hooks said about a call.
+type Verdict int
+
+const (
+	Keep  Verdict = iota // every hook exited 0 without a decision: the policy's decision stands
+	Allow                // a hook printed {"decision": "allow"}: it settles a question
+	Deny                 // a hook refused (exit 2, or {"decision": "deny"})
+	Fail                 // a hook failed (could not start, timed out, other exit status)
+)
+
+// Outcome is the verdict of Pre, with the hook that gave it and its reason.
+type Outcome struct {
+	Verdict Verdict
+	Hook    string // the hook's command ("" for Keep)
+	Reason  string
+}
+
+// Pre runs the pre-tool-use hooks in order until one denies or fails. environ is the process
+// environment the minimal one is taken from (os.Environ()).
+func Pre(ctx context.Context, hs []configs.Hook, names []string, in Input, environ []string) Outcome {
+	out := Outcome{Verdict: Keep}
+	for _, h := range hs {
+		if !Matches(h, names...) {
+			continue
+		}
+		res, err := Run(ctx, h, in, environ)
+		switch {
+		case err != nil:
+			return Outcome{Verdict: Fail, Hook: h.Command, Reason: err.Error()}
+		case res.Code == 2:
+			msg := strings.TrimSpace(res.Stderr)
+			if msg == "" {
+				msg = "no reason given"
+			}
+			return Outcome{Verdict: Deny, Hook: h.Command, Reason: msg}
+		case res.Code != 0:
+			return Outcome{Verdict: Fail, Hook: h.Command, Reason: fmt.Sprintf("exited with status %d: %s", res.Code, strings.TrimSpace(res.Stderr))}
+		}
+		// Exit 0 may carry {"decision": "allow"|"deny", "reason": "..."}.
+		var o struct {
+			Decision string `json:"decision"`
+			Reason   string `json:"reason"`
+		}
+		if s := strings.TrimSpace(res.Stdout); strings.HasPrefix(s, "{") && json.Unmarshal([]byte(s), &o) == nil {
+			switch strings.ToLower(o.Decision) {
+			case "deny", "block":
+				return Outcome{Verdict: Deny, Hook: h.Command, Reason: o.Reason}
+			case "allow", "approve":
+				if out.Verdict == Keep {
+					out = Outcome{Verdict: Allow, Hook: h.Command}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Failure is a post-tool-use hook that failed.
+type Failure struct {
+	Hook   string
+	Status int
+	Stderr string
+	Err    error
+}
+
+// Post runs the post-tool-use hooks and returns those that failed (the call already happened).
+func Post(ctx context.Context, hs []configs.Hook, names []string, in Input, environ []string) []Failure {
+	var fails []Failure
+	for _, h := range hs {
+		if !Matches(h, names...) {
+			continue
+		}
+		res, err := Run(ctx, h, in, environ)
+		if err != nil || res.Code != 0 {
+			fails = append(fails, Failure{Hook: h.Command, Status: res.Code, Stderr: res.Stderr, Err: err})
+		}
+	}
+	return fails
+}
+
+// Result is how one hook run ended.
+type Result struct {
+	Code           int
+	Stdout, Stderr string
+}
+
+// Run runs one hook with `sh -c` in the current directory, the call as JSON on stdin and
+// MinimalEnv(environ, in) as its environment. err is set when it could not run or timed out;
+// otherwise Code is its exit status.
+func Run(ctx context.Context, h configs.Hook, in Input, environ []string) (Result, error) {
+	data, err := json.Marshal(in)
+	if err != nil {
+		return Result{Code: -1}, fmt.Errorf("encoding the call: %w", err)
+	}
+	timeout := DefaultTimeout
+	if h.TimeoutSeconds > 0 {
+		timeout = time.Duration(h.TimeoutSeconds) * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "sh", "-c", h.Command)
+	cmd.Env = MinimalEnv(environ, in)
+	cmd.Stdin = bytes.NewReader(data)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.WaitDelay = time.Second
+	err = cmd.Run()
+	res := Result{Code: -1, Stdout: stdout.String(), Stderr: stderr.String()}
+	if ctx.Err() != nil {
+		return res, fmt.Errorf("timed out after %s", timeout)
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		res.Code = ee.ExitCode()
+		return res, nil
+	}
+	if err != nil {
+		return res, err
+	}
+	res.Code = 0
+	return res, nil
+}
+
+// passed are the variables a hook inherits from massgen's environment; LC_* too.
+var passed = map[string]bool{
+	"PATH": true, "HOME": true, "LANG": true, "TERM": true, "TZ": true, "USER": true,
+	"LOGNAME": true, "TMPDIR": true,
+}
+
+// MinimalEnv is a hook's environment: PATH, HOME, LANG, LC_*, TERM, TZ, USER, LOGNAME and TMPDIR
+// from environ, plus MASSGEN_HOOK_EVENT, MASSGEN_AGENT, MASSGEN_ROLE, MASSGEN_TOOL and (when
+// known) MASSGEN_WORKSPACE. Nothing else: API keys, tokens and massgen's own settings stay out.
+func MinimalEnv(environ []string, in Input) []string {
+	env := make([]string, 0, 16)
+	for _, kv := range environ {
+		k, _, ok := strings.Cut(kv, "=")
+		if ok && (passed[k] || strings.HasPrefix(k, "LC_")) {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "MASSGEN_HOOK_EVENT="+in.Event, "MASSGEN_AGENT="+in.Agent, "MASSGEN_ROLE="+in.Role, "MASSGEN_TOOL="+in.Tool)
+	if in.Workspace != "" {
+		env = append(env, "MASSGEN_WORKSPACE="+in.Workspace)
+	}
+	return env
+}

@@ -1,0 +1,189 @@
+// Package trust records which rule files the user approved. A file massgen loads permission rules
+// or hooks from (.massgen/permissions.yaml, a config file that defines hooks) could have been
+// written by an agent; it takes effect only when its content is the one the user approved. An
+// approval is the SHA-256 of the file's content, kept in a store outside every path an agent can
+// reach ($XDG_CONFIG_HOME/massgen/trust.json, default ~/.config/massgen/trust.json).
+package trust
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// FileName is the store's file name inside its directory.
+const FileName = "trust.json"
+
+// Command is how the user approves a file (messages name it).
+const Command = "massgen permissions trust"
+
+// Store is the file approvals are kept in.
+type Store struct {
+	path string
+}
+
+// New returns the store at path (absolute).
+func New(path string) Store { return Store{path: filepath.Clean(path)} }
+
+// DefaultPath is $XDG_CONFIG_HOME/massgen/trust.json when XDG_CONFIG_HOME is absolute, else
+// <home>/.config/massgen/trust.json.
+func DefaultPath(lookupEnv func(string) (string, bool), home string) (string, error) {
+	if x, ok := lookupEnv("XDG_CONFIG_HOME"); ok && filepath.IsAbs(x) {
+		return filepath.Join(x, "massgen", FileName), nil
+	}
+	if !filepath.IsAbs(home) {
+		return "", errors.New("trust: no home directory and no XDG_CONFIG_HOME: nowhere to keep approvals")
+	}
+	return filepath.Join(home, ".config", "massgen", FileName), nil
+}
+
+// Default is the store of the user running massgen (from the process environment).
+func Default() (Store, error) {
+	home, _ := os.UserHomeDir()
+	p, err := DefaultPath(os.LookupEnv, home)
+	if err != nil {
+		return Store{}, err
+	}
+	return New(p), nil
+}
+
+// Path is the store's file.
+func (s Store) Path() string { return s.path }
+
+// Dir is the store's directory: no agent may read or write anything in it.
+func (s Store) Dir() string { return filepath.Dir(s.path) }
+
+// Sum is the approval of content.
+func Sum(content []byte) string {
+	h := sha256.Sum256(content)
+	return hex.EncodeToString(h[:])
+}
+
+// UntrustedError is a file that is new or changed since the user approved it.
+type UntrustedError struct {
+	File    string // absolute path
+	What    string // what the file can do, e.g. "sets permission rules and hooks"
+	Changed bool   // an earlier content was approved
+	Store   string // the store consulted
+}
+
+func (e *UntrustedError) Error() string {
+	state := "is new"
+	if e.Changed {
+		state = "changed since you approved it"
+	}
+	return fmt.Sprintf("%s %s and was not loaded: it %s, and any program that can write there (an agent, too) could have written it. "+
+		"Review it, then approve it with: %s %s", e.File, state, e.What, Command, e.File)
+}
+
+type record struct {
+	SHA256   string    `json:"sha256"`
+	Approved time.Time `json:"approved"`
+}
+
+type storeFile struct {
+	Version int               `json:"version"`
+	Files   map[string]record `json:"files"`
+}
+
+// key is the file's approval key: its absolute path with the directory's symlinks resolved, so
+// a project reached through a link is the same project.
+func key(file string) (string, error) {
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return "", fmt.Errorf("trust: %s: %w", file, err)
+	}
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
+		return filepath.Join(dir, filepath.Base(abs)), nil
+	}
+	return abs, nil
+}
+
+func (s Store) load() (storeFile, error) {
+	sf := storeFile{Version: 1, Files: map[string]record{}}
+	data, err := os.ReadFile(s.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return sf, nil
+	}
+	if err != nil {
+		return sf, fmt.Errorf("trust: reading %s: %w", s.path, err)
+	}
+	if err := json.Unmarshal(data, &sf); err != nil {
+		return sf, fmt.Errorf("trust: %s is not a valid approval store (%v); fix or remove it, then approve your files again", s.path, err)
+	}
+	if sf.Files == nil {
+		sf.Files = map[string]record{}
+	}
+	return sf, nil
+}
+
+// lookup is file's approval key and the store's content.
+func (s Store) lookup(file string) (string, storeFile, error) {
+	if s.path == "" {
+		return "", storeFile{}, errors.New("trust: no approval store")
+	}
+	k, err := key(file)
+	if err != nil {
+		return "", storeFile{}, err
+	}
+	sf, err := s.load()
+	return k, sf, err
+}
+
+// Check returns nil when content is the approved content of file; an *UntrustedError (what says
+// what the file can do) when it is not; another error when the store cannot be read.
+func (s Store) Check(file string, content []byte, what string) error {
+	k, sf, err := s.lookup(file)
+	if err != nil {
+		return err
+	}
+	r, ok := sf.Files[k]
+	if ok && r.SHA256 == Sum(content) {
+		return nil
+	}
+	return &UntrustedError{File: k, What: what, Changed: ok, Store: s.path}
+}
+
+// Approve records content as the approved content of file (replacing any earlier approval).
+// The store is written whole to a temporary file and renamed into place, owner-only.
+func (s Store) Approve(file string, content []byte, now time.Time) error {
+	k, sf, err := s.lookup(file)
+	if err != nil {
+		return err
+	}
+	sf.Version = 1
+	sf.Files[k] = record{SHA256: Sum(content), Approved: now.UTC()}
+	data, err := json.MarshalIndent(sf, "", "  ")
+	if err != nil {
+		return fmt.Errorf("trust: %w", err)
+	}
+	if err := os.MkdirAll(s.Dir(), 0o700); err != nil {
+		return fmt.Errorf("trust: %w", err)
+	}
+	tmp, err := os.CreateTemp(s.Dir(), ".trust-*.json")
+	if err != nil {
+		return fmt.Errorf("trust: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // nothing left once renamed
+	if _, err := tmp.Write(append(data, '\n')); err != nil {
+		tmp.Close()
+		return fmt.Errorf("trust: writing %s: %w", tmp.Name(), err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("trust: writing %s: %w", tmp.Name(), err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("trust: writing %s: %w", tmp.Name(), err)
+	}
+	if err := os.Rename(tmp.Name(), s.path); err != nil {
+		return fmt.Errorf("trust: %w", err)
+	}
+	return nil
+}
