@@ -161,7 +161,7 @@ func siblingKeys(parent, backendType string) []string {
 		if name == "*" {
 			continue
 		}
-		if _, ok := lookupExact(parent+"."+name, backendType); ok {
+		if _, ok := lookupExact(joinPath(parent, name), backendType); ok {
 			out = append(out, name)
 		}
 	}

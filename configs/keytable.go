@@ -114,7 +114,6 @@ var keyTable = concatKeys(
 		{Path: "ui.use_orchestrator_for_single_agent", Status: Ignored, Same: []string{"true"}, Note: "a single agent also goes through coordination"},
 		{Path: "display", Status: Ignored, Note: "not read; ui.display_type chooses the display, and logs are always written"},
 		{Path: "memory", Status: Ignored, Note: "no conversation compression or persistent memory: agents see the session's conversation history only" + later},
-		{Path: "permissions", Status: Implemented, Massgen: true, Note: "Global permission rules (docs/permissions.md)."},
 		{Path: "command_sandbox", Status: Implemented, Massgen: true, Note: "auto (default), landlock, bubblewrap or none: how execute_command is confined."},
 	},
 	permissionKeys("permissions", "Global"),

@@ -602,17 +602,11 @@ func TestExamplesListAndValidate(t *testing.T) {
 // the repository): basic/, providers/ and tools/filesystem/ must pass; the others may report
 // problems, but must never panic.
 func TestMassGenConfigs(t *testing.T) {
-	root, err := filepath.Abs("../../shared/massgen-configs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(root); err != nil {
-		t.Skipf("MassGen configs not found at %s (the shared folder beside the repository): %v", root, err)
-	}
+	root := sharedConfigsDir(t)
 	base := t.TempDir()
 	mustPass := []string{"basic/", "providers/", "tools/filesystem/"}
 	n := 0
-	err = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || filepath.Ext(p) != ".yaml" {
 			return err
 		}
