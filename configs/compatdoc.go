@@ -34,7 +34,11 @@ func WriteCompatibilityDoc(w io.Writer) error {
 			if len(k.Same) > 0 {
 				note += fmt.Sprintf(" (no warning for %s: that is what massgen does)", strings.Join(quoteAll(k.Same), ", "))
 			}
-			fmt.Fprintf(&b, "| `%s`%s | %s | %s | %s |\n", k.Path, massgenMark(k.Massgen), backendsLabel(k.On), k.Status, mdCell(note))
+			on := backendsLabel(k.On)
+			if len(k.On) == 0 && len(keyIndex[k.Path]) > 1 {
+				on = "the others"
+			}
+			fmt.Fprintf(&b, "| `%s`%s | %s | %s | %s |\n", k.Path, massgenMark(k.Massgen), on, k.Status, mdCell(note))
 		}
 	}
 	_, err := io.WriteString(w, b.String())
@@ -60,7 +64,7 @@ A key that is in none of these tables is reported as unknown, with the key it mo
 (` + "`modle`" + ` -> ` + "`model`" + `, ` + "`temprature`" + ` -> ` + "`temperature`" + `). Where a key means different things on
 different backends, it has a row per backend; "Chat Completions" stands for ` + "`chatcompletion`" + `
 and every type built on it (` + "`grok`" + `, ` + "`azure_openai`" + `, ` + "`lmstudio`" + `, ` + "`vllm`" + `, ...). ` + "`[]`" + ` in a
-key stands for any list item. Before a run, ` + "`configs validate`" + ` also checks what depends on this
+key stands for any list item, ` + "`*`" + ` for any key not listed. Before a run, ` + "`configs validate`" + ` also checks what depends on this
 machine: the API key of every agent (by variable name), MCP server commands on ` + "`PATH`" + `, and the
 options each backend refuses.
 `
