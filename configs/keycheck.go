@@ -22,7 +22,7 @@ type keyFinding struct {
 // along the key table and reports every key that is not implemented. Children of ignored,
 // refused and open keys are not walked: the finding on the parent covers them.
 func checkKeys(root *yaml.Node, report func(keyFinding)) {
-	w := keyWalker{report: report, active: map[*yaml.Node]bool{}}
+	w := keyWalker{report: report}
 	w.value(root, "", "", "")
 }
 
@@ -33,17 +33,11 @@ type keyWalker struct {
 
 // value walks a mapping, or the mappings of a list, found at canon/path.
 func (w *keyWalker) value(n *yaml.Node, canon, path, btype string) {
-	if n != nil && n.Kind == yaml.AliasNode {
-		if w.active[n.Alias] {
-			return
-		}
-		w.active[n.Alias] = true
-		defer delete(w.active, n.Alias)
-		n = deref(n)
-	}
-	if n == nil {
+	n, done, ok := followAlias(&w.active, n)
+	if !ok {
 		return
 	}
+	defer done()
 	switch n.Kind {
 	case yaml.DocumentNode:
 		for _, c := range n.Content {

@@ -132,6 +132,23 @@ func mapGet(m *yaml.Node, key string) (k, v *yaml.Node) {
 	return nil, nil
 }
 
+// followAlias resolves an alias for a walk that may meet it again inside itself (an alias may
+// point at a node that contains it): ok is false when the target is already being walked; done
+// ends the target's walk. Other nodes come back as they are; nil is not ok.
+func followAlias(active *map[*yaml.Node]bool, n *yaml.Node) (target *yaml.Node, done func(), ok bool) {
+	if n == nil || n.Kind != yaml.AliasNode {
+		return n, func() {}, n != nil
+	}
+	if *active == nil {
+		*active = map[*yaml.Node]bool{}
+	}
+	if (*active)[n.Alias] {
+		return nil, nil, false
+	}
+	(*active)[n.Alias] = true
+	return deref(n), func() { delete(*active, n.Alias) }, true
+}
+
 func deref(n *yaml.Node) *yaml.Node {
 	for n != nil && n.Kind == yaml.AliasNode {
 		n = n.Alias
@@ -193,21 +210,11 @@ func (d *document) normalize() []Problem {
 // index walks the tree along the schema and records the line of every key and list item. What
 // massgen does with each key is checkKeys's business (keycheck.go).
 func (d *document) index(n *yaml.Node, t reflect.Type, path string) {
-	if n != nil && n.Kind == yaml.AliasNode {
-		// An alias may point at a node that contains it: walk each aliased node once.
-		if d.aliased == nil {
-			d.aliased = map[*yaml.Node]bool{}
-		}
-		if d.aliased[n.Alias] {
-			return
-		}
-		d.aliased[n.Alias] = true
-		defer delete(d.aliased, n.Alias)
-		n = deref(n)
-	}
-	if n == nil {
+	n, done, ok := followAlias(&d.aliased, n)
+	if !ok {
 		return
 	}
+	defer done()
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -248,20 +255,11 @@ func (d *document) index(n *yaml.Node, t reflect.Type, path string) {
 // indexAny records the lines of a value the schema does not type (Extra keys such as
 // orchestrator.coordination), so findings about its keys have lines too.
 func (d *document) indexAny(n *yaml.Node, path string) {
-	if n != nil && n.Kind == yaml.AliasNode {
-		if d.aliased[n.Alias] {
-			return
-		}
-		if d.aliased == nil {
-			d.aliased = map[*yaml.Node]bool{}
-		}
-		d.aliased[n.Alias] = true
-		defer delete(d.aliased, n.Alias)
-		n = deref(n)
-	}
-	if n == nil {
+	n, done, ok := followAlias(&d.aliased, n)
+	if !ok {
 		return
 	}
+	defer done()
 	switch n.Kind {
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
