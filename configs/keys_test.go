@@ -412,3 +412,18 @@ func fileKeys(t *testing.T, name string, data []byte) []fileKey {
 	}
 	return slices.Clip(out)
 }
+
+// BenchmarkLoadWithKeyChecks loads MassGen's fifty-agent example: parsing, the key table walk,
+// validation and relocation together.
+func BenchmarkLoadWithKeyChecks(b *testing.B) {
+	data, err := Example("basic/multi/fifty_gemini_agents")
+	if err != nil {
+		b.Skip(err)
+	}
+	base := b.TempDir()
+	for b.Loop() {
+		if _, _, err := LoadBytes("fifty.yaml", data, LoadOptions{BaseDir: base, Home: base}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
