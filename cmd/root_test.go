@@ -103,6 +103,9 @@ orchestrator:
 
 func TestConfigsValidate(t *testing.T) {
 	e := newTestEnv(t, "")
+	for _, k := range []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "XAI_API_KEY"} {
+		e.env[k] = "k" // validate checks every agent's key, as a run does
+	}
 	good := e.write(t, "good.yaml", workspaceConfig)
 	e.write(t, "warn.yaml", workspaceConfig+"  context_paths:\n    - path: not-here\nflavour: x\n")
 	e.write(t, "bad.yaml", "agents:\n  - id: a\n    backend:\n      type: openai\n     model: x\n")
@@ -286,7 +289,7 @@ func TestInteractivePiped(t *testing.T) {
 }
 
 func TestContextPromptConditions(t *testing.T) {
-	noCWD := "agents:\n  - id: a\n    backend: {type: openai}\n"
+	noCWD := "agents:\n  - id: a\n    backend: {type: openai, model: gpt-5}\n"
 	tests := []struct {
 		name           string
 		config         string

@@ -93,7 +93,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		}
 		name = def
 	}
-	cfg, warnings, err := configs.Load(configs.LoadOptions{Name: name, BaseDir: wd, Home: home, LookupEnv: opts.LookupEnv})
+	cfg, warnings, err := configs.LoadForRun(configs.LoadOptions{Name: name, BaseDir: wd, Home: home, LookupEnv: opts.LookupEnv})
 	configscmd.PrintWarnings(opts.IO.ErrOut, warnings)
 	if err != nil {
 		configscmd.PrintLoadError(opts.IO.ErrOut, name, err)

@@ -18,11 +18,16 @@ type LoadOptions struct {
 	Logger    *zap.Logger                 // may be nil
 }
 
-// Warning is a problem that does not stop loading (unknown key, missing context path).
+// Warning is a problem that does not stop loading or running: an unknown key, a key massgen
+// ignores (the message says what happens instead), a context path missing here.
 type Warning struct {
 	File    string
 	Line    int
 	Message string
+	// Key is the key path the warning is about ("agents[0].backend.betas"), when there is one.
+	Key string
+	// Suggestion is what the key probably should have been ("temperature" for "temprature").
+	Suggestion string
 }
 
 func (w Warning) String() string { return position(w.File, w.Line) + "warning: " + w.Message }
@@ -32,6 +37,9 @@ type Problem struct {
 	File    string
 	Line    int
 	Message string
+	// Key and Suggestion are as in Warning.
+	Key        string
+	Suggestion string
 }
 
 func (p Problem) String() string { return position(p.File, p.Line) + p.Message }

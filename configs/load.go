@@ -77,13 +77,23 @@ func loadSource(o LoadOptions, src source) (*Config, []Warning, error) {
 	}
 	probs := d.normalize()
 	d.expandVars(lookup, warn)
-	d.index(d.root, typeOfConfig, "", warn)
+	d.index(d.root, typeOfConfig, "")
+	var refused []Problem // reported with validate's problems, not instead of them
+	checkKeys(d.root, func(f keyFinding) {
+		if f.status == Refused {
+			refused = append(refused, Problem{File: d.file, Line: f.key.Line, Message: f.message, Key: f.path})
+			return
+		}
+		warnings = append(warnings, Warning{File: d.file, Line: f.key.Line, Message: f.message, Key: f.path, Suggestion: f.suggestion})
+	})
 	cfg := &Config{}
 	probs = append(probs, d.decode(cfg)...)
 	if len(probs) == 0 {
 		probs = append(probs, cfg.validate(d)...)
 	}
+	probs = append(probs, refused...)
 	cfg.Source, cfg.BaseDir, cfg.Env, cfg.realEnv, cfg.home, cfg.raw = src.origin, o.BaseDir, env, o.LookupEnv, o.Home, src.data
+	cfg.file, cfg.lines = d.file, d.lines
 	if len(probs) == 0 {
 		probs = append(probs, cfg.relocate(d, o.Home)...)
 	}
@@ -93,14 +103,16 @@ func loadSource(o LoadOptions, src source) (*Config, []Warning, error) {
 	}
 	for i, a := range cfg.Agents {
 		if a.Backend.CWD != "" && !within(cfg.MassgenDir(), a.Backend.CWD) {
-			warn(d.lineOf(fmt.Sprintf("agents[%d].backend.cwd", i)),
-				fmt.Sprintf("agent %s's workspace %s is outside .massgen/: the agent may change anything in it", a.ID, a.Backend.CWD))
+			key := fmt.Sprintf("agents[%d].backend.cwd", i)
+			warnings = append(warnings, Warning{File: d.file, Line: d.lineOf(key), Key: key,
+				Message: fmt.Sprintf("agent %s's workspace %s is outside .massgen/: the agent may change anything in it", a.ID, a.Backend.CWD)})
 		}
 	}
 	for i, cp := range cfg.Orchestrator.ContextPaths {
 		if err := statContextPath(cp.Path); err != nil {
-			warn(d.lineOf(fmt.Sprintf("orchestrator.context_paths[%d].path", i)),
-				fmt.Sprintf("context path %s (checked again when a run starts)", err))
+			key := fmt.Sprintf("orchestrator.context_paths[%d].path", i)
+			warnings = append(warnings, Warning{File: d.file, Line: d.lineOf(key), Key: key,
+				Message: fmt.Sprintf("context path %s (checked again when a run starts)", err)})
 		}
 	}
 	warnings = sortWarnings(warnings)

@@ -132,6 +132,23 @@ func mapGet(m *yaml.Node, key string) (k, v *yaml.Node) {
 	return nil, nil
 }
 
+// followAlias resolves an alias for a walk that may meet it again inside itself (an alias may
+// point at a node that contains it): ok is false when the target is already being walked; done
+// ends the target's walk. Other nodes come back as they are; nil is not ok.
+func followAlias(active *map[*yaml.Node]bool, n *yaml.Node) (target *yaml.Node, done func(), ok bool) {
+	if n == nil || n.Kind != yaml.AliasNode {
+		return n, func() {}, n != nil
+	}
+	if *active == nil {
+		*active = map[*yaml.Node]bool{}
+	}
+	if (*active)[n.Alias] {
+		return nil, nil, false
+	}
+	(*active)[n.Alias] = true
+	return deref(n), func() { delete(*active, n.Alias) }, true
+}
+
 func deref(n *yaml.Node) *yaml.Node {
 	for n != nil && n.Kind == yaml.AliasNode {
 		n = n.Alias
@@ -190,69 +207,14 @@ func (d *document) normalize() []Problem {
 	return probs
 }
 
-// silentExtra lists MassGen keys we accept and keep in Extra without acting on them, by the
-// Go type whose Extra holds them. Backend and MCPServer pass every unknown key through to the
-// provider, so they are not listed: nothing there is warned about.
-var silentExtra = map[reflect.Type]map[string]bool{
-	reflect.TypeFor[Orchestrator](): {
-		"voting_sensitivity": true, "coordination": true, "debug_final_answer": true,
-		"skip_coordination_rounds": true, "answer_novelty_requirement": true, "dspy": true,
-		"max_orchestration_restarts": true, "enable_planning_mode": true,
-	},
-	reflect.TypeFor[UI]():              {"type": true, "enable_final_presentation": true},
-	reflect.TypeFor[TimeoutSettings](): {},
-}
-
-// unsupportedBackend lists MassGen backend options massgen accepts but does not implement, with
-// what happens instead; they are warned about so nobody believes they are in force.
-var unsupportedBackend = map[string]string{
-	"enable_mcp_command_line":          "execute_command is offered to every agent with a workspace, inside the kernel sandbox",
-	"command_line_execution_mode":      "commands run in the kernel sandbox (landlock or bubblewrap), never in docker",
-	"command_line_docker_image":        "docker execution is not supported",
-	"command_line_docker_network_mode": "docker execution is not supported",
-	"command_line_docker_enable_sudo":  "docker execution is not supported",
-	"command_line_docker_credentials":  "docker execution is not supported",
-	"command_line_docker_packages":     "docker execution is not supported",
-	"command_line_docker_memory_limit": "docker execution is not supported",
-	"command_line_docker_cpu_limit":    "docker execution is not supported",
-	"command_line_allowed_commands":    "use permissions.allow rules such as execute_command(npm test*)",
-	"command_line_blocked_commands":    "use permissions.deny rules such as execute_command(python*)",
-	"upload_files":                     "file upload to the provider is not supported",
-	"vector_store":                     "provider vector stores are not supported",
-	"enable_file_search":               "provider file search is not supported",
-	"enable_audio_generation":          "audio generation is not supported",
-	"enable_image_generation":          "image generation is not supported",
-	"enable_video_generation":          "video generation is not supported",
-	"allowed_tools":                    "claude_code's tool list is not used; the permission layer decides",
-	"permission_mode":                  "use the permissions: section (mode: acceptEdits|default|bypassPermissions)",
-}
-
-var typeOfBackend = reflect.TypeFor[Backend]()
-
-// passThrough types keep every unknown key (they are provider/server options).
-var passThrough = map[reflect.Type]bool{
-	reflect.TypeFor[Backend]():   true,
-	reflect.TypeFor[MCPServer](): true,
-}
-
-// index walks the tree along the schema: it records the line of every key and list item and
-// warns about keys the schema does not know.
-func (d *document) index(n *yaml.Node, t reflect.Type, path string, warn func(line int, msg string)) {
-	if n != nil && n.Kind == yaml.AliasNode {
-		// An alias may point at a node that contains it: walk each aliased node once.
-		if d.aliased == nil {
-			d.aliased = map[*yaml.Node]bool{}
-		}
-		if d.aliased[n.Alias] {
-			return
-		}
-		d.aliased[n.Alias] = true
-		defer delete(d.aliased, n.Alias)
-		n = deref(n)
-	}
-	if n == nil {
+// index walks the tree along the schema and records the line of every key and list item. What
+// massgen does with each key is checkKeys's business (keycheck.go).
+func (d *document) index(n *yaml.Node, t reflect.Type, path string) {
+	n, done, ok := followAlias(&d.aliased, n)
+	if !ok {
 		return
 	}
+	defer done()
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -265,24 +227,15 @@ func (d *document) index(n *yaml.Node, t reflect.Type, path string, warn func(li
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
 			if k.Value == "<<" { // YAML merge key
-				d.index(v, t, path, warn)
+				d.index(v, t, path)
 				continue
 			}
 			p := joinPath(path, k.Value)
 			d.lines[p] = k.Line
 			if ft, ok := fields[k.Value]; ok {
-				d.index(v, ft, p, warn)
-				continue
-			}
-			switch {
-			case t == typeOfBackend && unsupportedBackend[k.Value] != "":
-				warn(k.Line, fmt.Sprintf("%s: not supported by massgen (kept, not used): %s", p, unsupportedBackend[k.Value]))
-			case inline && passThrough[t]:
-			case inline && silentExtra[t][k.Value]:
-			case inline:
-				warn(k.Line, fmt.Sprintf("unknown key %q (kept, not used)", p))
-			default:
-				warn(k.Line, fmt.Sprintf("unknown key %q (ignored)", p))
+				d.index(v, ft, p)
+			} else if inline {
+				d.indexAny(v, p)
 			}
 		}
 	case reflect.Slice:
@@ -292,14 +245,38 @@ func (d *document) index(n *yaml.Node, t reflect.Type, path string, warn func(li
 		for i, item := range n.Content {
 			p := fmt.Sprintf("%s[%d]", path, i)
 			d.lines[p] = item.Line
-			d.index(item, t.Elem(), p, warn)
+			d.index(item, t.Elem(), p)
 		}
-	case reflect.Map:
-		if n.Kind != yaml.MappingNode {
-			return
-		}
+	case reflect.Map, reflect.Interface:
+		d.indexAny(n, path)
+	}
+}
+
+// indexAny records the lines of a value the schema does not type (Extra keys such as
+// orchestrator.coordination), so findings about its keys have lines too.
+func (d *document) indexAny(n *yaml.Node, path string) {
+	n, done, ok := followAlias(&d.aliased, n)
+	if !ok {
+		return
+	}
+	defer done()
+	switch n.Kind {
+	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			d.lines[joinPath(path, n.Content[i].Value)] = n.Content[i].Line
+			k := n.Content[i]
+			if k.Value == "<<" {
+				d.indexAny(n.Content[i+1], path)
+				continue
+			}
+			p := joinPath(path, k.Value)
+			d.lines[p] = k.Line
+			d.indexAny(n.Content[i+1], p)
+		}
+	case yaml.SequenceNode:
+		for i, item := range n.Content {
+			p := fmt.Sprintf("%s[%d]", path, i)
+			d.lines[p] = item.Line
+			d.indexAny(item, p)
 		}
 	}
 }

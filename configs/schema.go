@@ -29,6 +29,8 @@ type Config struct {
 	realEnv func(string) (string, bool) // the real environment (LoadOptions.LookupEnv)
 	home    string                      // for ~ in paths added after Load
 	raw     []byte                      // the file as written
+	file    string                      // the file's name in messages
+	lines   map[string]int              // line of each key path ("agents[1].backend.type")
 }
 
 // Agent is one entry of `agents:`.

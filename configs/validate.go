@@ -7,20 +7,6 @@ import (
 	"strings"
 )
 
-// knownBackendTypes are the backend `type:` values MassGen configs use (and our scripted demo
-// backend). The backends package decides which of them it can actually run.
-// backends.TestKnownTypesMatchConfigs keeps this list and the backends' in step.
-var knownBackendTypes = []string{
-	"openai", "chatcompletion", "claude", "gemini", "grok", "claude_code", "lmstudio",
-	"vllm", "sglang", "zai", "azure_openai", "scripted",
-	// further Chat Completions presets
-	"xai", "openrouter", "cerebras", "together", "fireworks", "groq", "nebius", "qwen",
-	"dashscope", "kimi", "moonshot", "poe",
-}
-
-// KnownBackendTypes returns the backend types a config may name.
-func KnownBackendTypes() []string { return slices.Clone(knownBackendTypes) }
-
 // agentIDRE keeps ids usable as directory names (snapshots/<id>, temp_workspaces/<id>): no
 // separators, no "..", nothing hidden.
 var agentIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
@@ -35,7 +21,7 @@ var (
 func (c *Config) validate(d *document) []Problem {
 	var probs []Problem
 	add := func(path, format string, args ...any) {
-		probs = append(probs, Problem{File: d.file, Line: d.lineOf(path), Message: path + ": " + fmt.Sprintf(format, args...)})
+		probs = append(probs, Problem{File: d.file, Line: d.lineOf(path), Key: path, Message: path + ": " + fmt.Sprintf(format, args...)})
 	}
 	if len(c.Agents) == 0 {
 		probs = append(probs, Problem{File: d.file, Line: d.lineOf("agents"),
@@ -57,11 +43,20 @@ func (c *Config) validate(d *document) []Problem {
 			ids[a.ID] = fmt.Sprintf("line %d", d.lineOf(p+".id"))
 		}
 		b := &a.Backend
+		bt, known := LookupBackendType(b.Type)
 		switch {
 		case b.Type == "":
-			add(p+".backend", "missing backend type (known: %s)", strings.Join(knownBackendTypes, ", "))
-		case !slices.Contains(knownBackendTypes, b.Type):
-			add(p+".backend.type", "unknown backend %q (known: %s)", b.Type, strings.Join(knownBackendTypes, ", "))
+			add(p+".backend", "missing backend type (known: %s)", strings.Join(runnableBackendTypes(), ", "))
+		case !known:
+			known := "known: " + strings.Join(runnableBackendTypes(), ", ")
+			sugg := suggest(b.Type, KnownBackendTypes())
+			if sugg != "" {
+				known = fmt.Sprintf("did you mean %q? %s", sugg, known)
+			}
+			probs = append(probs, Problem{File: d.file, Line: d.lineOf(p + ".backend.type"), Key: p + ".backend.type", Suggestion: sugg,
+				Message: fmt.Sprintf("%s.backend.type: unknown backend %q (%s)", p, b.Type, known)})
+		case bt.Family == "":
+			add(p+".backend.type", "%s: refused: %s", b.Type, bt.Note)
 		}
 		if b.CWD != "" {
 			if other, ok := cwds[b.CWD]; ok {
@@ -136,7 +131,7 @@ func (c *Config) validate(d *document) []Problem {
 func validatePermissions(d *document, path string, p *Permissions) []Problem {
 	var probs []Problem
 	add := func(path, format string, args ...any) {
-		probs = append(probs, Problem{File: d.file, Line: d.lineOf(path), Message: path + ": " + fmt.Sprintf(format, args...)})
+		probs = append(probs, Problem{File: d.file, Line: d.lineOf(path), Key: path, Message: path + ": " + fmt.Sprintf(format, args...)})
 	}
 	if p.Mode != "" && !slices.Contains(permissionModes, p.Mode) {
 		add(path+".mode", "unknown mode %q (known: %s)", p.Mode, strings.Join(permissionModes, ", "))
@@ -167,4 +162,15 @@ func validatePermissions(d *document, path string, p *Permissions) []Problem {
 		}
 	}
 	return probs
+}
+
+// runnableBackendTypes are the types massgen can run, for "known: ..." in messages.
+func runnableBackendTypes() []string {
+	var names []string
+	for _, bt := range backendTypeTable {
+		if bt.Status == Implemented {
+			names = append(names, bt.Name)
+		}
+	}
+	return names
 }

@@ -1,15 +1,19 @@
 // Package configscmd implements `massgen configs`: list the built-in configs, validate config
-// files, and show a config (as written, or resolved with every path absolute).
+// files as a run would before calling a model, and show a config (as written, or resolved with
+// every path absolute and every key massgen does not act on marked).
 package configscmd
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"sort"
+	"strings"
 
 	"github.com/spf13/cobra"
-	"gopkg.in/yaml.v3"
 
+	"github.com/massgen-go/massgen/backends"
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/configs"
 )
@@ -52,17 +56,27 @@ func listRun(opts *ListOptions) error {
 type ValidateOptions struct {
 	IO     *cmdutil.IOStreams
 	Loader func(name string) (*configs.Config, []configs.Warning, error)
-	Files  []string
+	// LookPath finds MCP server commands (nil: exec.LookPath).
+	LookPath func(string) (string, error)
+	Files    []string
+	Strict   bool // --strict: warnings are errors
+	JSON     bool // --json: findings as JSON on stdout
 }
 
 func newValidateCmd(f *cmdutil.Factory) *cobra.Command {
 	opts := &ValidateOptions{IO: f.IO}
-	return &cobra.Command{
-		Use:   "validate FILE...",
-		Short: "Check config files (exit 0 when valid, 2 with file:line: message when not)",
-		Long: `Checks each config's YAML, schema and values. Problems are printed as file:line: message
-and make the command exit 2. Unknown keys and context paths that do not exist here are
-warnings (context paths are checked again when a run starts).`,
+	cmd := &cobra.Command{
+		Use:   "validate [--strict] [--json] FILE...",
+		Short: "Check config files before a run (exit 0 when valid, 2 with file:line: message when not)",
+		Long: `Checks each config as a run would, before any model is called: YAML, schema and values;
+keys massgen refuses (exit 2) or ignores (a warning saying what happens instead); unknown keys,
+with the key they most likely meant; backend types that cannot run; a missing model; the API key
+of every agent (by variable name); options a backend refuses; MCP server commands not on PATH
+(a warning: the run goes on without that server); context paths that do not exist here (a
+warning: a run checks them again). docs/massgen-compatibility.md lists every key's status.
+
+--strict makes warnings errors. --json prints {"valid", "files", "findings"} on stdout, each
+finding with file, line, key, severity, message and suggestion.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Files = args
@@ -70,24 +84,141 @@ warnings (context paths are checked again when a run starts).`,
 			return validateRun(opts)
 		},
 	}
+	cmd.Flags().BoolVar(&opts.Strict, "strict", false, "treat warnings as errors")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the findings as JSON")
+	return cmd
+}
+
+// Finding is one result of `configs validate --json`.
+type Finding struct {
+	File       string `json:"file"`
+	Line       int    `json:"line,omitempty"`
+	Key        string `json:"key,omitempty"`
+	Severity   string `json:"severity"` // "error" or "warning"
+	Message    string `json:"message"`
+	Suggestion string `json:"suggestion,omitempty"`
+}
+
+// FileResult summarizes one file of `configs validate --json`.
+type FileResult struct {
+	File     string `json:"file"`
+	Valid    bool   `json:"valid"`
+	Agents   int    `json:"agents"`
+	Errors   int    `json:"errors"`
+	Warnings int    `json:"warnings"`
+}
+
+// Report is the output of `configs validate --json`.
+type Report struct {
+	Valid    bool         `json:"valid"`
+	Files    []FileResult `json:"files"`
+	Findings []Finding    `json:"findings"`
 }
 
 func validateRun(opts *ValidateOptions) error {
-	failed := 0
+	report := Report{Valid: true, Files: []FileResult{}, Findings: []Finding{}}
 	for _, name := range opts.Files {
-		cfg, warnings, err := opts.Loader(name)
-		PrintWarnings(opts.IO.ErrOut, warnings)
-		if err != nil {
-			failed++
-			PrintLoadError(opts.IO.ErrOut, name, err)
+		res, probs, warns := validateFile(opts, name)
+		if opts.Strict {
+			for _, w := range warns {
+				probs = append(probs, configs.Problem(w))
+			}
+			warns = nil
+		}
+		res.Errors, res.Warnings, res.Valid = len(probs), len(warns), len(probs) == 0
+		report.Valid = report.Valid && res.Valid
+		report.Files = append(report.Files, res)
+		if opts.JSON {
+			report.Findings = append(report.Findings, findings(name, probs, warns)...)
 			continue
 		}
-		fmt.Fprintf(opts.IO.Out, "%s: ok (%d %s)\n", name, len(cfg.Agents), plural(len(cfg.Agents), "agent"))
+		PrintWarnings(opts.IO.ErrOut, warns)
+		for _, p := range probs {
+			fmt.Fprintln(opts.IO.ErrOut, p.String())
+		}
+		if res.Valid {
+			fmt.Fprintf(opts.IO.Out, "%s: ok (%d %s)\n", name, res.Agents, plural(res.Agents, "agent"))
+		}
 	}
-	if failed > 0 {
+	if opts.JSON {
+		enc := json.NewEncoder(opts.IO.Out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(report); err != nil {
+			return cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("configs validate: %w", err))
+		}
+	}
+	if !report.Valid {
 		return cmdutil.Silent(cmdutil.ExitUsage)
 	}
 	return nil
+}
+
+// validateFile loads one config and runs every check a run would make before calling a model.
+func validateFile(opts *ValidateOptions, name string) (FileResult, []configs.Problem, []configs.Warning) {
+	res := FileResult{File: name}
+	cfg, warns, err := opts.Loader(name)
+	if err != nil {
+		var ve *configs.ValidationError
+		if errors.As(err, &ve) {
+			return res, ve.Problems, warns
+		}
+		return res, []configs.Problem{{File: name, Message: err.Error()}}, warns
+	}
+	res.Agents = len(cfg.Agents)
+	probs, more := cfg.Preflight(opts.LookPath)
+	probs = append(probs, CheckBackends(cfg)...)
+	warns = append(warns, more...)
+	sort.SliceStable(probs, func(i, j int) bool { return probs[i].Line < probs[j].Line })
+	sort.SliceStable(warns, func(i, j int) bool { return warns[i].Line < warns[j].Line })
+	return res, probs, warns
+}
+
+// CheckBackends asks each agent's backend what the run would ask it before any model call: its
+// API key (every agent's, each by variable name) and the options it refuses (a value of the
+// wrong type, a missing endpoint). Agents whose type cannot run or that lack a model are left
+// to Config.Preflight, which reports them.
+func CheckBackends(cfg *configs.Config) []configs.Problem {
+	var probs []configs.Problem
+	add := func(key, msg string) {
+		file, line := cfg.Position(key)
+		probs = append(probs, configs.Problem{File: file, Line: line, Key: key, Message: key + ": " + msg})
+	}
+	for i, a := range cfg.Agents {
+		bt, _ := configs.LookupBackendType(a.Backend.Type)
+		if bt.Status != configs.Implemented || (bt.ModelRequired && strings.TrimSpace(a.Backend.Model) == "") {
+			continue
+		}
+		p := fmt.Sprintf("agents[%d].backend", i)
+		if err := backends.CheckKey(a.Backend, cfg.LookupEnv); err != nil {
+			add(p+".api_key", fmt.Sprintf("agent %q: %v", a.ID, err))
+			continue
+		}
+		if _, err := backends.New(a.Backend, backends.Options{LookupEnv: cfg.LookupEnv, AgentID: a.ID}); err != nil {
+			add(p, fmt.Sprintf("agent %q: %v", a.ID, err))
+		}
+	}
+	return probs
+}
+
+func findings(file string, probs []configs.Problem, warns []configs.Warning) []Finding {
+	var out []Finding
+	add := func(severity, f string, line int, key, msg, sugg string) {
+		if f == "" {
+			f = file
+		}
+		if key != "" {
+			msg = strings.TrimPrefix(msg, key+": ")
+		}
+		out = append(out, Finding{File: f, Line: line, Key: key, Severity: severity, Message: msg, Suggestion: sugg})
+	}
+	for _, p := range probs {
+		add("error", p.File, p.Line, p.Key, p.Message, p.Suggestion)
+	}
+	for _, w := range warns {
+		add("warning", w.File, w.Line, w.Key, w.Message, w.Suggestion)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Line < out[j].Line })
+	return out
 }
 
 // ShowOptions are the inputs of `configs show`.
@@ -106,7 +237,9 @@ func newShowCmd(f *cmdutil.Factory) *cobra.Command {
 		Long: `Without --resolved, prints the config file as written (handy to copy a built-in:
 massgen configs show @examples/NAME > my.yaml). With --resolved, prints the effective config
 as YAML: single agent: turned into agents:, ${VAR} expanded, every path absolute and relocated
-under ./.massgen/, defaults filled in. API keys and MCP server env values are masked.`,
+under ./.massgen/, defaults filled in. API keys and MCP server env values are masked. A key
+massgen does not act on carries "# ignored: what happens instead" on its line, a backend type
+that cannot run "# refused: why".`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]
@@ -129,12 +262,12 @@ func showRun(opts *ShowOptions) error {
 		_, err := opts.IO.Out.Write(cfg.Raw())
 		return err
 	}
-	enc := yaml.NewEncoder(opts.IO.Out)
-	enc.SetIndent(2)
-	if err := enc.Encode(cfg.Redacted()); err != nil {
+	out, err := cfg.ResolvedYAML()
+	if err != nil {
 		return cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("configs show: %w", err))
 	}
-	return enc.Close()
+	_, err = opts.IO.Out.Write(out)
+	return err
 }
 
 // loader loads configs the way a run does: relative to the current directory, with the

@@ -1,0 +1,344 @@
+package configs
+
+// The key table: every key of MassGen's config schema (its v0.1.12 validator, its YAML schema
+// reference, the options its backends read, and every key used by the configs in
+// shared/massgen-configs and configs/examples), plus massgen's own keys, each with what massgen
+// does with it. TestKeyTableCoversSchema ties it to the Go schema types; the golden
+// docs/massgen-compatibility.md is generated from it.
+
+// Issue 14 ("MassGen users keep their features") implements most ignored keys; notes name it so
+// users know the gap is known.
+const later = " (planned: issue 14)"
+
+// Backend families (BackendType.Family).
+const (
+	famOpenAI     = "openai"
+	famChat       = "chat"
+	famClaude     = "claude"
+	famGemini     = "gemini"
+	famClaudeCode = "claude_code"
+	famScripted   = "scripted"
+)
+
+var backendTypeTable = []BackendType{
+	{Name: "openai", Family: famOpenAI, Status: Implemented, ModelRequired: true,
+		Note: "OpenAI Responses API (OPENAI_API_KEY)."},
+	{Name: "claude", Family: famClaude, Status: Implemented,
+		Note: "Anthropic Messages API (ANTHROPIC_API_KEY); model defaults to claude-sonnet-4-5."},
+	{Name: "gemini", Family: famGemini, Status: Implemented,
+		Note: "Gemini Developer API (GEMINI_API_KEY or GOOGLE_API_KEY); model defaults to gemini-2.5-flash."},
+	{Name: "chatcompletion", Family: famChat, Status: Implemented, ModelRequired: true,
+		Note: "Any OpenAI-compatible Chat Completions server at base_url (OPENAI_API_KEY, or the key of the provider whose host base_url names; none for a local server)."},
+	{Name: "grok", Family: famChat, Status: Implemented, ModelRequired: true, Note: "xAI Chat Completions (XAI_API_KEY)."},
+	{Name: "xai", Family: famChat, Status: Implemented, ModelRequired: true, Note: "Same as grok."},
+	{Name: "azure_openai", Family: famChat, Status: Implemented, ModelRequired: true,
+		Note: "Azure OpenAI Chat Completions (AZURE_OPENAI_API_KEY; AZURE_OPENAI_ENDPOINT or base_url); model is the deployment name."},
+	{Name: "lmstudio", Family: famChat, Status: Implemented, ModelRequired: true, Note: "LM Studio on localhost:1234; no key."},
+	{Name: "vllm", Family: famChat, Status: Implemented, ModelRequired: true, Note: "vLLM on localhost:8000; no key."},
+	{Name: "sglang", Family: famChat, Status: Implemented, ModelRequired: true, Note: "SGLang on localhost:30000; no key."},
+	{Name: "zai", Family: famChat, Status: Implemented, ModelRequired: true, Note: "Z.AI (ZAI_API_KEY)."},
+	{Name: "openrouter", Family: famChat, Status: Implemented, ModelRequired: true, Note: "OpenRouter (OPENROUTER_API_KEY)."},
+	{Name: "cerebras", Family: famChat, Status: Implemented, ModelRequired: true, Note: "Cerebras (CEREBRAS_API_KEY)."},
+	{Name: "together", Family: famChat, Status: Implemented, ModelRequired: true, Note: "Together AI (TOGETHER_API_KEY)."},
+	{Name: "fireworks", Family: famChat, Status: Implemented, ModelRequired: true, Note: "Fireworks AI (FIREWORKS_API_KEY)."},
+	{Name: "groq", Family: famChat, Status: Implemented, ModelRequired: true, Note: "Groq (GROQ_API_KEY)."},
+	{Name: "nebius", Family: famChat, Status: Implemented, ModelRequired: true, Note: "Nebius AI Studio (NEBIUS_API_KEY)."},
+	{Name: "qwen", Family: famChat, Status: Implemented, ModelRequired: true, Note: "Qwen on DashScope (QWEN_API_KEY or DASHSCOPE_API_KEY)."},
+	{Name: "dashscope", Family: famChat, Status: Implemented, ModelRequired: true, Note: "Same as qwen."},
+	{Name: "kimi", Family: famChat, Status: Implemented, ModelRequired: true, Note: "Moonshot's Kimi (MOONSHOT_API_KEY or KIMI_API_KEY)."},
+	{Name: "moonshot", Family: famChat, Status: Implemented, ModelRequired: true, Note: "Same as kimi."},
+	{Name: "poe", Family: famChat, Status: Implemented, ModelRequired: true, Note: "Poe (POE_API_KEY)."},
+	{Name: "claude_code", Family: famClaudeCode, Status: Refused,
+		Note: "cannot run yet: Claude Code runs its own file and shell tools, which would bypass massgen's permission checks; driving it with massgen's tools is planned (issue 14). Use type: claude for the same models through the Anthropic API."},
+	{Name: "scripted", Family: famScripted, Status: Implemented, Massgen: true,
+		Note: "Deterministic demo and test backend: plays the steps of script: instead of calling a model; no key."},
+	{Name: "ag2", Status: Refused,
+		Note: "AG2 is a Python framework adapter that this port does not run; describe the agent with a model backend (openai, claude, gemini, ...) instead."},
+	{Name: "autogen", Status: Refused,
+		Note: "AutoGen is a Python framework adapter that this port does not run; describe the agent with a model backend (openai, claude, gemini, ...) instead."},
+	{Name: "inference", Status: Refused,
+		Note: "MassGen's combined vLLM/SGLang type is not supported; use type: vllm or type: sglang (or chatcompletion with base_url)."},
+}
+
+var (
+	apiBackends  = []string{famOpenAI, famChat, famClaude, famGemini}
+	chatOnly     = []string{famChat}
+	anthropicish = []string{famClaude}
+)
+
+func ignoredOn(path string, on []string, note string) Key {
+	return Key{Path: path, On: on, Status: Ignored, Note: note}
+}
+
+// apiParams are provider request parameters: implemented on the families that send them, and
+// ignored elsewhere (the backend does not send what its API does not take).
+func apiParam(name string, on []string, note string) []Key {
+	return []Key{
+		{Path: "agents[].backend." + name, On: on, Status: Implemented, Note: note},
+		{Path: "agents[].backend." + name, Status: Ignored, Note: "not a parameter of this backend's API; not sent"},
+	}
+}
+
+func permissionKeys(prefix string, what string) []Key {
+	return []Key{
+		{Path: prefix, Status: Implemented, Massgen: true, Note: what + " permission mode, allow/deny rules and hooks (docs/permissions.md)."},
+		{Path: prefix + ".mode", Status: Implemented, Massgen: true, Note: "acceptEdits (default), default (ask) or bypassPermissions."},
+		{Path: prefix + ".allow", Status: Implemented, Massgen: true, Note: "Rules that allow tool calls, e.g. execute_command(npm test*)."},
+		{Path: prefix + ".deny", Status: Implemented, Massgen: true, Note: "Rules that deny tool calls, e.g. write_file(**/.env)."},
+		{Path: prefix + ".hooks", Status: Implemented, Massgen: true, Note: "Commands run around each tool call."},
+		{Path: prefix + ".hooks.pre_tool_use", Status: Implemented, Massgen: true, Note: "Run before a call; may deny it."},
+		{Path: prefix + ".hooks.post_tool_use", Status: Implemented, Massgen: true, Note: "Run after a call."},
+		{Path: prefix + ".hooks.pre_tool_use[].command", Status: Implemented, Massgen: true, Note: "The hook command."},
+		{Path: prefix + ".hooks.pre_tool_use[].matcher", Status: Implemented, Massgen: true, Note: "Tool-name glob (empty: every tool)."},
+		{Path: prefix + ".hooks.pre_tool_use[].timeout_seconds", Status: Implemented, Massgen: true, Note: "Time limit of the hook."},
+		{Path: prefix + ".hooks.post_tool_use[].command", Status: Implemented, Massgen: true, Note: "The hook command."},
+		{Path: prefix + ".hooks.post_tool_use[].matcher", Status: Implemented, Massgen: true, Note: "Tool-name glob (empty: every tool)."},
+		{Path: prefix + ".hooks.post_tool_use[].timeout_seconds", Status: Implemented, Massgen: true, Note: "Time limit of the hook."},
+	}
+}
+
+const noDocker = "docker execution is not supported: commands run on this machine inside the kernel sandbox (landlock or bubblewrap)"
+
+var keyTable = concatKeys(
+	// Top level.
+	[]Key{
+		{Path: "agents", Status: Implemented, Note: "The agents (agent: with a single agent is read as a list of one)."},
+		{Path: "orchestrator", Status: Implemented, Note: "Coordination settings and state folders."},
+		{Path: "timeout_settings", Status: Implemented, Note: "MassGen's timeout section."},
+		{Path: "timeout_settings.orchestrator_timeout_seconds", Status: Implemented, Note: "Overall time limit of a run (default 1800)."},
+		{Path: "ui", Status: Implemented, Note: "Display settings."},
+		{Path: "ui.display_type", Status: Implemented, Note: "rich_terminal or textual_terminal: live panels; simple: plain lines; silent. --display overrides it."},
+		{Path: "ui.logging_enabled", Status: Ignored, Same: []string{"true"}, Note: "logs are always written under .massgen/logs/"},
+		{Path: "ui.type", Status: Ignored, Note: "not read (MassGen 0.1.12 does not read it either); ui.display_type chooses the display"},
+		{Path: "ui.enable_final_presentation", Status: Ignored, Same: []string{"true"}, Note: "the winning agent always presents the final answer"},
+		{Path: "ui.use_orchestrator_for_single_agent", Status: Ignored, Same: []string{"true"}, Note: "a single agent also goes through coordination"},
+		{Path: "display", Status: Ignored, Note: "not read; ui.display_type chooses the display, and logs are always written"},
+		{Path: "memory", Status: Ignored, Note: "no conversation compression or persistent memory: agents see the session's conversation history only" + later},
+		{Path: "command_sandbox", Status: Implemented, Massgen: true, Note: "auto (default), landlock, bubblewrap or none: how execute_command is confined."},
+	},
+	permissionKeys("permissions", "Global"),
+	// MassGen v1 keys: MassGen 0.1 refuses them too.
+	v1Keys("models", "model_configs", "num_agents", "max_rounds", "consensus_threshold", "voting_enabled", "enable_voting"),
+
+	// Agents.
+	[]Key{
+		{Path: "agents[].id", Status: Implemented, Note: "Unique agent name; also a folder name (letters, digits, '.', '_', '-')."},
+		{Path: "agents[].backend", Status: Implemented, Note: "The model backend."},
+		{Path: "agents[].system_message", Status: Implemented, Note: "The agent's system prompt."},
+		{Path: "agents[].memory", Status: Ignored, Note: "no per-agent memory: agents see the session's conversation history only" + later},
+		{Path: "agents[].read_paths", Status: Implemented, Massgen: true, Note: "Folder guard: further limits what the agent may read."},
+		{Path: "agents[].write_paths", Status: Implemented, Massgen: true, Note: "Folder guard: further limits what the agent may write."},
+	},
+	permissionKeys("agents[].permissions", "Per-agent"),
+
+	// Backend: common keys.
+	[]Key{
+		{Path: "agents[].backend.type", Status: Implemented, Note: "The backend type (see the table of backend types)."},
+		{Path: "agents[].backend.model", Status: Implemented, Note: "The model; required unless the backend has a default (claude, gemini)."},
+		{Path: "agents[].backend.api_key", Status: Implemented, Note: "The API key; default: the backend's environment variable."},
+		{Path: "agents[].backend.base_url", Status: Implemented, Note: "The API endpoint; default: the provider's."},
+		{Path: "agents[].backend.cwd", Status: Implemented, Note: "The agent's workspace (relative paths go under .massgen/workspaces/); gives the agent file tools and execute_command."},
+		{Path: "agents[].backend.mcp_servers", Status: Implemented, Note: "MCP servers whose tools the agent gets, as a list or a name: {...} mapping (docs/mcp.md)."},
+		{Path: "agents[].backend.script", On: []string{famScripted}, Status: Implemented, Massgen: true, Note: "The steps the scripted backend plays."},
+		{Path: "agents[].backend.script", Status: Ignored, Massgen: true, Note: "only the scripted backend plays a script"},
+		{Path: "agents[].backend.*", On: []string{famScripted}, Status: Ignored, Note: "the scripted backend calls no model"},
+		{Path: "agents[].backend.*", On: []string{famClaudeCode}, Status: Ignored, Note: "claude_code cannot run yet" + later},
+	},
+	scriptKeys(),
+	mcpKeys(),
+
+	// Backend: provider request parameters.
+	apiParam("temperature", apiBackends, "Sampling temperature."),
+	apiParam("top_p", apiBackends, "Nucleus sampling."),
+	apiParam("max_tokens", apiBackends, "Longest reply (max_output_tokens on openai and gemini)."),
+	apiParam("max_output_tokens", []string{famOpenAI, famClaude, famGemini}, "Longest reply."),
+	apiParam("top_k", []string{famChat, famClaude, famGemini}, "Top-k sampling."),
+	apiParam("stop_sequences", []string{famClaude, famGemini}, "Stop sequences."),
+	apiParam("tool_choice", []string{famOpenAI, famChat, famClaude}, "Sent as written."),
+	apiParam("metadata", []string{famOpenAI, famChat, famClaude}, "Sent as written."),
+	apiParam("service_tier", []string{famOpenAI, famChat, famClaude}, "Sent as written."),
+	apiParam("user", []string{famOpenAI, famChat}, "Sent as written."),
+	apiParam("parallel_tool_calls", []string{famOpenAI, famChat}, "Sent as written."),
+	apiParam("top_logprobs", []string{famOpenAI, famChat}, "Sent as written."),
+	apiParam("seed", []string{famChat, famGemini}, "Sent as written."),
+	apiParam("presence_penalty", []string{famChat, famGemini}, "Sent as written."),
+	apiParam("frequency_penalty", []string{famChat, famGemini}, "Sent as written."),
+	apiParam("max_tool_calls", []string{famOpenAI}, "Sent as written."),
+	apiParam("store", []string{famOpenAI}, "Sent as written."),
+	apiParam("truncation", []string{famOpenAI}, "Sent as written."),
+	apiParam("include", []string{famOpenAI}, "Sent as written."),
+	apiParam("prompt_cache_key", []string{famOpenAI}, "Sent as written."),
+	apiParam("prompt_cache_retention", []string{famOpenAI}, "Sent as written."),
+	apiParam("safety_identifier", []string{famOpenAI}, "Sent as written."),
+	apiParam("background", []string{famOpenAI}, "Sent as written."),
+	apiParam("max_completion_tokens", chatOnly, "Sent as written."),
+	apiParam("stop", chatOnly, "Sent as written."),
+	apiParam("logit_bias", chatOnly, "Sent as written."),
+	apiParam("logprobs", chatOnly, "Sent as written."),
+	apiParam("reasoning_effort", chatOnly, "Sent as written."),
+	apiParam("verbosity", chatOnly, "Sent as written."),
+	apiParam("response_format", chatOnly, "Sent as written."),
+	apiParam("min_p", chatOnly, "Sent as written (local servers)."),
+	apiParam("repetition_penalty", chatOnly, "Sent as written (local servers)."),
+	apiParam("thinking_budget", []string{famClaude, famGemini}, "Extended thinking budget in tokens."),
+	apiParam("budget_tokens", []string{famClaude, famGemini}, "Same as thinking_budget."),
+	apiParam("include_thoughts", []string{famGemini}, "Stream the model's thought summaries."),
+	apiParam("thinking_level", []string{famGemini}, "Gemini 3 thinking level (low, high)."),
+	apiParam("thinking_config", []string{famGemini}, "{thinking_budget, include_thoughts, thinking_level}."),
+	[]Key{
+		{Path: "agents[].backend.extra_body", On: apiBackends, Status: Implemented, Open: true, Note: "Raw request fields, merged into the request body as written."},
+		{Path: "agents[].backend.extra_body", Status: Ignored, Note: "this backend sends no request body"},
+		{Path: "agents[].backend.chat_template_kwargs", On: chatOnly, Status: Implemented, Open: true, Note: "Sent as written (vLLM/SGLang chat template options)."},
+		{Path: "agents[].backend.chat_template_kwargs", Status: Ignored, Note: "only Chat Completions servers take chat template options; not sent"},
+		{Path: "agents[].backend.reasoning", On: []string{famOpenAI}, Status: Implemented, Open: true, Note: "Sent as written ({effort, summary})."},
+		{Path: "agents[].backend.reasoning", On: chatOnly, Status: Implemented, Note: "reasoning.effort is sent as reasoning_effort."},
+		{Path: "agents[].backend.reasoning.effort", On: chatOnly, Status: Implemented, Note: "Sent as reasoning_effort."},
+		{Path: "agents[].backend.reasoning.summary", On: chatOnly, Status: Ignored, Note: "Chat Completions has no reasoning summary; not sent"},
+		{Path: "agents[].backend.reasoning", Status: Ignored, Note: "not a parameter of this backend's API; not sent (claude: use thinking or thinking_budget; gemini: thinking_budget or thinking_level)"},
+		{Path: "agents[].backend.text", On: []string{famOpenAI}, Status: Implemented, Open: true, Note: "Sent as written ({verbosity, format})."},
+		{Path: "agents[].backend.text", On: chatOnly, Status: Implemented, Note: "text.verbosity is sent as verbosity."},
+		{Path: "agents[].backend.text.verbosity", On: chatOnly, Status: Implemented, Note: "Sent as verbosity."},
+		{Path: "agents[].backend.text", Status: Ignored, Note: "not a parameter of this backend's API; not sent"},
+		{Path: "agents[].backend.thinking", On: anthropicish, Status: Implemented, Open: true, Note: "Sent as written ({type: enabled, budget_tokens: N})."},
+		{Path: "agents[].backend.thinking", On: []string{famGemini}, Status: Implemented, Open: true, Note: "Same as thinking_config."},
+		{Path: "agents[].backend.thinking", Status: Ignored, Note: "not a parameter of this backend's API; not sent"},
+		{Path: "agents[].backend.api_version", On: []string{"azure_openai"}, Status: Implemented, Note: "Azure API version (default: AZURE_OPENAI_API_VERSION, else a recent version)."},
+		{Path: "agents[].backend.api_version", Status: Ignored, Note: "only azure_openai takes an API version"},
+		{Path: "agents[].backend.azure_endpoint", On: []string{"azure_openai"}, Status: Implemented, Note: "The Azure resource endpoint (as base_url)."},
+		{Path: "agents[].backend.azure_endpoint", Status: Ignored, Note: "only azure_openai takes an endpoint"},
+		{Path: "agents[].backend.endpoint", On: []string{"azure_openai"}, Status: Implemented, Note: "Same as azure_endpoint."},
+		{Path: "agents[].backend.endpoint", Status: Ignored, Note: "only azure_openai takes an endpoint"},
+	},
+
+	// Backend: MassGen features.
+	[]Key{
+		{Path: "agents[].backend.enable_web_search", On: []string{famOpenAI}, Status: Implemented, Note: "Adds OpenAI's web_search tool (runs on OpenAI's servers)."},
+		{Path: "agents[].backend.enable_web_search", On: []string{famClaude}, Status: Ignored, Same: []string{"false"}, Note: "Claude's web search server tool is not offered: the model answers without searching the web" + later},
+		{Path: "agents[].backend.enable_web_search", On: []string{famGemini}, Status: Ignored, Same: []string{"false"}, Note: "Google Search grounding is not offered: the model answers without searching the web" + later},
+		{Path: "agents[].backend.enable_web_search", On: []string{"grok", "xai"}, Status: Ignored, Same: []string{"false"}, Note: "Grok's live search is not requested; to have it, set extra_body: {search_parameters: {mode: auto, return_citations: true}}" + later},
+		{Path: "agents[].backend.enable_web_search", Status: Ignored, Same: []string{"false"}, Note: "this backend has no web search: the model answers without searching the web"},
+		{Path: "agents[].backend.enable_code_interpreter", On: []string{famOpenAI}, Status: Implemented, Note: "Adds OpenAI's code_interpreter tool (runs on OpenAI's servers)."},
+		{Path: "agents[].backend.enable_code_interpreter", Status: Ignored, Same: []string{"false"}, Note: "only openai has a code interpreter; agents with a workspace can run code with execute_command"},
+		{Path: "agents[].backend.enable_code_execution", On: []string{famClaude}, Status: Ignored, Same: []string{"false"}, Note: "Claude's code execution server tool is not offered; agents with a workspace can run code with execute_command" + later},
+		{Path: "agents[].backend.enable_code_execution", On: []string{famGemini}, Status: Ignored, Same: []string{"false"}, Note: "Gemini's code execution tool is not offered; agents with a workspace can run code with execute_command" + later},
+		{Path: "agents[].backend.enable_code_execution", Status: Ignored, Same: []string{"false"}, Note: "this backend has no provider code execution (openai: enable_code_interpreter); agents with a workspace can run code with execute_command"},
+		{Path: "agents[].backend.betas", On: []string{famClaude}, Status: Ignored, Note: "beta headers are not sent: requests use the generally available Messages API" + later},
+		{Path: "agents[].backend.betas", Status: Ignored, Note: "only claude takes beta flags; not sent"},
+		{Path: "agents[].backend.custom_tools", Status: Ignored, Note: "the Python functions are not offered to the agent, which runs without them" + later},
+		{Path: "agents[].backend.exclude_tools", Status: Ignored, Note: "every tool stays offered; to block one, add a permissions deny rule naming it (e.g. mcp__server__tool)" + later},
+		{Path: "agents[].backend.allowed_tools", Status: Ignored, Note: "every tool stays offered; the permission rules decide what may run"},
+		{Path: "agents[].backend.disallowed_tools", Status: Ignored, Note: "every tool stays offered; to block one, add a permissions deny rule naming it"},
+		{Path: "agents[].backend.permission_mode", Status: Ignored, Note: "use the permissions: section (mode: acceptEdits, default or bypassPermissions)"},
+		{Path: "agents[].backend.max_thinking_tokens", Status: Ignored, Note: "a claude_code option; claude_code cannot run yet" + later},
+		{Path: "agents[].backend.system_prompt", Status: Refused, Note: "not supported in the backend section (MassGen refuses it too): write system_message at the agent level"},
+		{Path: "agents[].backend.append_system_prompt", Status: Refused, Note: "not supported in the backend section (MassGen refuses it too): write system_message at the agent level"},
+		{Path: "agents[].backend.enable_mcp_command_line", Status: Ignored, Same: []string{"true"}, Note: "execute_command is offered to every agent with a workspace (cwd), inside the kernel sandbox; to forbid commands, add a permissions deny rule execute_command(*)"},
+		{Path: "agents[].backend.command_line_execution_mode", Status: Ignored, Same: []string{"local"}, Note: "commands run in the kernel sandbox (landlock or bubblewrap), never in docker"},
+		{Path: "agents[].backend.command_line_allowed_commands", Status: Ignored, Note: "not enforced: every command the permission rules allow may run; use permissions.allow/deny rules such as execute_command(npm test*)" + later},
+		{Path: "agents[].backend.command_line_blocked_commands", Status: Ignored, Note: "not enforced: these commands are not blocked; use permissions.deny rules such as execute_command(python*)" + later},
+		{Path: "agents[].backend.command_line_docker_image", Status: Ignored, Note: noDocker},
+		{Path: "agents[].backend.command_line_docker_network_mode", Status: Ignored, Note: noDocker},
+		{Path: "agents[].backend.command_line_docker_enable_sudo", Status: Ignored, Note: noDocker},
+		{Path: "agents[].backend.command_line_docker_credentials", Status: Ignored, Note: noDocker},
+		{Path: "agents[].backend.command_line_docker_packages", Status: Ignored, Note: noDocker},
+		{Path: "agents[].backend.command_line_docker_memory_limit", Status: Ignored, Note: noDocker},
+		{Path: "agents[].backend.command_line_docker_cpu_limit", Status: Ignored, Note: noDocker},
+		{Path: "agents[].backend.upload_files", Status: Ignored, Note: "files are not uploaded to the provider; put them in a context path so agents can read them"},
+		{Path: "agents[].backend.vector_store", Status: Ignored, Note: "provider vector stores are not used"},
+		{Path: "agents[].backend.enable_file_search", Status: Ignored, Same: []string{"false"}, Note: "provider file search is not offered; agents search their files with the file tools"},
+		{Path: "agents[].backend.enable_image_generation", Status: Ignored, Same: []string{"false"}, Note: "image generation is not offered"},
+		{Path: "agents[].backend.enable_audio_generation", Status: Ignored, Same: []string{"false"}, Note: "audio generation is not offered"},
+		{Path: "agents[].backend.enable_video_generation", Status: Ignored, Same: []string{"false"}, Note: "video generation is not offered"},
+		{Path: "agents[].backend.enable_file_generation", Status: Ignored, Same: []string{"false"}, Note: "no file-generation instructions are added; agents with a workspace write files with the file tools"},
+		{Path: "agents[].backend.media_max_file_size_mb", Status: Ignored, Note: "media files are not sent to the provider"},
+		{Path: "agents[].backend.enable_rate_limit", Status: Ignored, Same: []string{"false"}, Note: "no client-side rate limit; a provider's 429 answers are retried with backoff"},
+		{Path: "agents[].backend.use_multi_mcp", Status: Ignored, Note: "MCP servers are always connected through the MCP Go SDK"},
+		{Path: "agents[].backend.mcp_sdk_auto", Status: Ignored, Note: "MCP servers are always connected through the MCP Go SDK"},
+		{Path: "agents[].backend.context_paths", Status: Ignored, Note: "per-agent context paths are not read; list them under orchestrator.context_paths"},
+		{Path: "agents[].backend.agent_config", Status: Refused, Note: "an AG2 option: AG2 is a Python framework adapter that this port does not run"},
+		{Path: "agents[].backend.group_config", Status: Refused, Note: "an AG2 option: AG2 is a Python framework adapter that this port does not run"},
+	},
+
+	// Orchestrator.
+	[]Key{
+		{Path: "orchestrator.snapshot_storage", Status: Implemented, Note: "Snapshots of each agent's workspace (default .massgen/snapshots)."},
+		{Path: "orchestrator.agent_temporary_workspace", Status: Implemented, Note: "Where agents see the others' snapshots (default .massgen/temp_workspaces)."},
+		{Path: "orchestrator.session_storage", Status: Implemented, Note: "Multi-turn sessions (default .massgen/sessions)."},
+		{Path: "orchestrator.context_paths", Status: Implemented, Note: "Your files the agents may use."},
+		{Path: "orchestrator.context_paths[].path", Status: Implemented, Note: "A file or directory, relative to the current directory."},
+		{Path: "orchestrator.context_paths[].permission", Status: Implemented, Note: "read or write (the final agent's access; read when omitted)."},
+		{Path: "orchestrator.context_paths[].protected_paths", Status: Implemented, Note: "Paths inside it that no agent may change."},
+		{Path: "orchestrator.max_new_answers_per_agent", Status: Implemented, Note: "Cap on answers per agent; after it the agent may only vote."},
+		{Path: "orchestrator.timeout_seconds", Status: Implemented, Massgen: true, Note: "Overall time limit (wins over timeout_settings)."},
+		{Path: "orchestrator.agent_timeout_seconds", Status: Implemented, Massgen: true, Note: "Time limit of each agent's turn."},
+		{Path: "orchestrator.enforce_read_before_delete", Status: Implemented, Note: "An agent must read a file before deleting it (default true)."},
+		{Path: "orchestrator.timeout", Status: Ignored, Note: "not read (MassGen 0.1.12 reads timeout_settings); use timeout_settings.orchestrator_timeout_seconds"},
+		{Path: "orchestrator.voting_sensitivity", Status: Ignored, Note: "agents get the same voting instructions whatever the level" + later},
+		{Path: "orchestrator.answer_novelty_requirement", Status: Ignored, Note: "new answers are accepted without a novelty check" + later},
+		{Path: "orchestrator.skip_coordination_rounds", Status: Ignored, Same: []string{"false"}, Note: "coordination runs as usual" + later},
+		{Path: "orchestrator.debug_final_answer", Status: Ignored, Note: "the final answer comes from the winning agent" + later},
+		{Path: "orchestrator.max_orchestration_restarts", Status: Ignored, Same: []string{"0"}, Note: "MassGen reads it under coordination:; massgen never restarts after the final answer" + later},
+		{Path: "orchestrator.enable_planning_mode", Status: Ignored, Same: []string{"false"}, Note: "MassGen reads it under coordination:; MCP tools run during coordination" + later},
+		{Path: "orchestrator.dspy", Status: Ignored, Note: "the question is not paraphrased: every agent gets it as written"},
+		{Path: "orchestrator.coordination", Status: Implemented, Note: "MassGen's coordination options (each listed below)."},
+		{Path: "orchestrator.coordination.enable_planning_mode", Status: Ignored, Same: []string{"false"}, Note: "MCP tools are executed during coordination too, so agents may act on outside services before a winner is chosen" + later},
+		{Path: "orchestrator.coordination.planning_mode_instruction", Status: Ignored, Note: "planning mode is not implemented" + later},
+		{Path: "orchestrator.coordination.max_orchestration_restarts", Status: Ignored, Same: []string{"0"}, Note: "the run never restarts after the final answer" + later},
+		{Path: "orchestrator.coordination.enable_agent_task_planning", Status: Ignored, Same: []string{"false"}, Note: "agents get no task-planning tools"},
+		{Path: "orchestrator.coordination.max_tasks_per_plan", Status: Ignored, Note: "agents get no task-planning tools"},
+		{Path: "orchestrator.coordination.task_planning_filesystem_mode", Status: Ignored, Same: []string{"false"}, Note: "agents get no task-planning tools"},
+		{Path: "orchestrator.coordination.enable_memory_filesystem_mode", Status: Ignored, Same: []string{"false"}, Note: "agents get no memory files"},
+		{Path: "orchestrator.coordination.use_skills", Status: Ignored, Same: []string{"false"}, Note: "skills are not offered"},
+		{Path: "orchestrator.coordination.massgen_skills", Status: Ignored, Note: "skills are not offered"},
+		{Path: "orchestrator.coordination.skills_directory", Status: Ignored, Note: "skills are not offered"},
+	},
+)
+
+func v1Keys(names ...string) []Key {
+	var ks []Key
+	for _, n := range names {
+		ks = append(ks, Key{Path: n, Status: Refused,
+			Note: "MassGen's v1 config format is not supported (MassGen 0.1 refuses it too): list agents: with a backend: each"})
+	}
+	return ks
+}
+
+func scriptKeys() []Key {
+	p := "agents[].backend.script[]."
+	return []Key{
+		{Path: p + "text", Status: Implemented, Massgen: true, Note: "The reply's text."},
+		{Path: p + "tool_calls", Status: Implemented, Massgen: true, Note: "The reply's tool calls."},
+		{Path: p + "tool_calls[].name", Status: Implemented, Massgen: true, Note: "Tool name."},
+		{Path: p + "tool_calls[].args", Status: Implemented, Massgen: true, Open: true, Note: "Tool arguments (${WORKSPACE}, ${TEMP_WORKSPACE}, ${CONTEXT_N} filled in)."},
+		{Path: p + "phase", Status: Implemented, Massgen: true, Note: "coordination or final (empty: either)."},
+		{Path: p + "wait_for", Status: Implemented, Massgen: true, Note: "Wait until this path exists before replying."},
+		{Path: p + "block", Status: Implemented, Massgen: true, Note: "Never reply until cancelled."},
+	}
+}
+
+func mcpKeys() []Key {
+	p := "agents[].backend.mcp_servers[]."
+	return []Key{
+		{Path: p + "name", Status: Implemented, Note: "Server name; its tools are offered as mcp__<name>__<tool>."},
+		{Path: p + "type", Status: Implemented, Note: "stdio, streamable-http (or http), sse."},
+		{Path: p + "command", Status: Implemented, Note: "stdio: the program to start."},
+		{Path: p + "args", Status: Implemented, Note: "stdio: its arguments (${cwd} is the agent's workspace)."},
+		{Path: p + "env", Status: Implemented, Open: true, Note: "stdio: extra environment variables."},
+		{Path: p + "url", Status: Implemented, Note: "streamable-http/sse: the server's URL."},
+		{Path: p + "security", Status: Ignored, Note: "MassGen's command and URL allow-lists are not applied; every call still passes massgen's permission layer" + later},
+		{Path: p + "allowed_tools", Status: Ignored, Note: "every tool of the server is offered; the permission rules decide what may run" + later},
+		{Path: p + "exclude_tools", Status: Ignored, Note: "every tool of the server is offered; to block one, add a permissions deny rule naming it" + later},
+		{Path: p + "headers", Status: Ignored, Note: "no extra HTTP headers are sent to the server"},
+		{Path: p + "timeout", Status: Ignored, Note: "massgen's own limits apply (60 s to start, 10 minutes per call)"},
+		{Path: p + "http_read_timeout", Status: Ignored, Note: "massgen's own limits apply (60 s to start, 10 minutes per call)"},
+		{Path: p + "cwd", Status: Ignored, Note: "a stdio server starts in the agent's workspace"},
+	}
+}
+
+func concatKeys(parts ...[]Key) []Key {
+	var out []Key
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}

@@ -1,0 +1,116 @@
+package configs
+
+import (
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Preflight returns what keeps a loaded config from running as written, though it loads (the
+// inspection commands still read it): a backend type that cannot run yet (claude_code), a
+// missing model, and, as warnings, MCP server commands that are not on PATH (a run continues
+// without such a server). lookPath is exec.LookPath when nil. The start of a run (LoadForRun)
+// and `configs validate` both call it.
+func (c *Config) Preflight(lookPath func(string) (string, error)) ([]Problem, []Warning) {
+	if lookPath == nil {
+		lookPath = exec.LookPath
+	}
+	var probs []Problem
+	var warns []Warning
+	for i, a := range c.Agents {
+		p := fmt.Sprintf("agents[%d].backend", i)
+		bt, _ := LookupBackendType(a.Backend.Type)
+		switch {
+		case bt.Status == Refused:
+			probs = append(probs, c.problem(p+".type", "", "%s.type: %s: refused: %s", p, bt.Name, bt.Note))
+		case bt.ModelRequired && strings.TrimSpace(a.Backend.Model) == "":
+			probs = append(probs, c.missingModel(p, a.Backend))
+		}
+		for j, s := range a.Backend.MCPServers {
+			if w, ok := c.checkMCPCommand(fmt.Sprintf("%s.mcp_servers[%d].command", p, j), s, lookPath); ok {
+				warns = append(warns, w)
+			}
+		}
+	}
+	return probs, warns
+}
+
+// missingModel names the backend and, when the config has a key a typo or two from "model"
+// (modle:), that key.
+func (c *Config) missingModel(p string, b Backend) Problem {
+	msg := fmt.Sprintf("%s: missing model: the %s backend has no default model; add model: NAME", p, b.Type)
+	keys := make([]string, 0, len(b.Extra))
+	for k := range b.Extra {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if suggest(k, []string{"model"}) != "" {
+			msg += fmt.Sprintf(" (%s: at line %d; did you mean model?)", k, c.lineOf(p+"."+k))
+			return c.problem(p, "model", "%s", msg)
+		}
+	}
+	return c.problem(p, "", "%s", msg)
+}
+
+// checkMCPCommand warns about a stdio server whose command cannot be found. A relative command
+// with a separator (./server.py) is looked up in the agent's workspace at run time: not checked.
+func (c *Config) checkMCPCommand(key string, s MCPServer, lookPath func(string) (string, error)) (Warning, bool) {
+	cmd := strings.TrimSpace(s.Command)
+	if cmd == "" || (s.Type != "" && s.Type != "stdio") {
+		return Warning{}, false
+	}
+	if strings.ContainsAny(cmd, `/\`) && !filepath.IsAbs(cmd) {
+		return Warning{}, false
+	}
+	_, err := lookPath(cmd)
+	if err == nil {
+		return Warning{}, false
+	}
+	why := "is not on PATH"
+	if filepath.IsAbs(cmd) || !errors.Is(err, exec.ErrNotFound) {
+		why = "cannot be run: " + err.Error()
+	}
+	file, line := c.Position(key)
+	return Warning{File: file, Line: line, Key: key,
+		Message: fmt.Sprintf("%s: MCP server %q: command %q %s: the server will not start and the agent will not have its tools", key, s.Name, cmd, why)}, true
+}
+
+func (c *Config) problem(key, suggestion, format string, args ...any) Problem {
+	file, line := c.Position(key)
+	return Problem{File: file, Line: line, Key: key, Suggestion: suggestion, Message: fmt.Sprintf(format, args...)}
+}
+
+// Position returns the config file's name (as given) and the line of a key path such as
+// "agents[1].backend.api_key" (or of its nearest ancestor written in the file; 0 when unknown).
+func (c *Config) Position(key string) (file string, line int) {
+	return c.file, c.lineOf(key)
+}
+
+func (c *Config) lineOf(path string) int {
+	for p := path; p != ""; p = parentPath(p) {
+		if l, ok := c.lines[p]; ok {
+			return l
+		}
+	}
+	return 0
+}
+
+// LoadForRun is Load followed by Preflight: what the start of a run uses, so a run refuses what
+// `configs validate` refuses about the config itself, before any model is called.
+func LoadForRun(o LoadOptions) (*Config, []Warning, error) {
+	cfg, warnings, err := Load(o)
+	if err != nil {
+		return cfg, warnings, err
+	}
+	probs, more := cfg.Preflight(nil)
+	warnings = sortWarnings(append(warnings, more...))
+	if len(probs) > 0 {
+		sortProblems(probs)
+		return nil, warnings, &ValidationError{Problems: probs}
+	}
+	return cfg, warnings, nil
+}
