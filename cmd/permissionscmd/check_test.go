@@ -3,6 +3,7 @@ package permissionscmd
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -57,11 +58,15 @@ orchestrator:
 
 func (p *project) opts(stdin string) (*CheckOptions, *bytes.Buffer, *bytes.Buffer) {
 	out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
+	f := &cmdutil.Factory{
+		IO:        &cmdutil.IOStreams{In: strings.NewReader(stdin), Out: out, ErrOut: errOut},
+		Getwd:     func() (string, error) { return p.dir, nil },
+		HomeDir:   func() (string, error) { return filepath.Join(p.dir, "outside"), nil },
+		LookupEnv: func(string) (string, bool) { return "", false },
+	}
 	return &CheckOptions{
-		IO:         &cmdutil.IOStreams{In: strings.NewReader(stdin), Out: out, ErrOut: errOut},
-		Getwd:      func() (string, error) { return p.dir, nil },
-		HomeDir:    func() (string, error) { return filepath.Join(p.dir, "outside"), nil },
-		LookupEnv:  func(string) (string, bool) { return "", false },
+		IO:         f.IO,
+		OpenAgent:  f.OpenAgent,
 		ConfigName: filepath.Join(p.dir, "cfg.yaml"),
 		Agent:      "agent_a",
 	}, out, errOut
@@ -102,7 +107,7 @@ func TestCheckRun(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			o, out, _ := p.opts("")
 			tt.set(o)
-			err := checkRun(o)
+			err := checkRun(context.Background(), o)
 			if code := cmdutil.CodeOf(err); code != tt.code {
 				t.Fatalf("exit %d (%v), want %d; out %q", code, err, tt.code, out.String())
 			}
@@ -136,7 +141,7 @@ func TestCheckBatch(t *testing.T) {
 	}, "\n")
 	o, out, _ := p.opts(in)
 	o.Batch = true
-	if err := checkRun(o); err != nil {
+	if err := checkRun(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
@@ -254,14 +259,21 @@ func BenchmarkBatchBinary100k(b *testing.B) {
 func BenchmarkBatchInProcess(b *testing.B) {
 	p := newProject(b)
 	o, _, _ := p.opts("")
-	g, err := buildGuard(o)
+	ctx := context.Background()
+	env, err := o.OpenAgent(ctx, cmdutil.AgentRequest{Config: o.ConfigName, Agent: o.Agent, DecideOnly: true})
 	if err != nil {
 		b.Fatal(err)
 	}
+	defer env.Close()
+	guard, err := env.Agent.Guard(env.Role)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := &checker{agent: env.Agent, role: env.Role, pol: guard.Policy()}
 	input, _ := batchInput(p, 10_000)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if err := runBatch(g, bytes.NewReader(input), &bytes.Buffer{}); err != nil {
+		if err := runBatch(ctx, c, bytes.NewReader(input), &bytes.Buffer{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -286,7 +298,7 @@ func TestCheckProjectRules(t *testing.T) {
 	} {
 		o, out, _ := p.opts("")
 		o.Agent, o.Tool, o.Args = tc.agent, tc.tool, tc.args
-		if code := cmdutil.CodeOf(checkRun(o)); code != tc.code {
+		if code := cmdutil.CodeOf(checkRun(context.Background(), o)); code != tc.code {
 			t.Errorf("%s %s %s: exit %d (%s), want %d", tc.agent, tc.tool, tc.args, code, out.String(), tc.code)
 		}
 	}
@@ -295,7 +307,7 @@ func TestCheckProjectRules(t *testing.T) {
 	}
 	o, _, _ := p.opts("")
 	o.Read = "x"
-	if err := checkRun(o); cmdutil.CodeOf(err) != 2 || !strings.Contains(err.Error(), "permissions.yaml") {
+	if err := checkRun(context.Background(), o); cmdutil.CodeOf(err) != 2 || !strings.Contains(err.Error(), "permissions.yaml") {
 		t.Errorf("bad project file: %v", err)
 	}
 }
@@ -305,7 +317,7 @@ func TestNewCmdCheckFlags(t *testing.T) {
 	var got *CheckOptions
 	f := &cmdutil.Factory{IO: &cmdutil.IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}},
 		Getwd: os.Getwd, HomeDir: os.UserHomeDir, LookupEnv: os.LookupEnv}
-	cmd := NewCmdCheck(f, func(o *CheckOptions) error { got = o; return nil })
+	cmd := NewCmdCheck(f, func(_ context.Context, o *CheckOptions) error { got = o; return nil })
 	cmd.SetArgs([]string{"--config", "c.yaml", "--agent", "a1", "--final", "--context", "src:write", "--context", "docs:read",
 		"--tool", "read_file", "--args", `{"path":"x"}`})
 	if err := cmd.Execute(); err != nil {
@@ -315,7 +327,7 @@ func TestNewCmdCheckFlags(t *testing.T) {
 		got.Tool != "read_file" || got.Args != `{"path":"x"}` || got.Batch || got.Read != "" {
 		t.Fatalf("options %+v", got)
 	}
-	cmd = NewCmdCheck(f, func(o *CheckOptions) error { got = o; return nil })
+	cmd = NewCmdCheck(f, func(_ context.Context, o *CheckOptions) error { got = o; return nil })
 	cmd.SetArgs([]string{"--agent", "a1", "--batch"})
 	if err := cmd.Execute(); err != nil || !got.Batch {
 		t.Fatalf("--batch: %v %+v", err, got)
