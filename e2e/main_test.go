@@ -23,6 +23,9 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	if os.Getenv(notesServerEnv) == "1" { // an agent's MCP server (differential_test.go)
+		os.Exit(serveNotes())
+	}
 	dir, err := os.MkdirTemp("", "massgen-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
