@@ -708,25 +708,6 @@ func mcpSide(t *testing.T, s dScenario, p, cfg string, agent dAgent) map[string]
 	return out
 }
 
-// runIn is run with stdin.
-func runIn(t *testing.T, dir, stdin string, args ...string) result {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, binary, args...)
-	cmd.Dir, cmd.Env, cmd.Stdin = dir, cleanEnv(t), strings.NewReader(stdin)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("running massgen: %v", err)
-	}
-	return result{code: code, stdout: out.String(), stderr: errb.String()}
-}
-
 // sortedTools orders tools by name (MCP clients see them sorted).
 func sortedTools(ts []offeredTool) []offeredTool {
 	out := slices.Clone(ts)

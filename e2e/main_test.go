@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -252,11 +253,17 @@ type result struct {
 // run runs massgen in dir with a clean environment (no API keys, HOME inside the test).
 func run(t *testing.T, dir string, args ...string) result {
 	t.Helper()
+	return runIn(t, dir, "", args...)
+}
+
+// runIn runs massgen in dir with stdin and a clean environment (no API keys, HOME inside the
+// test).
+func runIn(t *testing.T, dir, stdin string, args ...string) result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, args...)
-	cmd.Dir = dir
-	cmd.Env = cleanEnv(t)
+	cmd.Dir, cmd.Env, cmd.Stdin = dir, cleanEnv(t), strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

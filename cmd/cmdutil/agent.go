@@ -54,6 +54,16 @@ func AddContextFlag(cmd *cobra.Command, into *[]string) {
 	cmd.Flags().StringArrayVar(into, "context", nil, "add a context path PATH[:read|write] (default write; repeatable)")
 }
 
+// AddAgentFlags adds the flags naming an agent's environment to cmd: --config (-c), --agent,
+// --final and --context.
+func AddAgentFlags(cmd *cobra.Command, r *AgentRequest) {
+	fl := cmd.Flags()
+	fl.StringVarP(&r.Config, "config", "c", "", "config: a YAML file, a built-in name or @examples/NAME (default ./.massgen/config.yaml)")
+	fl.StringVar(&r.Agent, "agent", "", "agent id (required)")
+	fl.BoolVar(&r.Final, "final", false, "the final (presenting) agent's role: context paths get their configured permission")
+	AddContextFlag(cmd, &r.Contexts)
+}
+
 // AddContexts adds --context values to cfg, relative to the working directory, and checks
 // every context path as a run does.
 func (f *Factory) AddContexts(cfg *configs.Config, contexts []string) error {

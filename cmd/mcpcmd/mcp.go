@@ -35,11 +35,7 @@ type ServeOptions struct {
 	// OpenAgent builds the agent's environment as a run does (cmdutil.Factory.OpenAgent).
 	OpenAgent func(context.Context, cmdutil.AgentRequest) (*cmdutil.AgentEnv, error)
 
-	Config   string
-	Agent    string
-	Final    bool
-	Contexts []string
-	Debug    bool
+	Target cmdutil.AgentRequest // --config, --agent, --final, --context, --debug
 }
 
 // NewCmdServe returns `mcp serve`; runF replaces serveRun in tests (nil: serveRun).
@@ -63,21 +59,16 @@ without a workspace (cwd) is offered those only. Logs go to .massgen/logs/, neve
 			return serveRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.Config, "config", "", "config file, built-in name or @examples/NAME (default ./.massgen/config.yaml)")
-	cmd.Flags().StringVar(&opts.Agent, "agent", "", "id of the agent whose tools are served (required)")
-	cmd.Flags().BoolVar(&opts.Final, "final", false, "serve the tools of the final (presenting) agent: context paths get their configured permission")
-	cmdutil.AddContextFlag(cmd, &opts.Contexts)
-	cmd.Flags().BoolVar(&opts.Debug, "debug", false, "debug-level logs")
+	cmdutil.AddAgentFlags(cmd, &opts.Target)
+	cmd.Flags().BoolVar(&opts.Target.Debug, "debug", false, "debug-level logs")
 	return cmd
 }
 
 func serveRun(ctx context.Context, opts *ServeOptions) error {
-	if opts.Agent == "" {
+	if opts.Target.Agent == "" {
 		return cmdutil.FlagErrorf("massgen mcp serve: --agent is required")
 	}
-	env, err := opts.OpenAgent(ctx, cmdutil.AgentRequest{
-		Config: opts.Config, Agent: opts.Agent, Final: opts.Final, Contexts: opts.Contexts, Debug: opts.Debug,
-	})
+	env, err := opts.OpenAgent(ctx, opts.Target)
 	if err != nil {
 		return err
 	}

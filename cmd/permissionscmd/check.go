@@ -25,11 +25,7 @@ type CheckOptions struct {
 	// OpenAgent builds the agent's environment as a run does (cmdutil.Factory.OpenAgent).
 	OpenAgent func(context.Context, cmdutil.AgentRequest) (*cmdutil.AgentEnv, error)
 
-	ConfigName string
-	Agent      string
-	Final      bool
-	Contexts   []string
-	Hooks      bool
+	Target cmdutil.AgentRequest // --config, --agent, --final, --context, --hooks
 
 	Tool  string
 	Args  string
@@ -69,11 +65,8 @@ on stdin and writes one JSON line {"allowed": true|false, "path": "...", "rule":
 	}
 	cmd.SetFlagErrorFunc(cmdutil.FlagErrorFunc)
 	fl := cmd.Flags()
-	fl.StringVarP(&opts.ConfigName, "config", "c", "", "config: a YAML file, a built-in name, or @examples/NAME (default ./.massgen/config.yaml)")
-	fl.StringVar(&opts.Agent, "agent", "", "agent id (required)")
-	fl.BoolVar(&opts.Final, "final", false, "decide for the final (presenting) agent instead of a coordination agent")
-	cmdutil.AddContextFlag(cmd, &opts.Contexts)
-	fl.BoolVar(&opts.Hooks, "hooks", false, "also run the pre-tool-use hooks, as a run does")
+	cmdutil.AddAgentFlags(cmd, &opts.Target)
+	fl.BoolVar(&opts.Target.Hooks, "hooks", false, "also run the pre-tool-use hooks, as a run does")
 	fl.StringVar(&opts.Tool, "tool", "", "tool name (with --args)")
 	fl.StringVar(&opts.Args, "args", "", "tool arguments as a JSON object (with --tool)")
 	fl.StringVar(&opts.Read, "read", "", "check reading PATH")
@@ -108,7 +101,7 @@ func checkRun(ctx context.Context, opts *CheckOptions) error {
 	if modes != 1 {
 		return cmdutil.FlagErrorf("permissions check: give exactly one of --tool NAME --args JSON, --read PATH, --write PATH or --batch")
 	}
-	if opts.Agent == "" {
+	if opts.Target.Agent == "" {
 		return cmdutil.FlagErrorf("permissions check: --agent is required")
 	}
 	var args map[string]any
@@ -123,10 +116,9 @@ func checkRun(ctx context.Context, opts *CheckOptions) error {
 			return cmdutil.FlagErrorf("permissions check: --args %q: not a JSON object: %v", opts.Args, err)
 		}
 	}
-	env, err := opts.OpenAgent(ctx, cmdutil.AgentRequest{
-		Config: opts.ConfigName, Agent: opts.Agent, Final: opts.Final, Contexts: opts.Contexts,
-		DecideOnly: true, Hooks: opts.Hooks,
-	})
+	target := opts.Target
+	target.DecideOnly = true
+	env, err := opts.OpenAgent(ctx, target)
 	if err != nil {
 		return err
 	}
@@ -136,7 +128,7 @@ func checkRun(ctx context.Context, opts *CheckOptions) error {
 		return cmdutil.WithCode(cmdutil.ExitUsage, err)
 	}
 	c := &checker{agent: env.Agent, role: env.Role, pol: guard.Policy()}
-	if h := env.Agent.Hooks(); !opts.Hooks && len(h.PreToolUse) > 0 {
+	if h := env.Agent.Hooks(); !opts.Target.Hooks && len(h.PreToolUse) > 0 {
 		fmt.Fprintf(opts.IO.ErrOut, "note: %d pre-tool-use hook(s) not run; in a run they may deny what is allowed here (--hooks runs them)\n", len(h.PreToolUse))
 	}
 	if opts.Batch {

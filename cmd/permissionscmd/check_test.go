@@ -65,10 +65,9 @@ func (p *project) opts(stdin string) (*CheckOptions, *bytes.Buffer, *bytes.Buffe
 		LookupEnv: func(string) (string, bool) { return "", false },
 	}
 	return &CheckOptions{
-		IO:         f.IO,
-		OpenAgent:  f.OpenAgent,
-		ConfigName: filepath.Join(p.dir, "cfg.yaml"),
-		Agent:      "agent_a",
+		IO:        f.IO,
+		OpenAgent: f.OpenAgent,
+		Target:    cmdutil.AgentRequest{Config: filepath.Join(p.dir, "cfg.yaml"), Agent: "agent_a"},
 	}, out, errOut
 }
 
@@ -84,11 +83,14 @@ func TestCheckRun(t *testing.T) {
 	}{
 		{"read context", func(o *CheckOptions) { o.Read = p.dir + "/src/main.go" }, 0, "allow\t" + p.dir + "/src/main.go\t", "context path"},
 		{"write context as coordination", func(o *CheckOptions) { o.Write = p.dir + "/src/main.go" }, 1, "deny\t" + p.dir + "/src/main.go\t", "read-only during coordination"},
-		{"write context as final", func(o *CheckOptions) { o.Write = p.dir + "/src/main.go"; o.Final = true }, 0, "allow\t", ""},
-		{"protected", func(o *CheckOptions) { o.Write = p.dir + "/src/golden/g.json"; o.Final = true }, 1, "deny\t", "protected"},
+		{"write context as final", func(o *CheckOptions) { o.Write = p.dir + "/src/main.go"; o.Target.Final = true }, 0, "allow\t", ""},
+		{"protected", func(o *CheckOptions) { o.Write = p.dir + "/src/golden/g.json"; o.Target.Final = true }, 1, "deny\t", "protected"},
 		{"relative resolves in the workspace", func(o *CheckOptions) { o.Write = "new.txt" }, 0, "allow\t" + ws + "/new.txt\t", ""},
 		{"outside", func(o *CheckOptions) { o.Read = p.dir + "/outside/secret.txt" }, 1, "deny\t", "outside every path"},
-		{"--context adds a path", func(o *CheckOptions) { o.Read = p.dir + "/outside/secret.txt"; o.Contexts = []string{"outside:read"} }, 0, "allow\t", ""},
+		{"--context adds a path", func(o *CheckOptions) {
+			o.Read = p.dir + "/outside/secret.txt"
+			o.Target.Contexts = []string{"outside:read"}
+		}, 0, "allow\t", ""},
 		{"tool call", func(o *CheckOptions) {
 			o.Tool = "read_multiple_files"
 			o.Args = `{"paths":["a","` + p.dir + `/outside/secret.txt"]}`
@@ -99,9 +101,9 @@ func TestCheckRun(t *testing.T) {
 		{"usage: nothing to check", func(o *CheckOptions) {}, 2, "", ""},
 		{"usage: two things", func(o *CheckOptions) { o.Read = "a"; o.Write = "b" }, 2, "", ""},
 		{"usage: bad args JSON", func(o *CheckOptions) { o.Tool = "read_file"; o.Args = "{" }, 2, "", ""},
-		{"usage: no agent", func(o *CheckOptions) { o.Read = "a"; o.Agent = "" }, 2, "", ""},
-		{"config: unknown agent", func(o *CheckOptions) { o.Read = "a"; o.Agent = "zed" }, 2, "", ""},
-		{"config: missing file", func(o *CheckOptions) { o.Read = "a"; o.ConfigName = p.dir + "/nope.yaml" }, 2, "", ""},
+		{"usage: no agent", func(o *CheckOptions) { o.Read = "a"; o.Target.Agent = "" }, 2, "", ""},
+		{"config: unknown agent", func(o *CheckOptions) { o.Read = "a"; o.Target.Agent = "zed" }, 2, "", ""},
+		{"config: missing file", func(o *CheckOptions) { o.Read = "a"; o.Target.Config = p.dir + "/nope.yaml" }, 2, "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -260,7 +262,7 @@ func BenchmarkBatchInProcess(b *testing.B) {
 	p := newProject(b)
 	o, _, _ := p.opts("")
 	ctx := context.Background()
-	env, err := o.OpenAgent(ctx, cmdutil.AgentRequest{Config: o.ConfigName, Agent: o.Agent, DecideOnly: true})
+	env, err := o.OpenAgent(ctx, cmdutil.AgentRequest{Config: o.Target.Config, Agent: o.Target.Agent, DecideOnly: true})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -297,7 +299,7 @@ func TestCheckProjectRules(t *testing.T) {
 		{"agent_b", "read_file", `{"path":"x"}`, 0},
 	} {
 		o, out, _ := p.opts("")
-		o.Agent, o.Tool, o.Args = tc.agent, tc.tool, tc.args
+		o.Target.Agent, o.Tool, o.Args = tc.agent, tc.tool, tc.args
 		if code := cmdutil.CodeOf(checkRun(context.Background(), o)); code != tc.code {
 			t.Errorf("%s %s %s: exit %d (%s), want %d", tc.agent, tc.tool, tc.args, code, out.String(), tc.code)
 		}
@@ -323,7 +325,7 @@ func TestNewCmdCheckFlags(t *testing.T) {
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	if got == nil || got.ConfigName != "c.yaml" || got.Agent != "a1" || !got.Final || strings.Join(got.Contexts, ",") != "src:write,docs:read" ||
+	if got == nil || got.Target.Config != "c.yaml" || got.Target.Agent != "a1" || !got.Target.Final || strings.Join(got.Target.Contexts, ",") != "src:write,docs:read" ||
 		got.Tool != "read_file" || got.Args != `{"path":"x"}` || got.Batch || got.Read != "" {
 		t.Fatalf("options %+v", got)
 	}

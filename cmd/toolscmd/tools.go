@@ -40,21 +40,11 @@ type Options struct {
 	// OpenAgent builds the agent's environment as a run does (cmdutil.Factory.OpenAgent).
 	OpenAgent func(context.Context, cmdutil.AgentRequest) (*cmdutil.AgentEnv, error)
 
-	Config   string
-	Agent    string
-	Final    bool
-	Contexts []string
-	JSON     bool // list: machine-readable output
+	Target cmdutil.AgentRequest // --config, --agent, --final, --context
+	JSON   bool                 // list: machine-readable output
 
 	Tool string // call
 	Args string // call: JSON object
-}
-
-func addCommon(cmd *cobra.Command, o *Options) {
-	cmd.Flags().StringVarP(&o.Config, "config", "c", "", "config file, built-in name or @examples/NAME (default ./.massgen/config.yaml)")
-	cmd.Flags().StringVar(&o.Agent, "agent", "", "agent id (required)")
-	cmd.Flags().BoolVar(&o.Final, "final", false, "the final (presenting) agent's tools: context paths get their configured permission")
-	cmdutil.AddContextFlag(cmd, &o.Contexts)
 }
 
 func newOptions(f *cmdutil.Factory) *Options {
@@ -83,7 +73,7 @@ mcp__<server>__<tool>.`,
 			return listRun(cmd.Context(), o)
 		},
 	}
-	addCommon(cmd, o)
+	cmdutil.AddAgentFlags(cmd, &o.Target)
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print a JSON array of {name, description, parameters, write}")
 	return cmd
 }
@@ -123,16 +113,16 @@ invocation has not read is refused unless the config sets enforce_read_before_de
 			return callRun(cmd.Context(), o)
 		},
 	}
-	addCommon(cmd, o)
+	cmdutil.AddAgentFlags(cmd, &o.Target)
 	return cmd
 }
 
 // open builds the agent's environment and returns its Toolset for the role asked.
 func (o *Options) open(ctx context.Context, cmd string) (*cmdutil.AgentEnv, *filesystem.Toolset, error) {
-	if o.Agent == "" {
+	if o.Target.Agent == "" {
 		return nil, nil, cmdutil.FlagErrorf("massgen tools %s: --agent is required", cmd)
 	}
-	env, err := o.OpenAgent(ctx, cmdutil.AgentRequest{Config: o.Config, Agent: o.Agent, Final: o.Final, Contexts: o.Contexts})
+	env, err := o.OpenAgent(ctx, o.Target)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -241,7 +231,7 @@ func callRun(ctx context.Context, o *Options) error {
 			names = append(names, n)
 		}
 		sort.Strings(names)
-		return cmdutil.FlagErrorf("massgen tools call: unknown tool %q (agent %s is offered: %s)", o.Tool, o.Agent, strings.Join(names, ", "))
+		return cmdutil.FlagErrorf("massgen tools call: unknown tool %q (agent %s is offered: %s)", o.Tool, o.Target.Agent, strings.Join(names, ", "))
 	}
 	res := ts.Call(ctx, o.Tool, json.RawMessage(o.Args))
 	fmt.Fprintln(o.IO.Out, res.Content)

@@ -64,8 +64,7 @@ func (p *project) opts() (*Options, *bytes.Buffer, *bytes.Buffer) {
 	return &Options{
 		IO:        f.IO,
 		OpenAgent: f.OpenAgent,
-		Config:    filepath.Join(p.dir, "cfg.yaml"),
-		Agent:     "agent_a",
+		Target:    cmdutil.AgentRequest{Config: filepath.Join(p.dir, "cfg.yaml"), Agent: "agent_a"},
 	}, out, errOut
 }
 
@@ -82,7 +81,7 @@ func TestListRun(t *testing.T) {
 		}
 	}
 	o, out, _ = p.opts()
-	o.JSON, o.Final = true, true
+	o.JSON, o.Target.Final = true, true
 	if err := listRun(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +118,7 @@ func TestCallRun(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			o, out, errOut := p.opts()
-			o.Tool, o.Args, o.Final = tt.tool, tt.args, tt.final
+			o.Tool, o.Args, o.Target.Final = tt.tool, tt.args, tt.final
 			err := callRun(context.Background(), o)
 			if code := cmdutil.CodeOf(err); code != tt.code {
 				t.Fatalf("exit %d, want %d (err %v, stdout %s, stderr %s)", code, tt.code, err, out, errOut)
