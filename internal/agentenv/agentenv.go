@@ -189,7 +189,11 @@ func (e *Env) Agent(ctx context.Context, id string) (*Agent, error) {
 		for _, a := range e.cfg.Agents {
 			ids = append(ids, a.ID)
 		}
-		return nil, configError("%s: no agent %q (agents: %s)", e.cfg.Source, id, strings.Join(ids, ", "))
+		where := ""
+		if e.cfg.Source != "" {
+			where = e.cfg.Source + ": "
+		}
+		return nil, configError("%sno agent %q (agents: %s)", where, id, strings.Join(ids, ", "))
 	}
 	a := &Agent{
 		env: e, cfg: *ac, project: e.project.For(id),
