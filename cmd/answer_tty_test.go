@@ -3,6 +3,8 @@ package cmd
 import (
 	"context"
 	"testing"
+
+	"github.com/massgen-go/massgen/orchestrator"
 )
 
 // TestAnswerOnTerminalIsCleaned: a model's answer must not drive the user's terminal (escape
@@ -22,8 +24,8 @@ func TestAnswerOnTerminalIsCleaned(t *testing.T) {
 			e.write(t, "c.yaml", workspaceConfig)
 			e.io.StdoutTTY = tc.tty
 			opts := e.runOpts(&recorder{})
-			opts.RunTurn = func(context.Context, *RunOptions, string) (string, error) {
-				return "\x1b]0;pwned\a\x1b[2Jline\r\n\ttwo\n", nil
+			opts.RunTurn = func(context.Context, *RunOptions, *Turn) (*orchestrator.Result, error) {
+				return &orchestrator.Result{FinalAnswer: "\x1b]0;pwned\a\x1b[2Jline\r\n\ttwo\n"}, nil
 			}
 			opts.ConfigName, opts.Question, opts.Yes = "c.yaml", "task", true
 			if err := runRun(context.Background(), opts); err != nil {

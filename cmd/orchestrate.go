@@ -4,14 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"go.uber.org/zap"
 	"golang.org/x/term"
 
 	"github.com/massgen-go/massgen/display"
-	"github.com/massgen-go/massgen/filesystem/sandbox"
-	"github.com/massgen-go/massgen/internal/mcpclient"
 	"github.com/massgen-go/massgen/orchestrator"
 	"github.com/massgen-go/massgen/permissions"
 	"github.com/massgen-go/massgen/prompt"
@@ -19,13 +16,13 @@ import (
 
 // orchestrateTurn is runTurn's body: it runs the orchestrator with the display chosen by
 // --display (live panels on a terminal, plain lines otherwise, nothing when silent; all on
-// stderr), prints the end-of-run summary on stderr, and returns the final answer for turn() to
-// print on stdout. A cancelled run returns an error wrapping context.Canceled (exit 130).
-func orchestrateTurn(ctx context.Context, opts *RunOptions, task string) (string, error) {
-	cfg := opts.Config
+// stderr), prints the end-of-run summary on stderr, and returns the result, whose final answer
+// turn() prints on stdout. A cancelled run returns an error wrapping context.Canceled (exit 130).
+func orchestrateTurn(ctx context.Context, opts *RunOptions, t *Turn) (*orchestrator.Result, error) {
+	cfg := t.Config
 	mode, err := display.ParseMode(opts.Display)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if mode == display.ModeAuto && cfg.UI.DisplayType != "" { // MassGen's ui.display_type
 		if m, err := display.ParseMode(cfg.UI.DisplayType); err == nil {
@@ -39,14 +36,7 @@ func orchestrateTurn(ctx context.Context, opts *RunOptions, task string) (string
 			width, height = w, h
 		}
 	}
-	runDir := opts.RunDir
-	if opts.Question == "" && opts.Turn > 0 { // interactive: one log folder per turn
-		runDir = filepath.Join(opts.RunDir, fmt.Sprintf("turn_%d", opts.Turn))
-		if err := os.MkdirAll(runDir, 0o755); err != nil {
-			return "", err
-		}
-	}
-	logger := opts.Logger
+	logger := t.Logger
 	if logger == nil {
 		logger = zap.NewNop()
 	}
@@ -57,15 +47,6 @@ func orchestrateTurn(ctx context.Context, opts *RunOptions, task string) (string
 		_, accessible := opts.LookupEnv("ACCESSIBLE")
 		asker = prompt.NewAsker(prompt.AskOptions{In: opts.IO.In, Out: opts.IO.ErrOut, Accessible: accessible})
 	}
-	mcp := mcpclient.NewRunner(cfg, opts.ReadOnly, func(agentID string, err error) {
-		fmt.Fprintf(opts.IO.ErrOut, "warning: agent %s: MCP server: %v\n", agentID, err)
-	}, logger)
-	defer func() {
-		if err := mcp.Close(); err != nil {
-			logger.Warn("closing MCP servers", zap.Error(err))
-		}
-	}()
-	sandboxMode, sbErr := sandbox.Effective(cfg.CommandSandbox)
 
 	d := display.New(mode, opts.IO.ErrOut, display.Options{Width: width, Height: height})
 	if s, ok := d.(display.Suspender); ok && asker != nil {
@@ -73,30 +54,27 @@ func orchestrateTurn(ctx context.Context, opts *RunOptions, task string) (string
 	}
 	res, err := orchestrator.Run(ctx, orchestrator.Options{
 		Config:    cfg,
-		Task:      task,
-		History:   opts.History,
-		ReadOnly:  opts.ReadOnly,
-		RunDir:    runDir,
+		Task:      t.Task,
+		History:   t.History,
+		ReadOnly:  t.ReadOnly,
+		RunDir:    t.RunDir,
 		Asker:     asker,
-		External:  mcp.External,
 		Events:    d.Handle,
 		Logger:    logger,
 		LookupEnv: cfg.LookupEnv,
 		Home:      home,
-		Sandboxed: sbErr == nil && sandboxMode != sandbox.ModeNone,
 	})
 	d.Close()
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	opts.LastResult = res
 	if mode != display.ModeSilent {
 		fmt.Fprint(opts.IO.ErrOut, display.Summary(res))
 		if opts.IO.StdoutTTY { // the answer follows on the same screen
 			fmt.Fprint(opts.IO.ErrOut, "\nFinal answer:\n")
 		}
 	}
-	return res.FinalAnswer, nil
+	return res, nil
 }
 
 // suspendingAsker stops the live view's redraws while the user answers a permission question.

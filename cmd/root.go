@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -24,9 +23,7 @@ import (
 
 // NewRootCmd builds `massgen [flags] [QUESTION]` and its subcommands.
 func NewRootCmd(f *cmdutil.Factory) *cobra.Command {
-	opts := &RunOptions{
-		IO: f.IO, Getwd: f.Getwd, HomeDir: f.HomeDir, LookupEnv: f.LookupEnv, Now: time.Now,
-	}
+	opts := newRunOptions(f)
 	root := &cobra.Command{
 		Use:   "massgen [flags] [QUESTION]",
 		Short: "Run several LLM agents on one task; they answer, vote, and the winner delivers",
@@ -46,7 +43,7 @@ State lives under ./.massgen/ (workspaces, snapshots, temp_workspaces, sessions,
 			if len(args) == 1 {
 				opts.Question = strings.TrimSpace(args[0])
 				if opts.Question == "" {
-					return cmdutil.WithCode(cmdutil.ExitUsage, errors.New("empty QUESTION (omit it for interactive mode)"))
+					return cmdutil.FlagErrorf("empty QUESTION (omit it for interactive mode)")
 				}
 			}
 			if err := applyEnvDefaults(cmd, f.LookupEnv); err != nil {
@@ -75,6 +72,7 @@ State lives under ./.massgen/ (workspaces, snapshots, temp_workspaces, sessions,
 		mcpcmd.NewCmd(f),
 		sessionscmd.NewCmd(f),
 	)
+	cmdutil.MarkUsageErrors(root)
 	return root
 }
 
@@ -86,15 +84,11 @@ func Execute(ctx context.Context, f *cmdutil.Factory, args []string) int {
 	if err == nil {
 		return cmdutil.ExitOK
 	}
-	code := cmdutil.CodeOf(err)
 	var ee *cmdutil.ExitError
 	if !errors.As(err, &ee) || ee.Err != nil {
 		fmt.Fprintln(f.IO.ErrOut, "Error:", err)
 	}
-	if ee == nil && isUsageError(err) {
-		code = cmdutil.ExitUsage
-	}
-	return code
+	return cmdutil.CodeOf(err)
 }
 
 // applyEnvDefaults lets MASSGEN_<FLAG> environment variables (MASSGEN_CONFIG, MASSGEN_DISPLAY,
@@ -115,19 +109,8 @@ func applyEnvDefaults(cmd *cobra.Command, lookup func(string) (string, bool)) er
 			return
 		}
 		if err := fl.Value.Set(v.GetString(fl.Name)); err != nil {
-			firstErr = cmdutil.WithCode(cmdutil.ExitUsage, fmt.Errorf("environment %s=%q: %w", key, v.GetString(fl.Name), err))
+			firstErr = cmdutil.FlagErrorf("environment %s=%q: %w", key, v.GetString(fl.Name), err)
 		}
 	})
 	return firstErr
-}
-
-// isUsageError reports cobra's own flag and argument errors, which exit 2.
-func isUsageError(err error) bool {
-	msg := err.Error()
-	for _, p := range []string{"unknown flag", "unknown shorthand", "flag needs an argument", "invalid argument", "accepts at most", "accepts ", "requires at least", "unknown command", "required flag"} {
-		if strings.Contains(msg, p) {
-			return true
-		}
-	}
-	return false
 }

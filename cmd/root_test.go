@@ -14,6 +14,7 @@ import (
 
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/orchestrator"
 	"github.com/massgen-go/massgen/prompt"
 )
 
@@ -67,7 +68,7 @@ func (e *testEnv) exec(args ...string) int {
 // runOpts builds RunOptions like NewRootCmd does, with a recording TurnRunner.
 func (e *testEnv) runOpts(rec *recorder) *RunOptions {
 	f := e.factory()
-	return &RunOptions{IO: f.IO, Getwd: f.Getwd, HomeDir: f.HomeDir, LookupEnv: f.LookupEnv,
+	return &RunOptions{IO: f.IO, LoadConfig: f.LoadRunConfig, Getwd: f.Getwd, HomeDir: f.HomeDir, LookupEnv: f.LookupEnv,
 		Now:     func() time.Time { return time.Date(2025, 9, 28, 14, 30, 22, 0, time.UTC) },
 		Display: "auto", RunTurn: rec.run}
 }
@@ -75,20 +76,20 @@ func (e *testEnv) runOpts(rec *recorder) *RunOptions {
 // recorder is a TurnRunner that records its calls.
 type recorder struct {
 	tasks  []string
-	opts   *RunOptions
+	turn   *Turn // the last one
 	failOn string
 }
 
-func (r *recorder) run(ctx context.Context, opts *RunOptions, task string) (string, error) {
-	r.tasks = append(r.tasks, task)
-	r.opts = opts
-	if opts.Config == nil || opts.Logger == nil || opts.RunDir == "" {
-		return "", errors.New("RunOptions not set up before the turn")
+func (r *recorder) run(ctx context.Context, opts *RunOptions, t *Turn) (*orchestrator.Result, error) {
+	r.tasks = append(r.tasks, t.Task)
+	r.turn = t
+	if t.Config == nil || t.Logger == nil || t.RunDir == "" {
+		return nil, errors.New("the turn is not set up")
 	}
-	if task == r.failOn {
-		return "", errors.New("boom")
+	if t.Task == r.failOn {
+		return nil, errors.New("boom")
 	}
-	return "answer to " + task + "\n", nil
+	return &orchestrator.Result{FinalAnswer: "answer to " + t.Task + "\n"}, nil
 }
 
 const workspaceConfig = `agents:
@@ -236,11 +237,11 @@ func TestRunQuestion(t *testing.T) {
 		{Path: filepath.Join(e.wd, "src"), Permission: "write"},
 		{Path: filepath.Join(e.wd, "c.yaml"), Permission: "read"},
 	}
-	if !reflect.DeepEqual(rec.opts.Config.Orchestrator.ContextPaths, want) {
-		t.Errorf("context paths = %+v", rec.opts.Config.Orchestrator.ContextPaths)
+	if !reflect.DeepEqual(rec.turn.Config.Orchestrator.ContextPaths, want) {
+		t.Errorf("context paths = %+v", rec.turn.Config.Orchestrator.ContextPaths)
 	}
-	if rec.opts.RunDir != filepath.Join(e.wd, ".massgen/logs/log_20250928_143022") || rec.opts.Turn != 1 {
-		t.Errorf("RunDir/Turn = %s / %d", rec.opts.RunDir, rec.opts.Turn)
+	if rec.turn.RunDir != filepath.Join(e.wd, ".massgen/logs/log_20250928_143022") || rec.turn.Number != 1 {
+		t.Errorf("RunDir/Turn = %s / %d", rec.turn.RunDir, rec.turn.Number)
 	}
 	if !strings.Contains(e.errOut.String(), "Context paths:\n   "+filepath.Join(e.wd, "src")+" (write)") {
 		t.Errorf("the context paths are shown before the run:\n%s", e.errOut)
@@ -262,8 +263,8 @@ func TestInteractivePiped(t *testing.T) {
 	if e.out.String() != "answer to first task\nanswer to second task\n" {
 		t.Errorf("stdout = %q", e.out)
 	}
-	if rec.opts.Turn != 2 {
-		t.Errorf("Turn = %d", rec.opts.Turn)
+	if rec.turn.Number != 2 || rec.turn.RunDir != filepath.Join(e.wd, ".massgen/logs/log_20250928_143022/turn_2") {
+		t.Errorf("Turn = %d, RunDir = %s", rec.turn.Number, rec.turn.RunDir)
 	}
 
 	// Piped input stops at the first failed turn, with its exit code.
@@ -328,7 +329,7 @@ func TestContextPromptConditions(t *testing.T) {
 			if prompted != tt.wantPrompt {
 				t.Errorf("prompted = %v, want %v", prompted, tt.wantPrompt)
 			}
-			if got := len(rec.opts.Config.Orchestrator.ContextPaths); got != tt.wantContextLen {
+			if got := len(rec.turn.Config.Orchestrator.ContextPaths); got != tt.wantContextLen {
 				t.Errorf("context paths = %d, want %d", got, tt.wantContextLen)
 			}
 		})
@@ -358,8 +359,8 @@ func TestContextPromptAccessible(t *testing.T) {
 		t.Fatalf("%v\nstderr:\n%s", err, e.errOut)
 	}
 	want := []configs.ContextPath{{Path: e.wd, Permission: "write", ProtectedPaths: []string{filepath.Join(e.wd, "tests/golden")}}}
-	if !reflect.DeepEqual(rec.opts.Config.Orchestrator.ContextPaths, want) {
-		t.Errorf("context paths = %+v", rec.opts.Config.Orchestrator.ContextPaths)
+	if !reflect.DeepEqual(rec.turn.Config.Orchestrator.ContextPaths, want) {
+		t.Errorf("context paths = %+v", rec.turn.Config.Orchestrator.ContextPaths)
 	}
 	for _, s := range []string{"Add current directory as context path?", e.wd + " (write)", "protected: " + filepath.Join(e.wd, "tests/golden")} {
 		if !strings.Contains(e.errOut.String(), s) {
@@ -397,6 +398,9 @@ func TestRunErrors(t *testing.T) {
 		{"no config", []string{"q"}, 2, []string{"no config: pass --config"}},
 		{"unknown flag", []string{"--bogus"}, 2, []string{"unknown flag: --bogus"}},
 		{"two questions", []string{"--config", "c.yaml", "a", "b"}, 2, []string{"accepts at most 1 arg"}},
+		{"a subcommand's arguments", []string{"configs", "show", "a", "b"}, 2, []string{"accepts 1 arg"}},
+		{"a subcommand's unknown flag", []string{"tools", "list", "--bogus"}, 2, []string{"unknown flag: --bogus"}},
+		{"a subcommand's bad flag value", []string{"permissions", "check", "--final=maybe"}, 2, []string{"maybe"}},
 		{"bad display", []string{"--config", "c.yaml", "--display", "fancy", "q"}, 2, []string{`--display "fancy"`}},
 		{"empty question", []string{"--config", "c.yaml", "  "}, 2, []string{"empty QUESTION"}},
 		{"session and continue", []string{"--config", "c.yaml", "--session", "s1", "--continue", "q"}, 2, []string{"cannot be used together"}},
@@ -430,8 +434,8 @@ func TestDefaultConfig(t *testing.T) {
 	if err := runRun(context.Background(), opts); err != nil {
 		t.Fatal(err)
 	}
-	if rec.opts.Config.Source != filepath.Join(e.wd, ".massgen/config.yaml") {
-		t.Errorf("Source = %s", rec.opts.Config.Source)
+	if rec.turn.Config.Source != filepath.Join(e.wd, ".massgen/config.yaml") {
+		t.Errorf("Source = %s", rec.turn.Config.Source)
 	}
 }
 
@@ -440,8 +444,8 @@ func TestCancelledTurnExits130(t *testing.T) {
 	e.write(t, "c.yaml", workspaceConfig)
 	opts := e.runOpts(&recorder{})
 	opts.ConfigName, opts.Question = "c.yaml", "q"
-	opts.RunTurn = func(ctx context.Context, _ *RunOptions, _ string) (string, error) {
-		return "", context.Canceled
+	opts.RunTurn = func(ctx context.Context, _ *RunOptions, _ *Turn) (*orchestrator.Result, error) {
+		return nil, context.Canceled
 	}
 	if err := runRun(context.Background(), opts); cmdutil.CodeOf(err) != cmdutil.ExitCanceled {
 		t.Errorf("code %d, want 130", cmdutil.CodeOf(err))
@@ -449,7 +453,8 @@ func TestCancelledTurnExits130(t *testing.T) {
 }
 
 // TestValidateMassGenConfigs runs `massgen configs validate` over MassGen's basic/, providers/
-// and tools/filesystem/ configs (../shared/massgen-configs beside the repository): exit 0.
+// and tools/filesystem/ configs (../shared/massgen-configs beside the repository), with their
+// API keys set: exit 0.
 func TestValidateMassGenConfigs(t *testing.T) {
 	root, _ := filepath.Abs("../../shared/massgen-configs")
 	if _, err := os.Stat(root); err != nil {
@@ -459,15 +464,24 @@ func TestValidateMassGenConfigs(t *testing.T) {
 	for _, dir := range []string{"basic", "providers", "tools/filesystem"} {
 		_ = filepath.WalkDir(filepath.Join(root, dir), func(p string, d os.DirEntry, err error) error {
 			if err == nil && !d.IsDir() && filepath.Ext(p) == ".yaml" {
-				files = append(files, p)
+				// claude_code cannot run yet, so its configs are refused (cmd/configscmd tests that).
+				if data, rerr := os.ReadFile(p); rerr == nil && !strings.Contains(string(data), "claude_code") {
+					files = append(files, p)
+				}
 			}
 			return err
 		})
 	}
-	if len(files) < 40 {
+	if len(files) < 30 {
 		t.Fatalf("only %d configs found", len(files))
 	}
 	e := newTestEnv(t, "")
+	for _, k := range []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "XAI_API_KEY", "CEREBRAS_API_KEY",
+		"OPENROUTER_API_KEY", "ZAI_API_KEY", "MOONSHOT_API_KEY", "KIMI_API_KEY", "GROQ_API_KEY", "TOGETHER_API_KEY",
+		"FIREWORKS_API_KEY", "DEEPSEEK_API_KEY", "QWEN_API_KEY", "DASHSCOPE_API_KEY", "NEBIUS_API_KEY", "POE_API_KEY",
+		"AZURE_OPENAI_API_KEY", "AZURE_OPENAI_ENDPOINT"} {
+		e.env[k] = "test-key"
+	}
 	if code := e.exec(append([]string{"configs", "validate"}, files...)...); code != 0 {
 		t.Fatalf("exit %d:\n%s", code, e.errOut)
 	}
@@ -488,9 +502,9 @@ func TestInteractiveCancelAtPrompt(t *testing.T) {
 	opts := e.runOpts(rec)
 	opts.ConfigName = "c.yaml"
 	ctx, cancel := context.WithCancel(context.Background())
-	opts.RunTurn = func(ctx context.Context, o *RunOptions, task string) (string, error) {
+	opts.RunTurn = func(ctx context.Context, o *RunOptions, t *Turn) (*orchestrator.Result, error) {
 		cancel() // the user presses Ctrl-C after the first turn
-		return rec.run(ctx, o, task)
+		return rec.run(ctx, o, t)
 	}
 	done := make(chan error, 1)
 	go func() { done <- runRun(ctx, opts) }()

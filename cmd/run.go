@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -22,9 +24,33 @@ import (
 	"github.com/massgen-go/massgen/prompt"
 )
 
-// TurnRunner runs one turn (one task through the agents) and returns the final answer. It is
-// the single point where the orchestrator plugs into the CLI (see turn.go).
-type TurnRunner func(ctx context.Context, opts *RunOptions, task string) (answer string, err error)
+// TurnRunner runs one turn (one task through the agents) and returns its result, whose final
+// answer is printed on stdout. It is the single point where the orchestrator plugs into the
+// CLI (see turn.go).
+type TurnRunner func(ctx context.Context, opts *RunOptions, t *Turn) (*orchestrator.Result, error)
+
+// Turn is what one turn runs with, set up by runRun.
+type Turn struct {
+	Task   string
+	Number int             // 1-based, in this invocation
+	Config *configs.Config // paths resolved, context paths checked
+	Logger *zap.Logger
+	RunDir string // the turn's log folder
+	// Multi-turn sessions (cmd/session.go): the conversation so far and the previous turn's
+	// final workspace, read-only.
+	History  []orchestrator.Exchange
+	ReadOnly []string
+}
+
+// runState is what one invocation keeps between turns: the config (the /context command adds
+// to it), the logger, the log folder, the number of turns run and the session.
+type runState struct {
+	cfg     *configs.Config
+	logger  *zap.Logger
+	runDir  string // .massgen/logs/log_<timestamp>/
+	turns   int
+	session *sessionState
+}
 
 // ContextPrompter asks the user which context paths to add (prompt.AskContextPaths).
 type ContextPrompter func(ctx context.Context, o prompt.ContextPathOptions) ([]configs.ContextPath, error)
@@ -32,14 +58,15 @@ type ContextPrompter func(ctx context.Context, o prompt.ContextPathOptions) ([]c
 // Display modes of --display.
 var displayModes = []string{"auto", "plain", "silent"}
 
-// RunOptions are everything `massgen [flags] [QUESTION]` needs. Fields under "set by runRun"
-// are filled in before the first turn, for the TurnRunner to use.
+// RunOptions are the inputs of `massgen [flags] [QUESTION]`: dependencies and flags.
 type RunOptions struct {
-	IO        *cmdutil.IOStreams
-	Getwd     func() (string, error)
-	HomeDir   func() (string, error)
-	LookupEnv func(string) (string, bool)
-	Now       func() time.Time
+	IO *cmdutil.IOStreams
+	// LoadConfig loads a config by name ("": the default one); cmdutil.Factory.LoadConfig.
+	LoadConfig func(name string) (*configs.Config, []configs.Warning, error)
+	Getwd      func() (string, error)
+	HomeDir    func() (string, error)
+	LookupEnv  func(string) (string, bool)
+	Now        func() time.Time
 
 	ConfigName string   // --config
 	Contexts   []string // --context PATH[:read|write], repeatable
@@ -54,20 +81,12 @@ type RunOptions struct {
 	PromptContextPaths ContextPrompter
 	// RunTurn runs one turn; nil uses runTurn (turn.go).
 	RunTurn TurnRunner
+}
 
-	// Set by runRun.
-	Config   *configs.Config
-	Warnings []configs.Warning
-	Logger   *zap.Logger
-	RunDir   string // .massgen/logs/log_<timestamp>/
-	Turn     int    // 1-based number of the turn being run
-
-	// Multi-turn sessions (cmd/session.go): runTurn passes History and ReadOnly to the
-	// orchestrator and sets LastResult; turn() saves each turn in the session.
-	History    []orchestrator.Exchange // the conversation so far
-	ReadOnly   []string                // the previous turn's final workspace, read-only
-	LastResult *orchestrator.Result    // the turn just run (nil if it failed)
-	session    *sessionState
+func newRunOptions(f *cmdutil.Factory) *RunOptions {
+	return &RunOptions{
+		IO: f.IO, LoadConfig: f.LoadRunConfig, Getwd: f.Getwd, HomeDir: f.HomeDir, LookupEnv: f.LookupEnv, Now: time.Now,
+	}
 }
 
 // runRun is the root command: config -> --context -> prompt -> context-path check -> log dir
@@ -85,21 +104,15 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	}
 	home, _ := opts.HomeDir() // no home: ~/.massgen/.env and ~/.massgen/config.yaml are skipped
 
-	name := opts.ConfigName
-	if name == "" {
-		def, ok := configs.DefaultConfigName(wd, home)
-		if !ok {
-			return cmdutil.WithCode(cmdutil.ExitUsage, errors.New("no config: pass --config FILE or --config @examples/NAME (see `massgen configs list`), or create ./.massgen/config.yaml"))
-		}
-		name = def
-	}
-	cfg, warnings, err := configs.LoadForRun(configs.LoadOptions{Name: name, BaseDir: wd, Home: home, LookupEnv: opts.LookupEnv})
+	cfg, warnings, err := opts.LoadConfig(opts.ConfigName)
 	configscmd.PrintWarnings(opts.IO.ErrOut, warnings)
 	if err != nil {
-		configscmd.PrintLoadError(opts.IO.ErrOut, name, err)
+		if cmdutil.CodeOf(err) != cmdutil.ExitUsage || opts.ConfigName == "" {
+			return err
+		}
+		configscmd.PrintLoadError(opts.IO.ErrOut, opts.ConfigName, err)
 		return cmdutil.Silent(cmdutil.ExitUsage)
 	}
-	opts.Config, opts.Warnings = cfg, warnings
 	// Rule files an agent could have written (.massgen/permissions.yaml, a config with hooks)
 	// take effect only once the user approved them.
 	if err := permissionscmd.RequireApproval(cfg, permissionscmd.ApproveOptions{IO: opts.IO, Now: opts.Now, Yes: opts.Yes}); err != nil {
@@ -119,7 +132,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	}
 
 	prompted := false
-	if shouldPromptContext(opts) {
+	if shouldPromptContext(opts, cfg) {
 		ask := opts.PromptContextPaths
 		if ask == nil {
 			ask = prompt.AskContextPaths
@@ -159,7 +172,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		return err
 	}
 	defer func() { _ = closeLog() }()
-	opts.Logger, opts.RunDir = logger, runDir
+	st := &runState{cfg: cfg, logger: logger, runDir: runDir}
 	logger.Info("run start",
 		zap.String("config", cfg.Source), zap.String("cwd", wd),
 		zap.Int("agents", len(cfg.Agents)), zap.Any("context_paths", cfg.Orchestrator.ContextPaths),
@@ -172,50 +185,63 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	}
 
 	if opts.Question == "" || opts.SessionID != "" || opts.Continue {
-		if err := startSession(opts); err != nil {
+		if err := startSession(opts, st); err != nil {
 			return err
 		}
 	}
 	if opts.Question != "" {
-		return turn(ctx, opts, opts.Question)
+		return turn(ctx, opts, st, opts.Question)
 	}
-	return interactive(ctx, opts)
+	return interactive(ctx, opts, st)
 }
 
 // shouldPromptContext: a terminal is attached (the prompt reads stdin and draws on stderr),
 // some agent has a workspace, and neither --context nor --yes was given.
-func shouldPromptContext(opts *RunOptions) bool {
-	return opts.IO.StdinTTY && opts.IO.StderrTTY && opts.Config.HasWorkspaces() &&
+func shouldPromptContext(opts *RunOptions, cfg *configs.Config) bool {
+	return opts.IO.StdinTTY && opts.IO.StderrTTY && cfg.HasWorkspaces() &&
 		len(opts.Contexts) == 0 && !opts.Yes
 }
 
 // turn runs one task and prints its answer on stdout.
-func turn(ctx context.Context, opts *RunOptions, task string) error {
-	opts.Turn++
+func turn(ctx context.Context, opts *RunOptions, st *runState, task string) error {
+	st.turns++
 	runner := opts.RunTurn
 	if runner == nil {
 		runner = runTurn
 	}
-	opts.Logger.Info("turn start", zap.Int("turn", opts.Turn), zap.String("task", task))
-	opts.History, opts.ReadOnly, opts.LastResult = opts.session.history(), opts.session.readOnly(), nil
+	t := &Turn{
+		Task: task, Number: st.turns, Config: st.cfg, Logger: st.logger, RunDir: st.runDir,
+		History: st.session.history(), ReadOnly: st.session.readOnly(),
+	}
+	if opts.Question == "" { // interactive: one log folder per turn
+		t.RunDir = filepath.Join(st.runDir, fmt.Sprintf("turn_%d", t.Number))
+		if err := os.MkdirAll(t.RunDir, 0o755); err != nil {
+			return cmdutil.WithCode(cmdutil.ExitFailure, err)
+		}
+	}
+	st.logger.Info("turn start", zap.Int("turn", t.Number), zap.String("task", task))
 	started := opts.Now()
-	answer, err := runner(ctx, opts, task)
+	res, err := runner(ctx, opts, t)
+	if err == nil && res == nil {
+		err = errors.New("the turn returned no result")
+	}
 	if err != nil {
-		opts.Logger.Error("turn failed", zap.Int("turn", opts.Turn), zap.Error(err))
+		st.logger.Error("turn failed", zap.Int("turn", t.Number), zap.Error(err))
 		return cancelOr(err, cmdutil.ExitFailure)
 	}
-	opts.Logger.Info("turn done", zap.Int("turn", opts.Turn), zap.Int("answer_bytes", len(answer)))
+	answer := res.FinalAnswer
+	st.logger.Info("turn done", zap.Int("turn", t.Number), zap.Int("answer_bytes", len(answer)))
 	if opts.IO.StdoutTTY { // redirected output stays exactly what the model wrote
 		answer = display.ForTerminal(answer)
 	}
 	fmt.Fprintln(opts.IO.Out, strings.TrimRight(answer, "\n"))
-	return saveTurn(opts, task, started)
+	return saveTurn(opts, st, t, started, res)
 }
 
 // interactive reads one task per line until end of input or /quit. On a terminal a failed turn
 // is reported and the loop goes on; when stdin is not a terminal (a script), the first failure
 // ends the run with its exit code.
-func interactive(ctx context.Context, opts *RunOptions) error {
+func interactive(ctx context.Context, opts *RunOptions, st *runState) error {
 	tty := opts.IO.StdinTTY
 	if tty && opts.Display != "silent" {
 		fmt.Fprintln(opts.IO.ErrOut, "Interactive mode: type a task and press Enter; /quit or Ctrl-D to leave.")
@@ -257,13 +283,13 @@ func interactive(ctx context.Context, opts *RunOptions) error {
 			return nil
 		}
 		if strings.HasPrefix(line, "/") {
-			if quit, err := slashCommand(ctx, opts, line); quit || err != nil {
+			if quit, err := slashCommand(ctx, opts, st, line); quit || err != nil {
 				return err
 			}
 			continue
 		}
 		tctx, endTurn := turnContext(ctx) // Ctrl-C cancels this turn only (cmd/interrupt.go)
-		err = turn(tctx, opts, line)
+		err = turn(tctx, opts, st, line)
 		turnCancelled := err != nil && ctx.Err() == nil && tctx.Err() != nil
 		endTurn()
 		if turnCancelled {

@@ -123,7 +123,7 @@ const slashHelp = `Commands:
 Anything else is a task for the agents. Ctrl-C cancels the turn in progress; a second Ctrl-C exits.`
 
 // slashCommand runs one interactive /command. quit is true for /quit.
-func slashCommand(ctx context.Context, opts *RunOptions, line string) (quit bool, err error) {
+func slashCommand(ctx context.Context, opts *RunOptions, st *runState, line string) (quit bool, err error) {
 	name, arg, _ := strings.Cut(strings.TrimSpace(line), " ")
 	arg = strings.TrimSpace(arg)
 	w := opts.IO.ErrOut
@@ -133,22 +133,22 @@ func slashCommand(ctx context.Context, opts *RunOptions, line string) (quit bool
 	case "/help":
 		fmt.Fprintln(w, slashHelp)
 	case "/status":
-		printStatus(w, opts)
+		printStatus(w, st)
 	case "/reset":
-		if opts.session != nil {
-			opts.session.cur = nil
+		if st.session != nil {
+			st.session.cur = nil
 		}
 		fmt.Fprintln(w, "New session: the next task starts a fresh conversation.")
 	case "/context":
-		return false, addContext(ctx, opts, arg)
+		return false, addContext(ctx, opts, st.cfg, arg)
 	default:
 		fmt.Fprintf(w, "Unknown command %s (/help lists the commands)\n", name)
 	}
 	return false, nil
 }
 
-func printStatus(w io.Writer, opts *RunOptions) {
-	s := opts.session
+func printStatus(w io.Writer, st *runState) {
+	s := st.session
 	switch {
 	case s == nil:
 		fmt.Fprintln(w, "Session: none")
@@ -160,7 +160,7 @@ func printStatus(w io.Writer, opts *RunOptions) {
 			fmt.Fprintf(w, "Previous turn's workspace (read-only for the agents): %s\n", ws[0])
 		}
 	}
-	cfg := opts.Config
+	cfg := st.cfg
 	ids := make([]string, 0, len(cfg.Agents))
 	for _, a := range cfg.Agents {
 		id := a.ID + " (" + a.Backend.Type
@@ -175,7 +175,7 @@ func printStatus(w io.Writer, opts *RunOptions) {
 
 // addContext adds a context path from "/context PATH[:perm]", or asks with the context-path
 // prompt (protected paths included) when no PATH is given and a terminal is attached.
-func addContext(ctx context.Context, opts *RunOptions, arg string) error {
+func addContext(ctx context.Context, opts *RunOptions, cfg *configs.Config, arg string) error {
 	wd, err := opts.Getwd()
 	if err != nil {
 		return err
@@ -201,25 +201,25 @@ func addContext(ctx context.Context, opts *RunOptions, arg string) error {
 		_, accessible := opts.LookupEnv("ACCESSIBLE")
 		cps, err = ask(ctx, prompt.ContextPathOptions{
 			In: opts.IO.In, Out: opts.IO.ErrOut, Accessible: accessible,
-			Cwd: wd, Home: home, Existing: opts.Config.Orchestrator.ContextPaths,
+			Cwd: wd, Home: home, Existing: cfg.Orchestrator.ContextPaths,
 		})
 		if err != nil {
 			fmt.Fprintln(opts.IO.ErrOut, "Context path not added:", err)
 			return nil
 		}
 	}
-	before := len(opts.Config.Orchestrator.ContextPaths)
-	if err := opts.Config.AddContextPaths(wd, cps...); err != nil {
+	before := len(cfg.Orchestrator.ContextPaths)
+	if err := cfg.AddContextPaths(wd, cps...); err != nil {
 		fmt.Fprintln(opts.IO.ErrOut, "Error:", err)
 		return nil
 	}
-	if err := opts.Config.CheckContextPaths(); err != nil {
+	if err := cfg.CheckContextPaths(); err != nil {
 		// Keep the config valid: drop what was just added.
-		opts.Config.Orchestrator.ContextPaths = slices.Clip(opts.Config.Orchestrator.ContextPaths[:before])
+		cfg.Orchestrator.ContextPaths = slices.Clip(cfg.Orchestrator.ContextPaths[:before])
 		fmt.Fprintln(opts.IO.ErrOut, "Error:", err)
 		return nil
 	}
-	for _, cp := range opts.Config.Orchestrator.ContextPaths[before:] {
+	for _, cp := range cfg.Orchestrator.ContextPaths[before:] {
 		fmt.Fprintf(opts.IO.ErrOut, "Added %s (%s)\n", cp.Path, cp.Permission)
 	}
 	return nil
@@ -227,34 +227,35 @@ func addContext(ctx context.Context, opts *RunOptions, arg string) error {
 
 // startSession opens the session of this invocation: always in interactive mode, and for a
 // single question with --session or --continue.
-func startSession(opts *RunOptions) error {
-	s, err := openSession(opts.Config, opts.SessionID, opts.Continue)
+func startSession(opts *RunOptions, st *runState) error {
+	s, err := openSession(st.cfg, opts.SessionID, opts.Continue)
 	if err != nil {
 		return err
 	}
-	opts.session = s
+	st.session = s
 	if s.cur != nil && opts.Display != "silent" {
 		fmt.Fprintf(opts.IO.ErrOut, "Continuing session %s (%s)\n", s.cur.ID, plural(s.turns(), "turn"))
 	}
-	opts.Logger.Info("session", zap.String("dir", s.dir), zap.Bool("resumed", s.cur != nil))
+	st.logger.Info("session", zap.String("dir", s.dir), zap.Bool("resumed", s.cur != nil))
 	return nil
 }
 
 // saveTurn keeps the turn just run in the session (no-op without one). A turn that cannot be
 // saved is reported but does not undo the turn: its answer is printed and its files delivered.
-func saveTurn(opts *RunOptions, task string, started time.Time) error {
-	if opts.session == nil {
+func saveTurn(opts *RunOptions, st *runState, t *Turn, started time.Time, res *orchestrator.Result) error {
+	s := st.session
+	if s == nil {
 		return nil
 	}
-	dir, err := opts.session.save(opts.Config, task, started, opts.Now(), opts.LastResult)
+	dir, err := s.save(st.cfg, t.Task, started, opts.Now(), res)
 	if err != nil {
-		opts.Logger.Error("saving the turn", zap.Error(err))
-		fmt.Fprintf(opts.IO.ErrOut, "Warning: turn %d was not saved in the session: %v\n", opts.Turn, err)
+		st.logger.Error("saving the turn", zap.Error(err))
+		fmt.Fprintf(opts.IO.ErrOut, "Warning: turn %d was not saved in the session: %v\n", t.Number, err)
 		return nil
 	}
-	opts.Logger.Info("turn saved", zap.String("dir", dir))
+	st.logger.Info("turn saved", zap.String("dir", dir))
 	if opts.Display != "silent" {
-		fmt.Fprintf(opts.IO.ErrOut, "Saved turn %d of session %s: %s\n", opts.session.turns(), opts.session.cur.ID, dir)
+		fmt.Fprintf(opts.IO.ErrOut, "Saved turn %d of session %s: %s\n", s.turns(), s.cur.ID, dir)
 	}
 	return nil
 }

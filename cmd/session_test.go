@@ -27,32 +27,32 @@ type sessionRunner struct {
 	onTurn func(ctx context.Context, task string) error
 }
 
-func (r *sessionRunner) run(ctx context.Context, opts *RunOptions, task string) (string, error) {
+func (r *sessionRunner) run(ctx context.Context, opts *RunOptions, t *Turn) (*orchestrator.Result, error) {
+	task := t.Task
 	r.tasks = append(r.tasks, task)
-	r.history = append(r.history, opts.History)
-	r.readOnly = append(r.readOnly, opts.ReadOnly)
+	r.history = append(r.history, t.History)
+	r.readOnly = append(r.readOnly, t.ReadOnly)
 	if r.onTurn != nil {
 		if err := r.onTurn(ctx, task); err != nil {
-			return "", err
+			return nil, err
 		}
 	}
 	n := len(r.tasks)
 	ws := filepath.Join(r.root, "final_ws")
 	if err := os.MkdirAll(ws, 0o755); err != nil {
-		return "", err
+		return nil, err
 	}
 	if err := os.WriteFile(filepath.Join(ws, "turn"+string(rune('0'+n))+".txt"), []byte(task), 0o644); err != nil {
-		return "", err
+		return nil, err
 	}
 	answer := "answer " + string(rune('0'+n))
-	opts.LastResult = &orchestrator.Result{
+	return &orchestrator.Result{
 		FinalAnswer: answer, Winner: "a1", WinnerAnon: "agent1",
 		Votes:          map[string]string{"a1": "a1", "a2": "a1"},
 		Usage:          map[string]backends.Usage{"a1": {InputTokens: 100, OutputTokens: 10}},
 		FinalWorkspace: ws,
 		Delivered:      []string{filepath.Join(r.root, "delivered.txt")},
-	}
-	return answer, nil
+	}, nil
 }
 
 func TestInteractiveSessionKeepsTurnsAndContinues(t *testing.T) {
@@ -178,14 +178,14 @@ func TestSlashCommands(t *testing.T) {
 		"Added " + filepath.Join(e.wd, "shared") + " (read)",
 		"missing-dir", // the error names the missing path
 		"Unknown command /bogus",
+		"Context paths:\n   " + filepath.Join(e.wd, "shared") + " (read)\n", // the last /status
 	} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, errOut)
 		}
 	}
-	cps := opts.Config.Orchestrator.ContextPaths
-	if len(cps) != 1 || cps[0].Path != filepath.Join(e.wd, "shared") || cps[0].Permission != "read" {
-		t.Errorf("context paths = %+v", cps)
+	if strings.Contains(errOut, "missing-dir (") {
+		t.Errorf("a missing context path was added:\n%s", errOut)
 	}
 }
 

@@ -1,10 +1,14 @@
 package cmd
 
-import "context"
+import (
+	"context"
 
-// runTurn is where the orchestrator plugs into the CLI: it runs one task with opts.Config
-// (paths resolved, context paths checked), logging to opts.Logger under opts.RunDir, and
-// returns the final answer (printed on stdout by the caller). See orchestrate.go.
-func runTurn(ctx context.Context, opts *RunOptions, task string) (string, error) {
-	return orchestrateTurn(ctx, opts, task)
+	"github.com/massgen-go/massgen/orchestrator"
+)
+
+// runTurn is where the orchestrator plugs into the CLI: it runs one task with t.Config (paths
+// resolved, context paths checked), logging to t.Logger under t.RunDir, and returns the result
+// (its final answer is printed on stdout by the caller). See orchestrate.go.
+func runTurn(ctx context.Context, opts *RunOptions, t *Turn) (*orchestrator.Result, error) {
+	return orchestrateTurn(ctx, opts, t)
 }

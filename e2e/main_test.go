@@ -14,21 +14,29 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 )
 
 // binary is the massgen binary built once for all tests.
-var binary string
+// binary is the massgen built for these tests; xdgConfig holds their trust store (see TestMain).
+var binary, xdgConfig string
 
 func TestMain(m *testing.M) {
+	if os.Getenv(notesServerEnv) == "1" { // an agent's MCP server (differential_test.go)
+		os.Exit(serveNotes())
+	}
 	dir, err := os.MkdirTemp("", "massgen-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "massgen")
+	// One trust store for the whole test binary (cleanEnv gives every process a fresh HOME):
+	// a test approves the rule files it writes there, as `massgen permissions trust` would.
+	xdgConfig = filepath.Join(dir, "xdg-config")
 	build := exec.Command("go", "build", "-o", binary, "github.com/massgen-go/massgen")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
@@ -249,11 +257,17 @@ type result struct {
 // run runs massgen in dir with a clean environment (no API keys, HOME inside the test).
 func run(t *testing.T, dir string, args ...string) result {
 	t.Helper()
+	return runIn(t, dir, "", args...)
+}
+
+// runIn runs massgen in dir with stdin and a clean environment (no API keys, HOME inside the
+// test).
+func runIn(t *testing.T, dir, stdin string, args ...string) result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, args...)
-	cmd.Dir = dir
-	cmd.Env = cleanEnv(t)
+	cmd.Dir, cmd.Env, cmd.Stdin = dir, cleanEnv(t), strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -268,7 +282,7 @@ func run(t *testing.T, dir string, args ...string) result {
 
 func cleanEnv(t *testing.T) []string {
 	home := t.TempDir()
-	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TMPDIR=" + os.TempDir()}
+	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TMPDIR=" + os.TempDir(), "XDG_CONFIG_HOME=" + xdgConfig}
 }
 
 func writeFile(t *testing.T, path, content string) {

@@ -25,7 +25,9 @@ type ToolsetOptions struct {
 	Tracker                 *Tracker            // files read/created this run; nil: new
 	Sandbox                 string              // "", auto, landlock, bubblewrap, none
 	External                map[string]External // MCP server name -> tools, offered as mcp__<server>__<tool>
-	Logger                  *zap.Logger
+	// ExternalOnly offers the External tools only: an agent without a workspace has no file tools.
+	ExternalOnly bool
+	Logger       *zap.Logger
 }
 
 // Toolset is the set of tools one agent is offered in one role. It is safe for concurrent use.
@@ -102,7 +104,9 @@ func (t *Toolset) Tools() []Tool {
 		out = append(out, tl)
 	}
 	for _, name := range t.order {
-		add(t.builtin[name].Tool)
+		if !t.o.ExternalOnly {
+			add(t.builtin[name].Tool)
+		}
 	}
 	for _, server := range t.serverNames() {
 		for _, tl := range t.o.External[server].Tools() {
@@ -169,6 +173,9 @@ func (t *Toolset) Call(ctx context.Context, name string, raw json.RawMessage) (r
 	def, ok := t.builtin[name]
 	if !ok {
 		return errResult(fmt.Sprintf("unknown tool %q", name), nil)
+	}
+	if t.o.ExternalOnly {
+		return errResult(fmt.Sprintf("%s is not available: this agent has no workspace, so no file tools", name), nil)
 	}
 	if def.Write && !t.pol.CanWrite() {
 		return errResult(fmt.Sprintf("%s is not available: this agent may not write anywhere", name), nil)

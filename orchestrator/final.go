@@ -27,7 +27,7 @@ func (r *run) present(ctx context.Context, w *agent) (string, []string, error) {
 
 	var ts *filesystem.Toolset
 	var tools []backends.ToolSpec
-	if w.workspace != "" {
+	if w.toolset != nil { // every agent has one; without a workspace it offers MCP tools only
 		var err error
 		ts, err = r.toolset(w, permissions.Final)
 		if err != nil {

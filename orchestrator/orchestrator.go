@@ -17,7 +17,6 @@ import (
 
 	"github.com/massgen-go/massgen/backends"
 	"github.com/massgen-go/massgen/configs"
-	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/permissions"
 )
 
@@ -41,8 +40,6 @@ type Options struct {
 	NewBackend func(a configs.Agent) (backends.Backend, error)
 	// Asker resolves "ask" decisions; nil turns asks into denies.
 	Asker permissions.Asker
-	// External returns an agent's MCP tools (nil: none).
-	External func(ctx context.Context, a configs.Agent) map[string]filesystem.External
 	// Events receives every event, one call at a time (may be nil). It must not block long.
 	Events func(Event)
 	Logger *zap.Logger
@@ -51,8 +48,6 @@ type Options struct {
 	LookupEnv func(string) (string, bool)
 	// Home is used for ~ expansion in permission rules (empty: the user's home).
 	Home string
-	// Sandboxed says commands run under a kernel sandbox (relaxes MassGen's command rules).
-	Sandboxed bool
 }
 
 // Result is the outcome of a run.

@@ -3,8 +3,6 @@ package orchestrator
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"sync"
@@ -15,6 +13,7 @@ import (
 	"github.com/massgen-go/massgen/backends"
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem"
+	"github.com/massgen-go/massgen/internal/agentenv"
 	"github.com/massgen-go/massgen/permissions"
 	"github.com/massgen-go/massgen/snapshots"
 )
@@ -24,11 +23,10 @@ type agent struct {
 	cfg       configs.Agent
 	id, anon  string
 	backend   backends.Backend
-	workspace string // "" when the agent has no cwd (no file tools)
+	workspace string // "" when the agent has no cwd (no file tools; MCP tools only)
 	tempDir   string
-	tracker   *filesystem.Tracker
-	external  map[string]filesystem.External
-	toolset   *filesystem.Toolset // coordination role; nil without a workspace
+	env       *agentenv.Agent     // its environment: policy, tools, MCP servers (internal/agentenv)
+	toolset   *filesystem.Toolset // coordination role
 	tools     []backends.ToolSpec // the toolset's tools as backend specs
 	toolNames map[string]bool
 
@@ -50,8 +48,7 @@ type run struct {
 	cfg    *configs.Config
 	log    *zap.Logger
 	store  *snapshots.Store
-	audit  *permissions.AuditLog
-	rules  *configs.Permissions
+	env    *agentenv.Env
 	agents []*agent
 	byAnon map[string]*agent
 
@@ -106,11 +103,6 @@ func newRun(ctx context.Context, o Options) (*run, error) {
 	if err := checkScriptVars(cfg); err != nil {
 		return nil, err
 	}
-	rules, err := permissions.LoadProjectRules(cfg.MassgenDir())
-	if err != nil {
-		return nil, errorf("%w", err)
-	}
-	r.rules = rules
 	massgen := cfg.MassgenDir()
 	store, err := snapshots.New(snapshots.Options{
 		SnapshotRoot: defaultDir(cfg.Orchestrator.SnapshotStorage, massgen, "snapshots"),
@@ -123,19 +115,27 @@ func newRun(ctx context.Context, o Options) (*run, error) {
 		return nil, errorf("snapshots: %w", err)
 	}
 	r.store = store
-	if o.RunDir != "" {
-		audit, err := permissions.OpenAuditLog(filepath.Join(o.RunDir, "permissions.jsonl"))
-		if err != nil {
-			return nil, errorf("audit log: %w", err)
-		}
-		r.audit = audit
+	env, err := agentenv.New(agentenv.Options{
+		Config:        cfg,
+		RunDir:        o.RunDir,
+		ReadOnly:      o.ReadOnly,
+		TempWorkspace: store.TempDir,
+		Asker:         o.Asker,
+		Home:          o.Home,
+		Warn: func(id string, err error) {
+			r.emit(Event{Kind: EventError, Agent: id, Anon: store.AnonID(id), Text: "MCP server unavailable, going on without it: " + err.Error()})
+		},
+		Logger: o.Logger,
+	})
+	if err != nil {
+		return nil, errorf("%w", err)
 	}
+	r.env = env
 	for i, ac := range cfg.Agents {
 		a := &agent{
 			cfg: ac, id: ac.ID, anon: store.AnonID(ac.ID),
 			workspace: ac.Backend.CWD,
 			tempDir:   store.TempDir(ac.ID),
-			tracker:   filesystem.NewTracker(),
 			wake:      make(chan struct{}, 1),
 			status:    StatusWaiting,
 			needsRun:  true,
@@ -154,89 +154,33 @@ func newRun(ctx context.Context, o Options) (*run, error) {
 			return nil, errorf("agent %q (agents[%d]): backend: %w", ac.ID, i, err)
 		}
 		a.backend = b
-		if a.workspace != "" {
-			if o.External != nil { // MCP tools go through the Toolset, which needs a workspace
-				a.external = o.External(ctx, ac)
-			}
-			// The workspace is created on first use (the config names it; MassGen makes it).
-			if err := os.MkdirAll(a.workspace, 0o755); err != nil {
-				r.close()
-				return nil, errorf("agent %q: workspace: %w", a.id, err)
-			}
-			ts, err := r.toolset(a, permissions.Coordination)
-			if err != nil {
-				r.close()
-				return nil, err
-			}
-			a.toolset = ts
-			a.tools, a.toolNames = toolSpecs(ts)
+		// Every agent has an environment and a Toolset: one without a workspace is offered its
+		// MCP servers' tools only.
+		if a.env, err = env.Agent(ctx, ac.ID); err != nil {
+			r.close()
+			return nil, errorf("%w", err)
 		}
+		ts, err := r.toolset(a, permissions.Coordination)
+		if err != nil {
+			r.close()
+			return nil, err
+		}
+		a.toolset = ts
+		a.tools, a.toolNames = toolSpecs(ts)
 		r.agents = append(r.agents, a)
 		r.byAnon[a.anon] = a
 	}
 	return r, nil
 }
 
-// toolset builds an agent's tools for a role: a Policy from the config, a Guard over it sharing
-// the run's audit log, and a Toolset over the Guard.
+// toolset is an agent's Toolset for a role, as internal/agentenv builds it for the run and for
+// every command that inspects one.
 func (r *run) toolset(a *agent, role permissions.Role) (*filesystem.Toolset, error) {
-	spec, err := permissions.SpecFromConfig(r.cfg, a.id, role, permissions.SpecOptions{
-		TempWorkspaces: []string{a.tempDir},
-		ReadOnly:       r.o.ReadOnly,
-		Sandboxed:      r.o.Sandboxed,
-		Home:           r.o.Home,
-		ProjectRules:   r.rules,
-	})
+	ts, err := a.env.Toolset(role)
 	if err != nil {
-		return nil, errorf("agent %q: permissions: %w", a.id, err)
-	}
-	policy, err := permissions.New(spec)
-	if err != nil {
-		return nil, errorf("agent %q: permissions: %w", a.id, err)
-	}
-	guard := permissions.NewGuard(policy, permissions.GuardOptions{
-		Asker:  r.o.Asker,
-		Hooks:  r.hooks(a),
-		Audit:  r.audit,
-		Logger: r.log.With(zap.String("agent", a.id)),
-	})
-	ts, err := filesystem.NewToolset(filesystem.ToolsetOptions{
-		Guard:                   guard,
-		TrashDir:                filepath.Join(r.cfg.MassgenDir(), "trash", runID(r.o.RunDir)),
-		EnforceReadBeforeDelete: r.cfg.EnforceReadBeforeDelete(),
-		Tracker:                 a.tracker,
-		Sandbox:                 r.cfg.CommandSandbox,
-		External:                a.external,
-		Logger:                  r.log.With(zap.String("agent", a.id)),
-	})
-	if err != nil {
-		return nil, errorf("agent %q: tools: %w", a.id, err)
+		return nil, errorf("%w", err)
 	}
 	return ts, nil
-}
-
-// hooks are the global, project and per-agent hooks, in that order.
-func (r *run) hooks(a *agent) configs.Hooks {
-	var h configs.Hooks
-	add := func(p *configs.Permissions) {
-		if p == nil {
-			return
-		}
-		h.PreToolUse = append(h.PreToolUse, p.Hooks.PreToolUse...)
-		h.PostToolUse = append(h.PostToolUse, p.Hooks.PostToolUse...)
-	}
-	add(&r.cfg.Permissions)
-	add(r.rules)
-	add(a.cfg.Permissions)
-	return h
-}
-
-// runID names the run's trash folder after its log folder.
-func runID(runDir string) string {
-	if runDir == "" {
-		return "run_" + time.Now().UTC().Format("20060102_150405")
-	}
-	return filepath.Base(runDir)
 }
 
 func toolSpecs(ts *filesystem.Toolset) ([]backends.ToolSpec, map[string]bool) {
@@ -251,11 +195,11 @@ func toolSpecs(ts *filesystem.Toolset) ([]backends.ToolSpec, map[string]bool) {
 }
 
 func (r *run) close() {
-	if r.audit != nil {
-		if err := r.audit.Close(); err != nil {
-			r.log.Warn("closing the audit log", zap.Error(err))
+	if r.env != nil {
+		if err := r.env.Close(); err != nil {
+			r.log.Warn("closing the agents' environments", zap.Error(err))
 		}
-		r.audit = nil
+		r.env = nil
 	}
 }
 

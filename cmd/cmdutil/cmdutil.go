@@ -1,5 +1,6 @@
 // Package cmdutil holds what every command shares: injected I/O streams, the Factory that
-// commands take their dependencies from, and exit codes carried by errors.
+// commands take their dependencies from (a lazy config loader, an agent's environment), usage
+// errors, and exit codes carried by errors.
 package cmdutil
 
 import (
@@ -33,7 +34,8 @@ func System() *IOStreams {
 	}
 }
 
-// Factory carries the dependencies commands need. Tests build one with fake streams.
+// Factory carries the dependencies commands need. Tests build one with fake streams. Nothing is
+// loaded until a command asks: see LoadConfig and OpenAgent.
 type Factory struct {
 	IO *IOStreams
 	// Getwd returns the directory relative paths resolve against.
@@ -85,6 +87,10 @@ func CodeOf(err error) int {
 	var ee *ExitError
 	if errors.As(err, &ee) {
 		return ee.Code
+	}
+	var fe *FlagError
+	if errors.As(err, &fe) {
+		return ExitUsage
 	}
 	return ExitFailure
 }

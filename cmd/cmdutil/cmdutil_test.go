@@ -3,7 +3,10 @@ package cmdutil
 import (
 	"errors"
 	"fmt"
+	"io"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
 
 func TestCodeOf(t *testing.T) {
@@ -40,5 +43,45 @@ func TestTestStreams(t *testing.T) {
 	n, _ := ios.In.Read(buf)
 	if out.String() != "o" || errOut.String() != "e" || string(buf[:n]) != "in" || ios.StdinTTY {
 		t.Errorf("streams: %q %q %q", out, errOut, buf[:n])
+	}
+}
+
+// Usage errors are FlagErrors (exit 2) by type, whatever their text, in the whole tree.
+func TestMarkUsageErrors(t *testing.T) {
+	newTree := func() *cobra.Command {
+		root := &cobra.Command{Use: "root", Args: cobra.NoArgs, RunE: func(*cobra.Command, []string) error { return nil }}
+		leaf := &cobra.Command{Use: "leaf", Args: cobra.ExactArgs(1), RunE: func(*cobra.Command, []string) error { return nil }}
+		leaf.Flags().Int("n", 0, "a number")
+		fails := &cobra.Command{Use: "fails", RunE: func(*cobra.Command, []string) error { return errors.New("unknown flag: not a usage error") }}
+		root.AddCommand(leaf, fails)
+		root.SilenceErrors, root.SilenceUsage = true, true
+		MarkUsageErrors(root)
+		return root
+	}
+	tests := []struct {
+		args []string
+		code int
+	}{
+		{[]string{"stray"}, ExitUsage},
+		{[]string{"--nope"}, ExitUsage},
+		{[]string{"leaf"}, ExitUsage},
+		{[]string{"leaf", "a", "b"}, ExitUsage},
+		{[]string{"leaf", "--n", "x", "a"}, ExitUsage},
+		{[]string{"leaf", "a"}, ExitOK},
+		{[]string{"fails"}, ExitFailure}, // a message that looks like a usage error is not one
+	}
+	for _, tt := range tests {
+		root := newTree()
+		root.SetArgs(tt.args)
+		root.SetOut(io.Discard)
+		root.SetErr(io.Discard)
+		err := root.Execute()
+		var fe *FlagError
+		if got := CodeOf(err); got != tt.code || (tt.code == ExitUsage) != errors.As(err, &fe) {
+			t.Errorf("%q: err %v, code %d, want %d", tt.args, err, got, tt.code)
+		}
+	}
+	if CodeOf(fmt.Errorf("wrapped: %w", FlagErrorf("bad %s", "flag"))) != ExitUsage {
+		t.Error("a wrapped FlagError must exit 2")
 	}
 }

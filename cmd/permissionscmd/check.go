@@ -3,6 +3,7 @@ package permissionscmd
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,21 +15,17 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/massgen-go/massgen/cmd/cmdutil"
-	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/internal/agentenv"
 	"github.com/massgen-go/massgen/permissions"
 )
 
 // CheckOptions are the inputs of `permissions check`.
 type CheckOptions struct {
-	IO        *cmdutil.IOStreams
-	Getwd     func() (string, error)
-	HomeDir   func() (string, error)
-	LookupEnv func(string) (string, bool)
+	IO *cmdutil.IOStreams
+	// OpenAgent builds the agent's environment as a run does (cmdutil.Factory.OpenAgent).
+	OpenAgent func(context.Context, cmdutil.AgentRequest) (*cmdutil.AgentEnv, error)
 
-	ConfigName string
-	Agent      string
-	Final      bool
-	Contexts   []string
+	Target cmdutil.AgentRequest // --config, --agent, --final, --context, --hooks
 
 	Tool  string
 	Args  string
@@ -38,37 +35,38 @@ type CheckOptions struct {
 }
 
 // NewCmdCheck returns `permissions check`; runF replaces checkRun in tests (nil: checkRun).
-func NewCmdCheck(f *cmdutil.Factory, runF func(*CheckOptions) error) *cobra.Command {
-	opts := &CheckOptions{IO: f.IO, Getwd: f.Getwd, HomeDir: f.HomeDir, LookupEnv: f.LookupEnv}
+func NewCmdCheck(f *cmdutil.Factory, runF func(context.Context, *CheckOptions) error) *cobra.Command {
+	opts := &CheckOptions{IO: f.IO, OpenAgent: f.OpenAgent}
 	cmd := &cobra.Command{
-		Use:   "check --config FILE --agent ID [--final] [--context PATH[:read|write]]... (--tool NAME --args JSON | --read PATH | --write PATH | --batch)",
+		Use:   "check --config FILE --agent ID [--final] [--context PATH[:read|write]]... [--hooks] (--tool NAME --args JSON | --read PATH | --write PATH | --batch)",
 		Short: "Decide a tool call or a path access as a run would, and say why",
-		Long: `Decides exactly as a run would (same config, agent, role and context paths) and prints
-"allow" or "deny", a tab, the path that decided, a tab, and the reason. Exit status: 0 allow,
-1 deny, 2 usage or config error. It contacts no backend, runs no hook and writes nothing.
+		Long: `Decides exactly as a run would (same config, project rules, agent, role and context paths,
+same tools offered) and prints "allow" or "deny", a tab, the path that decided, a tab, and the
+reason. Exit status: 0 allow, 1 deny, 2 usage or config error. It contacts no backend, starts
+no MCP server and writes nothing. Pre-tool-use hooks run only with --hooks (without it, stderr
+says when hooks would have run); a tool of an MCP server is decided as if the server offers it.
 
 --batch reads JSON lines {"tool": "...", "args": {...}} (or {"read": PATH} / {"write": PATH})
-on stdin and writes one JSON line {"allowed": true|false, "path": "...", "reason": "..."} per
-input line, in order; the exit status is then 0.`,
+on stdin and writes one JSON line {"allowed": true|false, "path": "...", "rule": "...",
+"reason": "..."} per input line, in order; the exit status is then 0.`,
 		Example: `  massgen permissions check --config my.yaml --agent agent_a --read src/main.go
   massgen permissions check --config my.yaml --agent agent_a --final --context .:write --write README.md
   massgen permissions check --config my.yaml --agent agent_a --tool execute_command --args '{"command":"npm test"}'
   printf '%s\n' '{"tool":"read_file","args":{"path":"/etc/passwd"}}' | massgen permissions check --config my.yaml --agent agent_a --batch`,
-		Args:          cobra.NoArgs,
+		Args:          cmdutil.NoArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
-				return runF(opts)
+				return runF(cmd.Context(), opts)
 			}
-			return checkRun(opts)
+			return checkRun(cmd.Context(), opts)
 		},
 	}
+	cmd.SetFlagErrorFunc(cmdutil.FlagErrorFunc)
 	fl := cmd.Flags()
-	fl.StringVarP(&opts.ConfigName, "config", "c", "", "config: a YAML file, a built-in name, or @examples/NAME")
-	fl.StringVar(&opts.Agent, "agent", "", "agent id (required)")
-	fl.BoolVar(&opts.Final, "final", false, "decide for the final (presenting) agent instead of a coordination agent")
-	fl.StringArrayVar(&opts.Contexts, "context", nil, "add a context path PATH[:read|write] (default write; repeatable)")
+	cmdutil.AddAgentFlags(cmd, &opts.Target)
+	fl.BoolVar(&opts.Target.Hooks, "hooks", false, "also run the pre-tool-use hooks, as a run does")
 	fl.StringVar(&opts.Tool, "tool", "", "tool name (with --args)")
 	fl.StringVar(&opts.Args, "args", "", "tool arguments as a JSON object (with --tool)")
 	fl.StringVar(&opts.Read, "read", "", "check reading PATH")
@@ -77,12 +75,23 @@ input line, in order; the exit status is then 0.`,
 	return cmd
 }
 
-func usage(format string, a ...any) error {
-	return cmdutil.WithCode(cmdutil.ExitUsage, fmt.Errorf(format, a...))
+// checker decides for one agent in one role.
+type checker struct {
+	agent *agentenv.Agent
+	role  agentenv.Role
+	pol   *permissions.Policy
 }
 
-// checkRun loads the config, builds the agent's policy once and decides.
-func checkRun(opts *CheckOptions) error {
+func (c *checker) call(ctx context.Context, tool string, args map[string]any) permissions.Decision {
+	d, err := c.agent.Decide(ctx, c.role, permissions.Request{Tool: tool, Args: args})
+	if err != nil { // the role was built when the checker was: this cannot fail now
+		return permissions.Decision{Reason: err.Error()}
+	}
+	return d
+}
+
+// checkRun loads the config, builds the agent's environment once and decides.
+func checkRun(ctx context.Context, opts *CheckOptions) error {
 	modes := 0
 	for _, set := range []bool{opts.Tool != "" || opts.Args != "", opts.Read != "", opts.Write != "", opts.Batch} {
 		if set {
@@ -90,38 +99,49 @@ func checkRun(opts *CheckOptions) error {
 		}
 	}
 	if modes != 1 {
-		return usage("permissions check: give exactly one of --tool NAME --args JSON, --read PATH, --write PATH or --batch")
+		return cmdutil.FlagErrorf("permissions check: give exactly one of --tool NAME --args JSON, --read PATH, --write PATH or --batch")
 	}
-	if opts.Agent == "" {
-		return usage("permissions check: --agent is required")
+	if opts.Target.Agent == "" {
+		return cmdutil.FlagErrorf("permissions check: --agent is required")
 	}
 	var args map[string]any
 	if opts.Tool != "" || opts.Args != "" {
 		if opts.Tool == "" {
-			return usage("permissions check: --args needs --tool")
+			return cmdutil.FlagErrorf("permissions check: --args needs --tool")
 		}
 		if opts.Args == "" {
 			opts.Args = "{}"
 		}
 		if err := json.Unmarshal([]byte(opts.Args), &args); err != nil {
-			return usage("permissions check: --args %q: not a JSON object: %v", opts.Args, err)
+			return cmdutil.FlagErrorf("permissions check: --args %q: not a JSON object: %v", opts.Args, err)
 		}
 	}
-	guard, err := buildGuard(opts)
+	target := opts.Target
+	target.DecideOnly = true
+	env, err := opts.OpenAgent(ctx, target)
 	if err != nil {
 		return err
 	}
+	defer env.Close()
+	guard, err := env.Agent.Guard(env.Role)
+	if err != nil {
+		return cmdutil.WithCode(cmdutil.ExitUsage, err)
+	}
+	c := &checker{agent: env.Agent, role: env.Role, pol: guard.Policy()}
+	if h := env.Agent.Hooks(); !opts.Target.Hooks && len(h.PreToolUse) > 0 {
+		fmt.Fprintf(opts.IO.ErrOut, "note: %d pre-tool-use hook(s) not run; in a run they may deny what is allowed here (--hooks runs them)\n", len(h.PreToolUse))
+	}
 	if opts.Batch {
-		return runBatch(guard, opts.IO.In, opts.IO.Out)
+		return runBatch(ctx, c, opts.IO.In, opts.IO.Out)
 	}
 	var d permissions.Decision
 	switch {
 	case opts.Read != "":
-		d = guard.Policy().CheckPath(opts.Read, permissions.Read)
+		d = c.pol.CheckPath(opts.Read, permissions.Read)
 	case opts.Write != "":
-		d = guard.Policy().CheckPath(opts.Write, permissions.Write)
+		d = c.pol.CheckPath(opts.Write, permissions.Write)
 	default:
-		d = decide(guard, opts.Tool, args)
+		d = c.call(ctx, opts.Tool, args)
 	}
 	verdict := "deny"
 	if d.Allow {
@@ -134,63 +154,7 @@ func checkRun(opts *CheckOptions) error {
 	return nil
 }
 
-// decide is Guard.Check without side effects: no asker (an ask is a deny saying how to allow),
-// no hooks, no audit.
-func decide(g *permissions.Guard, tool string, args map[string]any) permissions.Decision {
-	return g.Check(contextBackground(), permissions.Request{Tool: tool, Args: args})
-}
-
 func oneLine(s string) string { return strings.ReplaceAll(strings.ReplaceAll(s, "\n", " "), "\t", " ") }
-
-func buildGuard(opts *CheckOptions) (*permissions.Guard, error) {
-	wd, err := opts.Getwd()
-	if err != nil {
-		return nil, usage("current directory: %v", err)
-	}
-	home := ""
-	if opts.HomeDir != nil {
-		home, _ = opts.HomeDir()
-	}
-	cfg, warnings, err := configs.Load(configs.LoadOptions{Name: opts.ConfigName, BaseDir: wd, Home: home, LookupEnv: opts.LookupEnv})
-	for _, w := range warnings {
-		fmt.Fprintln(opts.IO.ErrOut, w.String())
-	}
-	if err != nil {
-		return nil, cmdutil.WithCode(cmdutil.ExitUsage, err)
-	}
-	for _, c := range opts.Contexts {
-		cp, err := configs.ParseContextFlag(c)
-		if err != nil {
-			return nil, usage("%v", err)
-		}
-		if err := cfg.AddContextPaths(wd, cp); err != nil {
-			return nil, usage("--context %s: %v", c, err)
-		}
-	}
-	project, err := permissions.LoadProjectFile(cfg.MassgenDir())
-	if err != nil {
-		return nil, cmdutil.WithCode(cmdutil.ExitUsage, err)
-	}
-	role := permissions.Coordination
-	if opts.Final {
-		role = permissions.Final
-	}
-	spec, err := permissions.SpecFromConfig(cfg, opts.Agent, role, permissions.SpecOptions{
-		// Commands only ever run sandboxed unless the config opts out with command_sandbox: none.
-		Sandboxed:    cfg.CommandSandbox != "none",
-		Home:         home,
-		ProjectRules: project.For(opts.Agent),
-	})
-	if err != nil {
-		return nil, cmdutil.WithCode(cmdutil.ExitUsage, err)
-	}
-	// The tree does not change while we decide: memoized stats make --batch fast.
-	pol, err := permissions.NewSnapshot(spec)
-	if err != nil {
-		return nil, cmdutil.WithCode(cmdutil.ExitUsage, err)
-	}
-	return permissions.NewGuard(pol, permissions.GuardOptions{}), nil
-}
 
 type batchIn struct {
 	Tool  string         `json:"tool"`
@@ -202,13 +166,14 @@ type batchIn struct {
 type batchOut struct {
 	Allowed bool   `json:"allowed"`
 	Path    string `json:"path"`
+	Rule    string `json:"rule,omitempty"`
 	Reason  string `json:"reason"`
 }
 
 // runBatch decides JSON lines, answering in input order. Lines are decided in chunks by one
 // worker per CPU (the policy is safe for concurrent use); a bad line gets a deny naming the
 // line, and the batch goes on.
-func runBatch(g *permissions.Guard, in io.Reader, out io.Writer) error {
+func runBatch(ctx context.Context, c *checker, in io.Reader, out io.Writer) error {
 	const chunkLines = 512
 	type chunk struct {
 		first int      // line number of lines[0]
@@ -223,8 +188,8 @@ func runBatch(g *permissions.Guard, in io.Reader, out io.Writer) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for c := range todo {
-				c.done <- decideChunk(g, c.first, c.lines)
+			for ch := range todo {
+				ch.done <- decideChunk(ctx, c, ch.first, ch.lines)
 			}
 		}()
 	}
@@ -277,8 +242,8 @@ func runBatch(g *permissions.Guard, in io.Reader, out io.Writer) error {
 	}()
 	w := bufio.NewWriterSize(out, 1<<16)
 	var werr error
-	for c := range ordered {
-		b := <-c.done
+	for ch := range ordered {
+		b := <-ch.done
 		if werr == nil {
 			if _, err := w.Write(b); err != nil {
 				werr = fmt.Errorf("writing stdout: %w", err)
@@ -301,12 +266,11 @@ func runBatch(g *permissions.Guard, in io.Reader, out io.Writer) error {
 }
 
 // decideChunk answers consecutive lines starting at line number first.
-func decideChunk(g *permissions.Guard, first int, lines [][]byte) []byte {
+func decideChunk(ctx context.Context, c *checker, first int, lines [][]byte) []byte {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	ctx := contextBackground()
-	p := g.Policy()
+	p := c.pol
 	for i, line := range lines {
 		lineNo := first + i
 		trimmed := bytes.TrimSpace(line)
@@ -321,7 +285,7 @@ func decideChunk(g *permissions.Guard, first int, lines [][]byte) []byte {
 				var d permissions.Decision
 				switch {
 				case req.Tool != "":
-					d = g.Check(ctx, permissions.Request{Tool: req.Tool, Args: req.Args})
+					d = c.call(ctx, req.Tool, req.Args)
 				case req.Read != "":
 					d = p.CheckPath(req.Read, permissions.Read)
 				case req.Write != "":
@@ -329,7 +293,7 @@ func decideChunk(g *permissions.Guard, first int, lines [][]byte) []byte {
 				default:
 					d.Reason = fmt.Sprintf("line %d: no \"tool\" (or \"read\"/\"write\") given", lineNo)
 				}
-				o = batchOut{Allowed: d.Allow, Path: d.Path, Reason: d.Reason}
+				o = batchOut{Allowed: d.Allow, Path: d.Path, Rule: string(d.Rule), Reason: d.Reason}
 			}
 		}
 		_ = enc.Encode(&o) // encoding strings and bools cannot fail

@@ -3,6 +3,7 @@ package permissionscmd
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -57,13 +58,16 @@ orchestrator:
 
 func (p *project) opts(stdin string) (*CheckOptions, *bytes.Buffer, *bytes.Buffer) {
 	out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
+	f := &cmdutil.Factory{
+		IO:        &cmdutil.IOStreams{In: strings.NewReader(stdin), Out: out, ErrOut: errOut},
+		Getwd:     func() (string, error) { return p.dir, nil },
+		HomeDir:   func() (string, error) { return filepath.Join(p.dir, "outside"), nil },
+		LookupEnv: func(string) (string, bool) { return "", false },
+	}
 	return &CheckOptions{
-		IO:         &cmdutil.IOStreams{In: strings.NewReader(stdin), Out: out, ErrOut: errOut},
-		Getwd:      func() (string, error) { return p.dir, nil },
-		HomeDir:    func() (string, error) { return filepath.Join(p.dir, "outside"), nil },
-		LookupEnv:  func(string) (string, bool) { return "", false },
-		ConfigName: filepath.Join(p.dir, "cfg.yaml"),
-		Agent:      "agent_a",
+		IO:        f.IO,
+		OpenAgent: f.OpenAgent,
+		Target:    cmdutil.AgentRequest{Config: filepath.Join(p.dir, "cfg.yaml"), Agent: "agent_a"},
 	}, out, errOut
 }
 
@@ -79,11 +83,14 @@ func TestCheckRun(t *testing.T) {
 	}{
 		{"read context", func(o *CheckOptions) { o.Read = p.dir + "/src/main.go" }, 0, "allow\t" + p.dir + "/src/main.go\t", "context path"},
 		{"write context as coordination", func(o *CheckOptions) { o.Write = p.dir + "/src/main.go" }, 1, "deny\t" + p.dir + "/src/main.go\t", "read-only during coordination"},
-		{"write context as final", func(o *CheckOptions) { o.Write = p.dir + "/src/main.go"; o.Final = true }, 0, "allow\t", ""},
-		{"protected", func(o *CheckOptions) { o.Write = p.dir + "/src/golden/g.json"; o.Final = true }, 1, "deny\t", "protected"},
+		{"write context as final", func(o *CheckOptions) { o.Write = p.dir + "/src/main.go"; o.Target.Final = true }, 0, "allow\t", ""},
+		{"protected", func(o *CheckOptions) { o.Write = p.dir + "/src/golden/g.json"; o.Target.Final = true }, 1, "deny\t", "protected"},
 		{"relative resolves in the workspace", func(o *CheckOptions) { o.Write = "new.txt" }, 0, "allow\t" + ws + "/new.txt\t", ""},
 		{"outside", func(o *CheckOptions) { o.Read = p.dir + "/outside/secret.txt" }, 1, "deny\t", "outside every path"},
-		{"--context adds a path", func(o *CheckOptions) { o.Read = p.dir + "/outside/secret.txt"; o.Contexts = []string{"outside:read"} }, 0, "allow\t", ""},
+		{"--context adds a path", func(o *CheckOptions) {
+			o.Read = p.dir + "/outside/secret.txt"
+			o.Target.Contexts = []string{"outside:read"}
+		}, 0, "allow\t", ""},
 		{"tool call", func(o *CheckOptions) {
 			o.Tool = "read_multiple_files"
 			o.Args = `{"paths":["a","` + p.dir + `/outside/secret.txt"]}`
@@ -94,15 +101,15 @@ func TestCheckRun(t *testing.T) {
 		{"usage: nothing to check", func(o *CheckOptions) {}, 2, "", ""},
 		{"usage: two things", func(o *CheckOptions) { o.Read = "a"; o.Write = "b" }, 2, "", ""},
 		{"usage: bad args JSON", func(o *CheckOptions) { o.Tool = "read_file"; o.Args = "{" }, 2, "", ""},
-		{"usage: no agent", func(o *CheckOptions) { o.Read = "a"; o.Agent = "" }, 2, "", ""},
-		{"config: unknown agent", func(o *CheckOptions) { o.Read = "a"; o.Agent = "zed" }, 2, "", ""},
-		{"config: missing file", func(o *CheckOptions) { o.Read = "a"; o.ConfigName = p.dir + "/nope.yaml" }, 2, "", ""},
+		{"usage: no agent", func(o *CheckOptions) { o.Read = "a"; o.Target.Agent = "" }, 2, "", ""},
+		{"config: unknown agent", func(o *CheckOptions) { o.Read = "a"; o.Target.Agent = "zed" }, 2, "", ""},
+		{"config: missing file", func(o *CheckOptions) { o.Read = "a"; o.Target.Config = p.dir + "/nope.yaml" }, 2, "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			o, out, _ := p.opts("")
 			tt.set(o)
-			err := checkRun(o)
+			err := checkRun(context.Background(), o)
 			if code := cmdutil.CodeOf(err); code != tt.code {
 				t.Fatalf("exit %d (%v), want %d; out %q", code, err, tt.code, out.String())
 			}
@@ -136,7 +143,7 @@ func TestCheckBatch(t *testing.T) {
 	}, "\n")
 	o, out, _ := p.opts(in)
 	o.Batch = true
-	if err := checkRun(o); err != nil {
+	if err := checkRun(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
@@ -254,14 +261,21 @@ func BenchmarkBatchBinary100k(b *testing.B) {
 func BenchmarkBatchInProcess(b *testing.B) {
 	p := newProject(b)
 	o, _, _ := p.opts("")
-	g, err := buildGuard(o)
+	ctx := context.Background()
+	env, err := o.OpenAgent(ctx, cmdutil.AgentRequest{Config: o.Target.Config, Agent: o.Target.Agent, DecideOnly: true})
 	if err != nil {
 		b.Fatal(err)
 	}
+	defer env.Close()
+	guard, err := env.Agent.Guard(env.Role)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := &checker{agent: env.Agent, role: env.Role, pol: guard.Policy()}
 	input, _ := batchInput(p, 10_000)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if err := runBatch(g, bytes.NewReader(input), &bytes.Buffer{}); err != nil {
+		if err := runBatch(ctx, c, bytes.NewReader(input), &bytes.Buffer{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -289,8 +303,8 @@ func TestCheckProjectRules(t *testing.T) {
 		{"agent_b", "read_file", `{"path":"x"}`, 0},
 	} {
 		o, out, _ := p.opts("")
-		o.Agent, o.Tool, o.Args = tc.agent, tc.tool, tc.args
-		if code := cmdutil.CodeOf(checkRun(o)); code != tc.code {
+		o.Target.Agent, o.Tool, o.Args = tc.agent, tc.tool, tc.args
+		if code := cmdutil.CodeOf(checkRun(context.Background(), o)); code != tc.code {
 			t.Errorf("%s %s %s: exit %d (%s), want %d", tc.agent, tc.tool, tc.args, code, out.String(), tc.code)
 		}
 	}
@@ -299,7 +313,7 @@ func TestCheckProjectRules(t *testing.T) {
 	}
 	o, _, _ := p.opts("")
 	o.Read = "x"
-	if err := checkRun(o); cmdutil.CodeOf(err) != 2 || !strings.Contains(err.Error(), "permissions.yaml") {
+	if err := checkRun(context.Background(), o); cmdutil.CodeOf(err) != 2 || !strings.Contains(err.Error(), "permissions.yaml") {
 		t.Errorf("bad project file: %v", err)
 	}
 }
@@ -309,17 +323,17 @@ func TestNewCmdCheckFlags(t *testing.T) {
 	var got *CheckOptions
 	f := &cmdutil.Factory{IO: &cmdutil.IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}},
 		Getwd: os.Getwd, HomeDir: os.UserHomeDir, LookupEnv: os.LookupEnv}
-	cmd := NewCmdCheck(f, func(o *CheckOptions) error { got = o; return nil })
+	cmd := NewCmdCheck(f, func(_ context.Context, o *CheckOptions) error { got = o; return nil })
 	cmd.SetArgs([]string{"--config", "c.yaml", "--agent", "a1", "--final", "--context", "src:write", "--context", "docs:read",
 		"--tool", "read_file", "--args", `{"path":"x"}`})
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	if got == nil || got.ConfigName != "c.yaml" || got.Agent != "a1" || !got.Final || strings.Join(got.Contexts, ",") != "src:write,docs:read" ||
+	if got == nil || got.Target.Config != "c.yaml" || got.Target.Agent != "a1" || !got.Target.Final || strings.Join(got.Target.Contexts, ",") != "src:write,docs:read" ||
 		got.Tool != "read_file" || got.Args != `{"path":"x"}` || got.Batch || got.Read != "" {
 		t.Fatalf("options %+v", got)
 	}
-	cmd = NewCmdCheck(f, func(o *CheckOptions) error { got = o; return nil })
+	cmd = NewCmdCheck(f, func(_ context.Context, o *CheckOptions) error { got = o; return nil })
 	cmd.SetArgs([]string{"--agent", "a1", "--batch"})
 	if err := cmd.Execute(); err != nil || !got.Batch {
 		t.Fatalf("--batch: %v %+v", err, got)

@@ -2,6 +2,7 @@ package permissionscmd
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -46,7 +47,7 @@ func TestTrustProjectRules(t *testing.T) {
 
 	o, _, _ := p.opts("")
 	o.Read = "x"
-	err := checkRun(o)
+	err := checkRun(context.Background(), o)
 	if cmdutil.CodeOf(err) != 2 || !strings.Contains(err.Error(), file) || !strings.Contains(err.Error(), "massgen permissions trust "+file) {
 		t.Fatalf("check before trust: %v (exit %d)", err, cmdutil.CodeOf(err))
 	}
@@ -69,7 +70,7 @@ func TestTrustProjectRules(t *testing.T) {
 	}
 	o, _, _ = p.opts("")
 	o.Read = "x"
-	if err := checkRun(o); cmdutil.CodeOf(err) == 2 {
+	if err := checkRun(context.Background(), o); cmdutil.CodeOf(err) == 2 {
 		t.Errorf("check after trust: %v", err)
 	}
 }
@@ -122,8 +123,8 @@ func TestTrustConfigHooks(t *testing.T) {
 	cfgText := "agents:\n  - id: agent_a\n    backend: {type: openai, model: gpt-5, cwd: ws_a}\n    permissions:\n      hooks:\n        post_tool_use:\n          - command: ./log.sh\n"
 	file := p.plant(t, "hooks.yaml", cfgText)
 	o, _, _ := p.opts("")
-	o.ConfigName, o.Read = file, "x"
-	if err := checkRun(o); cmdutil.CodeOf(err) != 2 || !strings.Contains(err.Error(), "massgen permissions trust "+file) {
+	o.Target.Config, o.Read = file, "x"
+	if err := checkRun(context.Background(), o); cmdutil.CodeOf(err) != 2 || !strings.Contains(err.Error(), "massgen permissions trust "+file) {
 		t.Fatalf("check before trust: %v", err)
 	}
 	to, out, _ := p.trustOpts("hooks.yaml")
@@ -134,8 +135,8 @@ func TestTrustConfigHooks(t *testing.T) {
 		t.Errorf("trust output:\n%s", out)
 	}
 	o, _, _ = p.opts("")
-	o.ConfigName, o.Read = file, "x"
-	if err := checkRun(o); cmdutil.CodeOf(err) == 2 {
+	o.Target.Config, o.Read = file, "x"
+	if err := checkRun(context.Background(), o); cmdutil.CodeOf(err) == 2 {
 		t.Errorf("check after trust: %v", err)
 	}
 }

@@ -5,17 +5,14 @@ package toolscmd
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/massgen-go/massgen/cmd/cmdutil"
-	"github.com/massgen-go/massgen/cmd/mcpcmd"
 	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/filesystem/sandbox"
 )
@@ -25,76 +22,67 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "tools",
 		Short: "List an agent's tools, or call one as a run would",
-		Args:  cobra.NoArgs,
+		Args:  cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return cmdutil.WithCode(cmdutil.ExitUsage, errors.New("massgen tools: missing subcommand (list or call)"))
+			return cmdutil.FlagErrorf("massgen tools: missing subcommand (list or call)")
 		},
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	cmd.SetFlagErrorFunc(cmdutil.FlagErrorFunc)
 	cmd.AddCommand(NewCmdList(f, nil), NewCmdCall(f, nil))
 	return cmd
 }
 
-// Options are the flags shared by `tools list` and `tools call`.
+// Options are the inputs of `tools list` and `tools call`.
 type Options struct {
-	IO        *cmdutil.IOStreams
-	Getwd     func() (string, error)
-	HomeDir   func() (string, error)
-	LookupEnv func(string) (string, bool)
-	Ctx       context.Context
+	IO *cmdutil.IOStreams
+	// OpenAgent builds the agent's environment as a run does (cmdutil.Factory.OpenAgent).
+	OpenAgent func(context.Context, cmdutil.AgentRequest) (*cmdutil.AgentEnv, error)
 
-	Config string
-	Agent  string
-	Final  bool
-	JSON   bool // list: machine-readable output
+	Target cmdutil.AgentRequest // --config, --agent, --final, --context
+	JSON   bool                 // list: machine-readable output
 
 	Tool string // call
 	Args string // call: JSON object
 }
 
-func addCommon(cmd *cobra.Command, o *Options) {
-	cmd.Flags().StringVarP(&o.Config, "config", "c", "", "config file, built-in name or @examples/NAME (required)")
-	cmd.Flags().StringVar(&o.Agent, "agent", "", "agent id (required)")
-	cmd.Flags().BoolVar(&o.Final, "final", false, "the final (presenting) agent's tools: context paths get their configured permission")
-}
-
 func newOptions(f *cmdutil.Factory) *Options {
-	return &Options{IO: f.IO, Getwd: f.Getwd, HomeDir: f.HomeDir, LookupEnv: f.LookupEnv}
+	return &Options{IO: f.IO, OpenAgent: f.OpenAgent}
 }
 
 // NewCmdList returns `tools list`; runF replaces listRun in tests (nil: listRun).
-func NewCmdList(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
+func NewCmdList(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	o := newOptions(f)
 	cmd := &cobra.Command{
-		Use:   "list --config FILE --agent ID [--final] [--json]",
+		Use:   "list --config FILE --agent ID [--final] [--context PATH[:read|write]]... [--json]",
 		Short: "Print the tools an agent is offered, with their descriptions",
 		Long: `Prints the tools the agent is offered in the given role, exactly as the model sees them:
 names, descriptions (ending with the agent's directory limits) and, with --json, parameter
-schemas. Write tools are absent when the agent may write nowhere; the agent's MCP servers are
-started and their tools listed as mcp__<server>__<tool>.`,
+schemas. File tools are absent when the agent has no workspace (cwd), write tools when it may
+write nowhere; the agent's MCP servers are started and their tools listed as
+mcp__<server>__<tool>.`,
 		Example:       "  massgen tools list --config my.yaml --agent agent_a --final",
-		Args:          cobra.NoArgs,
+		Args:          cmdutil.NoArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.Ctx = cmd.Context()
 			if runF != nil {
-				return runF(o)
+				return runF(cmd.Context(), o)
 			}
-			return listRun(o)
+			return listRun(cmd.Context(), o)
 		},
 	}
-	addCommon(cmd, o)
+	cmdutil.AddAgentFlags(cmd, &o.Target)
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print a JSON array of {name, description, parameters, write}")
 	return cmd
 }
 
 // NewCmdCall returns `tools call`; runF replaces callRun in tests (nil: callRun).
-func NewCmdCall(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
+func NewCmdCall(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	o := newOptions(f)
 	cmd := &cobra.Command{
-		Use:   "call --config FILE --agent ID [--final] NAME JSON_ARGS",
+		Use:   "call --config FILE --agent ID [--final] [--context PATH[:read|write]]... NAME JSON_ARGS",
 		Short: "Run one tool exactly as a run would and print its JSON result",
 		Long: `Runs one tool call as the agent would in a run: the permission check (mode, rules, hooks),
 an audit line in a new .massgen/logs/log_<time>/ folder, the command sandbox, the trash for
@@ -107,58 +95,46 @@ invocation has not read is refused unless the config sets enforce_read_before_de
   massgen tools call --config my.yaml --agent agent_a --final copy_file '{"source_path":"site","destination_path":"/home/me/project/site"}'`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) < 1 || len(args) > 2 {
-				return cmdutil.WithCode(cmdutil.ExitUsage, fmt.Errorf("massgen tools call: want NAME and JSON_ARGS, got %d argument(s)", len(args)))
+				return cmdutil.FlagErrorf("massgen tools call: want NAME and JSON_ARGS, got %d argument(s)", len(args))
 			}
 			return nil
 		},
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.Ctx = cmd.Context()
 			o.Tool = args[0]
 			o.Args = "{}"
 			if len(args) == 2 {
 				o.Args = args[1]
 			}
 			if runF != nil {
-				return runF(o)
+				return runF(cmd.Context(), o)
 			}
-			return callRun(o)
+			return callRun(cmd.Context(), o)
 		},
 	}
-	addCommon(cmd, o)
+	cmdutil.AddAgentFlags(cmd, &o.Target)
 	return cmd
 }
 
-func usage(format string, a ...any) error {
-	return cmdutil.WithCode(cmdutil.ExitUsage, fmt.Errorf(format, a...))
-}
-
-func (o *Options) validate(cmd string) error {
-	if o.Config == "" {
-		return usage("massgen tools %s: --config is required", cmd)
+// open builds the agent's environment and returns its Toolset for the role asked.
+func (o *Options) open(ctx context.Context, cmd string) (*cmdutil.AgentEnv, *filesystem.Toolset, error) {
+	if o.Target.Agent == "" {
+		return nil, nil, cmdutil.FlagErrorf("massgen tools %s: --agent is required", cmd)
 	}
-	if o.Agent == "" {
-		return usage("massgen tools %s: --agent is required", cmd)
-	}
-	if o.Ctx == nil {
-		o.Ctx = context.Background()
-	}
-	return nil
-}
-
-func (o *Options) build() (*mcpcmd.Built, error) {
-	built, err := mcpcmd.BuildToolset(o.Ctx, mcpcmd.ToolsetRequest{
-		Config: o.Config, Agent: o.Agent, Final: o.Final,
-		Getwd: o.Getwd, HomeDir: o.HomeDir, LookupEnv: o.LookupEnv, Warnings: o.IO.ErrOut,
-	})
+	env, err := o.OpenAgent(ctx, o.Target)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if built.Config != nil && built.Config.CommandSandbox == sandbox.ModeNone {
+	ts, err := env.Agent.Toolset(env.Role)
+	if err != nil {
+		_ = env.Close()
+		return nil, nil, cmdutil.WithCode(cmdutil.ExitUsage, err)
+	}
+	if env.Config.CommandSandbox == sandbox.ModeNone {
 		fmt.Fprintln(o.IO.ErrOut, "warning: command_sandbox: none: execute_command runs WITHOUT a kernel sandbox")
 	}
-	return built, nil
+	return env, ts, nil
 }
 
 type toolOut struct {
@@ -168,17 +144,13 @@ type toolOut struct {
 	Write       bool           `json:"write"`
 }
 
-func listRun(o *Options) error {
-	if err := o.validate("list"); err != nil {
-		return err
-	}
-	built, err := o.build()
+func listRun(ctx context.Context, o *Options) error {
+	env, ts, err := o.open(ctx, "list")
 	if err != nil {
 		return err
 	}
-	defer built.Close()
-	tools := built.Toolset.Tools()
-	return printTools(o.IO.Out, tools, o.JSON)
+	defer env.Close()
+	return printTools(o.IO.Out, ts.Tools(), o.JSON)
 }
 
 func printTools(w io.Writer, tools []filesystem.Tool, asJSON bool) error {
@@ -237,23 +209,20 @@ func argList(schema map[string]any) string {
 	return "  args: " + strings.Join(names, ", ")
 }
 
-func callRun(o *Options) error {
-	if err := o.validate("call"); err != nil {
-		return err
-	}
+func callRun(ctx context.Context, o *Options) error {
 	var probe map[string]any
 	if err := json.Unmarshal([]byte(o.Args), &probe); err != nil {
-		return usage("massgen tools call: JSON_ARGS %q is not a JSON object: %v", o.Args, err)
+		return cmdutil.FlagErrorf("massgen tools call: JSON_ARGS %q is not a JSON object: %v", o.Args, err)
 	}
-	built, err := o.build()
+	env, ts, err := o.open(ctx, "call")
 	if err != nil {
 		return err
 	}
-	defer built.Close()
-	// A tool of ours that is hidden for this agent (a write tool for a read-only agent) is a
-	// denial (exit 1); a name nobody offers is a usage error (exit 2).
+	defer env.Close()
+	// A tool of ours that this agent is not offered (a file tool without a workspace, a write
+	// tool for a read-only agent) is refused (exit 1); a name nobody offers is a usage error.
 	offered := map[string]bool{}
-	for _, t := range built.Toolset.Tools() {
+	for _, t := range ts.Tools() {
 		offered[t.Name] = true
 	}
 	if !offered[o.Tool] && !filesystem.IsBuiltin(o.Tool) {
@@ -262,14 +231,9 @@ func callRun(o *Options) error {
 			names = append(names, n)
 		}
 		sort.Strings(names)
-		return usage("massgen tools call: unknown tool %q (agent %s is offered: %s)", o.Tool, o.Agent, strings.Join(names, ", "))
+		return cmdutil.FlagErrorf("massgen tools call: unknown tool %q (agent %s is offered: %s)", o.Tool, o.Target.Agent, strings.Join(names, ", "))
 	}
-	if a, ok := built.Config.AgentByID(o.Agent); ok && a.Backend.CWD != "" {
-		if err := os.MkdirAll(a.Backend.CWD, 0o755); err != nil {
-			return cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("creating the workspace %s: %w", a.Backend.CWD, err))
-		}
-	}
-	res := built.Toolset.Call(o.Ctx, o.Tool, json.RawMessage(o.Args))
+	res := ts.Call(ctx, o.Tool, json.RawMessage(o.Args))
 	fmt.Fprintln(o.IO.Out, res.Content)
 	if res.IsError {
 		return cmdutil.Silent(cmdutil.ExitFailure)

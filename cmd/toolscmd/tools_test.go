@@ -55,21 +55,23 @@ orchestrator:
 
 func (p *project) opts() (*Options, *bytes.Buffer, *bytes.Buffer) {
 	out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
-	return &Options{
+	f := &cmdutil.Factory{
 		IO:        &cmdutil.IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut},
 		Getwd:     func() (string, error) { return p.dir, nil },
 		HomeDir:   func() (string, error) { return filepath.Join(p.dir, "outside"), nil },
 		LookupEnv: func(string) (string, bool) { return "", false },
-		Ctx:       context.Background(),
-		Config:    filepath.Join(p.dir, "cfg.yaml"),
-		Agent:     "agent_a",
+	}
+	return &Options{
+		IO:        f.IO,
+		OpenAgent: f.OpenAgent,
+		Target:    cmdutil.AgentRequest{Config: filepath.Join(p.dir, "cfg.yaml"), Agent: "agent_a"},
 	}, out, errOut
 }
 
 func TestListRun(t *testing.T) {
 	p := newProject(t, "")
 	o, out, _ := p.opts()
-	if err := listRun(o); err != nil {
+	if err := listRun(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
 	s := out.String()
@@ -79,8 +81,8 @@ func TestListRun(t *testing.T) {
 		}
 	}
 	o, out, _ = p.opts()
-	o.JSON, o.Final = true, true
-	if err := listRun(o); err != nil {
+	o.JSON, o.Target.Final = true, true
+	if err := listRun(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
 	var tools []toolOut
@@ -116,8 +118,8 @@ func TestCallRun(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			o, out, errOut := p.opts()
-			o.Tool, o.Args, o.Final = tt.tool, tt.args, tt.final
-			err := callRun(o)
+			o.Tool, o.Args, o.Target.Final = tt.tool, tt.args, tt.final
+			err := callRun(context.Background(), o)
 			if code := cmdutil.CodeOf(err); code != tt.code {
 				t.Fatalf("exit %d, want %d (err %v, stdout %s, stderr %s)", code, tt.code, err, out, errOut)
 			}
@@ -155,7 +157,7 @@ func TestCallCreatesOnlyTheWorkspace(t *testing.T) {
 	p := newProject(t, "")
 	o, out, _ := p.opts()
 	o.Tool, o.Args = "list_allowed_directories", "{}"
-	if err := callRun(o); err != nil {
+	if err := callRun(context.Background(), o); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
 	if _, err := os.Stat(filepath.Join(p.dir, ".massgen", "workspaces", "ws_a")); err != nil {
@@ -172,7 +174,7 @@ func TestCommandSandboxNoneWarns(t *testing.T) {
 	p := newProject(t, "command_sandbox: none\n")
 	o, _, errOut := p.opts()
 	o.Tool, o.Args = "execute_command", `{"command":"true"}`
-	if err := callRun(o); err != nil {
+	if err := callRun(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(errOut.String(), "WITHOUT a kernel sandbox") {

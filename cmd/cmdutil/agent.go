@@ -1,0 +1,193 @@
+package cmdutil
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+	"go.uber.org/zap"
+
+	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/internal/agentenv"
+	"github.com/massgen-go/massgen/logging"
+)
+
+// noConfigMessage is the error when no --config is given and no default config exists.
+const noConfigMessage = "no config: pass --config FILE or --config @examples/NAME (see `massgen configs list`), or create ./.massgen/config.yaml"
+
+// LoadConfig loads the config called name: a YAML file, a built-in name or @examples/NAME,
+// relative to the working directory; "" looks for ./.massgen/config.yaml, then
+// ~/.massgen/config.yaml. Warnings are returned even with an error. Errors exit 2.
+func (f *Factory) LoadConfig(name string) (*configs.Config, []configs.Warning, error) {
+	return f.load(name, configs.Load)
+}
+
+// LoadRunConfig is LoadConfig plus the checks a run makes before it starts
+// (configs.LoadForRun): what a run would refuse is refused before anything is created.
+func (f *Factory) LoadRunConfig(name string) (*configs.Config, []configs.Warning, error) {
+	return f.load(name, configs.LoadForRun)
+}
+
+func (f *Factory) load(name string, load func(configs.LoadOptions) (*configs.Config, []configs.Warning, error)) (*configs.Config, []configs.Warning, error) {
+	wd, err := f.Getwd()
+	if err != nil {
+		return nil, nil, WithCode(ExitFailure, fmt.Errorf("current directory: %w", err))
+	}
+	home := f.home()
+	if name == "" {
+		def, ok := configs.DefaultConfigName(wd, home)
+		if !ok {
+			return nil, nil, WithCode(ExitUsage, errors.New(noConfigMessage))
+		}
+		name = def
+	}
+	cfg, warnings, err := load(configs.LoadOptions{Name: name, BaseDir: wd, Home: home, LookupEnv: f.LookupEnv})
+	if err != nil {
+		return nil, warnings, WithCode(ExitUsage, err)
+	}
+	return cfg, warnings, nil
+}
+
+// home is the user's home, or "" when it is unknown (~/.massgen/ is then skipped).
+func (f *Factory) home() string {
+	if f.HomeDir == nil {
+		return ""
+	}
+	h, _ := f.HomeDir()
+	return h
+}
+
+// AddContextFlag adds --context PATH[:read|write] (repeatable) to cmd.
+func AddContextFlag(cmd *cobra.Command, into *[]string) {
+	cmd.Flags().StringArrayVar(into, "context", nil, "add a context path PATH[:read|write] (default write; repeatable)")
+}
+
+// AddAgentFlags adds the flags naming an agent's environment to cmd: --config (-c), --agent,
+// --final and --context.
+func AddAgentFlags(cmd *cobra.Command, r *AgentRequest) {
+	fl := cmd.Flags()
+	fl.StringVarP(&r.Config, "config", "c", "", "config: a YAML file, a built-in name or @examples/NAME (default ./.massgen/config.yaml)")
+	fl.StringVar(&r.Agent, "agent", "", "agent id (required)")
+	fl.BoolVar(&r.Final, "final", false, "the final (presenting) agent's role: context paths get their configured permission")
+	AddContextFlag(cmd, &r.Contexts)
+}
+
+// AddContexts adds --context values to cfg, relative to the working directory, and checks
+// every context path as a run does.
+func (f *Factory) AddContexts(cfg *configs.Config, contexts []string) error {
+	wd, err := f.Getwd()
+	if err != nil {
+		return WithCode(ExitFailure, fmt.Errorf("current directory: %w", err))
+	}
+	var cps []configs.ContextPath
+	for _, c := range contexts {
+		cp, err := configs.ParseContextFlag(c)
+		if err != nil {
+			return &FlagError{Err: err}
+		}
+		cps = append(cps, cp)
+	}
+	if err := cfg.AddContextPaths(wd, cps...); err != nil {
+		return &FlagError{Err: err}
+	}
+	if err := cfg.CheckContextPaths(); err != nil {
+		return WithCode(ExitUsage, err)
+	}
+	return nil
+}
+
+// AgentRequest names the agent whose environment an inspection command opens.
+type AgentRequest struct {
+	Config   string   // --config ("" : the default config)
+	Agent    string   // --agent
+	Final    bool     // --final: the final (presenting) agent's role
+	Contexts []string // --context PATH[:read|write]
+	Debug    bool     // --debug: debug-level logs
+	// DecideOnly opens it for deciding without acting (permissions check): no log folder, no
+	// workspace, no MCP server, no audit; Hooks then says whether hooks run.
+	DecideOnly bool
+	Hooks      bool
+}
+
+// AgentEnv is an agent's environment opened for one command. Close it when done.
+type AgentEnv struct {
+	Config *configs.Config
+	Agent  *agentenv.Agent
+	Role   agentenv.Role
+	RunDir string // "" with DecideOnly
+	Logger *zap.Logger
+	close  []func() error
+}
+
+// Close stops the agent's MCP servers, closes the audit log and flushes the logs.
+func (e *AgentEnv) Close() error {
+	var errs []error
+	for i := len(e.close) - 1; i >= 0; i-- {
+		errs = append(errs, e.close[i]())
+	}
+	return errors.Join(errs...)
+}
+
+// OpenAgent loads the config and builds the agent's environment exactly as a run does
+// (internal/agentenv), with what only a run knows left at its defaults: no earlier turns'
+// workspaces, no one to ask. Config warnings and MCP servers that fail to start are reported on
+// stderr. Errors carry exit codes: 2 for the config and the flags, 1 otherwise.
+func (f *Factory) OpenAgent(ctx context.Context, r AgentRequest) (*AgentEnv, error) {
+	if r.Agent == "" {
+		return nil, FlagErrorf("--agent is required")
+	}
+	cfg, warnings, err := f.LoadConfig(r.Config)
+	for _, w := range warnings {
+		fmt.Fprintln(f.IO.ErrOut, w.String())
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := f.AddContexts(cfg, r.Contexts); err != nil {
+		return nil, err
+	}
+	e := &AgentEnv{Config: cfg, Role: agentenv.Coordination, Logger: zap.NewNop()}
+	if r.Final {
+		e.Role = agentenv.Final
+	}
+	fail := func(err error) (*AgentEnv, error) {
+		_ = e.Close()
+		var ce *agentenv.ConfigError
+		if errors.As(err, &ce) {
+			return nil, WithCode(ExitUsage, err)
+		}
+		return nil, WithCode(ExitFailure, err)
+	}
+	if !r.DecideOnly {
+		if e.RunDir, err = logging.NewRunDir(cfg.MassgenDir(), time.Now()); err != nil {
+			return fail(err)
+		}
+		logger, flush, err := logging.New(e.RunDir, r.Debug)
+		if err != nil {
+			return fail(err)
+		}
+		e.Logger = logger
+		e.close = append(e.close, flush)
+	}
+	env, err := agentenv.New(agentenv.Options{
+		Config:     cfg,
+		RunDir:     e.RunDir,
+		Home:       f.home(),
+		DecideOnly: r.DecideOnly,
+		NoHooks:    r.DecideOnly && !r.Hooks,
+		Warn: func(id string, err error) {
+			fmt.Fprintf(f.IO.ErrOut, "warning: agent %s: %v (continuing without it)\n", id, err)
+		},
+		Logger: e.Logger,
+	})
+	if err != nil {
+		return fail(err)
+	}
+	e.close = append(e.close, env.Close)
+	if e.Agent, err = env.Agent(ctx, r.Agent); err != nil {
+		return fail(err)
+	}
+	return e, nil
+}

@@ -1,5 +1,0 @@
-package permissionscmd
-
-import "context"
-
-func contextBackground() context.Context { return context.Background() }

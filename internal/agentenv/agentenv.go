@@ -1,0 +1,401 @@
+// Package agentenv builds an agent's environment from a config: its permission Spec, Policy and
+// Guard (project and per-agent rules, mode, hooks, command sandbox, audit log, grants), its
+// Toolset, and its MCP servers. The run and every command that shows what an agent may do
+// (tools list|call, permissions check, mcp serve) build it here and nowhere else, so what they
+// say is what the run does.
+package agentenv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/filesystem"
+	"github.com/massgen-go/massgen/filesystem/sandbox"
+	"github.com/massgen-go/massgen/internal/mcpclient"
+	"github.com/massgen-go/massgen/permissions"
+)
+
+// Role is the role an agent's tools are built for.
+type Role = permissions.Role
+
+// The roles: coordination (context paths read-only) and final (their configured permission).
+const (
+	Coordination = permissions.Coordination
+	Final        = permissions.Final
+)
+
+// Options are the inputs of one run's environments. What only a run knows has a default that
+// the inspection commands share, so they decide as a run with the same inputs would.
+type Options struct {
+	Config *configs.Config
+	// RunDir is the run's log folder: the audit log is RunDir/permissions.jsonl and deletions
+	// from context paths go to <.massgen>/trash/<base of RunDir>. "": no audit log, and the
+	// trash folder is named after the current time.
+	RunDir string
+	// ReadOnly are extra read-only roots for every agent: earlier turns' workspaces (default none).
+	ReadOnly []string
+	// TempWorkspace returns an agent's temporary workspace (default
+	// <orchestrator.agent_temporary_workspace>/<agent id>, where the run's snapshot store puts it).
+	TempWorkspace func(agentID string) string
+	// Asker resolves "ask" decisions (default nil: an ask is a deny saying how to allow it).
+	Asker permissions.Asker
+	// Home is used for ~ expansion in rules ("": the user's home).
+	Home string
+	// DecideOnly builds environments that decide without acting (permissions check): filesystem
+	// lookups are memoized (the tree must not change meanwhile), no workspace is created, no MCP
+	// server is started and nothing is audited.
+	DecideOnly bool
+	// NoHooks leaves the pre- and post-tool-use hooks out (permissions check without --hooks).
+	NoHooks bool
+	// Warn hears about each MCP server that failed to start; the agent goes on without it.
+	Warn   func(agentID string, err error)
+	Logger *zap.Logger
+}
+
+// ConfigError is a fault of the config or the project rules (as opposed to the machine).
+type ConfigError struct{ Err error }
+
+func (e *ConfigError) Error() string { return e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+func configError(format string, a ...any) error {
+	return &ConfigError{Err: fmt.Errorf(format, a...)}
+}
+
+// Env holds what a run's agents share: the project rules, the effective command sandbox, the
+// audit log and the trash folder. Close releases the agents' MCP servers and the audit log.
+type Env struct {
+	o         Options
+	cfg       *configs.Config
+	log       *zap.Logger
+	project   *permissions.ProjectRules
+	sandboxed bool
+	audit     *permissions.AuditLog
+	trashDir  string
+
+	mu     sync.Mutex
+	agents map[string]*Agent
+	closed bool
+}
+
+// New reads the project rules (.massgen/permissions.yaml) and opens the audit log.
+func New(o Options) (*Env, error) {
+	if o.Config == nil {
+		return nil, errors.New("agentenv: no config")
+	}
+	if o.Logger == nil {
+		o.Logger = zap.NewNop()
+	}
+	cfg := o.Config
+	project, err := permissions.LoadProjectFile(cfg.MassgenDir())
+	if err != nil {
+		return nil, &ConfigError{Err: err}
+	}
+	// Commands are only ever run under the sandbox actually available; without one they are
+	// refused, except with command_sandbox: none, where MassGen's stricter command rules apply.
+	mode, sbErr := sandbox.Effective(cfg.CommandSandbox)
+	e := &Env{
+		o: o, cfg: cfg, log: o.Logger, project: project,
+		sandboxed: sbErr == nil && mode != sandbox.ModeNone,
+		trashDir:  filepath.Join(cfg.MassgenDir(), "trash", runID(o.RunDir)),
+		agents:    map[string]*Agent{},
+	}
+	if o.RunDir != "" && !o.DecideOnly {
+		audit, err := permissions.OpenAuditLog(filepath.Join(o.RunDir, "permissions.jsonl"))
+		if err != nil {
+			return nil, fmt.Errorf("agentenv: audit log: %w", err)
+		}
+		e.audit = audit
+	}
+	return e, nil
+}
+
+// runID names the trash folder after the run's log folder.
+func runID(runDir string) string {
+	if runDir == "" {
+		return "run_" + time.Now().UTC().Format("20060102_150405")
+	}
+	return filepath.Base(runDir)
+}
+
+// Sandboxed says commands run under a kernel sandbox (which relaxes MassGen's command rules).
+func (e *Env) Sandboxed() bool { return e.sandboxed }
+
+// Close stops every MCP server the agents started and closes the audit log.
+func (e *Env) Close() error {
+	e.mu.Lock()
+	agents := e.agents
+	e.agents, e.closed = map[string]*Agent{}, true
+	e.mu.Unlock()
+	var errs []error
+	for _, a := range agents {
+		if a.external != nil {
+			errs = append(errs, mcpclient.Close(a.external))
+		}
+	}
+	if e.audit != nil {
+		errs = append(errs, e.audit.Close())
+		e.audit = nil
+	}
+	return errors.Join(errs...)
+}
+
+// Agent is one agent's environment for the run: its phases share the file tracker, the
+// "allow for this run" grants and the MCP servers, which start once (in Env.Agent) and stop at
+// Env.Close.
+type Agent struct {
+	env      *Env
+	cfg      configs.Agent
+	project  *configs.Permissions // the project file's rules for this agent
+	tracker  *filesystem.Tracker
+	grants   *permissions.Grants
+	external map[string]filesystem.External
+
+	mu    sync.Mutex
+	roles map[Role]*roleEnv
+}
+
+// roleEnv is what is built once per role.
+type roleEnv struct {
+	guard   *permissions.Guard
+	toolset *filesystem.Toolset
+	offered map[string]bool
+}
+
+// Agent returns agent id's environment, building it on first use: its workspace is created and
+// its MCP servers are started (unless DecideOnly). ctx bounds the servers' lifetime.
+func (e *Env) Agent(ctx context.Context, id string) (*Agent, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil, errors.New("agentenv: Agent after Close")
+	}
+	if a, ok := e.agents[id]; ok {
+		return a, nil
+	}
+	ac, ok := e.cfg.AgentByID(id)
+	if !ok {
+		ids := make([]string, 0, len(e.cfg.Agents))
+		for _, a := range e.cfg.Agents {
+			ids = append(ids, a.ID)
+		}
+		where := ""
+		if e.cfg.Source != "" {
+			where = e.cfg.Source + ": "
+		}
+		return nil, configError("%sno agent %q (agents: %s)", where, id, strings.Join(ids, ", "))
+	}
+	a := &Agent{
+		env: e, cfg: *ac, project: e.project.For(id),
+		tracker: filesystem.NewTracker(), grants: permissions.NewGrants(),
+		roles: map[Role]*roleEnv{},
+	}
+	if ws := ac.Backend.CWD; ws != "" && !e.o.DecideOnly {
+		// The workspace is created on first use (the config names it; MassGen makes it).
+		if err := os.MkdirAll(ws, 0o755); err != nil {
+			return nil, fmt.Errorf("agent %q: workspace: %w", id, err)
+		}
+	}
+	if len(ac.Backend.MCPServers) > 0 && !e.o.DecideOnly {
+		// Servers are given the agent's readable roots, the same in both roles.
+		pol, err := a.policy(Coordination)
+		if err != nil {
+			return nil, err
+		}
+		ext, errs := mcpclient.ConnectWith(ctx, mcpclient.Options{
+			Servers: ac.Backend.MCPServers, AllowedDirs: pol.ReadableRoots(), WorkDir: ac.Backend.CWD,
+			Logger: e.log.With(zap.String("agent", id)),
+		})
+		for _, err := range errs {
+			e.log.Warn("mcp server unavailable", zap.String("agent", id), zap.Error(err))
+			if e.o.Warn != nil {
+				e.o.Warn(id, err)
+			}
+		}
+		a.external = ext
+	}
+	e.agents[id] = a
+	return a, nil
+}
+
+// ID is the agent's id.
+func (a *Agent) ID() string { return a.cfg.ID }
+
+// Config is the agent's section of the config.
+func (a *Agent) Config() configs.Agent { return a.cfg }
+
+// Tracker is the agent's record of files read and created, shared by its phases.
+func (a *Agent) Tracker() *filesystem.Tracker { return a.tracker }
+
+// Hooks are the pre- and post-tool-use hooks of the global section, the project file (its top
+// level, then the agent's section) and the agent's own section, in that order.
+func (a *Agent) Hooks() configs.Hooks {
+	return permissions.HooksFor(a.env.cfg, a.cfg.ID, a.project)
+}
+
+// Spec is the agent's permission Spec for role: the one place it is made. Rules add up from the
+// config's global section, the project file (top level, then its section for this agent) and
+// the agent's own section; the most specific mode wins.
+func (a *Agent) Spec(role Role) (permissions.Spec, error) {
+	e := a.env
+	temp := filepath.Join(e.cfg.Orchestrator.AgentTemporaryWorkspace, a.cfg.ID)
+	if e.o.TempWorkspace != nil {
+		temp = e.o.TempWorkspace(a.cfg.ID)
+	}
+	var temps []string
+	if filepath.IsAbs(temp) {
+		temps = []string{temp}
+	}
+	spec, err := permissions.SpecFromConfig(e.cfg, a.cfg.ID, role, permissions.SpecOptions{
+		TempWorkspaces: temps,
+		ReadOnly:       slices.Clone(e.o.ReadOnly),
+		Sandboxed:      e.sandboxed,
+		Home:           e.o.Home,
+		ProjectRules:   a.project,
+	})
+	if err != nil {
+		return permissions.Spec{}, &ConfigError{Err: fmt.Errorf("agent %q: %w", a.cfg.ID, err)}
+	}
+	return spec, nil
+}
+
+func (a *Agent) policy(role Role) (*permissions.Policy, error) {
+	spec, err := a.Spec(role)
+	if err != nil {
+		return nil, err
+	}
+	newPolicy := permissions.New
+	if a.env.o.DecideOnly {
+		newPolicy = permissions.NewSnapshot
+	}
+	pol, err := newPolicy(spec)
+	if err != nil {
+		return nil, &ConfigError{Err: fmt.Errorf("agent %q: %w", a.cfg.ID, err)}
+	}
+	return pol, nil
+}
+
+// role builds (once) the Guard and Toolset of role.
+func (a *Agent) role(role Role) (*roleEnv, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if r, ok := a.roles[role]; ok {
+		return r, nil
+	}
+	e := a.env
+	pol, err := a.policy(role)
+	if err != nil {
+		return nil, err
+	}
+	log := e.log.With(zap.String("agent", a.cfg.ID))
+	var hooks configs.Hooks
+	if !e.o.NoHooks {
+		hooks = a.Hooks()
+	}
+	guard := permissions.NewGuard(pol, permissions.GuardOptions{
+		Asker: e.o.Asker, Hooks: hooks, Audit: e.audit, Logger: log, Grants: a.grants,
+	})
+	ts, err := filesystem.NewToolset(filesystem.ToolsetOptions{
+		Guard:                   guard,
+		TrashDir:                e.trashDir,
+		EnforceReadBeforeDelete: e.cfg.EnforceReadBeforeDelete(),
+		Tracker:                 a.tracker,
+		Sandbox:                 e.cfg.CommandSandbox,
+		External:                a.external,
+		ExternalOnly:            a.cfg.Backend.CWD == "",
+		Logger:                  log,
+	})
+	if err != nil {
+		return nil, &ConfigError{Err: fmt.Errorf("agent %q: tools: %w", a.cfg.ID, err)}
+	}
+	r := &roleEnv{guard: guard, toolset: ts, offered: map[string]bool{}}
+	for _, t := range ts.Tools() {
+		r.offered[t.Name] = true
+	}
+	a.roles[role] = r
+	return r, nil
+}
+
+// Guard is the agent's permission Guard for role (one per role, built once).
+func (a *Agent) Guard(role Role) (*permissions.Guard, error) {
+	r, err := a.role(role)
+	if err != nil {
+		return nil, err
+	}
+	return r.guard, nil
+}
+
+// Toolset is the agent's Toolset for role (one per role, built once): file tools only with a
+// workspace, write tools only where it may write, and its MCP servers' tools.
+func (a *Agent) Toolset(role Role) (*filesystem.Toolset, error) {
+	r, err := a.role(role)
+	if err != nil {
+		return nil, err
+	}
+	return r.toolset, nil
+}
+
+// RuleNotOffered is the rule of a decision on a tool the agent is not offered.
+const RuleNotOffered = "not-offered"
+
+// Decide is the decision a call would get in role, without running it: a tool the agent is not
+// offered is denied (rule "not-offered"), anything else is decided by the Guard. With DecideOnly
+// no MCP server runs, so a tool of a configured server counts as offered.
+func (a *Agent) Decide(ctx context.Context, role Role, req permissions.Request) (permissions.Decision, error) {
+	r, err := a.role(role)
+	if err != nil {
+		return permissions.Decision{}, err
+	}
+	if !r.offered[req.Tool] && !a.configuredExternal(r, req.Tool) {
+		return permissions.Decision{Rule: RuleNotOffered, Reason: a.notOfferedReason(role, req.Tool)}, nil
+	}
+	return r.guard.Check(ctx, req), nil
+}
+
+// configuredExternal: with DecideOnly, mcp__<server>__<tool> of a server in the agent's config,
+// unless it is a write tool and the agent may write nowhere (Toolset.Tools hides those).
+func (a *Agent) configuredExternal(r *roleEnv, tool string) bool {
+	if !a.env.o.DecideOnly || !strings.HasPrefix(tool, "mcp__") {
+		return false
+	}
+	if permissions.IsWriteTool(tool) && !r.guard.Policy().CanWrite() {
+		return false
+	}
+	for _, s := range a.cfg.Backend.MCPServers {
+		if strings.HasPrefix(tool, "mcp__"+s.Name+"__") {
+			return true
+		}
+	}
+	return false
+}
+
+func (a *Agent) notOfferedReason(role Role, tool string) string {
+	who := fmt.Sprintf("agent %s (%s role)", a.cfg.ID, roleName(role))
+	switch {
+	case filesystem.IsBuiltin(tool) && a.cfg.Backend.CWD == "":
+		return fmt.Sprintf("%s is not offered to %s: it has no workspace (no cwd), so no file tools", tool, who)
+	case filesystem.IsBuiltin(tool):
+		return fmt.Sprintf("%s is not offered to %s: it may not write anywhere in this role", tool, who)
+	case strings.HasPrefix(tool, "mcp__"):
+		return fmt.Sprintf("%s is not offered to %s: no such tool among its MCP servers' tools", tool, who)
+	default:
+		return fmt.Sprintf("unknown tool %s: not offered to %s", tool, who)
+	}
+}
+
+func roleName(r Role) string {
+	if r == Final {
+		return "final"
+	}
+	return "coordination"
+}
