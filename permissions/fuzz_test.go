@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/massgen-go/massgen/permissions/toolargs"
 )
 
 // fuzzTree is the hostile tree of TestHostilePaths, built once per fuzz target.
@@ -178,14 +180,15 @@ func FuzzDecideArgs(f *testing.F) {
 			t.Fatalf("Decide allowed %s %s but extraction fails: %v", tool, argsJSON, err)
 		}
 		for _, pa := range ex.paths {
-			if pa.Access != Write || pa.Glob {
+			removes := pa.Access == toolargs.Delete || destructive(BaseToolName(tool), pa.Arg)
+			if pa.Access == Read || pa.Glob {
 				continue
 			}
 			abs, err := absolute(pa.Path, p.workspace, p.home)
 			if err != nil {
 				t.Fatalf("allowed %s with unresolvable write path %q: %v", tool, pa.Path, err)
 			}
-			if destructive(BaseToolName(tool), pa.Arg) && !strings.HasSuffix(abs, "/") && !strings.HasSuffix(abs, "/.") && !hasDotDot(abs) {
+			if removes && !strings.HasSuffix(abs, "/") && !strings.HasSuffix(abs, "/.") && !hasDotDot(abs) {
 				// Removing or moving a link touches the link only: judge the entry.
 				clean := filepath.Clean(abs)
 				if parent, ok := kernelResolve(filepath.Dir(clean)); ok {
