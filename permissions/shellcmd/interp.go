@@ -210,7 +210,10 @@ func (c *call) operands(p *parsed, l layout) error {
 	if rest == unset {
 		rest = operand
 	}
-	linkDir := c.linkDir(p, last)
+	var linkDir *string
+	if rest == linkTarget {
+		linkDir = c.linkDir(p, last)
+	}
 	for _, o := range ops {
 		if err := c.operand(o, rest, linkDir); err != nil {
 			return err

@@ -166,7 +166,7 @@ func simpleCalls(f *syntax.File) map[*syntax.CallExpr]bool {
 // wordsAs records the literal words of ws as paths with one access.
 func (a *analyzer) wordsAs(arg string, ws []*syntax.Word, acc toolargs.Access, st *shellState) error {
 	for _, w := range ws {
-		lws, err := a.literalWords(w)
+		lws, err := a.appendWords(nil, w)
 		if err != nil {
 			return err
 		}
@@ -193,7 +193,7 @@ func (a *analyzer) redirect(r *syntax.Redirect, st *shellState) error {
 	if r.Op == syntax.RdrIn || r.Op == syntax.DplIn {
 		acc = toolargs.Read
 	}
-	lws, err := a.literalWords(r.Word)
+	lws, err := a.appendWords(nil, r.Word)
 	if err != nil {
 		return err
 	}
@@ -225,13 +225,12 @@ func isDigits(s string) bool {
 
 // call analyses one simple command of the syntax tree.
 func (a *analyzer) call(ce *syntax.CallExpr, st *shellState, simple bool, depth int) error {
-	var words []word
+	words := make([]word, 0, len(ce.Args))
 	for _, w := range ce.Args {
-		lws, err := a.literalWords(w)
-		if err != nil {
+		var err error
+		if words, err = a.appendWords(words, w); err != nil {
 			return err
 		}
-		words = append(words, lws...)
 	}
 	if len(words) == 0 {
 		return nil

@@ -17,40 +17,45 @@ type word struct {
 	glob    bool // unquoted pattern characters that bash would expand
 	tilde   bool // starts with an unquoted ~
 	// stands, when set, marks a word that stands for paths the text does not show (the {} of
-	// find -exec, what xargs reads from stdin); subst are the words known to hold them.
+	// find -exec, what xargs reads from stdin): what it stands for.
 	stands string
-	subst  []word
 }
 
 // literal is a word made of text alone.
 func literal(s string) word { return word{s: s, tilde: strings.HasPrefix(s, "~")} }
 
-// literalWords expands a word's braces into words, counting them against the command's word
-// budget before expanding: too many is ErrTooLarge, never a long wait.
-func (a *analyzer) literalWords(w *syntax.Word) ([]word, error) {
-	if hasBraceChars(w) {
-		// SplitBraces rewrites the word in place; work on a copy so callers see the original.
-		cp := *w
-		cp.Parts = append([]syntax.WordPart(nil), w.Parts...)
-		if syntax.SplitBraces(&cp) {
-			w = &cp
+// appendWords appends the words brace expansion makes of w to out, counting them against the
+// command's word budget before expanding: too many is ErrTooLarge, never a long wait.
+func (a *analyzer) appendWords(out []word, w *syntax.Word) ([]word, error) {
+	if !hasBraceChars(w) {
+		if a.nwords++; a.nwords > MaxWords {
+			return nil, tooManyWords()
 		}
+		return append(out, literalWord(w)), nil
 	}
-	n := braceCount(w.Parts, MaxWords+1)
-	if a.nwords+n > MaxWords {
-		return nil, fmt.Errorf("%w: it expands to more than %d words", ErrTooLarge, MaxWords)
+	// SplitBraces rewrites the word in place; work on a copy so callers see the original.
+	cp := *w
+	cp.Parts = append([]syntax.WordPart(nil), w.Parts...)
+	if syntax.SplitBraces(&cp) {
+		w = &cp
 	}
-	out := make([]word, 0, n)
+	if a.nwords+braceCount(w.Parts, MaxWords+1) > MaxWords {
+		return nil, tooManyWords()
+	}
 	for bw, err := range expand.BracesSeq(nil, w) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrTooLarge, err)
 		}
 		if a.nwords++; a.nwords > MaxWords {
-			return nil, fmt.Errorf("%w: it expands to more than %d words", ErrTooLarge, MaxWords)
+			return nil, tooManyWords()
 		}
 		out = append(out, literalWord(bw))
 	}
 	return out, nil
+}
+
+func tooManyWords() error {
+	return fmt.Errorf("%w: it expands to more than %d words", ErrTooLarge, MaxWords)
 }
 
 // braceCount is the number of words brace expansion makes of parts, saturating at limit.
