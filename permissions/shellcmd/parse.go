@@ -31,10 +31,10 @@ func (e *entry) parse(args []word) *parsed {
 		case p.ended || w.dynamic || w.stands != "" || !isOption(w.s) || e.raw || p.stopped && e.passes:
 			p.operands = append(p.operands, w)
 			p.stopped = p.stopped || e.posix && len(p.operands) > e.lead
-		case p.stopped:
-			p.guess(w) // an option of the script's: any path it carries still counts
 		case w.s == "--":
 			p.ended = true
+		case p.stopped:
+			p.guess(w) // an option of the script's: any path it carries still counts
 		default:
 			i = p.option(e, args, i)
 		}

@@ -206,7 +206,7 @@ var programs = []program{
 			"uname", "hostname", "ps", "printenv", "type", "which", "whereis", "tr", "exit", "set", "unset",
 			"read", "local", "return", "shift", "wait", "jobs", "let", "declare", "export", "readonly",
 			"typeset", "umask", "shopt", "getopts", "kill", "hash", "help", "ulimit", "disown", "bg", "fg",
-			"break", "continue", "compgen", "complete", "nproc", "tty", "env-update", "uptime", "groups",
+			"break", "continue", "compgen", "complete", "nproc", "tty", "uptime", "groups", "pwd",
 		},
 		raw:      true,
 		layouts:  []layout{{rest: text}},
@@ -553,7 +553,7 @@ var programs = []program{
 		},
 		match: []example{
 			{"python3 -c 'import os\nprint(1)\n'", "inline"}, {"python3 run.py --model small", "run.py:r small:r"},
-			{"python3 -m pytest -q tests/", "tests/:r"}, {"python3 --version", ""}, {"echo 'x' | python3", "inline"},
+			{"python3 -m pytest -q tests/", "tests/:r"}, {"python3 x.py --out=/o -- -a", "x.py:r /o:r -a:r"}, {"python3 --version", ""}, {"echo 'x' | python3", "inline"},
 			{"python3 - <<EOF\nprint(1)\nEOF", "-:r inline"}, {"python3.12 -Ic 'print(1)'", "inline"}, {"[strict] python3 x.py", "x.py:w"},
 		},
 		notMatch: []example{{"python3 -c 'print(1)' a", "print(1):r"}, {"python3 run.py -c x", "inline"}},

@@ -14,14 +14,14 @@ type program struct {
 	versioned bool     // the names may end in a version: python3.12, pypy3, node18
 	refuse    string   // refused whatever the permissions: why
 	opts      []opt
-	layouts   []layout // what the operands are: the first layout whose flags match; none: operand
-	posix     bool     // options end at the first operand (wrappers, interpreters)
-	raw       bool     // no options at all: every word is an operand (echo, test)
-	letters   bool     // letters of a cluster the table does not list are flags
-	caseless  bool     // options are spelled in any case (PowerShell); listed in lower case
-	bundled   bool     // a first word without a dash is a cluster of options: tar cf a.tar
-	settings  bool     // NAME=VALUE operands before the command are settings (env)
-	keyed     map[string]role
+	layouts   []layout        // what the operands are: the first layout whose flags match; none: operand
+	posix     bool            // options end at the first operand (wrappers, interpreters)
+	raw       bool            // no options at all: every word is an operand (echo, test)
+	letters   bool            // letters of a cluster the table does not list are flags
+	caseless  bool            // options are spelled in any case (PowerShell); listed in lower case
+	bundled   bool            // a first word without a dash is a cluster of options: tar cf a.tar
+	settings  bool            // NAME=VALUE operands before the command are settings (env)
+	keyed     map[string]role // KEY=VALUE operands: the role of VALUE by KEY (dd if= of=)
 	// refuseRoot: with these flags, an operand that is / or a pattern directly under / is
 	// refused (rm -r /).
 	refuseRoot flag
