@@ -115,3 +115,20 @@ func TestCommandDeletes(t *testing.T) {
 		{"mv a protected file away", "execute_command", c("mv " + R + "/project/expected_output.txt x"), false, ""},
 	})
 }
+
+// TestCommandIntoDirectory: what cp, mv and ln put into a directory the command line names as
+// one (d/, -t d, several sources) is judged under its own name there.
+func TestCommandIntoDirectory(t *testing.T) {
+	tr := newTree(t)
+	R := tr.root
+	tr.write(t, "ws/expected_output.txt")
+	p := mustPolicy(t, tr.spec(Final))
+	c := func(cmd string) map[string]any { return map[string]any{"command": cmd} }
+	rtRun(t, p, []rtCase{
+		{"mv a file into a context path", "execute_command", c("mv a.txt " + R + "/project/"), true, ""},
+		{"cp onto a protected name, d/", "execute_command", c("cp expected_output.txt " + R + "/project/"), false, "cp into a directory wrote the source's name there unchecked"},
+		{"mv onto a protected name, -t", "execute_command", c("mv -t " + R + "/project expected_output.txt"), false, "mv -t wrote the source's name there unchecked"},
+		{"cp onto a protected name, several sources", "execute_command", c("cp a.txt expected_output.txt " + R + "/project"), false, "cp of several sources wrote their names there unchecked"},
+		{"control: cp into a context path", "execute_command", c("cp a.txt " + R + "/project/src/"), true, ""},
+	})
+}

@@ -154,7 +154,7 @@ func TestArgNames(t *testing.T) {
 		got = append(got, fmt.Sprintf("%s=%s:%s", p.Arg, p.Path, p.Access))
 	}
 	want := []string{
-		"rm operand=old:delete", "cp -t=dest:write", "cp operand=a:read", "redirect >=log.txt:write",
+		"rm operand=old:delete", "cp -t=dest:write", "cp operand=a:read", "cp operand (in the destination)=dest/a:write", "redirect >=log.txt:write",
 		"tar -C=out:write", "tar -f=a.tar:read",
 	}
 	if !slices.Equal(got, want) {

@@ -1,6 +1,7 @@
 package shellcmd
 
 import (
+	"cmp"
 	"fmt"
 	"net/url"
 	"path"
@@ -202,27 +203,71 @@ func (c *call) operands(p *parsed, l layout) error {
 	if l.rest.lists() {
 		return c.list(p, l.rest, ops)
 	}
+	return c.sources(p, l, ops)
+}
+
+// sources records operands that may end with a destination (cp, mv, ln): when the command line
+// shows the destination is a directory, what lands in it is judged too.
+func (c *call) sources(p *parsed, l layout, ops []word) error {
 	var last *word
 	if l.last != unset && len(ops) > 0 {
 		last, ops = &ops[len(ops)-1], ops[:len(ops)-1]
 	}
-	rest := l.rest
-	if rest == unset {
-		rest = operand
+	dir := destDir(p, last, len(ops))
+	if l.into == unset {
+		dir = nil
 	}
-	var linkDir *string
-	if rest == linkTarget {
-		linkDir = c.linkDir(p, last)
-	}
+	rest, links := cmp.Or(l.rest, operand), linkDir(dir, last)
 	for _, o := range ops {
-		if err := c.operand(o, rest, linkDir); err != nil {
+		if err := c.operand(o, rest, links); err != nil {
 			return err
 		}
+		if dir != nil {
+			in := o // what stands for unknown paths still does
+			if o.stands == "" {
+				in = part(o, strings.TrimSuffix(*dir, "/")+"/"+path.Base(o.s))
+			}
+			if err := c.emit(c.name+" operand (in the destination)", in, l.into, c.opSt); err != nil {
+				return err
+			}
+		}
 	}
-	if last != nil {
-		return c.operand(*last, l.last, nil)
+	switch {
+	case last == nil:
+		return nil
+	case dir != nil:
+		return c.operand(*last, write, nil) // a directory moved or copied into
+	}
+	return c.operand(*last, l.last, nil)
+}
+
+// destDir is the directory the sources go into when the command line shows there is one: the
+// value of -t, or a last operand ending in / (or . or ..) or following several sources. A
+// single destination without a slash may be a directory as well, which the text cannot show.
+func destDir(p *parsed, last *word, sources int) *string {
+	for _, v := range p.values {
+		if v.o != nil && v.o.sets&fTargetDir != 0 && !v.w.dynamic {
+			return &v.w.s
+		}
+	}
+	if last == nil || last.dynamic || p.flags&fNoTarget != 0 {
+		return nil
+	}
+	s := last.s
+	if sources > 1 || strings.HasSuffix(s, "/") || path.Base(s) == "." || path.Base(s) == ".." {
+		return &s
 	}
 	return nil
+}
+
+// linkDir is the directory symbolic links are made in: the destination directory, or the last
+// operand's.
+func linkDir(dir *string, last *word) *string {
+	if dir != nil || last == nil {
+		return dir
+	}
+	d := path.Dir(last.s)
+	return &d
 }
 
 // operand records one operand.
@@ -241,20 +286,6 @@ func (c *call) operand(w word, r role, linkDir *string) error {
 	return c.emit(c.name+" operand", w, r, c.opSt)
 }
 
-// linkDir is the directory symbolic links are made in: -t DIR, or the last operand's.
-func (c *call) linkDir(p *parsed, last *word) *string {
-	for _, v := range p.values {
-		if v.o != nil && v.o.sets&fTargetDir != 0 {
-			return &v.w.s
-		}
-	}
-	if last == nil {
-		return nil
-	}
-	dir := path.Dir(last.s)
-	return &dir
-}
-
 // linkTarget records the target of a symbolic link made without the sandbox: a later word of
 // the same command line (echo x > link) is judged before the link exists, so what the link
 // leads to must be writable already, and a relative target is relative to the link's directory.
@@ -265,7 +296,7 @@ func (c *call) linkTarget(w word, dir *string) error {
 	if w.dynamic || dir == nil || *dir == "." || strings.HasPrefix(w.s, "/") || strings.HasPrefix(w.s, "~") {
 		return nil
 	}
-	return c.emit(c.name+" -s target (from the link's directory)", part(w, *dir+"/"+w.s), write, c.opSt)
+	return c.emit(c.name+" -s target (from the link's directory)", part(w, strings.TrimSuffix(*dir, "/")+"/"+w.s), write, c.opSt)
 }
 
 // list records the remaining operands when they are read as a whole.

@@ -61,6 +61,7 @@ type layout struct {
 	lead         []role // the first operands, in order
 	last         role   // the last operand after lead, if set
 	rest         role   // every other operand (unset: operand)
+	into         role   // a source's name in the destination directory, if set (cp a d/: d/a)
 	cwd          role   // the working directory, if set (tar x, unzip, patch, wget write there)
 	empty        role   // the working directory when there is no operand, if set (find -delete)
 }
