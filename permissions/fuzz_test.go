@@ -162,6 +162,9 @@ func FuzzDecideArgs(f *testing.F) {
 	f.Add(uint8(8), `{"command":"ln -s to_protected sl && echo x > sl"}`)
 	f.Add(uint8(8), `{"command":"echo {a,b}{1..3} > sub/{x,y}"}`)
 	f.Add(uint8(8), `{"command":"gzip to_protected; patch a.txt p.diff"}`)
+	f.Add(uint8(8), `{"command":"mv a.txt to_outside_dir; cp -t sub/up a.txt; ln -s x y sub/rel/"}`)
+	f.Add(uint8(8), `{"command":"tar -C sub -cf to_protected up; find . -fprint to_etc; shred to_protected"}`)
+	f.Add(uint8(8), `{"command":"[ -f to_etc ] && env -C sub/up rm -r x; trap 'rm to_protected' EXIT"}`)
 	f.Fuzz(func(t *testing.T, which uint8, argsJSON string) {
 		tool := fuzzTools[int(which)%len(fuzzTools)]
 		var args map[string]any
