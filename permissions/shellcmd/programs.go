@@ -571,8 +571,9 @@ var programs = []program{
 		opts: []opt{
 			{names: "-e --eval -p --print -pe", values: []role{code}, sets: fProgram, ends: true},
 			takes("-r --require --import --loader --input-type --conditions -C", text),
+			sets("--test", fProgram), {names: "--run", values: []role{text}, sets: fProgram},
 		},
-		match:    []example{{"node -e 'console.log(1)'", "inline"}, {"node app.js", "app.js:r"}, {"node -pe 1", "inline"}},
+		match:    []example{{"node -e 'console.log(1)'", "inline"}, {"node app.js", "app.js:r"}, {"node -pe 1", "inline"}, {"node --test", ""}},
 		notMatch: []example{{"node app.js", "inline"}, {"node -e 'require(\"/etc/x\")'", `require("/etc/x"):r`}},
 	},
 	{
@@ -629,9 +630,9 @@ var programs = []program{
 		stdin:     "reading its program from stdin",
 		opts: []opt{
 			{names: "-r -R -B -E", values: []role{code}, sets: fProgram, ends: true}, {names: "-f --file", values: []role{read}, sets: fProgram},
-			takes("-c -t", read), takes("-d -S -z", text),
+			takes("-c -t", read), takes("-d -S -z", text), sets("-i --info -m --modules", fProgram),
 		},
-		match:    []example{{"php -r 'echo 1;'", "inline"}, {"php -f x.php", "x.php:r"}},
+		match:    []example{{"php -r 'echo 1;'", "inline"}, {"php -f x.php", "x.php:r"}, {"php -m", ""}},
 		notMatch: []example{{"php x.php", "inline"}},
 	},
 	{
