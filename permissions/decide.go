@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/massgen-go/massgen/permissions/toolargs"
 )
 
 // maxGlobMatches bounds the files the command globs of one call may expand to before the call is
@@ -88,21 +90,24 @@ func (p *Policy) decide(r Request) (Decision, decideInfo) {
 		}
 		return Decision{Rule: "cannot-determine-path", Reason: "Access denied: " + err.Error() + " (calls that cannot be judged are refused)"}, info
 	}
-	if ex.cmd != nil && !p.spec.Sandboxed && len(ex.cmd.dynamic) > 0 {
+	if ex.cmd != nil && !p.spec.Sandboxed && len(ex.cmd.Dynamic) > 0 {
 		return Decision{Rule: "command-expansion", Reason: fmt.Sprintf(
 			"Access denied: the command uses %s; without the kernel sandbox, shell expansions are refused because they hide the paths a command touches (write the paths literally)",
-			ex.cmd.dynamic[0])}, info
+			ex.cmd.Dynamic[0])}, info
 	}
-	if ex.cmd != nil && !p.spec.Sandboxed && len(ex.cmd.inline) > 0 && !p.allowedByRule(call, ex, r.Args) {
+	if ex.cmd != nil && !p.spec.Sandboxed && len(ex.cmd.Inline) > 0 && !p.allowedByRule(call, ex, r.Args) {
 		return Decision{Rule: "inline-code", Reason: fmt.Sprintf(
 			"Access denied: the command runs program text the check cannot see (%s); without the kernel sandbox that is refused unless a rule in permissions.allow covers the command, e.g. %q",
-			ex.cmd.inline[0], r.Tool+"("+firstWord(ex.command)+" *)")}, info
+			ex.cmd.Inline[0], r.Tool+"("+firstWord(ex.command)+" *)")}, info
 	}
 	budget := &globBudget{matches: maxGlobMatches, scan: maxGlobScan}
 	var last Decision
 	askContext := false
 	for _, pa := range ex.paths {
-		destr := pa.Access == Write && destructive(base, pa.Arg)
+		destr := pa.Access == toolargs.Delete || pa.Access == Write && destructive(base, pa.Arg)
+		if pa.Access == toolargs.Delete {
+			pa.Access = Write // the entry is judged as written (checkEntry), with what lies below it
+		}
 		var d Decision
 		var m *managed
 		if destr && !pa.Glob {
@@ -507,11 +512,6 @@ func destructive(base, arg string) bool {
 		return true
 	case "move_file":
 		return arg == "source"
-	}
-	for _, op := range []string{"rm operand", "rmdir operand", "mv operand", "unlink operand", "shred operand", "find operand"} {
-		if arg == op {
-			return true
-		}
 	}
 	if _, ok := ourTools[base]; ok {
 		return false

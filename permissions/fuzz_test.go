@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/massgen-go/massgen/permissions/toolargs"
 )
 
 // fuzzTree is the hostile tree of TestHostilePaths, built once per fuzz target.
@@ -160,6 +162,9 @@ func FuzzDecideArgs(f *testing.F) {
 	f.Add(uint8(8), `{"command":"ln -s to_protected sl && echo x > sl"}`)
 	f.Add(uint8(8), `{"command":"echo {a,b}{1..3} > sub/{x,y}"}`)
 	f.Add(uint8(8), `{"command":"gzip to_protected; patch a.txt p.diff"}`)
+	f.Add(uint8(8), `{"command":"mv a.txt to_outside_dir; cp -t sub/up a.txt; ln -s x y sub/rel/"}`)
+	f.Add(uint8(8), `{"command":"tar -C sub -cf to_protected up; find . -fprint to_etc; shred to_protected"}`)
+	f.Add(uint8(8), `{"command":"[ -f to_etc ] && env -C sub/up rm -r x; trap 'rm to_protected' EXIT"}`)
 	f.Fuzz(func(t *testing.T, which uint8, argsJSON string) {
 		tool := fuzzTools[int(which)%len(fuzzTools)]
 		var args map[string]any
@@ -178,14 +183,15 @@ func FuzzDecideArgs(f *testing.F) {
 			t.Fatalf("Decide allowed %s %s but extraction fails: %v", tool, argsJSON, err)
 		}
 		for _, pa := range ex.paths {
-			if pa.Access != Write || pa.Glob {
+			removes := pa.Access == toolargs.Delete || destructive(BaseToolName(tool), pa.Arg)
+			if pa.Access == Read || pa.Glob {
 				continue
 			}
 			abs, err := absolute(pa.Path, p.workspace, p.home)
 			if err != nil {
 				t.Fatalf("allowed %s with unresolvable write path %q: %v", tool, pa.Path, err)
 			}
-			if destructive(BaseToolName(tool), pa.Arg) && !strings.HasSuffix(abs, "/") && !strings.HasSuffix(abs, "/.") && !hasDotDot(abs) {
+			if removes && !strings.HasSuffix(abs, "/") && !strings.HasSuffix(abs, "/.") && !hasDotDot(abs) {
 				// Removing or moving a link touches the link only: judge the entry.
 				clean := filepath.Clean(abs)
 				if parent, ok := kernelResolve(filepath.Dir(clean)); ok {

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+
+	"github.com/massgen-go/massgen/permissions/shellcmd"
 )
 
 // argDecl is one declared path argument of one of our tools.
@@ -186,14 +188,14 @@ func ExtractPaths(tool string, args map[string]any) ([]PathAccess, error) {
 type extraction struct {
 	paths   []PathAccess
 	command string
-	cmd     *cmdAnalysis
+	cmd     *shellcmd.Analysis
 }
 
 func extract(tool string, args map[string]any) (*extraction, error) {
 	return extractWith(tool, args, false)
 }
 
-// extractWith is extract; strict: commands run without the kernel sandbox (see cmdAnalysis).
+// extractWith is extract; strict: commands run without the kernel sandbox (see shellcmd.Analyze).
 func extractWith(tool string, args map[string]any, strict bool) (*extraction, error) {
 	b := BaseToolName(tool)
 	ex := &extraction{}
@@ -348,13 +350,13 @@ func (ex *extraction) addCommand(tool string, args map[string]any, strict bool) 
 		// The command runs in the workspace: it must exist for this agent.
 		ex.paths = append(ex.paths, PathAccess{Arg: "work_dir (default: workspace)", Path: "", Access: Read})
 	}
-	a, err := analyzeCommand(cmd, workDir, strict)
+	a, err := shellcmd.Analyze(cmd, workDir, strict)
 	if err != nil {
 		return fmt.Errorf("%s: %w", tool, err)
 	}
 	ex.command = cmd
 	ex.cmd = a
-	ex.paths = append(ex.paths, a.paths...)
+	ex.paths = append(ex.paths, a.Paths...)
 	return nil
 }
 
