@@ -488,10 +488,10 @@ func TestClaudeExtraOptions(t *testing.T) {
 	}))
 	defer srv.Close()
 	b := newTestClaude(t, srv.URL, map[string]any{
-		"temperature":           0.2,
-		"top_p":                 0.9,
-		"max_tokens":            2000,
-		"thinking":              map[string]any{"type": "enabled", "budget_tokens": 4096},
+		"temperature":   0.2,
+		"top_p":         0.9,
+		"max_tokens":    2000,
+		"thinking":      map[string]any{"type": "enabled", "budget_tokens": 4096},
 		"allowed_tools": []any{"Read"},
 		"extra_body":    map[string]any{"inference_geo": "us"},
 	})

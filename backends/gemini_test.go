@@ -365,9 +365,9 @@ func TestGeminiExtraOptions(t *testing.T) {
 	}))
 	defer srv.Close()
 	b := newTestGemini(t, srv.URL, map[string]any{
-		"temperature":           0.5,
-		"top_p":                 0.95,
-		"max_tokens":            1000,
+		"temperature":     0.5,
+		"top_p":           0.95,
+		"max_tokens":      1000,
 		"thinking_config": map[string]any{"thinking_budget": 512, "include_thoughts": true},
 		"extra_body":      map[string]any{"cachedContent": "cachedContents/abc"},
 	})

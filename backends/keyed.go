@@ -54,5 +54,3 @@ func keyHint(cfg configs.Backend, vars []string) string {
 	}
 	return strings.Join(vars, " or ")
 }
-
-

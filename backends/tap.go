@@ -24,7 +24,7 @@ type streamTap struct {
 	// indexes count only decoded events.
 	skip map[string]bool
 
-	line      int   // lines completed so far
+	line      int    // lines completed so far
 	cur       []byte // start of the current line (enough to recognise a field and [DONE])
 	curLen    int
 	inEvent   bool   // the current event already has a data line
