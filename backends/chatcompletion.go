@@ -295,7 +295,7 @@ func (b *chatCompletion) once(ctx context.Context, tap *streamTap, params openai
 			resp.Usage = Usage{InputTokens: chunk.Usage.PromptTokens, OutputTokens: chunk.Usage.CompletionTokens}
 		}
 		// xAI Live Search sends the pages it used as a top-level list of URLs.
-		if c, ok := chunk.JSON.ExtraFields["citations"]; ok && c.Valid() {
+		if c, ok := chunk.JSON.ExtraFields["citations"]; ok && c.Raw() != "" {
 			var urls []string
 			if json.Unmarshal([]byte(c.Raw()), &urls) == nil {
 				for _, u := range urls {
