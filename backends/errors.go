@@ -37,7 +37,7 @@ const (
 	KindServer
 	// KindRejected: the provider refused the request (another 4xx).
 	KindRejected
-	// KindNetwork: the provider could not be reached.
+	// KindNetwork: the connection failed before an answer (refused, reset, dropped).
 	KindNetwork
 	// KindProvider: an error the provider reported inside the stream.
 	KindProvider
@@ -152,9 +152,9 @@ func classify(err error, keyHint string) *failure {
 				host = u.Host
 			}
 		}
-		detail := "could not reach the provider"
+		detail := "the connection to the provider failed"
 		if host != "" {
-			detail += " at " + host
+			detail = "the connection to " + host + " failed"
 		}
 		return &failure{kind: KindNetwork, retryable: true, detail: detail + " (" + shortCause(err) + ")", err: err}
 	}

@@ -469,3 +469,43 @@ func TestChatCompletionEitherEndMarker(t *testing.T) {
 		})
 	}
 }
+
+// A provider that cannot be reached, or that drops the connection before answering: retried,
+// then an error naming the host and the cause.
+func TestWireConnectionFailures(t *testing.T) {
+	for _, p := range wireProtocols {
+		t.Run(p.name+"/refused", func(t *testing.T) {
+			fs := newFaultServer(t, func(w http.ResponseWriter, r *http.Request, n int) {})
+			url := fs.URL
+			fs.Close() // nothing listens there any more
+			b := p.backend(t, url, Options{MaxRetries: 1})
+			_, err := b.Generate(testContext(t), hi, nil)
+			host := strings.TrimPrefix(url, "http://")
+			var e *Error
+			if !errors.As(err, &e) || e.Kind != KindNetwork || e.Retries != 1 ||
+				!strings.HasPrefix(e.Message, "the connection to "+host+" failed (") || !strings.HasSuffix(e.Message, ") after 1 retry") {
+				t.Fatalf("err = %v", err)
+			}
+		})
+		t.Run(p.name+"/dropped before answering", func(t *testing.T) {
+			fs := newFaultServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
+				if n == 0 {
+					conn, _, err := http.NewResponseController(w).Hijack()
+					if err == nil {
+						conn.Close()
+					}
+					return
+				}
+				p.ok(startRawSSE(w))
+			})
+			var log wireEvents
+			resp, err := p.backend(t, fs.URL, Options{}).Generate(testContext(t), hi, log.add)
+			if err != nil || resp.Text != "ok" {
+				t.Fatalf("resp = %+v, err = %v", resp, err)
+			}
+			if r := log.kinds(EventRetry); len(r) != 1 || !strings.Contains(r[0].Text, "the connection to ") {
+				t.Errorf("retry events = %+v", r)
+			}
+		})
+	}
+}
