@@ -270,4 +270,3 @@ func TestGeminiCombinesTools(t *testing.T) {
 		}
 	}
 }
-

@@ -87,7 +87,7 @@ func newClaude(cfg configs.Backend, o Options) (Backend, error) {
 	opts := []option.RequestOption{
 		option.WithoutEnvironmentDefaults(),
 		option.WithAPIKey(s.key),
-		// Retries are ours (withRetryNotify): they also cover overloaded errors that arrive
+		// Retries are caller.generate's: they also cover overloaded errors that arrive
 		// inside the event stream, and they report EventRetry.
 		option.WithMaxRetries(0),
 	}
@@ -535,7 +535,7 @@ func claudeTools(specs []ToolSpec) []anthropic.ToolUnionParam {
 	return tools
 }
 
-// claudeStatusError maps an SDK error onto *HTTPStatusError so withRetry can judge it. Errors
+// claudeStatusError maps an SDK error onto *HTTPStatusError so caller.generate can judge it. Errors
 // sent inside a 200 event stream (overloaded_error, api_error, rate_limit_error) get the status
 // the same error would have had as an HTTP answer.
 func claudeStatusError(err error) error {

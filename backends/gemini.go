@@ -81,8 +81,8 @@ func newGemini(cfg configs.Backend, o Options) (Backend, error) {
 		APIKey:     s.key,
 		Backend:    genai.BackendGeminiAPI,
 		HTTPClient: hc,
-		// No RetryOptions: the SDK then makes a single attempt and withRetryNotify does the
-		// retrying, so it can report EventRetry and never repeats a partly streamed reply.
+		// No RetryOptions: the SDK then makes a single attempt and caller.generate does the
+		// retrying, so it can report EventRetry and retries replies that end early too.
 		HTTPOptions: genai.HTTPOptions{BaseURL: strings.TrimSpace(cfg.BaseURL), ExtraBody: b.extraBody},
 	}
 	client, err := genai.NewClient(context.Background(), cc)
@@ -558,7 +558,7 @@ func geminiDeclarations(specs []ToolSpec) []*genai.FunctionDeclaration {
 	return decls
 }
 
-// geminiStatusError maps a genai.APIError onto *HTTPStatusError so withRetry can judge it; the
+// geminiStatusError maps a genai.APIError onto *HTTPStatusError so caller.generate can judge it; the
 // wait comes from the google.rpc.RetryInfo detail Gemini sends with 429s.
 func geminiStatusError(err error) error {
 	var ae genai.APIError

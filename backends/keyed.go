@@ -27,10 +27,6 @@ func setupKeyed(cfg configs.Backend, o Options, provider, defaultModel string) (
 	if o.LookupEnv == nil {
 		o.LookupEnv = os.LookupEnv
 	}
-	log := o.Logger
-	if log == nil {
-		log = zap.NewNop()
-	}
 	vars := keyVars[provider]
 	key, ok := resolveKey(cfg, vars, o.LookupEnv)
 	if !ok {

@@ -14,14 +14,14 @@ import (
 // defaultMaxRetries is used when Options.MaxRetries is 0.
 const defaultMaxRetries = 3
 
-// Backoff bounds for withRetry when the server gives no Retry-After.
+// Backoff bounds for caller.generate when the server gives no Retry-After.
 const (
 	retryBaseDelay = 500 * time.Millisecond
 	retryMaxDelay  = 8 * time.Second
 )
 
 // HTTPStatusError is a provider's HTTP error answer. Backends whose SDK has no retry loop wrap
-// their errors in it so withRetry can tell retryable failures (429, 408, 409, 5xx) from others.
+// their errors in it so caller.generate can tell retryable failures (429, 408, 409, 5xx) from others.
 type HTTPStatusError struct {
 	StatusCode int
 	// Body is (the start of) the error body, for the message.
