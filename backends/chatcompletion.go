@@ -204,12 +204,9 @@ func grokSearch(extra map[string]any) ([]option.RequestOption, error) {
 	if !set {
 		return nil, nil
 	}
-	enabled, ok := on.(bool)
-	if !ok {
-		return nil, fmt.Errorf("enable_web_search: want true or false, got %v (%T)", on, on)
-	}
-	if !enabled {
-		return nil, nil
+	enabled, err := apiParamBool("enable_web_search", on)
+	if err != nil || !enabled {
+		return nil, err
 	}
 	if eb, ok := normalizeYAML(extra["extra_body"]).(map[string]any); ok {
 		if _, manual := eb["search_parameters"]; manual {
@@ -340,16 +337,7 @@ func (b *chatCompletion) once(ctx context.Context, tap *streamTap, params openai
 		return nil, ctx.Err()
 	}
 	if err := stream.Err(); err != nil {
-		var sse *ssestream.StreamError
-		switch {
-		case errors.As(err, &sse):
-			// An error object inside the stream (rate limits and overloads from OpenRouter
-			// and others).
-			return nil, chatStreamError(sse)
-		case isDecodeError(err):
-			return nil, invalidJSON(err, tap, decoded)
-		}
-		return nil, openaiStatusError(err)
+		return nil, openaiStreamError(err, tap, decoded)
 	}
 	if finish == "" && !tap.sawDone() {
 		return nil, endedEarly("finish_reason or [DONE]", tap)
@@ -379,6 +367,21 @@ func (b *chatCompletion) once(ctx context.Context, tap *streamTap, params openai
 		emit(Event{Kind: EventToolCall, ToolCall: &tc})
 	}
 	return resp, nil
+}
+
+// openaiStreamError classifies the error an openai-go stream ended with; decoded is how many
+// events came before it.
+func openaiStreamError(err error, tap *streamTap, decoded int) error {
+	var sse *ssestream.StreamError
+	switch {
+	case errors.As(err, &sse):
+		// An error object inside the stream (rate limits and overloads from OpenRouter and
+		// others).
+		return chatStreamError(sse)
+	case isDecodeError(err):
+		return invalidJSON(err, tap, decoded)
+	}
+	return openaiStatusError(err)
 }
 
 // chatStreamError describes an {"error": ...} object sent inside a chat stream. Its code may

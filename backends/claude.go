@@ -118,9 +118,9 @@ func newClaude(cfg configs.Backend, o Options) (Backend, error) {
 func (b *claudeBackend) Provider() string { return "claude" }
 func (b *claudeBackend) Model() string    { return b.model }
 
-// applyExtra maps the backend's extra YAML keys onto Messages API parameters. Keys that are
-// MassGen options rather than API parameters (enable_web_search, allowed_tools, ...) are ignored
-// with a debug log; a parameter of the wrong type is an error naming the key.
+// applyExtra maps the backend's extra YAML keys onto Messages API parameters and the server
+// tool switches. Other MassGen options (allowed_tools, ...) are ignored with a debug log; a
+// value of the wrong type is an error naming the key.
 func (b *claudeBackend) applyExtra(extra map[string]any) error {
 	var budget int64
 	for _, k := range sortedKeys(extra) {
@@ -181,9 +181,9 @@ func (b *claudeBackend) applyExtra(extra map[string]any) error {
 			budget = n
 			b.extra = append(b.extra, option.WithJSONSet("thinking", map[string]any{"type": "enabled", "budget_tokens": n}))
 		case "enable_web_search", "enable_code_execution":
-			on, ok := v.(bool)
-			if !ok {
-				return fmt.Errorf("%s: want true or false, got %v (%T)", k, v, v)
+			on, err := apiParamBool(k, v)
+			if err != nil {
+				return err
 			}
 			if k == "enable_web_search" {
 				b.webSearch = on
@@ -616,6 +616,15 @@ func apiParamFloat(key string, v any) (float64, error) {
 		}
 	}
 	return 0, fmt.Errorf("%s: want a number, got %v (%T)", key, v, v)
+}
+
+// apiParamBool reads a true/false backend option.
+func apiParamBool(key string, v any) (bool, error) {
+	b, ok := v.(bool)
+	if !ok {
+		return false, fmt.Errorf("%s: want true or false, got %v (%T)", key, v, v)
+	}
+	return b, nil
 }
 
 // apiParamInt reads an integer backend option.

@@ -178,16 +178,10 @@ func (b *geminiBackend) applyExtra(extra map[string]any) error {
 					return fmt.Errorf("%s.%w", k, err)
 				}
 			}
-		case "enable_web_search", "enable_code_execution":
-			on, ok := v.(bool)
-			if !ok {
-				return fmt.Errorf("%s: want true or false, got %v (%T)", k, v, v)
-			}
-			if k == "enable_web_search" {
-				b.webSearch = on
-			} else {
-				b.codeExecution = on
-			}
+		case "enable_web_search":
+			b.webSearch, err = apiParamBool(k, v)
+		case "enable_code_execution":
+			b.codeExecution, err = apiParamBool(k, v)
 		case "extra_body":
 			// Raw request fields in the API's own (camelCase) shape, merged into the body.
 			m, ok := v.(map[string]any)

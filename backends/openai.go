@@ -2,7 +2,6 @@ package backends
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -10,7 +9,6 @@ import (
 	"github.com/massgen-go/massgen/configs"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/param"
-	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/responses"
 	"go.uber.org/zap"
 )
@@ -240,14 +238,7 @@ func (b *openaiResponses) once(ctx context.Context, tap *streamTap, params respo
 		return nil, ctx.Err()
 	}
 	if err := stream.Err(); err != nil {
-		var sse *ssestream.StreamError
-		switch {
-		case errors.As(err, &sse):
-			return nil, chatStreamError(sse)
-		case isDecodeError(err):
-			return nil, invalidJSON(err, tap, decoded)
-		}
-		return nil, openaiStatusError(err)
+		return nil, openaiStreamError(err, tap, decoded)
 	}
 	if !completed {
 		return nil, endedEarly("response.completed", tap)
