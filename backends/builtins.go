@@ -10,6 +10,21 @@ import (
 // text the same way on every backend: code and its output in place, as fenced blocks, and the
 // sources a reply cites in a list at its end.
 
+// answer is a reply's text being assembled: what is said is kept and streamed at once, so the
+// streamed text and the reply's Text are the same.
+type answer struct {
+	emit func(Event)
+	text strings.Builder
+}
+
+func (a *answer) say(s string) {
+	if s == "" {
+		return
+	}
+	a.text.WriteString(s)
+	a.emit(Event{Kind: EventTextDelta, Text: s})
+}
+
 // sources collects the web pages a reply cites, in order of first mention, without repeats.
 type sources struct {
 	seen  map[string]bool

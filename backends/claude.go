@@ -254,27 +254,17 @@ func (b *claudeBackend) serverTools() []anthropic.ToolUnionParam {
 
 // claudeTurn is one reply being assembled, over the requests of a paused turn.
 type claudeTurn struct {
-	emit   func(Event)
-	text   strings.Builder
+	answer
 	blocks []anthropic.ContentBlockUnion // every content block of the turn, in order
 	cited  sources                       // pages the text cites
 	found  sources                       // pages the searches returned
 	usage  Usage
 }
 
-// say adds s to the answer text and streams it.
-func (t *claudeTurn) say(s string) {
-	if s == "" {
-		return
-	}
-	t.text.WriteString(s)
-	t.emit(Event{Kind: EventTextDelta, Text: s})
-}
-
 // reply makes one attempt: a request, and more while the API pauses the turn (pause_turn), each
 // continuing the turn from what it has so far.
 func (b *claudeBackend) reply(ctx context.Context, tap *streamTap, params anthropic.MessageNewParams, emit func(Event)) (*Response, error) {
-	turn := &claudeTurn{emit: emit}
+	turn := &claudeTurn{answer: answer{emit: emit}}
 	var stop anthropic.StopReason
 	for n := 0; ; n++ {
 		if n > 0 {

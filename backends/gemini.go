@@ -238,25 +238,16 @@ const geminiMaxProxyRounds = 8
 
 // geminiTurn is one reply being assembled.
 type geminiTurn struct {
-	emit    func(Event)
-	text    strings.Builder
+	answer
 	code    strings.Builder // the code run by the provider and its output, as in text
 	sources sources
 	usage   Usage
 }
 
-func (t *geminiTurn) say(s string) {
-	if s == "" {
-		return
-	}
-	t.text.WriteString(s)
-	t.emit(Event{Kind: EventTextDelta, Text: s})
-}
-
 // reply makes one attempt: a request, and more while the model calls only built-in tools the
 // backend answers (their results go back and the model goes on).
 func (b *geminiBackend) reply(ctx context.Context, tap *streamTap, contents []*genai.Content, cfg *genai.GenerateContentConfig, proxies map[string]geminiProxy, emit func(Event)) (*Response, error) {
-	turn := &geminiTurn{emit: emit}
+	turn := &geminiTurn{answer: answer{emit: emit}}
 	out := &Response{}
 	var turns []*genai.Content
 	var pending []*genai.Part

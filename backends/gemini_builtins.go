@@ -127,9 +127,9 @@ func (b *geminiBackend) runProxy(ctx context.Context, p geminiProxy, fc *genai.F
 	cfg := b.base
 	cfg.Tools = []*genai.Tool{p.tool}
 	contents := []*genai.Content{{Role: genai.RoleUser, Parts: []*genai.Part{{Text: prompt}}}}
-	sub := &geminiTurn{emit: func(Event) {}}
+	sub := &geminiTurn{answer: answer{emit: func(Event) {}}}
 	_, err := b.call.generate(ctx, nil, func(ctx context.Context, tap *streamTap, _ func(Event)) (*Response, error) {
-		sub = &geminiTurn{emit: func(Event) {}}
+		sub = &geminiTurn{answer: answer{emit: func(Event) {}}}
 		c := cfg
 		_, _, err := b.stream(ctx, tap, contents, &c, sub)
 		return nil, err
