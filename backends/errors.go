@@ -97,6 +97,9 @@ func (f *failure) Unwrap() error { return f.err }
 // endedEarly is a stream that stopped before its end marker. what names the missing marker; tap
 // may say why (a cut connection).
 func endedEarly(what string, tap *streamTap) *failure {
+	if f := notStreamed(tap); f != nil {
+		return f
+	}
 	detail := "the stream closed before " + what
 	var cause error
 	if tap != nil {
@@ -109,6 +112,21 @@ func endedEarly(what string, tap *streamTap) *failure {
 		cause = errors.New(detail)
 	}
 	return &failure{kind: KindEndedEarly, retryable: true, detail: detail, err: cause}
+}
+
+// notStreamed reports a server that ignored "stream" and answered with another kind of body,
+// which no retry changes (nil when the answer was an event stream, or unknown).
+func notStreamed(tap *streamTap) *failure {
+	if tap == nil {
+		return nil
+	}
+	_, h := tap.response()
+	ct := h.Get("Content-Type")
+	if ct == "" || strings.Contains(strings.ToLower(ct), "text/event-stream") {
+		return nil
+	}
+	detail := fmt.Sprintf("the provider did not stream its reply (it answered with Content-Type %s)", oneLine(ct))
+	return &failure{kind: KindInvalidReply, detail: detail, err: errors.New(detail)}
 }
 
 // invalidJSON is a stream event that did not decode. event is the 0-based index of the event

@@ -321,6 +321,12 @@ func TestWireFaultsFinal(t *testing.T) {
 		}, func(p wireProtocol) string {
 			return "rate limited (HTTP 429) after 2 retries; the provider says: " + p.says()
 		}, 3, KindRateLimited},
+		{"a reply that is not a stream", func(t *testing.T, w http.ResponseWriter, p wireProtocol) {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"id":"x","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}`)
+		}, func(p wireProtocol) string {
+			return "the provider did not stream its reply (it answered with Content-Type application/json)"
+		}, 1, KindInvalidReply},
 		{"401 is not retried", func(t *testing.T, w http.ResponseWriter, p wireProtocol) { errorAnswer(w, p, 401, nil) },
 			func(p wireProtocol) string {
 				return "authentication failed (HTTP 401): check " + p.keyVar + "; the provider says: " + p.says()
@@ -349,7 +355,7 @@ func TestWireFaultsFinal(t *testing.T) {
 				if strings.Contains(err.Error(), "invalid character") {
 					t.Errorf("a raw decoder error in the message: %v", err)
 				}
-				if f.kind == KindInvalidReply {
+				if strings.HasPrefix(f.name, "invalid JSON") {
 					var se *json.SyntaxError
 					if !errors.As(err, &se) {
 						t.Errorf("the decoder error is not in the chain: %v", errors.Unwrap(err))

@@ -415,6 +415,9 @@ func geminiStreamError(err error, tap *streamTap, decoded int) error {
 	case isDecodeError(err):
 		return invalidJSON(err, tap, decoded)
 	case strings.Contains(err.Error(), "invalid stream chunk"):
+		if f := notStreamed(tap); f != nil {
+			return f
+		}
 		f := invalidJSON(err, tap, decoded)
 		f.detail = strings.Replace(f.detail, "that is not valid JSON", "that is not a server-sent event", 1)
 		return f
