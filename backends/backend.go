@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"time"
 
 	"go.uber.org/zap"
 )
@@ -83,7 +84,10 @@ type EventKind int
 const (
 	EventTextDelta EventKind = iota
 	EventToolCall
-	EventRetry // a retry after a 429/5xx; Text says why
+	// EventRetry: the attempt failed (429, 5xx, a reply that ended early, ...) and the call is
+	// made again; Text says why. The text and tool calls streamed since the call began or
+	// since the previous EventRetry are void: the reply is streamed again from the start.
+	EventRetry
 )
 
 // Event is a streaming update.
@@ -104,4 +108,7 @@ type Options struct {
 	Logger     *zap.Logger
 	// AgentID is used in log fields and by the scripted backend.
 	AgentID string
+
+	// retryWait replaces the backoff between retries when set (tests).
+	retryWait func(attempt int) time.Duration
 }

@@ -2,9 +2,9 @@ package backends
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"strings"
 
@@ -58,6 +58,7 @@ type chatCompletion struct {
 	extra    []option.RequestOption
 	o        Options
 	logger   *zap.Logger
+	call     caller
 }
 
 // chatEndpoint resolves the base URL and key for a chatcompletion-family config (Azure has
@@ -122,6 +123,7 @@ func newChatCompletion(cfg configs.Backend, o Options) (Backend, error) {
 		logger = zap.NewNop()
 	}
 	var opts []option.RequestOption
+	var hint string
 	if cfg.Type == "azure_openai" {
 		endpoint := azureEndpoint(cfg, o.LookupEnv)
 		if endpoint == "" {
@@ -139,6 +141,7 @@ func newChatCompletion(cfg configs.Backend, o Options) (Backend, error) {
 				version = defaultAzureAPIVersion
 			}
 		}
+		hint = keyHint(cfg, presets["azure_openai"].keyVars)
 		opts = append(openaiClientOptions(o, azureBaseURL(endpoint, cfg.Model), ""), option.WithHeader("api-key", key))
 		if !strings.Contains(strings.TrimSuffix(endpoint, "/"), "/openai/v1") {
 			opts = append(opts, option.WithQuery("api-version", version))
@@ -149,6 +152,8 @@ func newChatCompletion(cfg configs.Backend, o Options) (Backend, error) {
 			return nil, err
 		}
 		opts = openaiClientOptions(o, base, key)
+		vars, _, _ := keyRequirement(cfg)
+		hint = keyHint(cfg, vars)
 	}
 	extra := map[string]any{}
 	for k, v := range cfg.Extra {
@@ -171,14 +176,44 @@ func newChatCompletion(cfg configs.Backend, o Options) (Backend, error) {
 		}
 		delete(extra, "text")
 	}
-	return &chatCompletion{
+	b := &chatCompletion{
 		svc:      openai.NewChatCompletionService(opts...),
 		provider: cfg.Type,
 		model:    cfg.Model,
 		extra:    passthrough(extra, chatParams, logger, cfg.Type),
 		o:        o,
 		logger:   logger,
-	}, nil
+		call:     newCaller(o, cfg.Type, cfg.Model, hint),
+	}
+	if cfg.Type == "grok" || cfg.Type == "xai" {
+		search, err := grokSearch(cfg.Extra)
+		if err != nil {
+			return nil, fmt.Errorf("backend %s: %w", cfg.Type, err)
+		}
+		b.extra = append(b.extra, search...)
+	}
+	return b, nil
+}
+
+// grokSearch is MassGen's switch for xAI Live Search: enable_web_search sends
+// search_parameters {mode: auto, return_citations: true}. Search parameters written by hand go
+// in extra_body.search_parameters (sent as written by passthrough); both at once is an error,
+// as in MassGen, since one would silently override the other.
+func grokSearch(extra map[string]any) ([]option.RequestOption, error) {
+	on, set := extra["enable_web_search"]
+	if !set {
+		return nil, nil
+	}
+	enabled, err := apiParamBool("enable_web_search", on)
+	if err != nil || !enabled {
+		return nil, err
+	}
+	if eb, ok := normalizeYAML(extra["extra_body"]).(map[string]any); ok {
+		if _, manual := eb["search_parameters"]; manual {
+			return nil, fmt.Errorf("enable_web_search: true and extra_body.search_parameters are both set; use one or the other")
+		}
+	}
+	return []option.RequestOption{option.WithJSONSet("search_parameters", map[string]any{"mode": "auto", "return_citations": true})}, nil
 }
 
 func (b *chatCompletion) Provider() string { return b.provider }
@@ -230,39 +265,52 @@ type chatCall struct {
 
 // Generate streams one chat completion.
 func (b *chatCompletion) Generate(ctx context.Context, req Request, onEvent func(Event)) (*Response, error) {
-	return retryStream(ctx, b.o, b.provider, onEvent, func(onEvent func(Event)) (*Response, error) {
-		return b.once(ctx, req, onEvent)
+	params := b.params(req)
+	return b.call.generate(ctx, onEvent, func(ctx context.Context, tap *streamTap, emit func(Event)) (*Response, error) {
+		return b.once(ctx, tap, params, emit)
 	})
 }
 
-// once makes one streamed request (the SDK retries HTTP 429/5xx answers itself).
-func (b *chatCompletion) once(ctx context.Context, req Request, onEvent func(Event)) (*Response, error) {
-	opts := append([]option.RequestOption{openaiRetryNotifier(b.o, b.provider, onEvent)}, b.extra...)
-	stream := b.svc.NewStreaming(ctx, b.params(req), opts...)
+// once makes one streamed request. The reply is complete only with a finish_reason or the
+// [DONE] terminator: a stream that stops without either was cut off.
+func (b *chatCompletion) once(ctx context.Context, tap *streamTap, params openai.ChatCompletionNewParams, emit func(Event)) (*Response, error) {
+	stream := b.svc.NewStreaming(ctx, params, b.extra...)
 	defer stream.Close()
 
 	resp := &Response{}
 	var text strings.Builder
 	var calls []*chatCall
+	var cited sources
 	slot := map[int64]int{} // delta index -> position in calls
-	finished := false       // a finish_reason arrived
+	finish := ""            // the finish_reason, once it arrived
+	decoded := 0            // chunks decoded so far
+	choices := false        // some chunk had a choice
 	for stream.Next() {
+		decoded++
 		chunk := stream.Current()
 		if chunk.Usage.PromptTokens != 0 || chunk.Usage.CompletionTokens != 0 {
 			resp.Usage = Usage{InputTokens: chunk.Usage.PromptTokens, OutputTokens: chunk.Usage.CompletionTokens}
 		}
+		// xAI Live Search sends the pages it used as a top-level list of URLs.
+		if c, ok := chunk.JSON.ExtraFields["citations"]; ok && c.Raw() != "" {
+			var urls []string
+			if json.Unmarshal([]byte(c.Raw()), &urls) == nil {
+				for _, u := range urls {
+					cited.add("", u)
+				}
+			}
+		}
 		if len(chunk.Choices) == 0 {
 			continue
 		}
-		if chunk.Choices[0].FinishReason != "" {
-			finished = true
+		choices = true
+		if r := chunk.Choices[0].FinishReason; r != "" {
+			finish = r
 		}
 		d := chunk.Choices[0].Delta
 		if d.Content != "" {
 			text.WriteString(d.Content)
-			if onEvent != nil {
-				onEvent(Event{Kind: EventTextDelta, Text: d.Content})
-			}
+			emit(Event{Kind: EventTextDelta, Text: d.Content})
 		}
 		for _, tc := range d.ToolCalls {
 			pos, ok := slot[tc.Index]
@@ -285,23 +333,24 @@ func (b *chatCompletion) once(ctx context.Context, req Request, onEvent func(Eve
 			c.args.WriteString(tc.Function.Arguments)
 		}
 	}
-	if err := stream.Err(); err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		var sse *ssestream.StreamError
-		if errors.As(err, &sse) || errors.Is(err, io.ErrUnexpectedEOF) {
-			// An error sent inside the stream (rate limit, overload) or a cut connection.
-			return nil, &streamError{msg: fmt.Sprintf("%s (%s): %v", b.provider, b.model, err), retryable: true, err: err}
-		}
-		return nil, apiError(b.provider, b.model, err)
-	}
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	if !finished && text.Len() == 0 && len(calls) == 0 {
-		// The connection ended before the model said anything: worth another try.
-		return nil, &streamError{msg: fmt.Sprintf("%s (%s): stream ended without a reply", b.provider, b.model), retryable: true}
+	if err := stream.Err(); err != nil {
+		return nil, openaiStreamError(err, tap, decoded)
+	}
+	if finish == "" && !tap.sawDone() {
+		return nil, endedEarly("finish_reason or [DONE]", tap)
+	}
+	if !choices {
+		return nil, &failure{kind: KindEmptyReply, retryable: true, detail: "the provider sent an empty reply (no choices)"}
+	}
+	if finish == "length" {
+		b.logger.Warn("reply cut off at the token limit; raise max_tokens in the backend config", zap.String("agent", b.o.AgentID), zap.String("provider", b.provider))
+	}
+	if s := cited.render(); s != "" {
+		text.WriteString(s)
+		emit(Event{Kind: EventTextDelta, Text: s})
 	}
 	resp.Text = text.String()
 	for i, c := range calls {
@@ -315,9 +364,57 @@ func (b *chatCompletion) once(ctx context.Context, req Request, onEvent func(Eve
 		}
 		tc := ToolCall{ID: id, Name: c.name, Arguments: finishArguments(c.args.String())}
 		resp.ToolCalls = append(resp.ToolCalls, tc)
-		if onEvent != nil {
-			onEvent(Event{Kind: EventToolCall, ToolCall: &tc})
-		}
+		emit(Event{Kind: EventToolCall, ToolCall: &tc})
 	}
 	return resp, nil
+}
+
+// openaiStreamError classifies the error an openai-go stream ended with; decoded is how many
+// events came before it.
+func openaiStreamError(err error, tap *streamTap, decoded int) error {
+	var sse *ssestream.StreamError
+	switch {
+	case errors.As(err, &sse):
+		// An error object inside the stream (rate limits and overloads from OpenRouter and
+		// others).
+		return chatStreamError(sse)
+	case isDecodeError(err):
+		return invalidJSON(err, tap, decoded)
+	}
+	return openaiStatusError(err)
+}
+
+// chatStreamError describes an {"error": ...} object sent inside a chat stream. Its code may
+// be a string or an HTTP status number.
+func chatStreamError(sse *ssestream.StreamError) *failure {
+	var body struct {
+		Error struct {
+			Message string `json:"message"`
+			Code    any    `json:"code"`
+			Type    string `json:"type"`
+		} `json:"error"`
+	}
+	_ = json.Unmarshal(sse.Event.Data, &body)
+	code := ""
+	switch c := body.Error.Code.(type) {
+	case string:
+		code = c
+	case float64:
+		code = fmt.Sprint(int(c))
+	}
+	if code == "" {
+		code = body.Error.Type
+	}
+	msg := body.Error.Message
+	if msg == "" {
+		msg = string(sse.Event.Data)
+	}
+	f := streamCodeFailure(code, msg)
+	if f.kind == KindProvider {
+		// Unknown codes inside a stream are usually passing trouble (proxies send them for
+		// overloads): worth another try.
+		f.retryable = true
+	}
+	f.err = sse
+	return f
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -37,13 +38,29 @@ type claudeBackend struct {
 	extra []option.RequestOption
 	o     Options
 	log   *zap.Logger
+	call  caller
+
+	// webSearch and codeExecution are MassGen's enable_web_search and enable_code_execution:
+	// Anthropic's server tools, declared ahead of ours.
+	webSearch, codeExecution bool
+	// betas go in the anthropic-beta header, with ?beta=true, as the SDK's beta client sends
+	// them (the config's betas, plus the one code execution needs).
+	betas []string
 
 	mu sync.Mutex
-	// thinking keeps the thinking blocks of replies that made tool calls, keyed by the first
-	// tool_use id: with extended thinking the API wants them back unchanged in the assistant turn
-	// that carries those tool_use blocks, and Message has no field for them.
-	thinking map[string][]anthropic.ContentBlockParamUnion
+	// turns keeps the model's own content blocks of replies that made tool calls, keyed by the
+	// first tool_use id, to send back unchanged: thinking blocks with their signatures, and
+	// server tool calls and results, must be in the assistant turn that carries those tool_use
+	// blocks, and Message has no field for them.
+	turns map[string][]anthropic.ContentBlockParamUnion
 }
+
+// claudeCodeExecutionBeta is the beta the code_execution_20250522 server tool needs (MassGen's).
+const claudeCodeExecutionBeta = "code-execution-2025-05-22"
+
+// claudeMaxContinuations bounds the requests one reply may take when the API pauses a long
+// server-tool turn (stop_reason pause_turn) and the turn is sent back to be continued.
+const claudeMaxContinuations = 5
 
 // newClaude builds the `claude` backend. The key is the config's api_key, else ANTHROPIC_API_KEY;
 // the base URL is the config's base_url, else ANTHROPIC_BASE_URL, else the SDK default.
@@ -58,7 +75,8 @@ func newClaude(cfg configs.Backend, o Options) (Backend, error) {
 		maxTokens: claudeDefaultMaxTokens,
 		o:         o,
 		log:       s.log,
-		thinking:  map[string][]anthropic.ContentBlockParamUnion{},
+		turns:     map[string][]anthropic.ContentBlockParamUnion{},
+		call:      s.call,
 	}
 	if err := b.applyExtra(cfg.Extra); err != nil {
 		return nil, fmt.Errorf("backend claude: %w", err)
@@ -69,7 +87,7 @@ func newClaude(cfg configs.Backend, o Options) (Backend, error) {
 	opts := []option.RequestOption{
 		option.WithoutEnvironmentDefaults(),
 		option.WithAPIKey(s.key),
-		// Retries are ours (withRetryNotify): they also cover overloaded errors that arrive
+		// Retries are caller.generate's: they also cover overloaded errors that arrive
 		// inside the event stream, and they report EventRetry.
 		option.WithMaxRetries(0),
 	}
@@ -86,7 +104,13 @@ func newClaude(cfg configs.Backend, o Options) (Backend, error) {
 	if hc == nil {
 		hc = &http.Client{}
 	}
-	opts = append(opts, option.WithHTTPClient(hc))
+	opts = append(opts, option.WithHTTPClient(tapClient(hc)))
+	if b.codeExecution && !slices.Contains(b.betas, claudeCodeExecutionBeta) {
+		b.betas = append(b.betas, claudeCodeExecutionBeta)
+	}
+	if len(b.betas) > 0 {
+		opts = append(opts, option.WithHeader("anthropic-beta", strings.Join(b.betas, ",")), option.WithQuery("beta", "true"))
+	}
 	b.client = anthropic.NewClient(opts...)
 	return b, nil
 }
@@ -94,9 +118,9 @@ func newClaude(cfg configs.Backend, o Options) (Backend, error) {
 func (b *claudeBackend) Provider() string { return "claude" }
 func (b *claudeBackend) Model() string    { return b.model }
 
-// applyExtra maps the backend's extra YAML keys onto Messages API parameters. Keys that are
-// MassGen options rather than API parameters (enable_web_search, allowed_tools, ...) are ignored
-// with a debug log; a parameter of the wrong type is an error naming the key.
+// applyExtra maps the backend's extra YAML keys onto Messages API parameters and the server
+// tool switches. Other MassGen options (allowed_tools, ...) are ignored with a debug log; a
+// value of the wrong type is an error naming the key.
 func (b *claudeBackend) applyExtra(extra map[string]any) error {
 	var budget int64
 	for _, k := range sortedKeys(extra) {
@@ -156,6 +180,26 @@ func (b *claudeBackend) applyExtra(extra map[string]any) error {
 			}
 			budget = n
 			b.extra = append(b.extra, option.WithJSONSet("thinking", map[string]any{"type": "enabled", "budget_tokens": n}))
+		case "enable_web_search", "enable_code_execution":
+			on, err := apiParamBool(k, v)
+			if err != nil {
+				return err
+			}
+			if k == "enable_web_search" {
+				b.webSearch = on
+			} else {
+				b.codeExecution = on
+			}
+		case "betas":
+			betas, err := apiParamStrings(k, v)
+			if err != nil {
+				return err
+			}
+			for _, beta := range betas {
+				if beta = strings.TrimSpace(beta); beta != "" && !slices.Contains(b.betas, beta) {
+					b.betas = append(b.betas, beta)
+				}
+			}
 		case "metadata", "service_tier", "tool_choice":
 			b.extra = append(b.extra, option.WithJSONSet(k, v))
 		case "extra_body":
@@ -178,8 +222,8 @@ func (b *claudeBackend) applyExtra(extra map[string]any) error {
 	return nil
 }
 
-// Generate streams one Messages API call, retrying 429/5xx (and overloaded errors inside the
-// stream) as long as nothing has been reported through onEvent yet.
+// Generate streams one Messages API call, retrying 429/5xx, overloaded errors inside the stream
+// and replies that end before message_stop.
 func (b *claudeBackend) Generate(ctx context.Context, req Request, onEvent func(Event)) (*Response, error) {
 	params := b.params
 	params.Model = anthropic.Model(b.model)
@@ -189,77 +233,189 @@ func (b *claudeBackend) Generate(ctx context.Context, req Request, onEvent func(
 		params.System = []anthropic.TextBlockParam{{Text: system}}
 	}
 	params.Messages = msgs
-	params.Tools = claudeTools(req.Tools)
+	params.Tools = append(b.serverTools(), claudeTools(req.Tools)...)
 
-	return generateWithRetry(ctx, b.o, "claude", b.model, onEvent, func() (*Response, error) {
-		return b.stream(ctx, params, onEvent)
+	return b.call.generate(ctx, onEvent, func(ctx context.Context, tap *streamTap, emit func(Event)) (*Response, error) {
+		return b.reply(ctx, tap, params, emit)
 	})
 }
 
-// stream makes one attempt. Errors are *HTTPStatusError (retryable by status) only while nothing
-// has been streamed to onEvent, so a retry never repeats output.
-func (b *claudeBackend) stream(ctx context.Context, params anthropic.MessageNewParams, onEvent func(Event)) (*Response, error) {
+// serverTools declares the enabled server tools (MassGen's choice of versions).
+func (b *claudeBackend) serverTools() []anthropic.ToolUnionParam {
+	var tools []anthropic.ToolUnionParam
+	if b.webSearch {
+		tools = append(tools, anthropic.ToolUnionParam{OfWebSearchTool20250305: &anthropic.WebSearchTool20250305Param{}})
+	}
+	if b.codeExecution {
+		tools = append(tools, anthropic.ToolUnionParam{OfCodeExecutionTool20250522: &anthropic.CodeExecutionTool20250522Param{}})
+	}
+	return tools
+}
+
+// claudeTurn is one reply being assembled, over the requests of a paused turn.
+type claudeTurn struct {
+	answer
+	blocks []anthropic.ContentBlockUnion // every content block of the turn, in order
+	cited  sources                       // pages the text cites
+	found  sources                       // pages the searches returned
+	usage  Usage
+}
+
+// reply makes one attempt: a request, and more while the API pauses the turn (pause_turn), each
+// continuing the turn from what it has so far.
+func (b *claudeBackend) reply(ctx context.Context, tap *streamTap, params anthropic.MessageNewParams, emit func(Event)) (*Response, error) {
+	turn := &claudeTurn{answer: answer{emit: emit}}
+	var stop anthropic.StopReason
+	for n := 0; ; n++ {
+		if n > 0 {
+			tap.reset()
+		}
+		msg, err := b.stream(ctx, tap, params, turn)
+		if err != nil {
+			return nil, err
+		}
+		stop = msg.StopReason
+		if stop != anthropic.StopReasonPauseTurn || n+1 >= claudeMaxContinuations {
+			break
+		}
+		// The API continues the assistant turn it is sent last.
+		params.Messages = append(slices.Clone(params.Messages), anthropic.MessageParam{Role: anthropic.MessageParamRoleAssistant, Content: blockParams(turn.blocks)})
+	}
+	if stop == anthropic.StopReasonPauseTurn {
+		b.log.Warn("server tools still running after the last continuation; the reply is what they produced so far", zap.Int("requests", claudeMaxContinuations))
+	}
+	if stop == anthropic.StopReasonMaxTokens {
+		b.log.Warn("reply cut off at max_tokens; raise max_tokens in the backend config", zap.Int64("max_tokens", params.MaxTokens))
+	}
+	if turn.cited.empty() {
+		turn.say(turn.found.render())
+	} else {
+		turn.say(turn.cited.render())
+	}
+	out := &Response{Text: turn.text.String(), Usage: turn.usage}
+	for _, c := range turn.blocks {
+		if c.Type == "tool_use" {
+			out.ToolCalls = append(out.ToolCalls, claudeToolCall(c))
+		}
+	}
+	if len(out.ToolCalls) > 0 {
+		b.mu.Lock()
+		b.turns[out.ToolCalls[0].ID] = blockParams(turn.blocks)
+		b.mu.Unlock()
+	}
+	return out, nil
+}
+
+func blockParams(blocks []anthropic.ContentBlockUnion) []anthropic.ContentBlockParamUnion {
+	out := make([]anthropic.ContentBlockParamUnion, 0, len(blocks))
+	for _, c := range blocks {
+		out = append(out, c.ToParam())
+	}
+	return out
+}
+
+// stream makes one request of a turn and adds what it brings to turn. The reply is complete
+// only with message_stop.
+func (b *claudeBackend) stream(ctx context.Context, tap *streamTap, params anthropic.MessageNewParams, turn *claudeTurn) (*anthropic.Message, error) {
+	tap.skip = map[string]bool{"ping": true} // the SDK drops them undecoded
 	s := b.client.Messages.NewStreaming(ctx, params, b.extra...)
 	defer s.Close()
 
 	var msg anthropic.Message
 	stopped := false
-	events := &attemptEvents{onEvent: onEvent}
-	emit := events.emit
+	decoded := 0
 	for s.Next() {
+		decoded++
 		ev := s.Current()
 		if err := msg.Accumulate(ev); err != nil {
-			return nil, fmt.Errorf("reading stream: %w", err)
+			return nil, &failure{kind: KindInvalidReply, retryable: true, detail: "the provider sent events out of order (" + oneLine(err.Error()) + ")", err: err}
 		}
 		switch ev.Type {
 		case "message_stop":
 			stopped = true
 		case "content_block_delta":
-			if ev.Delta.Type == "text_delta" && ev.Delta.Text != "" {
-				emit(Event{Kind: EventTextDelta, Text: ev.Delta.Text})
+			if ev.Delta.Type == "text_delta" {
+				turn.say(ev.Delta.Text)
 			}
 		case "content_block_stop":
-			if ev.Index >= 0 && ev.Index < int64(len(msg.Content)) && msg.Content[ev.Index].Type == "tool_use" {
-				tc := claudeToolCall(msg.Content[ev.Index])
-				emit(Event{Kind: EventToolCall, ToolCall: &tc})
+			if ev.Index >= 0 && ev.Index < int64(len(msg.Content)) {
+				b.blockDone(msg.Content[ev.Index], turn)
 			}
 		}
 	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
 	if err := s.Err(); err != nil {
-		return nil, events.failed(ctx, err, claudeStatusError)
+		if isDecodeError(err) {
+			return nil, invalidJSON(err, tap, decoded)
+		}
+		return nil, claudeStatusError(err)
 	}
 	if !stopped {
-		// The connection closed early: what arrived is not the whole reply (a tool call's
-		// arguments may be cut off).
-		return nil, events.cutOff("stream ended before message_stop")
+		// What arrived is not the whole reply (a tool call's arguments may be cut off).
+		return nil, endedEarly("message_stop", tap)
 	}
-
-	out := &Response{Usage: Usage{
+	turn.blocks = append(turn.blocks, msg.Content...)
+	turn.usage.Add(Usage{
 		InputTokens:  msg.Usage.InputTokens + msg.Usage.CacheCreationInputTokens + msg.Usage.CacheReadInputTokens,
 		OutputTokens: msg.Usage.OutputTokens,
-	}}
-	var text strings.Builder
-	var thinking []anthropic.ContentBlockParamUnion
-	for _, c := range msg.Content {
-		switch c.Type {
-		case "text":
-			text.WriteString(c.Text)
-		case "tool_use":
-			out.ToolCalls = append(out.ToolCalls, claudeToolCall(c))
-		case "thinking", "redacted_thinking":
-			thinking = append(thinking, c.ToParam())
+	})
+	return &msg, nil
+}
+
+// blockDone handles a finished content block: a tool call is reported, server tool code and
+// output join the answer text, and cited or found pages are noted for the sources list.
+func (b *claudeBackend) blockDone(c anthropic.ContentBlockUnion, turn *claudeTurn) {
+	switch c.Type {
+	case "tool_use":
+		tc := claudeToolCall(c)
+		turn.emit(Event{Kind: EventToolCall, ToolCall: &tc})
+	case "text":
+		for _, ct := range c.Citations {
+			turn.cited.add(ct.Title, ct.URL)
 		}
+	case "server_tool_use":
+		var in struct {
+			Code    string `json:"code"`
+			Command string `json:"command"`
+		}
+		_ = json.Unmarshal(c.Input, &in)
+		switch {
+		case in.Code != "":
+			turn.say(renderCode("python", in.Code))
+		case in.Command != "":
+			turn.say(renderCode("bash", in.Command))
+		}
+	case "web_search_tool_result":
+		for _, r := range c.Content.OfWebSearchResultBlockArray {
+			turn.found.add(r.Title, r.URL)
+		}
+		if code := c.Content.ErrorCode; code != "" {
+			turn.say("\n\n(web search failed: " + oneLine(string(code)) + ")\n")
+		}
+	case "code_execution_tool_result", "bash_code_execution_tool_result":
+		var r struct {
+			Content struct {
+				Type       string `json:"type"`
+				Stdout     string `json:"stdout"`
+				Stderr     string `json:"stderr"`
+				ReturnCode int    `json:"return_code"`
+				ErrorCode  string `json:"error_code"`
+			} `json:"content"`
+		}
+		if json.Unmarshal([]byte(c.RawJSON()), &r) != nil {
+			return
+		}
+		failed := ""
+		switch {
+		case r.Content.ErrorCode != "":
+			failed = "failed: " + oneLine(r.Content.ErrorCode)
+		case r.Content.ReturnCode != 0:
+			failed = fmt.Sprintf("exit code %d", r.Content.ReturnCode)
+		}
+		turn.say(renderCodeOutput(r.Content.Stdout, r.Content.Stderr, failed))
 	}
-	out.Text = text.String()
-	if len(thinking) > 0 && len(out.ToolCalls) > 0 {
-		b.mu.Lock()
-		b.thinking[out.ToolCalls[0].ID] = thinking
-		b.mu.Unlock()
-	}
-	if msg.StopReason == anthropic.StopReasonMaxTokens {
-		b.log.Warn("reply cut off at max_tokens; raise max_tokens in the backend config", zap.Int64("max_tokens", params.MaxTokens))
-	}
-	return out, nil
 }
 
 // claudeToolCall turns a finished tool_use block into a ToolCall with valid JSON arguments.
@@ -299,12 +455,17 @@ func (b *claudeBackend) buildMessages(req Request) (string, []anthropic.MessageP
 				system = strings.TrimSpace(system + "\n\n" + m.Content)
 			}
 		case "assistant":
-			var blocks []anthropic.ContentBlockParamUnion
 			if len(m.ToolCalls) > 0 {
 				b.mu.Lock()
-				blocks = append(blocks, b.thinking[m.ToolCalls[0].ID]...)
+				orig := b.turns[m.ToolCalls[0].ID]
 				b.mu.Unlock()
+				if orig != nil {
+					// The model's own blocks, exactly as received.
+					add(anthropic.MessageParamRoleAssistant, orig...)
+					continue
+				}
 			}
+			var blocks []anthropic.ContentBlockParamUnion
 			if strings.TrimSpace(m.Content) != "" {
 				blocks = append(blocks, anthropic.NewTextBlock(m.Content))
 			}
@@ -364,7 +525,7 @@ func claudeTools(specs []ToolSpec) []anthropic.ToolUnionParam {
 	return tools
 }
 
-// claudeStatusError maps an SDK error onto *HTTPStatusError so withRetry can judge it. Errors
+// claudeStatusError maps an SDK error onto *HTTPStatusError so caller.generate can judge it. Errors
 // sent inside a 200 event stream (overloaded_error, api_error, rate_limit_error) get the status
 // the same error would have had as an HTTP answer.
 func claudeStatusError(err error) error {
@@ -445,6 +606,15 @@ func apiParamFloat(key string, v any) (float64, error) {
 		}
 	}
 	return 0, fmt.Errorf("%s: want a number, got %v (%T)", key, v, v)
+}
+
+// apiParamBool reads a true/false backend option.
+func apiParamBool(key string, v any) (bool, error) {
+	b, ok := v.(bool)
+	if !ok {
+		return false, fmt.Errorf("%s: want true or false, got %v (%T)", key, v, v)
+	}
+	return b, nil
 }
 
 // apiParamInt reads an integer backend option.

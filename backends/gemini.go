@@ -5,8 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,13 +34,26 @@ type geminiBackend struct {
 	extraBody map[string]any
 	o         Options
 	log       *zap.Logger
+	call      caller
+
+	// webSearch and codeExecution are MassGen's enable_web_search and enable_code_execution:
+	// the Google Search and code execution tools.
+	webSearch, codeExecution bool
 
 	mu     sync.Mutex
 	nextID int
-	// replies keeps the model's own Content for replies that made function calls, keyed by the
-	// first call's id: Gemini's thought signatures ride on those parts and must be sent back
-	// unchanged, and Message has no field for them.
-	replies map[string]*genai.Content
+	// replies keeps the model's own turns for replies that made function calls, keyed by the
+	// first call's id: Gemini's thought signatures (and server tool invocations) ride on those
+	// parts and must be sent back unchanged, and Message has no field for them.
+	replies map[string]*geminiReply
+}
+
+// geminiReply is what a reply with function calls adds to the conversation, to send back: the
+// model turns (and, between them, the answers to calls the backend ran itself), and the
+// answers to such calls in the last turn, which go with the tool results.
+type geminiReply struct {
+	turns   []*genai.Content
+	pending []*genai.Part
 }
 
 // newGemini builds the `gemini` backend (Gemini Developer API with an API key). The key is the
@@ -56,23 +68,21 @@ func newGemini(cfg configs.Backend, o Options) (Backend, error) {
 		model:   s.model,
 		o:       o,
 		log:     s.log,
-		replies: map[string]*genai.Content{},
+		replies: map[string]*geminiReply{},
+		call:    s.call,
 	}
 	if err := b.applyExtra(cfg.Extra); err != nil {
 		return nil, fmt.Errorf("backend gemini: %w", err)
 	}
-	hc := &http.Client{}
-	if o.HTTPClient != nil {
-		c := *o.HTTPClient
-		hc = &c
-	}
-	hc.Transport = quietCancelTransport{base: hc.Transport}
+	// The tap also keeps stream read errors from genai, which prints them with the standard
+	// logger (on the user's terminal, at every agent restart).
+	hc := tapClient(o.HTTPClient)
 	cc := &genai.ClientConfig{
 		APIKey:     s.key,
 		Backend:    genai.BackendGeminiAPI,
 		HTTPClient: hc,
-		// No RetryOptions: the SDK then makes a single attempt and withRetryNotify does the
-		// retrying, so it can report EventRetry and never repeats a partly streamed reply.
+		// No RetryOptions: the SDK then makes a single attempt and caller.generate does the
+		// retrying, so it can report EventRetry and retries replies that end early too.
 		HTTPOptions: genai.HTTPOptions{BaseURL: strings.TrimSpace(cfg.BaseURL), ExtraBody: b.extraBody},
 	}
 	client, err := genai.NewClient(context.Background(), cc)
@@ -86,8 +96,8 @@ func newGemini(cfg configs.Backend, o Options) (Backend, error) {
 func (b *geminiBackend) Provider() string { return "gemini" }
 func (b *geminiBackend) Model() string    { return b.model }
 
-// applyExtra maps extra YAML keys onto generation options; MassGen-only keys
-// (enable_web_search, enable_code_execution, ...) are ignored with a debug log.
+// applyExtra maps extra YAML keys onto generation options and the built-in tool switches;
+// other MassGen-only keys are ignored with a debug log.
 func (b *geminiBackend) applyExtra(extra map[string]any) error {
 	f32 := func(k string, v any) (*float32, error) {
 		f, err := apiParamFloat(k, v)
@@ -168,6 +178,10 @@ func (b *geminiBackend) applyExtra(extra map[string]any) error {
 					return fmt.Errorf("%s.%w", k, err)
 				}
 			}
+		case "enable_web_search":
+			b.webSearch, err = apiParamBool(k, v)
+		case "enable_code_execution":
+			b.codeExecution, err = apiParamBool(k, v)
 		case "extra_body":
 			// Raw request fields in the API's own (camelCase) shape, merged into the body.
 			m, ok := v.(map[string]any)
@@ -185,45 +199,128 @@ func (b *geminiBackend) applyExtra(extra map[string]any) error {
 	return nil
 }
 
-// Generate streams one generateContent call, retrying 429/5xx while nothing has been reported
-// through onEvent yet.
+// Generate streams one generateContent call, retrying 429/5xx and replies that end without a
+// finish reason. With built-in tools and our function declarations in one request, models that
+// cannot combine them (before Gemini 3) get the built-in tools as functions the backend answers
+// itself with a request of their own (see geminiProxy).
 func (b *geminiBackend) Generate(ctx context.Context, req Request, onEvent func(Event)) (*Response, error) {
 	contents, system := b.buildContents(req)
 	decls := geminiDeclarations(req.Tools)
-
-	return generateWithRetry(ctx, b.o, "gemini", b.model, onEvent, func() (*Response, error) {
-		cfg := b.base // fresh copy per attempt: the SDK may fill in defaults
-		if system != "" {
-			cfg.SystemInstruction = &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: system}}}
+	base := b.base // the SDK may fill in defaults: each request gets its own copy
+	if system != "" {
+		base.SystemInstruction = &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: system}}}
+	}
+	var proxies map[string]geminiProxy
+	switch builtins := b.builtinTools(); {
+	case len(builtins) == 0:
+	case len(decls) == 0:
+		base.Tools = builtins
+	case geminiCombinesTools(b.model):
+		base.Tools = builtins
+		base.ToolConfig = &genai.ToolConfig{IncludeServerSideToolInvocations: genai.Ptr(true)}
+	default:
+		proxies = b.proxies(decls)
+		for _, p := range proxies {
+			decls = append(decls, p.decl)
 		}
-		if len(decls) > 0 {
-			cfg.Tools = []*genai.Tool{{FunctionDeclarations: decls}}
-		}
-		return b.stream(ctx, contents, &cfg, onEvent)
+	}
+	if len(decls) > 0 {
+		base.Tools = append([]*genai.Tool{{FunctionDeclarations: decls}}, base.Tools...)
+	}
+	return b.call.generate(ctx, onEvent, func(ctx context.Context, tap *streamTap, emit func(Event)) (*Response, error) {
+		return b.reply(ctx, tap, contents, &base, proxies, emit)
 	})
 }
 
-// stream makes one attempt. Gemini sends each functionCall whole (complete args) inside a chunk,
-// possibly several per chunk; text arrives as parts spread over chunks.
-func (b *geminiBackend) stream(ctx context.Context, contents []*genai.Content, cfg *genai.GenerateContentConfig, onEvent func(Event)) (out *Response, resErr error) {
-	out = &Response{}
-	var text strings.Builder
+// geminiMaxProxyRounds bounds the requests one reply may take while the model calls the
+// built-in tools the backend answers itself.
+const geminiMaxProxyRounds = 8
+
+// geminiTurn is one reply being assembled.
+type geminiTurn struct {
+	answer
+	code    strings.Builder // the code run by the provider and its output, as in text
+	sources sources
+	usage   Usage
+}
+
+// reply makes one attempt: a request, and more while the model calls only built-in tools the
+// backend answers (their results go back and the model goes on).
+func (b *geminiBackend) reply(ctx context.Context, tap *streamTap, contents []*genai.Content, cfg *genai.GenerateContentConfig, proxies map[string]geminiProxy, emit func(Event)) (*Response, error) {
+	turn := &geminiTurn{answer: answer{emit: emit}}
+	out := &Response{}
+	var turns []*genai.Content
+	var pending []*genai.Part
+	for round := 0; ; round++ {
+		if round > 0 {
+			tap.reset()
+		}
+		c := *cfg
+		model, calls, err := b.stream(ctx, tap, contents, &c, turn)
+		if err != nil {
+			return nil, err
+		}
+		turns = append(turns, model)
+		var answers []*genai.Part
+		for _, fc := range calls {
+			p, ok := proxies[fc.Name]
+			if !ok {
+				tc, err := b.toolCall(fc)
+				if err != nil {
+					return nil, err
+				}
+				out.ToolCalls = append(out.ToolCalls, tc)
+				emit(Event{Kind: EventToolCall, ToolCall: &tc})
+				continue
+			}
+			result := "the limit of built-in tool calls for one reply was reached"
+			if round+1 < geminiMaxProxyRounds {
+				result = b.runProxy(ctx, p, fc, turn)
+			}
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			answers = append(answers, &genai.Part{FunctionResponse: &genai.FunctionResponse{ID: fc.ID, Name: fc.Name, Response: map[string]any{"output": result}}})
+		}
+		if len(answers) == 0 || len(out.ToolCalls) > 0 || round+1 >= geminiMaxProxyRounds {
+			pending = answers
+			break
+		}
+		answer := &genai.Content{Role: genai.RoleUser, Parts: answers}
+		turns = append(turns, answer)
+		contents = append(slices.Clone(contents), model, answer)
+	}
+	turn.say(turn.sources.render())
+	out.Text, out.Usage = turn.text.String(), turn.usage
+	if len(out.ToolCalls) > 0 {
+		b.mu.Lock()
+		b.replies[out.ToolCalls[0].ID] = &geminiReply{turns: turns, pending: pending}
+		b.mu.Unlock()
+	}
+	return out, nil
+}
+
+// stream makes one request and adds what it brings to turn: text, code run by the provider and
+// its output, grounding sources. It returns the model's turn as received and its function
+// calls. Gemini sends each functionCall whole (complete args) inside a chunk, possibly several
+// per chunk; text arrives as parts spread over chunks. The reply is complete only with a finish
+// reason (or a blocked prompt).
+func (b *geminiBackend) stream(ctx context.Context, tap *streamTap, contents []*genai.Content, cfg *genai.GenerateContentConfig, turn *geminiTurn) (*genai.Content, []*genai.FunctionCall, error) {
 	var parts []*genai.Part
+	var calls []*genai.FunctionCall
 	var usage *genai.GenerateContentResponseUsageMetadata
 	var finish genai.FinishReason
 	var finishMsg, blocked string
-	events := &attemptEvents{onEvent: onEvent}
-	emit := events.emit
-	defer func() {
-		// quietCancelTransport turns a cancelled body into a clean end; report the cancel.
-		if ctx.Err() != nil {
-			out, resErr = nil, ctx.Err()
-		}
-	}()
+	said := turn.text.Len()
+	decoded := 0
 	for chunk, err := range b.client.Models.GenerateContentStream(ctx, b.model, contents, cfg) {
-		if err != nil {
-			return nil, events.failed(ctx, err, geminiStatusError)
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
 		}
+		if err != nil {
+			return nil, nil, geminiStreamError(err, tap, decoded)
+		}
+		decoded++
 		if chunk == nil {
 			continue
 		}
@@ -243,6 +340,13 @@ func (b *geminiBackend) stream(ctx context.Context, contents []*genai.Content, c
 		if cand.FinishReason != "" {
 			finish, finishMsg = cand.FinishReason, cand.FinishMessage
 		}
+		if gm := cand.GroundingMetadata; gm != nil {
+			for _, gc := range gm.GroundingChunks {
+				if gc != nil && gc.Web != nil {
+					turn.sources.add(gc.Web.Title, gc.Web.URI)
+				}
+			}
+		}
 		if cand.Content == nil {
 			continue
 		}
@@ -253,52 +357,72 @@ func (b *geminiBackend) stream(ctx context.Context, contents []*genai.Content, c
 			parts = append(parts, p)
 			switch {
 			case p.FunctionCall != nil:
-				tc, err := b.toolCall(p.FunctionCall)
-				if err != nil {
-					return nil, err
-				}
-				out.ToolCalls = append(out.ToolCalls, tc)
-				emit(Event{Kind: EventToolCall, ToolCall: &tc})
+				calls = append(calls, p.FunctionCall)
 			case p.Thought:
 				// Thought summaries (include_thoughts) are not part of the answer.
+			case p.ExecutableCode != nil:
+				r := renderCode(string(p.ExecutableCode.Language), p.ExecutableCode.Code)
+				turn.code.WriteString(r)
+				turn.say(r)
+			case p.CodeExecutionResult != nil:
+				r := p.CodeExecutionResult
+				failed := ""
+				if r.Outcome != "" && r.Outcome != genai.OutcomeOK {
+					failed = strings.ToLower(strings.TrimPrefix(string(r.Outcome), "OUTCOME_"))
+				}
+				out := renderCodeOutput(r.Output, "", failed)
+				turn.code.WriteString(out)
+				turn.say(out)
 			case p.Text != "":
-				text.WriteString(p.Text)
-				emit(Event{Kind: EventTextDelta, Text: p.Text})
+				turn.say(p.Text)
 			}
 		}
 	}
-	if finish == "" && blocked == "" {
-		// Every complete reply ends with a finish reason; without one the stream was cut off.
-		return nil, events.cutOff("stream ended without a finish reason")
+	if ctx.Err() != nil {
+		return nil, nil, ctx.Err()
 	}
-	out.Text = text.String()
+	if finish == "" && blocked == "" {
+		return nil, nil, endedEarly("a finish reason", tap)
+	}
 	if usage != nil {
-		out.Usage = Usage{
+		turn.usage.Add(Usage{
 			InputTokens:  int64(usage.PromptTokenCount) + int64(usage.ToolUsePromptTokenCount),
 			OutputTokens: int64(usage.CandidatesTokenCount) + int64(usage.ThoughtsTokenCount),
-		}
+		})
 	}
-	if out.Text == "" && len(out.ToolCalls) == 0 {
+	if turn.text.Len() == said && len(calls) == 0 {
 		switch {
 		case blocked != "":
-			return nil, fmt.Errorf("prompt blocked (%s)", blocked)
-		case finish != "" && finish != genai.FinishReasonStop && finish != genai.FinishReasonUnspecified:
+			return nil, nil, &failure{kind: KindEmptyReply, detail: "the prompt was blocked (" + oneLine(blocked) + ")"}
+		case finish != genai.FinishReasonStop && finish != genai.FinishReasonUnspecified:
 			msg := string(finish)
 			if finishMsg != "" {
 				msg += ": " + finishMsg
 			}
-			return nil, fmt.Errorf("empty reply (finish reason %s)", msg)
+			return nil, nil, &failure{kind: KindEmptyReply, detail: "empty reply (finish reason " + oneLine(msg) + ")"}
 		}
 	}
 	if finish == genai.FinishReasonMaxTokens {
 		b.log.Warn("reply cut off at max_output_tokens; raise max_tokens in the backend config")
 	}
-	if len(out.ToolCalls) > 0 {
-		b.mu.Lock()
-		b.replies[out.ToolCalls[0].ID] = &genai.Content{Role: genai.RoleModel, Parts: parts}
-		b.mu.Unlock()
+	return &genai.Content{Role: genai.RoleModel, Parts: parts}, calls, nil
+}
+
+// geminiStreamError classifies an error genai yields while streaming. decoded is how many
+// chunks came before it.
+func geminiStreamError(err error, tap *streamTap, decoded int) error {
+	switch {
+	case isDecodeError(err):
+		return invalidJSON(err, tap, decoded)
+	case strings.Contains(err.Error(), "invalid stream chunk"):
+		if f := notStreamed(tap); f != nil {
+			return f
+		}
+		f := invalidJSON(err, tap, decoded)
+		f.detail = strings.Replace(f.detail, "that is not valid JSON", "that is not a server-sent event", 1)
+		return f
 	}
-	return out, nil
+	return geminiStatusError(err)
 }
 
 // toolCall converts a functionCall part, giving it an id when Gemini sent none (the
@@ -336,7 +460,8 @@ func (b *geminiBackend) buildContents(req Request) ([]*genai.Content, string) {
 			out[n-1].Parts = append(out[n-1].Parts, parts...)
 			return
 		}
-		out = append(out, &genai.Content{Role: role, Parts: parts})
+		// A copy: later turns are appended to it, and parts may be a stored reply's.
+		out = append(out, &genai.Content{Role: role, Parts: slices.Clone(parts)})
 	}
 	for _, m := range req.Messages {
 		switch m.Role {
@@ -353,8 +478,11 @@ func (b *geminiBackend) buildContents(req Request) ([]*genai.Content, string) {
 				orig := b.replies[m.ToolCalls[0].ID]
 				b.mu.Unlock()
 				if orig != nil {
-					// Replay the model's own parts: they carry the thought signatures.
-					add(genai.RoleModel, orig.Parts...)
+					// Replay the model's own turns: they carry the thought signatures.
+					for _, c := range orig.turns {
+						add(c.Role, c.Parts...)
+					}
+					add(genai.RoleUser, orig.pending...)
 					continue
 				}
 			}
@@ -418,7 +546,7 @@ func geminiDeclarations(specs []ToolSpec) []*genai.FunctionDeclaration {
 	return decls
 }
 
-// geminiStatusError maps a genai.APIError onto *HTTPStatusError so withRetry can judge it; the
+// geminiStatusError maps a genai.APIError onto *HTTPStatusError so caller.generate can judge it; the
 // wait comes from the google.rpc.RetryInfo detail Gemini sends with 429s.
 func geminiStatusError(err error) error {
 	var ae genai.APIError
@@ -431,7 +559,7 @@ func geminiStatusError(err error) error {
 	}
 	body := ae.Message
 	if ae.Status != "" {
-		body = ae.Status + ": " + body
+		body += " (" + ae.Status + ")"
 	}
 	return &HTTPStatusError{StatusCode: ae.Code, Body: truncateBody(body), RetryAfter: geminiRetryDelay(ae.Details), Err: err}
 }
@@ -449,36 +577,4 @@ func geminiRetryDelay(details []map[string]any) time.Duration {
 		}
 	}
 	return 0
-}
-
-// quietCancelTransport makes a response body whose request was cancelled end with io.EOF
-// instead of the context error. genai prints scanner errors with the standard log package
-// ("Error context canceled"), which would land on the terminal at every agent restart;
-// stream() reports the cancellation itself.
-type quietCancelTransport struct{ base http.RoundTripper }
-
-func (t quietCancelTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	base := t.base
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	resp, err := base.RoundTrip(r)
-	if err != nil || resp.Body == nil {
-		return resp, err
-	}
-	resp.Body = quietCancelBody{ReadCloser: resp.Body, ctx: r.Context()}
-	return resp, nil
-}
-
-type quietCancelBody struct {
-	io.ReadCloser
-	ctx context.Context
-}
-
-func (b quietCancelBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if err != nil && err != io.EOF && b.ctx.Err() != nil {
-		return n, io.EOF
-	}
-	return n, err
 }

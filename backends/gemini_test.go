@@ -256,10 +256,14 @@ func TestGeminiRetriesThenSucceeds(t *testing.T) {
 	}
 }
 
-func TestGeminiDoesNotRetryAfterOutput(t *testing.T) {
+// An error after part of the reply was streamed is retried: the retry event voids the part.
+func TestGeminiRetriesAfterPartialOutput(t *testing.T) {
 	var calls atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		calls.Add(1)
+		if calls.Add(1) > 1 {
+			geminiTextOnly.play(w)
+			return
+		}
 		geminiScript{
 			`{"candidates":[{"content":{"parts":[{"text":"partial"}],"role":"model"},"index":0}]}`,
 			`{"error":{"code":503,"message":"The model is overloaded.","status":"UNAVAILABLE"}}`,
@@ -267,13 +271,13 @@ func TestGeminiDoesNotRetryAfterOutput(t *testing.T) {
 	}))
 	defer srv.Close()
 	b := newTestGemini(t, srv.URL, nil)
-	var text strings.Builder
-	_, err := b.Generate(testContext(t), Request{Messages: []Message{{Role: "user", Content: "hi"}}}, func(e Event) { text.WriteString(e.Text) })
-	if err == nil || !strings.Contains(err.Error(), "overloaded") {
-		t.Fatalf("err = %v, want the overloaded error", err)
+	var log wireEvents
+	resp, err := b.Generate(testContext(t), Request{Messages: []Message{{Role: "user", Content: "hi"}}}, log.add)
+	if err != nil || resp.Text != "done" {
+		t.Fatalf("resp = %+v, err = %v", resp, err)
 	}
-	if calls.Load() != 1 || text.String() != "partial" {
-		t.Errorf("requests = %d, streamed %q", calls.Load(), text.String())
+	if r := log.kinds(EventRetry); calls.Load() != 2 || len(r) != 1 || !strings.Contains(r[0].Text, "overloaded") {
+		t.Errorf("requests = %d, retry events %+v", calls.Load(), r)
 	}
 }
 
@@ -336,7 +340,7 @@ func TestGeminiBlockedOrEmptyReplyIsAnError(t *testing.T) {
 		chunk   string
 		wantErr string
 	}{
-		{"prompt blocked", `{"promptFeedback":{"blockReason":"SAFETY"},"usageMetadata":{"promptTokenCount":3}}`, "prompt blocked (SAFETY)"},
+		{"prompt blocked", `{"promptFeedback":{"blockReason":"SAFETY"},"usageMetadata":{"promptTokenCount":3}}`, "the prompt was blocked (SAFETY)"},
 		{"malformed call", `{"candidates":[{"finishReason":"MALFORMED_FUNCTION_CALL","index":0}]}`, "empty reply (finish reason MALFORMED_FUNCTION_CALL"},
 	}
 	for _, tt := range tests {
@@ -361,13 +365,11 @@ func TestGeminiExtraOptions(t *testing.T) {
 	}))
 	defer srv.Close()
 	b := newTestGemini(t, srv.URL, map[string]any{
-		"temperature":           0.5,
-		"top_p":                 0.95,
-		"max_tokens":            1000,
-		"thinking_config":       map[string]any{"thinking_budget": 512, "include_thoughts": true},
-		"enable_web_search":     true,
-		"enable_code_execution": true,
-		"extra_body":            map[string]any{"cachedContent": "cachedContents/abc"},
+		"temperature":     0.5,
+		"top_p":           0.95,
+		"max_tokens":      1000,
+		"thinking_config": map[string]any{"thinking_budget": 512, "include_thoughts": true},
+		"extra_body":      map[string]any{"cachedContent": "cachedContents/abc"},
 	})
 	if _, err := b.Generate(testContext(t), Request{Messages: []Message{{Role: "user", Content: "hi"}}}, nil); err != nil {
 		t.Fatal(err)
@@ -381,7 +383,7 @@ func TestGeminiExtraOptions(t *testing.T) {
 		t.Errorf("extra_body not merged: cachedContent = %v", body["cachedContent"])
 	}
 	if _, ok := body["tools"]; ok {
-		t.Errorf("enable_web_search/enable_code_execution must not become tools: %s", mustJSON(t, body["tools"]))
+		t.Errorf("tools sent although none were offered: %s", mustJSON(t, body["tools"]))
 	}
 }
 
@@ -433,6 +435,8 @@ func TestGeminiKeyFromGeminiAPIKey(t *testing.T) {
 	}
 }
 
+// A stream that stops without a finish reason is not a reply: retried, then the call fails
+// with ErrEndedEarly.
 func TestGeminiTruncatedStreamIsAnError(t *testing.T) {
 	var calls atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -440,11 +444,15 @@ func TestGeminiTruncatedStreamIsAnError(t *testing.T) {
 		geminiScript{`{"candidates":[{"content":{"parts":[{"text":"half an ans"}],"role":"model"},"index":0}]}`}.play(w)
 	}))
 	defer srv.Close()
-	_, err := newTestGemini(t, srv.URL, nil).Generate(testContext(t), Request{Messages: []Message{{Role: "user", Content: "hi"}}}, nil)
-	if err == nil || !strings.Contains(err.Error(), "stream ended without a finish reason") {
-		t.Fatalf("err = %v, want a cut-off stream error", err)
+	b, err := New(configs.Backend{Type: "gemini", Model: "gemini-test", BaseURL: srv.URL, APIKey: "k"}, Options{MaxRetries: 1, retryWait: fastRetry})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if calls.Load() != 1 {
-		t.Errorf("requests = %d: output was streamed, so no retry", calls.Load())
+	_, err = b.Generate(testContext(t), Request{Messages: []Message{{Role: "user", Content: "hi"}}}, nil)
+	if !errors.Is(err, ErrEndedEarly) || err.Error() != "gemini gemini-test: the reply ended early: the stream closed before a finish reason after 1 retry" {
+		t.Fatalf("err = %v, want the reply ended early", err)
+	}
+	if calls.Load() != 2 {
+		t.Errorf("requests = %d, want 2", calls.Load())
 	}
 }

@@ -46,6 +46,7 @@ type openaiResponses struct {
 	builtins []responses.ToolUnionParam
 	o        Options
 	logger   *zap.Logger
+	call     caller
 }
 
 func newOpenAI(cfg configs.Backend, o Options) (Backend, error) {
@@ -70,6 +71,7 @@ func newOpenAI(cfg configs.Backend, o Options) (Backend, error) {
 		o:      o,
 		logger: logger,
 		extra:  passthrough(cfg.Extra, responsesParams, logger, "openai"),
+		call:   newCaller(o, "openai", cfg.Model, keyHint(cfg, keyVars["openai"])),
 	}
 	// MassGen's switches for OpenAI's server-side tools. They run on OpenAI's machines, not
 	// here, so they are outside the permission layer's concern.
@@ -130,15 +132,16 @@ type respCall struct {
 
 // Generate streams one response.
 func (b *openaiResponses) Generate(ctx context.Context, req Request, onEvent func(Event)) (*Response, error) {
-	return retryStream(ctx, b.o, "openai", onEvent, func(onEvent func(Event)) (*Response, error) {
-		return b.once(ctx, req, onEvent)
+	params := b.params(req)
+	return b.call.generate(ctx, onEvent, func(ctx context.Context, tap *streamTap, emit func(Event)) (*Response, error) {
+		return b.once(ctx, tap, params, emit)
 	})
 }
 
-// once makes one streamed request (the SDK retries HTTP 429/5xx answers itself).
-func (b *openaiResponses) once(ctx context.Context, req Request, onEvent func(Event)) (*Response, error) {
-	opts := append([]option.RequestOption{openaiRetryNotifier(b.o, "openai", onEvent)}, b.extra...)
-	stream := b.svc.NewStreaming(ctx, b.params(req), opts...)
+// once makes one streamed request. The reply is complete only with response.completed (or
+// response.incomplete, which ends a reply cut at a limit).
+func (b *openaiResponses) once(ctx context.Context, tap *streamTap, params responses.ResponseNewParams, onEvent func(Event)) (*Response, error) {
+	stream := b.svc.NewStreaming(ctx, params, b.extra...)
 	defer stream.Close()
 
 	resp := &Response{}
@@ -170,7 +173,9 @@ func (b *openaiResponses) once(ctx context.Context, req Request, onEvent func(Ev
 		}
 	}
 	completed := false
+	decoded := 0
 	for stream.Next() {
+		decoded++
 		ev := stream.Current()
 		switch ev.Type {
 		case "response.output_text.delta":
@@ -224,23 +229,19 @@ func (b *openaiResponses) once(ctx context.Context, req Request, onEvent func(Ev
 			if msg == "" {
 				msg = "response failed"
 			}
-			code := string(ev.Response.Error.Code)
-			return nil, &streamError{msg: fmt.Sprintf("openai (%s): %s", b.model, msg), retryable: retryableStreamCode(code)}
+			return nil, streamCodeFailure(string(ev.Response.Error.Code), msg)
 		case "error":
-			return nil, &streamError{msg: fmt.Sprintf("openai (%s): stream error %s: %s", b.model, ev.Code, ev.Message), retryable: retryableStreamCode(ev.Code)}
+			return nil, streamCodeFailure(ev.Code, ev.Message)
 		}
-	}
-	if err := stream.Err(); err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, apiError("openai", b.model, err)
 	}
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
+	if err := stream.Err(); err != nil {
+		return nil, openaiStreamError(err, tap, decoded)
+	}
 	if !completed {
-		return nil, &streamError{msg: fmt.Sprintf("openai (%s): stream ended before response.completed", b.model), retryable: true}
+		return nil, endedEarly("response.completed", tap)
 	}
 	resp.Text = text.String()
 	idx := make([]int64, 0, len(calls))

@@ -392,8 +392,8 @@ func TestOpenAIResponsesStreamFailures(t *testing.T) {
 	}
 }
 
-// Errors sent inside the stream (the SDK only retries HTTP statuses) are retried while nothing
-// has been streamed yet; once text was shown, the error is final (no duplicated output).
+// Errors sent inside the stream are retried like HTTP statuses, even after text was streamed
+// (the retry event voids it).
 func TestOpenAIResponsesRetriesStreamErrors(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -411,10 +411,10 @@ func TestOpenAIResponsesRetriesStreamErrors(t *testing.T) {
 		{name: "connection cut before any output", first: func(s *wireSSE) {
 			s.event("response.created", map[string]any{"type": "response.created", "sequence_number": 0, "response": map[string]any{"id": "r", "status": "in_progress", "output": []any{}}})
 		}, wantReqs: 2},
-		{name: "failure after text was streamed is final", first: func(s *wireSSE) {
+		{name: "failure after text was streamed is retried too", first: func(s *wireSSE) {
 			s.event("response.output_text.delta", map[string]any{"type": "response.output_text.delta", "sequence_number": 0, "delta": "par"})
 			s.event("error", map[string]any{"type": "error", "sequence_number": 1, "code": "server_error", "message": "oops", "param": nil})
-		}, wantReqs: 1, wantErr: "oops"},
+		}, wantReqs: 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,14 +1,11 @@
 package backends
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -22,17 +19,16 @@ const defaultOpenAIBaseURL = "https://api.openai.com/v1/"
 // backends. They are built explicitly (no NewClient) so the SDK never reads OPENAI_* variables
 // behind our back: an OpenAI key must not be sent to another provider's base_url.
 func openaiClientOptions(o Options, baseURL, key string) []option.RequestOption {
-	hc := o.HTTPClient
-	if hc == nil {
-		hc = &http.Client{}
-	}
+	hc := tapClient(o.HTTPClient)
 	if !strings.HasSuffix(baseURL, "/") {
 		baseURL += "/"
 	}
 	opts := []option.RequestOption{
 		option.WithHTTPClient(hc),
 		option.WithBaseURL(baseURL),
-		option.WithMaxRetries(maxRetries(o)),
+		// Retries are caller.generate's: it also retries replies that end early, and reports
+		// every retry as an EventRetry.
+		option.WithMaxRetries(0),
 	}
 	if key != "" {
 		opts = append(opts, option.WithAPIKey(key))
@@ -40,42 +36,21 @@ func openaiClientOptions(o Options, baseURL, key string) []option.RequestOption 
 	return opts
 }
 
-// openaiRetryNotifier is a per-request middleware that turns each retryable HTTP answer into an
-// EventRetry (the SDK then retries it with backoff, honouring Retry-After).
-func openaiRetryNotifier(o Options, provider string, onEvent func(Event)) option.RequestOption {
-	attempt := 0
-	limit := maxRetries(o)
-	return option.WithMiddleware(func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-		res, err := next(r)
-		if res != nil && retryableStatus(res.StatusCode) && attempt < limit && res.Header.Get("x-should-retry") != "false" {
-			attempt++
-			msg := fmt.Sprintf("%s: HTTP %d, retrying (%d/%d)", provider, res.StatusCode, attempt, limit)
-			if o.Logger != nil {
-				o.Logger.Info("retrying model call", zap.String("agent", o.AgentID), zap.String("provider", provider), zap.Int("status", res.StatusCode), zap.Int("attempt", attempt))
-			}
-			if onEvent != nil {
-				onEvent(Event{Kind: EventRetry, Text: msg})
-			}
-		}
-		return res, err
-	})
-}
-
-// apiError turns an SDK error into one that names the provider and keeps the HTTP status.
-func apiError(provider, model string, err error) error {
+// openaiStatusError turns the SDK's HTTP error into an *HTTPStatusError (other errors pass).
+func openaiStatusError(err error) error {
 	var ae *openai.Error
-	if errors.As(err, &ae) {
-		body := ae.Message
-		if body == "" {
-			body = strings.TrimSpace(ae.RawJSON())
-		}
-		se := &HTTPStatusError{StatusCode: ae.StatusCode, Body: body, Err: err}
-		if ae.Response != nil {
-			se.RetryAfter = RetryAfterHeader(ae.Response.Header)
-		}
-		return fmt.Errorf("%s (%s): %w", provider, model, se)
+	if !errors.As(err, &ae) {
+		return err
 	}
-	return fmt.Errorf("%s (%s): %w", provider, model, err)
+	body := ae.Message
+	if body == "" {
+		body = strings.TrimSpace(ae.RawJSON())
+	}
+	se := &HTTPStatusError{StatusCode: ae.StatusCode, Body: truncateBody(body), Err: err}
+	if ae.Response != nil {
+		se.RetryAfter = RetryAfterHeader(ae.Response.Header)
+	}
+	return se
 }
 
 // passthrough selects the backend's extra config keys that are request parameters of the API
@@ -200,57 +175,23 @@ func stringExtra(extra map[string]any, keys ...string) string {
 	return ""
 }
 
-// streamError is a failure reported inside a stream (an error event, a failed response, a cut
-// connection) rather than as an HTTP status, which the SDK does not retry.
-type streamError struct {
-	msg       string
-	retryable bool
-	err       error
-}
-
-func (e *streamError) Error() string { return e.msg }
-func (e *streamError) Unwrap() error { return e.err }
-
-// retryableStreamCode reports whether an error code sent inside a stream is worth a retry.
-func retryableStreamCode(code string) bool {
+// streamCodeFailure is an error the provider reported inside a stream with a code (the
+// Responses API's error event and response.failed, or an error object in a chat stream).
+// Rate limits and server trouble are retried like their HTTP statuses.
+func streamCodeFailure(code, msg string) *failure {
+	says := ""
+	if m := oneLine(msg); m != "" {
+		says = "; the provider says: " + m
+	}
 	switch code {
-	case "rate_limit_exceeded", "server_error", "internal_error", "overloaded", "server_overloaded", "service_unavailable", "timeout":
-		return true
+	case "rate_limit_exceeded", "rate_limit_error", "429":
+		return &failure{kind: KindRateLimited, retryable: true, detail: "rate limited (" + code + " in the stream)" + says}
+	case "server_error", "internal_error", "overloaded", "overloaded_error", "server_overloaded", "service_unavailable", "timeout", "api_error", "500", "502", "503", "504", "529":
+		return &failure{kind: KindServer, retryable: true, detail: "the provider failed (" + code + " in the stream)" + says}
 	}
-	return false
-}
-
-// retryStream runs attempt again after a retryable stream failure, but only while the failed
-// attempt has streamed nothing: a partial reply already shown must not be duplicated.
-func retryStream(ctx context.Context, o Options, provider string, onEvent func(Event), attempt func(func(Event)) (*Response, error)) (*Response, error) {
-	limit := maxRetries(o)
-	for n := 0; ; n++ {
-		emitted := false
-		resp, err := attempt(func(e Event) {
-			if e.Kind != EventRetry {
-				emitted = true
-			}
-			if onEvent != nil {
-				onEvent(e)
-			}
-		})
-		var se *streamError
-		if err == nil || emitted || ctx.Err() != nil || !errors.As(err, &se) || !se.retryable || n >= limit {
-			return resp, err
-		}
-		wait := backoff(n)
-		if o.Logger != nil {
-			o.Logger.Info("retrying model call after a stream error", zap.String("agent", o.AgentID), zap.String("provider", provider), zap.Int("attempt", n+1), zap.Duration("wait", wait), zap.Error(err))
-		}
-		if onEvent != nil {
-			onEvent(Event{Kind: EventRetry, Text: fmt.Sprintf("%s: %v, retrying (%d/%d)", provider, err, n+1, limit)})
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, ctx.Err()
-		case <-t.C:
-		}
+	what := "the provider reported an error"
+	if code != "" {
+		what += " (" + code + ")"
 	}
+	return &failure{kind: KindProvider, detail: what + says}
 }

@@ -2,7 +2,6 @@ package backends
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -15,14 +14,14 @@ import (
 // defaultMaxRetries is used when Options.MaxRetries is 0.
 const defaultMaxRetries = 3
 
-// Backoff bounds for withRetry when the server gives no Retry-After.
+// Backoff bounds for caller.generate when the server gives no Retry-After.
 const (
 	retryBaseDelay = 500 * time.Millisecond
 	retryMaxDelay  = 8 * time.Second
 )
 
 // HTTPStatusError is a provider's HTTP error answer. Backends whose SDK has no retry loop wrap
-// their errors in it so withRetry can tell retryable failures (429, 408, 409, 5xx) from others.
+// their errors in it so caller.generate can tell retryable failures (429, 408, 409, 5xx) from others.
 type HTTPStatusError struct {
 	StatusCode int
 	// Body is (the start of) the error body, for the message.
@@ -85,47 +84,86 @@ func maxRetries(o Options) int {
 	return o.MaxRetries
 }
 
-// withRetry calls fn until it succeeds, fails with a non-retryable error, the retries are used
-// up or ctx is cancelled. Retryable errors are *HTTPStatusError with 429/408/409/5xx. The wait
-// honours RetryAfter, else backs off exponentially with jitter. onRetry (may be nil) is told
-// before each wait.
-func withRetry(ctx context.Context, o Options, fn func() error) error {
-	return withRetryNotify(ctx, o, fn, nil)
+// caller is what every call of one backend shares: its identity for messages and logs, and
+// its retry settings.
+type caller struct {
+	o        Options
+	provider string
+	model    string
+	// keyHint names where the key comes from ("OPENAI_API_KEY", "api_key in the config") for
+	// authentication errors.
+	keyHint string
+	log     *zap.Logger
 }
 
-// withRetryNotify is withRetry that reports each retry through onRetry (for EventRetry).
-func withRetryNotify(ctx context.Context, o Options, fn func() error, onRetry func(attempt int, err error, wait time.Duration)) error {
-	n := maxRetries(o)
-	for attempt := 0; ; attempt++ {
-		err := fn()
-		if err == nil {
-			return nil
+func newCaller(o Options, provider, model, keyHint string) caller {
+	log := o.Logger
+	if log == nil {
+		log = zap.NewNop()
+	}
+	return caller{o: o, provider: provider, model: model, keyHint: keyHint,
+		log: log.With(zap.String("backend", provider), zap.String("agent", o.AgentID))}
+}
+
+// attemptFunc makes one request. It streams through emit, and returns the complete reply or an
+// error: a *failure, an *HTTPStatusError, or anything classify understands. Its context carries
+// tap, which watches the HTTP response.
+type attemptFunc func(ctx context.Context, tap *streamTap, emit func(Event)) (*Response, error)
+
+// generate runs attempt until it returns a complete reply, fails for good, the retries are used
+// up, or ctx ends. Transient failures (429, 408, 409, 5xx, a stream that ended early or sent
+// invalid JSON, a network error) are retried after the provider's Retry-After, else an
+// exponential backoff; each retry is reported as an EventRetry, after which the text and tool
+// calls streamed by the failed attempt are void. The final error is an *Error in words.
+func (c caller) generate(ctx context.Context, onEvent func(Event), attempt attemptFunc) (*Response, error) {
+	emit := func(ev Event) {
+		if onEvent != nil {
+			onEvent(ev)
+		}
+	}
+	n := maxRetries(c.o)
+	for try := 0; ; try++ {
+		tap := &streamTap{}
+		resp, err := attempt(withTap(ctx, tap), tap, emit)
+		if err == nil && ctx.Err() == nil {
+			return resp, nil
 		}
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return nil, fmt.Errorf("%s %s: %w", c.provider, c.model, ctx.Err())
 		}
-		var se *HTTPStatusError
-		if !errors.As(err, &se) || !se.Retryable() || attempt >= n {
-			return err
+		f := classify(err, c.keyHint)
+		status, header := tap.response()
+		if f.status != 0 && f.status == status && header.Get("x-should-retry") == "false" {
+			f.retryable = false
 		}
-		wait := se.RetryAfter
+		if !f.retryable || try >= n {
+			c.log.Warn("model call failed", zap.String("model", c.model), zap.Int("retries", try), zap.String("reason", f.detail), zap.Error(f.err))
+			return nil, finalError(c.provider, c.model, f, try)
+		}
+		wait := f.wait
+		if wait <= 0 && f.status != 0 && f.status == status {
+			wait = RetryAfterHeader(header)
+		}
 		if wait <= 0 || wait > time.Minute {
-			wait = backoff(attempt)
+			wait = c.backoff(try)
 		}
-		if o.Logger != nil {
-			o.Logger.Info("retrying model call", zap.String("agent", o.AgentID), zap.Int("attempt", attempt+1), zap.Duration("wait", wait), zap.Error(err))
-		}
-		if onRetry != nil {
-			onRetry(attempt+1, err, wait)
-		}
+		c.log.Info("retrying model call", zap.String("model", c.model), zap.Int("attempt", try+1), zap.Duration("wait", wait), zap.String("reason", f.detail), zap.Error(f.err))
+		emit(Event{Kind: EventRetry, Text: fmt.Sprintf("%s: %s; retry %d of %d in %s", c.provider, f.detail, try+1, n, wait.Round(time.Millisecond))})
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return ctx.Err()
+			return nil, fmt.Errorf("%s %s: %w", c.provider, c.model, ctx.Err())
 		case <-t.C:
 		}
 	}
+}
+
+func (c caller) backoff(attempt int) time.Duration {
+	if c.o.retryWait != nil {
+		return c.o.retryWait(attempt)
+	}
+	return backoff(attempt)
 }
 
 // backoff is retryBaseDelay * 2^attempt, capped, minus up to 25% jitter.

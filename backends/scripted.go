@@ -2,6 +2,8 @@ package backends
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,6 +33,9 @@ type scripted struct {
 	// cursor is, per phase, the index of the next step to consider; it survives restarts
 	// because the orchestrator keeps one Backend per agent for the whole run.
 	cursor map[string]int
+	// seen is, per phase, what the agent was shown when it last played a step (see situation);
+	// a block step whose call shows something else comes after a restart it need not wait for.
+	seen map[string]string
 	// calls numbers the tool calls for deterministic IDs.
 	calls int
 }
@@ -52,7 +57,7 @@ func newScripted(cfg configs.Backend, o Options) (Backend, error) {
 	if logger == nil {
 		logger = zap.NewNop()
 	}
-	return &scripted{steps: cfg.Script, logger: logger, agent: o.AgentID, cursor: map[string]int{}}, nil
+	return &scripted{steps: cfg.Script, logger: logger, agent: o.AgentID, cursor: map[string]int{}, seen: map[string]string{}}, nil
 }
 
 func (s *scripted) Provider() string { return "scripted" }
@@ -61,12 +66,20 @@ func (s *scripted) Model() string    { return "scripted (demo)" }
 // Generate plays the next step of req.Phase.
 func (s *scripted) Generate(ctx context.Context, req Request, onEvent func(Event)) (*Response, error) {
 	step, idx, ok := s.next(req.Phase)
-	if ok && step.Block {
-		// A slow model: nothing until cancelled. The step counts as played even if ctx was
-		// already cancelled, so a restarted agent always goes on with the next one.
-		s.advance(req.Phase, idx)
-		<-ctx.Done()
-		return nil, ctx.Err()
+	for ok && step.Block {
+		// A slow model: nothing until the restart cancels the call. The step counts as played
+		// even if ctx was already cancelled, so a restarted agent goes on with the next one.
+		restarted := s.restartedSince(req)
+		s.advance(req, idx, !restarted)
+		if !restarted {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
+		// The restart this step waits for came before the step started (the execution was
+		// cancelled before it reached the model): waiting now would wait for a second one,
+		// which may never come.
+		s.logger.Debug("scripted block step skipped: the agent was restarted before it", zap.String("agent", s.agent), zap.Int("step", idx+1))
+		step, idx, ok = s.next(req.Phase)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -86,7 +99,7 @@ func (s *scripted) Generate(ctx context.Context, req Request, onEvent func(Event
 			return nil, err
 		}
 	}
-	s.advance(req.Phase, idx)
+	s.advance(req, idx, endsExecution(step))
 
 	resp := &Response{Text: substitute(step.Text, req.Vars)}
 	for _, tc := range step.ToolCalls {
@@ -112,10 +125,53 @@ func (s *scripted) next(phase string) (configs.ScriptStep, int, bool) {
 	return configs.ScriptStep{}, 0, false
 }
 
-func (s *scripted) advance(phase string, idx int) {
+// advance marks step idx of req.Phase as played. ended says the step ends the agent's execution
+// (a workflow call, or a block ended by the restart): the next call starts a new execution, so
+// nothing can be told from what it shows. Otherwise the next call belongs to the same execution
+// unless a restart came in between, which the changed situation shows.
+func (s *scripted) advance(req Request, idx int, ended bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.cursor[phase] = idx + 1
+	s.cursor[req.Phase] = idx + 1
+	if ended {
+		s.seen[req.Phase] = ""
+	} else {
+		s.seen[req.Phase] = situation(req)
+	}
+}
+
+// restartedSince reports whether the agent was restarted after its previous step of the phase,
+// before this call: req shows it another situation than the one that step was played in. Before
+// any step, the agent was shown no answers. Only coordination has restarts.
+func (s *scripted) restartedSince(req Request) bool {
+	if req.Phase != "coordination" {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	seen, ok := s.seen[req.Phase]
+	switch {
+	case !ok:
+		return req.Vars["ANSWERS"] != ""
+	case seen == "":
+		return false
+	}
+	return situation(req) != seen
+}
+
+// situation is what an execution is started with: the answers that exist and the messages up to
+// the model's first turn (the task and the answers as shown to the agent). It stays the same for
+// every call of one execution and changes when a restart brings new answers.
+func situation(req Request) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%q\n", req.Vars["ANSWERS"])
+	for _, m := range req.Messages {
+		if m.Role != "user" && m.Role != "system" {
+			break
+		}
+		fmt.Fprintf(h, "%s %q\n", m.Role, m.Content)
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 func (s *scripted) callID() string {
@@ -138,6 +194,16 @@ func (s *scripted) finished(req Request, onEvent func(Event)) *Response {
 	}
 	emit(onEvent, resp)
 	return resp
+}
+
+// endsExecution reports whether a step's reply ends a coordination execution (a workflow call).
+func endsExecution(step configs.ScriptStep) bool {
+	for _, tc := range step.ToolCalls {
+		if tc.Name == "new_answer" || tc.Name == "vote" {
+			return true
+		}
+	}
+	return false
 }
 
 func offersTool(tools []ToolSpec, name string) bool {

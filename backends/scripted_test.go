@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -230,5 +231,98 @@ func TestScriptedRejectsBadScript(t *testing.T) {
 				t.Fatal("want an error")
 			}
 		})
+	}
+}
+
+// A restart that lands before a block step started (the execution was cancelled before it
+// reached the model) is the restart the step stands for: the next execution goes on with the
+// following step instead of waiting for a second restart that may never come.
+func TestScriptedBlockAfterEarlyRestart(t *testing.T) {
+	coord := func(answers, prompt string, msgs ...Message) Request {
+		return Request{Phase: "coordination", Vars: map[string]string{"ANSWERS": answers},
+			Messages: append([]Message{{Role: "user", Content: prompt}}, msgs...)}
+	}
+	vote := configs.ScriptStep{Phase: "coordination", ToolCalls: []configs.ScriptToolCall{{Name: "vote", Args: map[string]any{"agent_id": "agent1"}}}}
+	write := configs.ScriptStep{Phase: "coordination", ToolCalls: []configs.ScriptToolCall{{Name: "write_file", Args: map[string]any{"path": "a"}}}}
+	answer := configs.ScriptStep{Phase: "coordination", ToolCalls: []configs.ScriptToolCall{{Name: "new_answer", Args: map[string]any{"content": "x"}}}}
+	block := configs.ScriptStep{Phase: "coordination", Block: true}
+	afterWrite := []Message{{Role: "assistant", ToolCalls: []ToolCall{{ID: "call_1", Name: "write_file"}}}, {Role: "tool", ToolCallID: "call_1", Content: "ok"}}
+
+	type call struct {
+		req       Request
+		wantBlock bool
+		wantTool  string
+	}
+	tests := []struct {
+		name  string
+		steps []configs.ScriptStep
+		calls []call
+	}{
+		{name: "restart before the first step: the block is skipped",
+			steps: []configs.ScriptStep{block, vote},
+			calls: []call{{req: coord("agent1", "task; agent1 answered"), wantTool: "vote"}}},
+		{name: "no restart yet: the first block waits",
+			steps: []configs.ScriptStep{block, vote},
+			calls: []call{{req: coord("", "task"), wantBlock: true}, {req: coord("agent1", "task; agent1 answered"), wantTool: "vote"}}},
+		{name: "restart while tools ran, before the block's call: skipped",
+			steps: []configs.ScriptStep{write, block, vote},
+			calls: []call{{req: coord("", "task"), wantTool: "write_file"}, {req: coord("agent1", "task; agent1 answered"), wantTool: "vote"}}},
+		{name: "same execution goes on: the block waits",
+			steps: []configs.ScriptStep{write, block, vote},
+			calls: []call{{req: coord("", "task"), wantTool: "write_file"}, {req: coord("", "task", afterWrite...), wantBlock: true}, {req: coord("agent1", "task; agent1 answered"), wantTool: "vote"}}},
+		{name: "a revised answer is a restart too",
+			steps: []configs.ScriptStep{write, block, vote},
+			calls: []call{{req: coord("agent1", "task; agent1: v1"), wantTool: "write_file"}, {req: coord("agent1", "task; agent1: v2"), wantTool: "vote"}}},
+		{name: "after an answer the next execution's block waits for the next restart",
+			steps: []configs.ScriptStep{answer, block, vote},
+			calls: []call{{req: coord("", "task"), wantTool: "new_answer"}, {req: coord("agent1,agent2", "task; two answers"), wantBlock: true}, {req: coord("agent1,agent2", "task; agent1 revised"), wantTool: "vote"}}},
+		{name: "two blocks and one early restart: the second still waits",
+			steps: []configs.ScriptStep{block, block, vote},
+			calls: []call{{req: coord("agent1", "task; agent1 answered"), wantBlock: true}, {req: coord("agent1", "task; agent1 revised"), wantTool: "vote"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := newTestScripted(t, tt.steps)
+			for i, c := range tt.calls {
+				ctx, cancel := context.WithCancel(testContext(t))
+				type reply struct {
+					r   *Response
+					err error
+				}
+				done := make(chan reply, 1)
+				go func() {
+					r, err := b.Generate(ctx, c.req, nil)
+					done <- reply{r, err}
+				}()
+				if c.wantBlock {
+					// The call must still be waiting: it ends only when cancelled.
+					select {
+					case got := <-done:
+						t.Fatalf("call %d returned %+v, %v; want it to block", i+1, got.r, got.err)
+					case <-time.After(50 * time.Millisecond):
+					}
+					cancel()
+					if got := receive(t, done, "return of the cancelled block"); !errors.Is(got.err, context.Canceled) {
+						t.Fatalf("call %d: err = %v", i+1, got.err)
+					}
+					continue
+				}
+				got := receive(t, done, fmt.Sprintf("reply to call %d (a block step waited for a restart that had already come)", i+1))
+				cancel()
+				if got.err != nil || len(got.r.ToolCalls) != 1 || got.r.ToolCalls[0].Name != c.wantTool {
+					t.Fatalf("call %d: %+v, %v; want %s", i+1, got.r, got.err, c.wantTool)
+				}
+			}
+		})
+	}
+}
+
+// In the final phase nothing restarts an agent: a block step waits whatever it is shown.
+func TestScriptedBlockInFinalWaits(t *testing.T) {
+	b := newTestScripted(t, []configs.ScriptStep{{Phase: "final", Block: true}})
+	ctx, cancel := context.WithTimeout(testContext(t), 50*time.Millisecond)
+	defer cancel()
+	if _, err := b.Generate(ctx, Request{Phase: "final", Vars: map[string]string{"ANSWERS": "agent1"}}, nil); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want the deadline", err)
 	}
 }

@@ -240,3 +240,6 @@ func wireDig(v any, path ...any) any {
 	}
 	return v
 }
+
+// fastRetry is Options.retryWait for tests: retries without the real backoff.
+func fastRetry(int) time.Duration { return time.Millisecond }
