@@ -85,7 +85,7 @@ ui: {display_type: simple, logging_enabled: true}
 	for _, w := range warnings {
 		keys = append(keys, w.Key)
 	}
-	if want := []string{"agents[0].backend.mcp_servers[0].security", "agents[1].backend.enable_web_search", "orchestrator.voting_sensitivity"}; !reflect.DeepEqual(keys, want) {
+	if want := []string{"agents[0].backend.mcp_servers[0].security", "orchestrator.voting_sensitivity"}; !reflect.DeepEqual(keys, want) {
 		t.Errorf("warnings about %q, want %q: %v", keys, want, warnings)
 	}
 	if got := len(cfg.Agents); got != 2 {

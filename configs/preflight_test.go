@@ -73,9 +73,9 @@ func TestLoadForRun(t *testing.T) {
 		}
 		return p
 	}
-	ok := write("ok.yaml", "agents:\n  - id: a\n    backend: {type: gemini, enable_code_execution: true}\n")
+	ok := write("ok.yaml", "agents:\n  - id: a\n    backend: {type: grok, model: grok-4, enable_code_execution: true}\n")
 	cfg, warnings, err := LoadForRun(LoadOptions{Name: ok, BaseDir: dir})
-	if err != nil || cfg == nil || len(warnings) != 1 || !strings.Contains(warnings[0].Message, "enable_code_execution: ignored (gemini backend)") {
+	if err != nil || cfg == nil || len(warnings) != 1 || !strings.Contains(warnings[0].Message, "enable_code_execution: ignored: this backend has no provider code execution") {
 		t.Fatalf("cfg %v, warnings %v, err %v", cfg, warnings, err)
 	}
 	bad := write("bad.yaml", "agents:\n  - id: a\n    backend: {type: claude_code}\n  - id: b\n    backend: {type: openai, betas: [x]}\n")

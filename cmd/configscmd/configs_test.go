@@ -58,7 +58,7 @@ func TestValidateFindsWhatARunRejects(t *testing.T) {
     backend:
       type: claude
       temprature: 0.2
-      betas: [code-execution-2025-05-22]
+      enable_code_interpreter: true
   - id: c
     backend: {type: gemini}
   - id: d
@@ -79,7 +79,7 @@ func TestValidateFindsWhatARunRejects(t *testing.T) {
 		`c.yaml:5: warning: unknown key "agents[0].backend.modle" (not used; did you mean "model"?)`,
 		`c.yaml:7: agents[1].backend.api_key: agent "b": backend "claude": no API key: set ANTHROPIC_API_KEY`,
 		`c.yaml:9: warning: unknown key "agents[1].backend.temprature" (not used; did you mean "temperature"?)`,
-		`c.yaml:10: warning: agents[1].backend.betas: ignored (claude backend): beta headers are not sent`,
+		`c.yaml:10: warning: agents[1].backend.enable_code_interpreter: ignored: only openai has a code interpreter`,
 		`c.yaml:12: agents[2].backend.api_key: agent "c": backend "gemini": no API key: set GEMINI_API_KEY or GOOGLE_API_KEY`,
 		`c.yaml:14: agents[3].backend.type: claude_code: refused: cannot run yet`,
 		`c.yaml:16: agents[4].backend: agent "e": backend claude: max_tokens`,
@@ -97,7 +97,7 @@ func TestValidateFindsWhatARunRejects(t *testing.T) {
 func TestValidateStrictAndJSON(t *testing.T) {
 	e := newTestEnv(t)
 	e.env["GEMINI_API_KEY"] = "k"
-	e.write(t, "w.yaml", "agent:\n  id: a\n  backend:\n    type: gemini\n    enable_web_search: true\n    temprature: 0.1\n")
+	e.write(t, "w.yaml", "agent:\n  id: a\n  backend:\n    type: gemini\n    enable_code_interpreter: true\n    temprature: 0.1\n")
 	if code := e.validate([]string{"w.yaml"}, false, false); code != 0 {
 		t.Fatalf("warnings only: exit %d\n%s", code, e.errOut)
 	}
@@ -109,7 +109,7 @@ func TestValidateStrictAndJSON(t *testing.T) {
 	if code := e.validate([]string{"w.yaml"}, true, false); code != cmdutil.ExitUsage {
 		t.Fatalf("--strict: exit %d, want 2", code)
 	}
-	if e.out.Len() != 0 || !strings.Contains(e.errOut.String(), "w.yaml:5: agents[0].backend.enable_web_search: ignored (gemini backend)") {
+	if e.out.Len() != 0 || !strings.Contains(e.errOut.String(), "w.yaml:5: agents[0].backend.enable_code_interpreter: ignored: only openai has a code interpreter") {
 		t.Errorf("--strict must report warnings as errors:\nstdout %s\nstderr %s", e.out, e.errOut)
 	}
 
@@ -146,7 +146,7 @@ func TestShowResolvedMarksIgnoredKeys(t *testing.T) {
 	e := newTestEnv(t)
 	e.write(t, "c.yaml", `agents:
   - id: a
-    backend: {type: gemini, temperature: 0.2, enable_web_search: true, custom_tools: [{path: t.py}]}
+    backend: {type: gemini, temperature: 0.2, enable_code_interpreter: true, enable_web_search: true, custom_tools: [{path: t.py}]}
   - id: b
     backend: {type: claude_code, cwd: ws}
 orchestrator:
@@ -160,7 +160,8 @@ ui: {logging_enabled: true}
 	}
 	got := e.out.String()
 	for _, want := range []string{
-		"enable_web_search: true # ignored (gemini backend): Google Search grounding is not offered",
+		"enable_code_interpreter: true # ignored: only openai has a code interpreter",
+		"enable_web_search: true\n",
 		"custom_tools: # ignored: the Python functions are not offered to the agent",
 		"type: claude_code # refused: cannot run yet",
 		"voting_sensitivity: strict # ignored: agents get the same voting instructions",
