@@ -173,19 +173,19 @@ func FuzzDecideArgs(f *testing.F) {
 		if !d.Allow {
 			return
 		}
-		ex, err := extractWith(tool, args, !p.spec.Sandboxed)
+		ex, err := extractWith(nil, p.spec.Tools, tool, args, !p.spec.Sandboxed)
 		if err != nil {
 			t.Fatalf("Decide allowed %s %s but extraction fails: %v", tool, argsJSON, err)
 		}
 		for _, pa := range ex.paths {
-			if pa.Access != Write || pa.Glob {
+			if pa.Access == Read || pa.Glob {
 				continue
 			}
 			abs, err := absolute(pa.Path, p.workspace, p.home)
 			if err != nil {
 				t.Fatalf("allowed %s with unresolvable write path %q: %v", tool, pa.Path, err)
 			}
-			if destructive(BaseToolName(tool), pa.Arg) && !strings.HasSuffix(abs, "/") && !strings.HasSuffix(abs, "/.") && !hasDotDot(abs) {
+			if (pa.Access == Delete || commandRemoval(pa.Arg)) && !strings.HasSuffix(abs, "/") && !strings.HasSuffix(abs, "/.") && !hasDotDot(abs) {
 				// Removing or moving a link touches the link only: judge the entry.
 				clean := filepath.Clean(abs)
 				if parent, ok := kernelResolve(filepath.Dir(clean)); ok {

@@ -97,7 +97,7 @@ func (g *Guard) Check(ctx context.Context, r Request) Decision {
 	g.audit(r.Tool, info.paths, d)
 	if !d.Allow {
 		g.log.Info("tool call denied", zap.String("agent", g.p.spec.Agent), zap.String("tool", r.Tool),
-			zap.String("rule", d.Rule), zap.String("reason", d.Reason))
+			zap.String("rule", string(d.Rule)), zap.String("reason", d.Reason))
 	}
 	return d
 }
@@ -105,6 +105,14 @@ func (g *Guard) Check(ctx context.Context, r Request) Decision {
 // CheckPath checks one path inside a batch tool (each matched file); audited, never asks.
 func (g *Guard) CheckPath(ctx context.Context, tool, path string, a Access) Decision {
 	d := g.p.CheckPath(path, a)
+	g.audit(tool, []string{d.Path}, d)
+	return d
+}
+
+// CheckCanonical is CheckPath for a path already canonical (an entry reached through directory
+// descriptors, see Policy.CheckCanonical); audited, never asks.
+func (g *Guard) CheckCanonical(ctx context.Context, tool, path string, a Access) Decision {
+	d := g.p.CheckCanonical(path, a)
 	g.audit(tool, []string{d.Path}, d)
 	return d
 }
@@ -166,7 +174,7 @@ type hookInput struct {
 type hookDecision struct {
 	Allow  bool   `json:"allow"`
 	Ask    bool   `json:"ask,omitempty"`
-	Rule   string `json:"rule"`
+	Rule   Rule   `json:"rule"`
 	Reason string `json:"reason"`
 }
 
@@ -283,7 +291,7 @@ type AuditEntry struct {
 	Tool     string    `json:"tool"`
 	Paths    []string  `json:"paths"`
 	Decision string    `json:"decision"`
-	Rule     string    `json:"rule"`
+	Rule     Rule      `json:"rule"`
 	Reason   string    `json:"reason,omitempty"`
 }
 
