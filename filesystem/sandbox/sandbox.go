@@ -103,7 +103,7 @@ type Options struct {
 	// the permission decision judged); the command starts there rather than at Dir resolved
 	// again. Dir names it for messages. The caller closes it after Run.
 	DirHandle *os.File
-	Timeout time.Duration
+	Timeout   time.Duration
 	// MaxOutput caps each of stdout and stderr (default 64 KiB).
 	MaxOutput int
 	Policy    Policy
