@@ -65,7 +65,7 @@ type swapper struct {
 	flips atomic.Int64
 }
 
-func startSwapper(t *testing.T, a, b string, fix func()) *swapper {
+func startSwapper(t testing.TB, a, b string, fix func()) *swapper {
 	t.Helper()
 	s := &swapper{}
 	s.done.Add(1)
@@ -98,7 +98,7 @@ func (s *swapper) halt() {
 
 // flipFile makes dir/name a regular file with content and dir/name.alt a link to target, for
 // swapping; fix restores one of each.
-func flipFile(t *testing.T, dir, name, content, target string) (a, b string, fix func()) {
+func flipFile(t testing.TB, dir, name, content, target string) (a, b string, fix func()) {
 	t.Helper()
 	a, b = filepath.Join(dir, name), filepath.Join(dir, name+".alt")
 	isLink := func(p string) (exists, link bool) {
