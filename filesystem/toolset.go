@@ -101,6 +101,10 @@ func NewToolset(o ToolsetOptions) (*Toolset, error) {
 	return t, nil
 }
 
+// DescribeRoots lists the roots the agent may read, one line each, in the words
+// list_allowed_directories uses: what the agent's prompt shows.
+func (t *Toolset) DescribeRoots() string { return t.pol.DescribeRoots() }
+
 // Tracker returns the tracker of files read or created this run.
 func (t *Toolset) Tracker() *Tracker { return t.tracker }
 
