@@ -121,4 +121,3 @@ func touchesSwapped(abs, ws string) bool {
 	}
 	return false
 }
-

@@ -265,7 +265,9 @@ func TestRaceDirSwappedForLink(t *testing.T) {
 		args   func(e *env, i int) map[string]any
 	}{
 		{"write_file into a protected directory", goldenDir, map[string]string{"expected.txt": "mine\n"}, "write_file",
-			func(e *env, i int) map[string]any { return map[string]any{"path": "d/expected.txt", "content": "pwned"} }},
+			func(e *env, i int) map[string]any {
+				return map[string]any{"path": "d/expected.txt", "content": "pwned"}
+			}},
 		{"write_file creates in a protected directory", goldenDir, map[string]string{"k": "mine\n"}, "write_file",
 			func(e *env, i int) map[string]any {
 				return map[string]any{"path": fmt.Sprintf("d/new%d.txt", i), "content": "pwned"}
