@@ -107,9 +107,6 @@ func (t *Toolset) executeCommand(ctx context.Context, c *call) (any, error) {
 		return nil, fmt.Errorf("work_dir: %w", err)
 	}
 	defer dirFile.Close()
-	if t.beforeUse != nil {
-		t.beforeUse(w.Path)
-	}
 	pol := t.sandboxPolicy()
 	started := time.Now()
 	res, err := sandbox.Run(ctx, sandbox.Options{

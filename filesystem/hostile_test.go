@@ -141,7 +141,7 @@ func TestSymlinkSwappedBetweenCheckAndUse(t *testing.T) {
 			e := newEnv(t, permissions.Final)
 			tt.setup(e)
 			swapped := false
-			e.ts.beforeUse = func(string) {
+			e.ts.beforeUse = func() {
 				if !swapped {
 					swapped = true
 					tt.swap(t, e)

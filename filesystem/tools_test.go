@@ -732,3 +732,66 @@ func TestNewToolsetRejectsUnknownSandbox(t *testing.T) {
 		t.Fatal("nil Guard accepted")
 	}
 }
+
+// TestTypedResults: every tool says in Result what it did, so callers never parse Content:
+// Changes are the canonical paths written, created or deleted; Denied carries the decision;
+// Message the one-line reason of any failure.
+func TestTypedResults(t *testing.T) {
+	e := newEnv(t, permissions.Final)
+	write(t, filepath.Join(e.ws, "a.txt"), "alpha\n")
+	write(t, filepath.Join(e.ws, "dir", "b.txt"), "beta\n")
+	e.ts.Tracker().Mark(filepath.Join(e.proj, "index.html"))
+	ws, proj := e.ws, e.proj
+	tests := []struct {
+		tool    string
+		args    map[string]any
+		changes []string // "op path"
+	}{
+		{"read_file", map[string]any{"path": "a.txt"}, nil},
+		{"write_file", map[string]any{"path": "new/c.txt", "content": "c"}, []string{"created " + ws + "/new", "created " + ws + "/new/c.txt"}},
+		{"write_file", map[string]any{"path": "a.txt", "content": "alpha2\n"}, []string{"modified " + ws + "/a.txt"}},
+		{"edit_file", map[string]any{"path": "a.txt", "edits": []any{map[string]any{"oldText": "alpha2", "newText": "alpha3"}}}, []string{"modified " + ws + "/a.txt"}},
+		{"edit_file", map[string]any{"path": "a.txt", "dryRun": true, "edits": []any{map[string]any{"oldText": "alpha3", "newText": "x"}}}, nil},
+		{"create_directory", map[string]any{"path": "d1/d2"}, []string{"created " + ws + "/d1"}},
+		{"create_directory", map[string]any{"path": "d1/d2"}, nil},
+		{"copy_file", map[string]any{"source_path": "a.txt", "destination_path": filepath.Join(proj, "a.txt")}, []string{"created " + proj + "/a.txt"}},
+		{"copy_file", map[string]any{"source_path": "dir", "destination_path": "dir2"}, []string{"created " + ws + "/dir2", "created " + ws + "/dir2/b.txt"}},
+		{"copy_files_batch", map[string]any{"source_base_path": "dir", "destination_base_path": filepath.Join(proj, "out")}, []string{"created " + proj + "/out", "created " + proj + "/out/b.txt"}},
+		{"move_file", map[string]any{"source": "dir2", "destination": "dir3"}, []string{"deleted " + ws + "/dir2", "created " + ws + "/dir3"}},
+		{"delete_file", map[string]any{"path": filepath.Join(proj, "index.html")}, []string{"deleted " + proj + "/index.html"}},
+		{"delete_file", map[string]any{"path": "dir3", "recursive": true}, []string{"deleted " + ws + "/dir3"}},
+		{"delete_files_batch", map[string]any{"base_path": "new"}, []string{"deleted " + ws + "/new/c.txt"}},
+		{"list_directory", map[string]any{"path": "."}, nil},
+		{"search_files", map[string]any{"path": ".", "pattern": "*.txt"}, nil},
+		{"compare_files", map[string]any{"file1": "a.txt", "file2": "dir/b.txt"}, nil},
+	}
+	for _, tt := range tests {
+		_, res := e.call(tt.tool, tt.args)
+		if res.IsError || res.Denied != nil || res.Message != "" {
+			t.Errorf("%s %v failed: %s", tt.tool, tt.args, res.Content)
+			continue
+		}
+		var got []string
+		for _, c := range res.Changes {
+			got = append(got, string(c.Op)+" "+c.Path)
+		}
+		if strings.Join(got, "|") != strings.Join(tt.changes, "|") {
+			t.Errorf("%s %v: Changes\n got  %v\n want %v", tt.tool, tt.args, got, tt.changes)
+		}
+	}
+	// A denial carries the decision and its reason; nothing changed.
+	_, res := e.call("write_file", map[string]any{"path": filepath.Join(proj, "golden", "expected.txt"), "content": "x"})
+	if res.Denied == nil || res.Denied.Rule != permissions.RuleProtected || res.Message != res.Denied.Reason || len(res.Changes) != 0 {
+		t.Errorf("denied write: %+v", res)
+	}
+	// A per-entry denial inside a tool too.
+	_, res = e.call("delete_file", map[string]any{"path": filepath.Join(proj, "golden")})
+	if res.Denied == nil || !res.IsError {
+		t.Errorf("delete of a protected directory: %+v", res)
+	}
+	// A failure says why in Message.
+	_, res = e.call("read_file", map[string]any{"path": "missing.txt"})
+	if res.Denied != nil || !strings.Contains(res.Message, "does not exist") {
+		t.Errorf("missing file: %+v", res)
+	}
+}

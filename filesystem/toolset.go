@@ -43,7 +43,7 @@ type Toolset struct {
 
 	// beforeUse, when set (tests only), runs after the permission decision and before the tool
 	// acts, so tests can swap a link in deterministically.
-	beforeUse func(abs string)
+	beforeUse func()
 }
 
 // call is one invocation of a built-in tool: its arguments, the walks its path arguments were
@@ -205,7 +205,7 @@ func (t *Toolset) Call(ctx context.Context, name string, raw json.RawMessage) (r
 		return denied(d)
 	}
 	if t.beforeUse != nil {
-		t.beforeUse("")
+		t.beforeUse()
 	}
 	c := &call{name: name, args: args, walks: ws}
 	out, err := def.run(t, ctx, c)
