@@ -55,6 +55,24 @@ func (i Info) IsLink() bool    { return i.Mode&fs.ModeSymlink != 0 }
 // Same reports whether both describe the same file.
 func (i Info) Same(o Info) bool { return i.Dev == o.Dev && i.Ino == o.Ino }
 
+// Walk is one resolution of an absolute path and what it holds: the directory that contains the
+// entry (or, when components are missing, the deepest one that exists), and the entry itself.
+// Close releases the descriptors.
+type Walk struct {
+	// Path is the canonical path as traversed: symlink-free, ".." applied to the directories
+	// actually reached, missing components appended as given.
+	Path string
+	// Dir holds the entry; when Missing is not empty it is the deepest existing ancestor and
+	// Missing are the directories to create below it before Name.
+	Dir     *Dir
+	Missing []string
+	// Name is the last component ("" when Path is "/").
+	Name   string
+	Exists bool
+	Info   Info // the entry's lstat, when it exists
+	entry  int  // O_PATH descriptor of the entry itself, or -1
+}
+
 // Join appends name to a canonical directory path.
 func Join(dir, name string) string {
 	if dir == "/" {

@@ -11,16 +11,6 @@ import (
 // On other systems the file tools fail closed: there is no O_PATH walk yet, and resolving by
 // string between the decision and the action is what this package exists to prevent.
 
-// Walk: see the Linux implementation.
-type Walk struct {
-	Path    string
-	Dir     *Dir
-	Missing []string
-	Name    string
-	Exists  bool
-	Info    Info
-}
-
 // Close does nothing here.
 func (w *Walk) Close() {}
 

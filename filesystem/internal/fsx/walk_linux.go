@@ -13,24 +13,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Walk is one resolution of an absolute path and what it holds: the directory that contains the
-// entry (or, when components are missing, the deepest one that exists), and the entry itself.
-// Close releases the descriptors.
-type Walk struct {
-	// Path is the canonical path as traversed: symlink-free, ".." applied to the directories
-	// actually reached, missing components appended as given.
-	Path string
-	// Dir holds the entry; when Missing is not empty it is the deepest existing ancestor and
-	// Missing are the directories to create below it before Name.
-	Dir     *Dir
-	Missing []string
-	// Name is the last component ("" when Path is "/").
-	Name   string
-	Exists bool
-	Info   Info // the entry's lstat, when it exists
-	entry  int  // O_PATH descriptor of the entry itself, or -1
-}
-
 // Close releases the walk's descriptors.
 func (w *Walk) Close() {
 	if w == nil {
