@@ -353,6 +353,7 @@ func TestRaceConcurrentCallsSwap(t *testing.T) {
 			raw, _ := json.Marshal(map[string]any{"source": a, "destination": b})
 			return !e.ts.Call(context.Background(), "move_file", raw).IsError
 		}
+		x, tmp, lnk := filepath.Join(e.ws, "x"), filepath.Join(e.ws, "tmp"), filepath.Join(e.ws, "lnk")
 		for !stop.Load() {
 			// x (file) -> tmp, lnk -> x, x -> lnk, tmp -> x: x is a file, then the link, ...
 			if mv("x", "tmp") && mv("lnk", "x") {
@@ -360,6 +361,16 @@ func TestRaceConcurrentCallsSwap(t *testing.T) {
 				mv("x", "lnk")
 			}
 			mv("tmp", "x")
+			// The harness repairs what a write did meanwhile (a new x made while x was moved
+			// away, or a link replaced by a file), so the flipping goes on.
+			if exists(tmp) {
+				_ = os.Remove(x)
+				mv("tmp", "x")
+			}
+			if li, err := os.Lstat(lnk); err != nil || li.Mode()&os.ModeSymlink == 0 {
+				_ = os.Remove(lnk)
+				_ = os.Symlink(filepath.Join(e.proj, "golden", "expected.txt"), lnk)
+			}
 		}
 	}()
 	for i := 0; i < raceCalls; i++ {
