@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/massgen-go/massgen/internal/pathx"
 	"github.com/massgen-go/massgen/permissions/toolargs"
 )
 
@@ -340,7 +341,7 @@ func (p *Policy) fillRuleCall(c *ruleCall, ex *extraction, args map[string]any, 
 		}
 		if res, err := p.resolveArg(r, pa); err == nil {
 			g = append(g, res)
-			if p.workspace != "" && within(res, p.workspace) && res != p.workspace {
+			if p.workspace != "" && pathx.Within(res, p.workspace) && res != p.workspace {
 				g = append(g, strings.TrimPrefix(res, p.workspace+"/"))
 			}
 			for q := res; q != "/"; q = parentDir(q) {
@@ -415,7 +416,7 @@ func (p *Policy) Roots() []Root {
 			continue
 		}
 		for _, g := range guard {
-			if within(g, m.path) {
+			if pathx.Within(g, m.path) {
 				out = append(out, Root{Path: g, Kind: r.Kind, Write: m.write && inSet(p.guardWrite, g), File: r.File})
 			}
 		}
@@ -470,9 +471,9 @@ func intersect(roots, guard []string) []string {
 	for _, r := range roots {
 		for _, g := range guard {
 			switch {
-			case within(g, r):
+			case pathx.Within(g, r):
 				out = append(out, g)
-			case within(r, g):
+			case pathx.Within(r, g):
 				out = append(out, r)
 			}
 		}
@@ -487,7 +488,7 @@ func minimal(roots []string) []string {
 	roots = slices.Compact(roots)
 	var out []string
 	for _, r := range roots {
-		if len(out) > 0 && within(r, out[len(out)-1]) {
+		if len(out) > 0 && pathx.Within(r, out[len(out)-1]) {
 			continue
 		}
 		out = append(out, r)
@@ -505,16 +506,16 @@ func (p *Policy) ExcludedUnder(root string) []string {
 	}
 	var out []string
 	for pr := range p.protected {
-		if within(pr, r) {
+		if pathx.Within(pr, r) {
 			out = append(out, pr)
 		}
 	}
 	for _, m := range p.roots {
-		if !m.write && within(m.path, r) && m.path != r {
+		if !m.write && pathx.Within(m.path, r) && m.path != r {
 			out = append(out, m.path)
 		}
 	}
-	if p.workspace == "" || !within(r, p.workspace) {
+	if p.workspace == "" || !pathx.Within(r, p.workspace) {
 		out = append(out, findExcluded(r, p.workspace)...)
 	}
 	slices.Sort(out)

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/massgen-go/massgen/internal/pathx"
 )
 
 // maxLinks bounds symlink chains (Linux uses 40); more is a loop or an attack.
@@ -191,13 +193,8 @@ func (r stringResolver) Resolve(_, abs string, entry bool) (string, error) {
 	return resolvePhysical(r.fs, abs)
 }
 
-// within reports whether p is root or below it (component-wise); both clean and absolute.
-func within(p, root string) bool {
-	if root == "/" {
-		return true
-	}
-	return p == root || (strings.HasPrefix(p, root) && p[len(root)] == '/')
-}
+// within is pathx.Within, for callers in this package not yet switched to it.
+func within(p, root string) bool { return pathx.Within(p, root) }
 
 // memoFS remembers Lstat and Readlink answers. Only for one-shot checks of a tree that does not
 // change while deciding (massgen permissions check --batch): a run uses the live filesystem.
