@@ -9,8 +9,8 @@ import (
 	"github.com/massgen-go/massgen/permissions"
 )
 
-// BenchmarkCall: a permission-checked, escape-proof tool call end to end.
-func BenchmarkCall(b *testing.B) {
+// BenchmarkToolCall: a permission-checked, escape-proof tool call end to end.
+func BenchmarkToolCall(b *testing.B) {
 	e := newEnv(b, permissions.Final)
 	write(b, filepath.Join(e.ws, "a.txt"), "hello\n")
 	calls := []struct {

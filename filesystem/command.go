@@ -14,6 +14,7 @@ import (
 
 	"github.com/massgen-go/massgen/filesystem/sandbox"
 	"github.com/massgen-go/massgen/permissions"
+	"github.com/massgen-go/massgen/permissions/toolargs"
 )
 
 const (
@@ -32,7 +33,15 @@ type commandResult struct {
 	sandbox.Result
 }
 
-func (r commandResult) failed() bool { return !r.Success }
+func (r commandResult) failure() string {
+	switch {
+	case r.Success:
+		return ""
+	case r.TimedOut:
+		return "the command timed out"
+	}
+	return fmt.Sprintf("the command exited with status %d", r.ExitCode)
+}
 
 // sandboxPolicy is what commands may touch: the agent's roots, with protected and
 // default-excluded paths under writable roots kept read-only and private paths hidden.
@@ -79,30 +88,33 @@ func (t *Toolset) executeCommand(ctx context.Context, c *call) (any, error) {
 	if timeout > maxCommandTimeout {
 		timeout = maxCommandTimeout
 	}
+	// The working directory was walked once by the decision: the command starts in that
+	// directory (a handle), whatever its path leads to by now.
+	arg := "work_dir"
 	if wd == "" {
-		wd = t.pol.Spec().Workspace
-		if wd == "" {
+		if t.pol.Spec().Workspace == "" {
 			return nil, fmt.Errorf("work_dir is required: this agent has no workspace")
 		}
+		arg = toolargs.DefaultWorkDirArg
 	}
-	l, err := t.locate(wd, false)
+	w, d, err := c.dirOf(arg)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("work_dir: %w", err)
 	}
-	if fi, err := os.Stat(l.abs); err != nil || !fi.IsDir() {
-		return nil, fmt.Errorf("work_dir %s is not a directory", l.abs)
+	defer d.Close()
+	dirFile, err := d.File()
+	if err != nil {
+		return nil, fmt.Errorf("work_dir: %w", err)
 	}
-	if t.beforeUse != nil {
-		t.beforeUse(l.abs)
-	}
+	defer dirFile.Close()
 	pol := t.sandboxPolicy()
 	started := time.Now()
 	res, err := sandbox.Run(ctx, sandbox.Options{
-		Mode: t.o.Sandbox, Command: command, Dir: l.abs,
+		Mode: t.o.Sandbox, Command: command, Dir: w.Path, DirHandle: dirFile,
 		Timeout: time.Duration(timeout) * time.Second, MaxOutput: maxCommandOutput,
 		Policy: pol,
 	})
-	out := commandResult{Command: command, WorkDir: l.abs, Success: res.ExitCode == 0 && !res.TimedOut, Result: res}
+	out := commandResult{Command: command, WorkDir: w.Path, Success: res.ExitCode == 0 && !res.TimedOut, Result: res}
 	if t.o.Sandbox != sandbox.ModeNone {
 		if removed := t.removeNewSystemPaths(pol, started); len(removed) > 0 {
 			out.Removed = removed

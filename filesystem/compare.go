@@ -8,44 +8,42 @@ import (
 	"io"
 	"os"
 	"path"
-	"path/filepath"
+
+	"github.com/massgen-go/massgen/filesystem/internal/fsx"
 )
 
-func (t *Toolset) readForDiff(l loc) (data []byte, binary bool, err error) {
-	r, err := t.openRoot(l)
-	if err != nil {
-		return nil, false, err
-	}
-	defer r.Close()
-	return readForDiffIn(r, l.rel, l.abs)
-}
-
-func readForDiffIn(r *os.Root, rel, abs string) ([]byte, bool, error) {
-	f, fi, err := openFileNoFollow(r, rel)
-	if err != nil {
-		return nil, false, pathErr(abs, err)
-	}
+// readForDiff reads a regular file opened through descriptors, bounded.
+func readForDiff(f *os.File, info fsx.Info, abs string) ([]byte, bool, error) {
 	defer f.Close()
-	if !fi.Mode().IsRegular() {
-		return nil, false, fmt.Errorf("%s is not a regular file", abs)
+	if info.Size > maxDiffBytes {
+		return nil, false, fmt.Errorf("%s is too large to compare (%d bytes, limit %d)", abs, info.Size, maxDiffBytes)
 	}
-	if fi.Size() > maxDiffBytes {
-		return nil, false, fmt.Errorf("%s is too large to compare (%d bytes, limit %d)", abs, fi.Size(), maxDiffBytes)
-	}
-	data, err := io.ReadAll(f)
+	data, err := io.ReadAll(io.LimitReader(f, maxDiffBytes+1))
 	if err != nil {
 		return nil, false, pathErr(abs, err)
 	}
 	return data, binaryKind(abs, data) != "", nil
 }
 
-func (t *Toolset) compareFiles(ctx context.Context, c *call) (any, error) {
-	p1, err := c.str("file1", true)
+// readWalkForDiff reads the file of a path argument for a comparison.
+func (c *call) readWalkForDiff(arg string) (string, []byte, bool, error) {
+	w, err := c.existing(arg)
 	if err != nil {
+		return "", nil, false, err
+	}
+	f, info, err := w.OpenFile()
+	if err != nil {
+		return "", nil, false, pathErr(w.Path, err)
+	}
+	data, bin, err := readForDiff(f, info, w.Path)
+	return w.Path, data, bin, err
+}
+
+func (t *Toolset) compareFiles(ctx context.Context, c *call) (any, error) {
+	if _, err := c.str("file1", true); err != nil {
 		return nil, err
 	}
-	p2, err := c.str("file2", true)
-	if err != nil {
+	if _, err := c.str("file2", true); err != nil {
 		return nil, err
 	}
 	n, err := c.integer("context_lines", 3)
@@ -55,92 +53,74 @@ func (t *Toolset) compareFiles(ctx context.Context, c *call) (any, error) {
 	if n < 0 || n > 1000 {
 		return nil, fmt.Errorf("context_lines must be between 0 and 1000, got %d", n)
 	}
-	l1, err := t.locate(p1, false)
+	a1, a, bin1, err := c.readWalkForDiff("file1")
 	if err != nil {
 		return nil, err
 	}
-	l2, err := t.locate(p2, false)
+	a2, b, bin2, err := c.readWalkForDiff("file2")
 	if err != nil {
 		return nil, err
 	}
-	a, bin1, err := t.readForDiff(l1)
-	if err != nil {
-		return nil, err
-	}
-	b, bin2, err := t.readForDiff(l2)
-	if err != nil {
-		return nil, err
-	}
-	t.tracker.Mark(l1.abs)
-	t.tracker.Mark(l2.abs)
+	t.tracker.Mark(a1)
+	t.tracker.Mark(a2)
 	if bin1 || bin2 {
-		return map[string]any{"file1": l1.abs, "file2": l2.abs, "identical": bytes.Equal(a, b), "binary": true,
+		return map[string]any{"file1": a1, "file2": a2, "identical": bytes.Equal(a, b), "binary": true,
 			"diff": "", "message": "binary files are compared by content only, not diffed",
 			"stats": map[string]int{"added": 0, "removed": 0}}, nil
 	}
-	diff, added, removed := unifiedDiff(l1.abs, l2.abs, string(a), string(b), n)
-	return map[string]any{"file1": l1.abs, "file2": l2.abs, "identical": bytes.Equal(a, b), "binary": false,
+	diff, added, removed := unifiedDiff(a1, a2, string(a), string(b), n)
+	return map[string]any{"file1": a1, "file2": a2, "identical": bytes.Equal(a, b), "binary": false,
 		"diff": diff, "stats": map[string]int{"added": added, "removed": removed, "changed": min(added, removed)}}, nil
 }
 
 func (t *Toolset) compareDirectories(ctx context.Context, c *call) (any, error) {
-	p1, err := c.str("dir1", true)
-	if err != nil {
+	if _, err := c.str("dir1", true); err != nil {
 		return nil, err
 	}
-	p2, err := c.str("dir2", true)
-	if err != nil {
+	if _, err := c.str("dir2", true); err != nil {
 		return nil, err
 	}
 	show, err := c.boolean("show_content_diff")
 	if err != nil {
 		return nil, err
 	}
-	l1, err := t.locate(p1, false)
+	w1, d1, err := c.dirOf("dir1")
 	if err != nil {
 		return nil, err
 	}
-	l2, err := t.locate(p2, false)
+	defer d1.Close()
+	w2, d2, err := c.dirOf("dir2")
 	if err != nil {
 		return nil, err
 	}
-	r1, d1, err := t.openDirLoc(l1)
+	defer d2.Close()
+	t1, _, err := t.readableFiles(ctx, d1, nil)
 	if err != nil {
-		return nil, err
+		return nil, pathErr(w1.Path, err)
 	}
-	defer closeDirs(r1, d1)
-	r2, d2, err := t.openDirLoc(l2)
+	t2, _, err := t.readableFiles(ctx, d2, nil)
 	if err != nil {
-		return nil, err
+		return nil, pathErr(w2.Path, err)
 	}
-	defer closeDirs(r2, d2)
-	f1, _, err := walkFiles(d1, func(rel string) bool { return t.isPrivate(filepath.Join(l1.abs, filepath.FromSlash(rel))) })
-	if err != nil {
-		return nil, pathErr(l1.abs, err)
+	f1, f2 := map[string]treeFile{}, map[string]treeFile{}
+	for _, f := range t2 {
+		f2[f.rel] = f
 	}
-	f2, _, err := walkFiles(d2, func(rel string) bool { return t.isPrivate(filepath.Join(l2.abs, filepath.FromSlash(rel))) })
-	if err != nil {
-		return nil, pathErr(l2.abs, err)
-	}
-	in2 := map[string]bool{}
-	for _, f := range f2 {
-		in2[f] = true
-	}
-	in1 := map[string]bool{}
 	only1, only2, different, identical := []string{}, []string{}, []string{}, []string{}
 	diffs := map[string]string{}
 	var errs []failure
-	for _, f := range f1 {
-		in1[f] = true
-		if !in2[f] {
+	for _, tf := range t1 {
+		f := tf.rel
+		f1[f] = tf
+		if _, ok := f2[f]; !ok {
 			only1 = append(only1, f)
 			continue
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		a, bin1, err1 := readForDiffIn(d1, f, filepath.Join(l1.abs, f))
-		b, bin2, err2 := readForDiffIn(d2, f, filepath.Join(l2.abs, f))
+		a, bin1, err1 := readRelForDiff(d1, f, tf.info)
+		b, bin2, err2 := readRelForDiff(d2, f, f2[f].info)
 		if err1 != nil || err2 != nil {
 			errs = append(errs, failure{f, errors.Join(err1, err2).Error()})
 			continue
@@ -158,12 +138,12 @@ func (t *Toolset) compareDirectories(ctx context.Context, c *call) (any, error) 
 			}
 		}
 	}
-	for _, f := range f2 {
-		if !in1[f] {
-			only2 = append(only2, f)
+	for _, tf := range t2 {
+		if _, ok := f1[tf.rel]; !ok {
+			only2 = append(only2, tf.rel)
 		}
 	}
-	out := map[string]any{"dir1": l1.abs, "dir2": l2.abs, "only_in_dir1": only1, "only_in_dir2": only2,
+	out := map[string]any{"dir1": w1.Path, "dir2": w2.Path, "only_in_dir1": only1, "only_in_dir2": only2,
 		"different": different, "identical": identical}
 	if show {
 		out["content_diff"] = diffs
@@ -175,4 +155,19 @@ func (t *Toolset) compareDirectories(ctx context.Context, c *call) (any, error) 
 		out["errors"] = errs
 	}
 	return out, nil
+}
+
+// readRelForDiff reads the file rel below d, which must still be the one listed.
+func readRelForDiff(d *fsx.Dir, rel string, want fsx.Info) ([]byte, bool, error) {
+	abs := d.Path + "/" + rel
+	dir, name, err := dirRel(d, rel, false)
+	if err != nil {
+		return nil, false, pathErr(abs, err)
+	}
+	defer dir.Close()
+	f, info, err := dir.OpenFileSame(name, want)
+	if err != nil {
+		return nil, false, pathErr(abs, err)
+	}
+	return readForDiff(f, info, abs)
 }

@@ -4,33 +4,34 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
+	"slices"
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/massgen-go/massgen/filesystem/internal/fsx"
+	"github.com/massgen-go/massgen/internal/pathx"
+	"github.com/massgen-go/massgen/permissions"
 )
 
-// copyOne copies the regular file srcRel under src to dst (a writable location).
-func (t *Toolset) copyOne(src *os.Root, srcRel string, dst loc, overwrite bool) error {
-	f, fi, err := openFileNoFollow(src, srcRel)
+// errExists is the refusal to replace a file without overwrite.
+var errExists = errors.New("exists (set overwrite=true to replace it)")
+
+// copyInto copies the open regular file src to name in dir and records it.
+func (t *Toolset) copyInto(c *call, src *os.File, info fsx.Info, dir *fsx.Dir, name string, overwrite bool) error {
+	p := fsx.Join(dir.Path, name)
+	if !overwrite {
+		if _, err := dir.Lstat(name); err == nil {
+			return fmt.Errorf("%s %w", p, errExists)
+		}
+	}
+	created, _, err := dir.WriteFile(name, src, info.Mode.Perm())
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("%s is not a regular file", srcRel)
-	}
-	if !overwrite {
-		if _, err := os.Lstat(dst.abs); err == nil {
-			return fmt.Errorf("%s exists (set overwrite=true to replace it)", dst.abs)
-		}
-	}
-	if _, _, err := t.writeAt(dst, f, fi.Mode()&(fs.ModePerm)); err != nil {
-		return err
-	}
-	t.tracker.Mark(dst.abs)
+	t.tracker.Mark(p)
+	c.changed(p, map[bool]ChangeOp{true: Created, false: Modified}[created])
 	return nil
 }
 
@@ -53,122 +54,183 @@ type copyResult struct {
 	fail        bool
 }
 
-func (r copyResult) failed() bool { return r.fail }
+func (r copyResult) failure() string {
+	if r.fail {
+		return "nothing was copied"
+	}
+	return ""
+}
 
 func (t *Toolset) copyFile(ctx context.Context, c *call) (any, error) {
-	sp, err := c.str("source_path", true)
-	if err != nil {
+	if _, err := c.str("source_path", true); err != nil {
 		return nil, err
 	}
-	dp, err := c.str("destination_path", true)
-	if err != nil {
+	if _, err := c.str("destination_path", true); err != nil {
 		return nil, err
 	}
 	overwrite, err := c.boolean("overwrite")
 	if err != nil {
 		return nil, err
 	}
-	src, dst, err := t.copyEnds(sp, dp)
+	src, dst, err := c.copyEnds("source_path", "destination_path")
 	if err != nil {
 		return nil, err
 	}
-	r, sd, fi, err := t.openEntry(src)
-	if err != nil {
-		return nil, err
-	}
-	defer closeDirs(r, sd)
-	if fi.Mode()&fs.ModeSymlink != 0 {
-		return nil, pathErr(src.abs, errChanged)
-	}
-	if !fi.IsDir() {
-		if di, err := os.Stat(dst.abs); err == nil && di.IsDir() {
+	if !src.Info.IsDir() {
+		f, info, err := src.OpenFile()
+		if err != nil {
+			return nil, pathErr(src.Path, err)
+		}
+		defer f.Close()
+		dir, name := (*fsx.Dir)(nil), dst.Name
+		if dst.Exists && dst.Info.IsDir() {
 			// Copying a file onto a directory puts it inside, under its own name.
-			into := filepath.Join(dst.abs, filepath.Base(src.abs))
-			if err := t.checkPath(ctx, c.name, into, true); err != nil {
+			name = src.Name
+			if err := t.checkEntry(ctx, c.name, fsx.Join(dst.Path, name), permissions.Write); err != nil {
 				return nil, err
 			}
-			if dst, err = t.locateAbs(into, true); err != nil {
-				return nil, err
+			dir, err = dst.OpenDir()
+		} else {
+			var made string
+			dir, made, err = dst.MakeParent()
+			if made != "" {
+				c.changed(made, Created)
 			}
 		}
-		if err := t.copyOne(r, src.rel, dst, overwrite); err != nil {
-			return nil, pathErr(src.abs, err)
+		if err != nil {
+			return nil, pathErr(dst.Path, err)
 		}
-		return map[string]any{"source": src.abs, "destination": dst.abs, "copied": []string{dst.abs}}, nil
+		defer dir.Close()
+		if err := t.copyInto(c, f, info, dir, name, overwrite); err != nil {
+			return nil, pathErr(src.Path, err)
+		}
+		out := fsx.Join(dir.Path, name)
+		return map[string]any{"source": src.Path, "destination": out, "copied": []string{out}}, nil
 	}
-	_, dstErr := os.Lstat(dst.abs)
-	res, err := t.copyTree(ctx, c.name, src, dst, nil, nil, overwrite)
+	sd, err := src.OpenDir()
+	if err != nil {
+		return nil, pathErr(src.Path, err)
+	}
+	defer sd.Close()
+	existed := dst.Exists
+	dd, err := destDir(c, dst)
+	if err != nil {
+		return nil, err
+	}
+	defer dd.Close()
+	res, err := t.copyTree(ctx, c, sd, dd, nil, nil, overwrite)
 	if err != nil {
 		return nil, err
 	}
 	if len(res.Copied) == 0 && (len(res.Errors) > 0 || len(res.Skipped) > 0) {
 		res.fail = true
 	}
-	if dstErr != nil {
+	if !existed {
 		// A directory the copy created is the agent's. An existing one (a context path's root)
 		// is not: only the copied files (marked one by one) become deletable.
-		t.tracker.MarkTree(dst.abs)
+		t.tracker.MarkTree(dst.Path)
 	}
 	return res, nil
 }
 
-// copyEnds locates the source (readable) and destination (writable) of a copy, refusing a
+// copyEnds are the walks of a copy's source (which must exist) and destination, refusing a
 // destination inside the source.
-func (t *Toolset) copyEnds(sp, dp string) (src, dst loc, err error) {
-	if src, err = t.locate(sp, false); err != nil {
-		return loc{}, loc{}, err
+func (c *call) copyEnds(srcArg, dstArg string) (src, dst *fsx.Walk, err error) {
+	if src, err = c.existing(srcArg); err != nil {
+		return nil, nil, err
 	}
-	if dst, err = t.locate(dp, true); err != nil {
-		return loc{}, loc{}, err
+	if dst, err = c.walk(dstArg); err != nil {
+		return nil, nil, err
 	}
-	if under(dst.abs, src.abs) {
-		return loc{}, loc{}, fmt.Errorf("cannot copy %s into itself (%s)", src.abs, dst.abs)
+	if pathx.Within(dst.Path, src.Path) {
+		return nil, nil, fmt.Errorf("cannot copy %s into itself (%s)", src.Path, dst.Path)
 	}
 	return src, dst, nil
 }
 
-// copyTree copies the files under the directory src to the same relative places under dst,
-// checking every destination file with the Guard (protected files inside a writable tree).
-func (t *Toolset) copyTree(ctx context.Context, tool string, src, dst loc, include, exclude []string, overwrite bool) (copyResult, error) {
-	res := copyResult{Source: src.abs, Destination: dst.abs, Copied: []string{}, Skipped: []skipped{}, Errors: []failure{}}
-	r, d, err := t.openDirLoc(src)
-	if err != nil {
-		return res, err
+// destDir opens the directory a walk leads to, creating it (and missing parents) when missing.
+func destDir(c *call, w *fsx.Walk) (*fsx.Dir, error) {
+	if w.Exists {
+		if !w.Info.IsDir() {
+			return nil, fmt.Errorf("%s exists and is not a directory", w.Path)
+		}
+		d, err := w.OpenDir()
+		if err != nil {
+			return nil, pathErr(w.Path, err)
+		}
+		return d, nil
 	}
-	defer closeDirs(r, d)
-	files, links, err := walkFiles(d, func(rel string) bool {
-		return matchAny(exclude, rel) || t.isPrivate(filepath.Join(src.abs, filepath.FromSlash(rel)))
+	if w.Name == "" {
+		return nil, fmt.Errorf("cannot create %s", w.Path)
+	}
+	names := append(append([]string(nil), w.Missing...), w.Name)
+	d, made, err := w.Dir.MkdirAll(names)
+	if made != "" {
+		c.changed(made, Created)
+	}
+	if err != nil {
+		return nil, pathErr(w.Path, err)
+	}
+	return d, nil
+}
+
+// treeFile is a regular file found below a directory: its slash path and its lstat.
+type treeFile struct {
+	rel  string
+	info fsx.Info
+}
+
+// readableFiles lists the regular files and links below d that the agent may read (through
+// descriptors, never entering a link), skipping what matches exclude.
+func (t *Toolset) readableFiles(ctx context.Context, d *fsx.Dir, exclude []string) (files, links []treeFile, err error) {
+	err = walkTree(ctx, d, func(dir *fsx.Dir, rel string, e fsx.Entry) (bool, error) {
+		if matchAny(exclude, rel) || !t.readable(fsx.Join(dir.Path, e.Name)) {
+			return false, nil
+		}
+		switch {
+		case e.Info.IsDir():
+			return true, nil
+		case e.Info.IsLink():
+			links = append(links, treeFile{rel, e.Info})
+		case e.Info.IsRegular():
+			files = append(files, treeFile{rel, e.Info})
+		}
+		return false, nil
 	})
+	slices.SortFunc(files, func(a, b treeFile) int { return strings.Compare(a.rel, b.rel) })
+	return files, links, err
+}
+
+// copyTree copies the files under src to the same relative places under dst, judging every
+// destination file on its own (protected files inside a writable tree).
+func (t *Toolset) copyTree(ctx context.Context, c *call, src, dst *fsx.Dir, include, exclude []string, overwrite bool) (copyResult, error) {
+	res := copyResult{Source: src.Path, Destination: dst.Path, Copied: []string{}, Skipped: []skipped{}, Errors: []failure{}}
+	files, links, err := t.readableFiles(ctx, src, exclude)
 	if err != nil {
-		return res, pathErr(src.abs, err)
+		return res, pathErr(src.Path, err)
 	}
-	for _, rel := range links {
-		if len(include) == 0 || matchAny(include, rel) {
-			res.Skipped = append(res.Skipped, skipped{filepath.Join(src.abs, rel), "symbolic link (not copied)"})
+	for _, l := range links {
+		if len(include) == 0 || matchAny(include, l.rel) {
+			res.Skipped = append(res.Skipped, skipped{src.Path + "/" + l.rel, "symbolic link (not copied)"})
 		}
 	}
-	for _, rel := range files {
+	for _, f := range files {
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
-		if len(include) > 0 && !matchAny(include, rel) || matchAny(exclude, rel) {
+		if len(include) > 0 && !matchAny(include, f.rel) {
 			continue
 		}
-		target := filepath.Join(dst.abs, filepath.FromSlash(rel))
-		if err := t.checkPath(ctx, tool, target, true); err != nil {
+		target := dst.Path + "/" + f.rel
+		if err := t.checkEntry(ctx, c.name, target, permissions.Write); err != nil {
 			res.Skipped = append(res.Skipped, skipped{target, err.Error()})
 			continue
 		}
-		tl, err := t.locateAbs(target, true)
-		if err != nil {
-			res.Skipped = append(res.Skipped, skipped{target, err.Error()})
-			continue
-		}
-		if err := t.copyOne(d, rel, tl, overwrite); err != nil {
-			if strings.Contains(err.Error(), "overwrite=true") {
+		if err := t.copyRel(c, src, dst, f, overwrite); err != nil {
+			if errors.Is(err, errExists) {
 				res.Skipped = append(res.Skipped, skipped{target, "exists (overwrite is false)"})
 			} else {
-				res.Errors = append(res.Errors, failure{filepath.Join(src.abs, rel), pathErr(target, err).Error()})
+				res.Errors = append(res.Errors, failure{src.Path + "/" + f.rel, pathErr(target, err).Error()})
 			}
 			continue
 		}
@@ -177,13 +239,32 @@ func (t *Toolset) copyTree(ctx context.Context, tool string, src, dst loc, inclu
 	return res, nil
 }
 
-func (t *Toolset) copyFilesBatch(ctx context.Context, c *call) (any, error) {
-	sp, err := c.str("source_base_path", true)
+// copyRel copies the file f below src to the same place below dst, both reached through
+// descriptors; the source must still be the file listed.
+func (t *Toolset) copyRel(c *call, src, dst *fsx.Dir, f treeFile, overwrite bool) error {
+	sdir, name, err := dirRel(src, f.rel, false)
 	if err != nil {
+		return err
+	}
+	defer sdir.Close()
+	in, info, err := sdir.OpenFileSame(name, f.info)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	ddir, dname, err := dirRel(dst, f.rel, true)
+	if err != nil {
+		return err
+	}
+	defer ddir.Close()
+	return t.copyInto(c, in, info, ddir, dname, overwrite)
+}
+
+func (t *Toolset) copyFilesBatch(ctx context.Context, c *call) (any, error) {
+	if _, err := c.str("source_base_path", true); err != nil {
 		return nil, err
 	}
-	dp, err := c.str("destination_base_path", true)
-	if err != nil {
+	if _, err := c.str("destination_base_path", true); err != nil {
 		return nil, err
 	}
 	include, exclude, err := c.patterns()
@@ -194,11 +275,21 @@ func (t *Toolset) copyFilesBatch(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	src, dst, err := t.copyEnds(sp, dp)
+	src, dst, err := c.copyEnds("source_base_path", "destination_base_path")
 	if err != nil {
 		return nil, err
 	}
-	res, err := t.copyTree(ctx, c.name, src, dst, include, exclude, overwrite)
+	sd, err := src.OpenDir()
+	if err != nil {
+		return nil, pathErr(src.Path, err)
+	}
+	defer sd.Close()
+	dd, err := destDir(c, dst)
+	if err != nil {
+		return nil, err
+	}
+	defer dd.Close()
+	res, err := t.copyTree(ctx, c, sd, dd, include, exclude, overwrite)
 	if err != nil {
 		return nil, err
 	}
@@ -206,177 +297,142 @@ func (t *Toolset) copyFilesBatch(ctx context.Context, c *call) (any, error) {
 	return res, nil
 }
 
-// renameNoReplace moves (fromDir, fromName) to (toDir, toName) with renameat2(NOREPLACE): the
-// directories are already-verified handles, so no path is re-resolved.
-func renameNoReplace(fromDir *os.Root, fromName string, toDir *os.Root, toName string) error {
-	fd1, err := fromDir.Open(".")
-	if err != nil {
-		return err
+func (t *Toolset) moveFile(ctx context.Context, c *call) (any, error) {
+	if _, err := c.str("source", true); err != nil {
+		return nil, err
 	}
-	defer fd1.Close()
-	fd2, err := toDir.Open(".")
-	if err != nil {
-		return err
+	if _, err := c.str("destination", true); err != nil {
+		return nil, err
 	}
-	defer fd2.Close()
-	err = unix.Renameat2(int(fd1.Fd()), fromName, int(fd2.Fd()), toName, unix.RENAME_NOREPLACE)
-	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) {
-		// Filesystem without RENAME_NOREPLACE: check, then rename (a small window).
-		if _, lerr := toDir.Lstat(toName); lerr == nil {
-			return fs.ErrExist
+	src, err := c.existing("source")
+	if err != nil {
+		return nil, err
+	}
+	if root, ok := t.containsRoot(src.Path); ok {
+		return nil, fmt.Errorf("cannot move %s: it is (or contains) the managed directory %s", src.Path, root)
+	}
+	if x := t.excludedBelowRoot(src.Path); x != "" && !t.inWorkspace(src.Path) {
+		return nil, fmt.Errorf("cannot move %s: %s is a protected system path", src.Path, x)
+	}
+	dst, err := c.walk("destination")
+	if err != nil {
+		return nil, err
+	}
+	if pathx.Within(dst.Path, src.Path) {
+		return nil, fmt.Errorf("cannot move %s into itself", src.Path)
+	}
+	if src.Info.IsDir() {
+		// Protected files inside a moved directory would leave their place.
+		if err := t.checkTreeOf(ctx, c.name, src); err != nil {
+			return nil, err
 		}
-		err = unix.Renameat(int(fd1.Fd()), fromName, int(fd2.Fd()), toName)
+	}
+	if err := sameEntry(src); err != nil {
+		return nil, err
+	}
+	dir, made, err := dst.MakeParent()
+	if err != nil {
+		return nil, pathErr(dst.Path, err)
+	}
+	defer dir.Close()
+	if made != "" {
+		c.changed(made, Created)
+	}
+	err = fsx.Rename(src.Dir, src.Name, dir, dst.Name)
+	if errors.Is(err, unix.EXDEV) {
+		err = t.moveAcrossDevices(ctx, c, src, dir, dst.Name)
 	}
 	if err != nil {
-		return &fs.PathError{Op: "rename", Path: fromName, Err: err}
+		return nil, pathErr(dst.Path, err)
+	}
+	// What the agent had read or created moves with the entry; files it never read stay
+	// unread under their new name (a move must not make the user's files deletable).
+	t.tracker.move(src.Path, dst.Path)
+	c.changed(src.Path, Deleted)
+	c.changed(dst.Path, Created)
+	return map[string]any{"source": src.Path, "destination": dst.Path}, nil
+}
+
+// sameEntry checks the walked entry is still what stands at its name (not swapped since).
+func sameEntry(w *fsx.Walk) error {
+	cur, err := w.Dir.Lstat(w.Name)
+	if err != nil {
+		return pathErr(w.Path, err)
+	}
+	if !cur.Same(w.Info) || cur.IsLink() != w.Info.IsLink() {
+		return pathErr(w.Path, errChanged)
 	}
 	return nil
 }
 
-// isRootPath reports whether abs is a managed root or contains one (never deleted or moved).
-func (t *Toolset) isRootPath(abs string) (string, bool) {
-	all := append(t.roots(false), t.configuredRoots()...)
-	for _, r := range all {
-		if r == "" {
-			continue
-		}
-		rr := resolveRoot(r)
-		if under(rr, abs) || under(filepath.Clean(r), abs) {
-			return r, true
-		}
-	}
-	return "", false
-}
-
-func (t *Toolset) moveFile(ctx context.Context, c *call) (any, error) {
-	sp, err := c.str("source", true)
-	if err != nil {
-		return nil, err
-	}
-	dp, err := c.str("destination", true)
-	if err != nil {
-		return nil, err
-	}
-	src, err := t.locateEntry(sp, true)
-	if err != nil {
-		return nil, err
-	}
-	if root, ok := t.isRootPath(src.abs); ok {
-		return nil, fmt.Errorf("cannot move %s: it is (or contains) the managed directory %s", src.abs, root)
-	}
-	if x := excludedIn(src.rel); x != "" && src.managed != resolveRoot(t.pol.Spec().Workspace) {
-		return nil, fmt.Errorf("cannot move %s: %s is a protected system path", src.abs, x)
-	}
-	if src.abs != resolvedOr(t.pol, sp) {
-		// The entry itself (a link) differs from what the Guard checked: check it too.
-		if err := t.checkPath(ctx, c.name, src.abs, true); err != nil {
-			return nil, err
-		}
-	}
-	dst, err := t.locate(dp, true)
-	if err != nil {
-		return nil, err
-	}
-	if under(dst.abs, src.abs) {
-		return nil, fmt.Errorf("cannot move %s into itself", src.abs)
-	}
-	sr, sd, fi, err := t.openEntry(src)
-	if err != nil {
-		return nil, err
-	}
-	defer closeDirs(sr, sd)
-	if fi.IsDir() {
-		// Protected files inside a moved directory would leave their place.
-		if err := t.checkTree(ctx, c.name, sd, src); err != nil {
-			return nil, err
-		}
-	}
-	dr, dd, err := t.makeParent(dst)
-	if err != nil {
-		return nil, err
-	}
-	defer closeDirs(dr, dd)
-	err = renameNoReplace(sd, src.base(), dd, dst.base())
-	if errors.Is(err, unix.EXDEV) {
-		err = t.moveAcrossDevices(ctx, src, dst, fi.IsDir(), sd)
-	}
-	if err != nil {
-		return nil, pathErr(dst.abs, err)
-	}
-	// What the agent had read or created moves with the entry; files it never read stay
-	// unread under their new name (a move must not make the user's files deletable).
-	t.tracker.move(src.abs, dst.abs)
-	return map[string]any{"source": src.abs, "destination": dst.abs}, nil
-}
-
-func resolvedOr(p interface{ Resolve(string) (string, error) }, s string) string {
-	r, err := p.Resolve(s)
-	if err != nil {
-		return ""
-	}
-	return r
-}
-
 // moveAcrossDevices copies then deletes.
-func (t *Toolset) moveAcrossDevices(ctx context.Context, src, dst loc, isDir bool, srcDir *os.Root) error {
-	if _, err := os.Lstat(dst.abs); err == nil {
-		return fs.ErrExist
+func (t *Toolset) moveAcrossDevices(ctx context.Context, c *call, src *fsx.Walk, dir *fsx.Dir, name string) error {
+	if _, err := dir.Lstat(name); err == nil {
+		return os.ErrExist
 	}
-	if isDir {
-		res, err := t.copyTree(ctx, "move_file", src, dst, nil, nil, false)
+	if src.Info.IsDir() {
+		sd, err := src.Dir.SubSame(src.Name, src.Info)
+		if err != nil {
+			return err
+		}
+		defer sd.Close()
+		if err := dir.Mkdir(name, src.Info.Mode.Perm()|0o700); err != nil {
+			return err
+		}
+		dd, err := dir.Sub(name)
+		if err != nil {
+			return err
+		}
+		defer dd.Close()
+		res, err := t.copyTree(ctx, c, sd, dd, nil, nil, false)
 		if err != nil {
 			return err
 		}
 		if len(res.Errors) > 0 || len(res.Skipped) > 0 {
 			return fmt.Errorf("move across filesystems incomplete (source kept): %d errors, %d skipped", len(res.Errors), len(res.Skipped))
 		}
-		return srcDir.RemoveAll(src.base())
+		return src.Dir.RemoveAll(src.Name)
 	}
-	if err := t.copyOne(srcDir, src.base(), dst, false); err != nil {
+	f, info, err := src.OpenFile()
+	if err != nil {
 		return err
 	}
-	return srcDir.Remove(src.base())
+	defer f.Close()
+	if err := t.copyInto(c, f, info, dir, name, false); err != nil {
+		return err
+	}
+	return src.Dir.Remove(src.Name)
 }
 
-// checkTree checks write access to every entry under the directory (dir, l.base()).
-func (t *Toolset) checkTree(ctx context.Context, tool string, dir *os.Root, l loc) error {
-	sub, err := openSubdirNoFollow(dir, l.base())
+// checkTreeOf checks that every entry below the walked directory may go (moved or deleted with
+// it): never a system path, each judged as a deletion on its canonical path.
+func (t *Toolset) checkTreeOf(ctx context.Context, tool string, w *fsx.Walk) error {
+	d, err := w.Dir.SubSame(w.Name, w.Info)
 	if err != nil {
-		return pathErr(l.abs, err)
+		return pathErr(w.Path, err)
 	}
-	defer sub.Close()
+	defer d.Close()
 	var bad []string
-	err = fs.WalkDir(sub.FS(), ".", func(rel string, de fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if rel == "." {
-			return nil
-		}
-		p := filepath.Join(l.abs, filepath.FromSlash(rel))
+	err = walkTree(ctx, d, func(dir *fsx.Dir, rel string, e fsx.Entry) (bool, error) {
+		p := fsx.Join(dir.Path, e.Name)
 		if x := excludedIn(rel); x != "" {
 			bad = append(bad, p+" (system path "+x+")")
-			if de.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
+			return false, nil
 		}
-		if cerr := t.checkPath(ctx, tool, p, true); cerr != nil {
+		if err := t.checkEntry(ctx, tool, p, permissions.Delete); err != nil {
 			bad = append(bad, p)
-			if de.IsDir() {
-				return fs.SkipDir
-			}
+			return false, nil
 		}
-		return nil
+		return true, nil
 	})
 	if err != nil {
-		return pathErr(l.abs, err)
+		return pathErr(w.Path, err)
 	}
 	if len(bad) > 0 {
 		if len(bad) > 20 {
 			bad = append(bad[:20], fmt.Sprintf("... and %d more", len(bad)-20))
 		}
-		return fmt.Errorf("%s contains paths you may not change: %s", l.abs, strings.Join(bad, ", "))
+		return fmt.Errorf("%s contains paths you may not change: %s", w.Path, strings.Join(bad, ", "))
 	}
 	return nil
 }

@@ -4,42 +4,45 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path"
-	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/massgen-go/massgen/filesystem/internal/fsx"
+	"github.com/massgen-go/massgen/permissions"
 )
 
-// inWorkspace reports whether l lives in the agent's own workspace (deletions there are final;
-// elsewhere, i.e. in context paths, they go to the trash).
-func (t *Toolset) inWorkspace(l loc) bool {
-	ws := t.pol.Spec().Workspace
-	return ws != "" && l.managed == resolveRoot(ws)
-}
-
-// unreadUnder lists the regular files under the directory entry (dir, name) that the agent has
+// unreadUnder lists the regular files and links below the walked directory that the agent has
 // not read or created in this run.
-func (t *Toolset) unreadUnder(dir *os.Root, l loc) ([]string, error) {
-	sub, err := openSubdirNoFollow(dir, l.base())
+func (t *Toolset) unreadUnder(ctx context.Context, w *fsx.Walk) ([]string, error) {
+	d, err := w.Dir.SubSame(w.Name, w.Info)
 	if err != nil {
 		return nil, err
 	}
-	defer sub.Close()
-	files, links, err := walkFiles(sub, nil)
-	if err != nil {
-		return nil, err
-	}
+	defer d.Close()
 	var unread []string
-	for _, f := range append(files, links...) {
-		p := filepath.Join(l.abs, filepath.FromSlash(f))
-		if !t.tracker.Known(p) {
+	err = walkTree(ctx, d, func(dir *fsx.Dir, rel string, e fsx.Entry) (bool, error) {
+		p := fsx.Join(dir.Path, e.Name)
+		if !e.Info.IsDir() && !t.tracker.Known(p) {
 			unread = append(unread, p)
 		}
-	}
+		return true, nil
+	})
 	sort.Strings(unread)
-	return unread, nil
+	return unread, err
+}
+
+// linkTargetKnown: a link whose target the agent read (through it) counts as read: deleting
+// the link never touches the target.
+func (t *Toolset) linkTargetKnown(w *fsx.Walk) bool {
+	if !w.Info.IsLink() {
+		return false
+	}
+	target, err := fsx.Resolve(w.Path, false)
+	if err != nil {
+		return false
+	}
+	defer target.Close()
+	return t.tracker.Known(target.Path)
 }
 
 func listSome(ps []string, n int) string {
@@ -50,76 +53,62 @@ func listSome(ps []string, n int) string {
 }
 
 func (t *Toolset) deleteFile(ctx context.Context, c *call) (any, error) {
-	p, err := c.str("path", true)
-	if err != nil {
+	if _, err := c.str("path", true); err != nil {
 		return nil, err
 	}
 	recursive, err := c.boolean("recursive")
 	if err != nil {
 		return nil, err
 	}
-	l, err := t.locateEntry(p, true)
+	w, err := c.existing("path")
 	if err != nil {
 		return nil, err
 	}
-	if root, ok := t.isRootPath(l.abs); ok {
-		return nil, fmt.Errorf("cannot delete %s: it is (or contains) the managed directory %s, which is never deleted", l.abs, root)
+	if root, ok := t.containsRoot(w.Path); ok {
+		return nil, fmt.Errorf("cannot delete %s: it is (or contains) the managed directory %s, which is never deleted", w.Path, root)
 	}
-	if x := excludedIn(l.rel); x != "" {
-		return nil, fmt.Errorf("cannot delete %s: %s is a system path that is never deleted", l.abs, x)
+	if x := t.excludedBelowRoot(w.Path); x != "" {
+		return nil, fmt.Errorf("cannot delete %s: %s is a system path that is never deleted", w.Path, x)
 	}
-	checked := resolvedOr(t.pol, p)
-	if l.abs != checked {
-		// A link: the Guard checked its target; the link itself is what goes.
-		if err := t.checkPath(ctx, c.name, l.abs, true); err != nil {
-			return nil, err
-		}
-	}
-	r, dir, fi, err := t.openEntry(l)
-	if err != nil {
-		return nil, err
-	}
-	defer closeDirs(r, dir)
-	kind := typeOf(fi.Mode())
-	if fi.IsDir() {
+	kind := typeOf(w.Info.Mode)
+	if w.Info.IsDir() {
 		if !recursive {
-			return nil, fmt.Errorf("%s is a directory: set recursive=true to delete it with everything in it", l.abs)
+			return nil, fmt.Errorf("%s is a directory: set recursive=true to delete it with everything in it", w.Path)
 		}
-		if err := t.checkTree(ctx, c.name, dir, l); err != nil {
+		if err := t.checkTreeOf(ctx, c.name, w); err != nil {
 			return nil, err
 		}
 		if t.o.EnforceReadBeforeDelete {
-			unread, err := t.unreadUnder(dir, l)
+			unread, err := t.unreadUnder(ctx, w)
 			if err != nil {
-				return nil, pathErr(l.abs, err)
+				return nil, pathErr(w.Path, err)
 			}
 			if len(unread) > 0 {
 				return map[string]any{"unread": unread}, fmt.Errorf("cannot delete %s: it contains %d file(s) you have not read or created in this run (read them first): %s",
-					l.abs, len(unread), listSome(unread, 20))
+					w.Path, len(unread), listSome(unread, 20))
 			}
 		}
-	} else if t.o.EnforceReadBeforeDelete && !t.tracker.Known(l.abs) && !t.tracker.Known(checked) {
-		return map[string]any{"unread": []string{l.abs}}, fmt.Errorf("cannot delete %s: you have not read or created it in this run (read it first with read_file)", l.abs)
+	} else if t.o.EnforceReadBeforeDelete && !t.tracker.Known(w.Path) && !t.linkTargetKnown(w) {
+		return map[string]any{"unread": []string{w.Path}}, fmt.Errorf("cannot delete %s: you have not read or created it in this run (read it first with read_file)", w.Path)
 	}
-	out := map[string]any{"deleted": l.abs, "type": kind}
-	if t.inWorkspace(l) {
-		if fi.IsDir() {
-			err = dir.RemoveAll(l.base())
-		} else {
-			err = dir.Remove(l.base())
-		}
-		if err != nil {
-			return nil, pathErr(l.abs, err)
+	if err := sameEntry(w); err != nil {
+		return nil, err
+	}
+	out := map[string]any{"deleted": w.Path, "type": kind}
+	if t.inWorkspace(w.Path) {
+		if err := w.Dir.RemoveAll(w.Name); err != nil {
+			return nil, pathErr(w.Path, err)
 		}
 	} else {
-		e, err := t.trash(dir, l, fi.IsDir())
+		e, err := t.trash(w.Dir, w.Name, w.Path, w.Info)
 		if err != nil {
 			return nil, err
 		}
 		out["trash_id"] = e.ID
 		out["note"] = "moved to the trash; the user can restore it with `massgen trash restore " + e.ID + "`"
 	}
-	t.tracker.forget(l.abs)
+	t.tracker.forget(w.Path)
+	c.changed(w.Path, Deleted)
 	return out, nil
 }
 
@@ -135,8 +124,7 @@ type batchDelete struct {
 }
 
 func (t *Toolset) deleteFilesBatch(ctx context.Context, c *call) (any, error) {
-	bp, err := c.str("base_path", true)
-	if err != nil {
+	if _, err := c.str("base_path", true); err != nil {
 		return nil, err
 	}
 	include, exclude, err := c.patterns()
@@ -147,55 +135,43 @@ func (t *Toolset) deleteFilesBatch(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, r, d, err := t.openDirAt(bp, true)
+	w, d, err := c.dirOf("base_path")
 	if err != nil {
 		return nil, err
 	}
-	defer closeDirs(r, d)
-	res := batchDelete{BasePath: l.abs, DryRun: dry, Deleted: []string{}, Skipped: []skipped{}, Errors: []failure{}}
-	var targets []string // relative slash paths
-	err = fs.WalkDir(d.FS(), ".", func(rel string, de fs.DirEntry, err error) error {
-		if err != nil {
-			res.Errors = append(res.Errors, failure{filepath.Join(l.abs, rel), err.Error()})
-			if de != nil && de.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
+	defer d.Close()
+	res := batchDelete{BasePath: w.Path, DryRun: dry, Deleted: []string{}, Skipped: []skipped{}, Errors: []failure{}}
+	var targets []treeFile
+	err = walkTree(ctx, d, func(dir *fsx.Dir, rel string, e fsx.Entry) (bool, error) {
+		p := fsx.Join(dir.Path, e.Name)
+		if matchAny(exclude, rel) || !t.readable(p) {
+			return false, nil
 		}
-		if rel == "." {
-			return nil
-		}
-		if matchAny(exclude, rel) || t.isPrivate(filepath.Join(l.abs, filepath.FromSlash(rel))) {
-			if de.IsDir() {
-				return fs.SkipDir
+		if e.Info.IsDir() {
+			if x := t.excludedBelowRoot(p); x != "" {
+				res.Skipped = append(res.Skipped, skipped{p, "system path (" + x + ") is never deleted"})
+				return false, nil
 			}
-			return nil
-		}
-		if de.IsDir() {
-			if x := excludedIn(filepath.Join(l.rel, rel)); x != "" {
-				res.Skipped = append(res.Skipped, skipped{filepath.Join(l.abs, rel), "system path (" + x + ") is never deleted"})
-				return fs.SkipDir
-			}
-			return nil
+			return true, nil
 		}
 		if matchAny(include, rel) {
-			targets = append(targets, rel)
+			targets = append(targets, treeFile{rel, e.Info})
 		}
-		return nil
+		return false, nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	for _, rel := range targets {
+	for _, f := range targets {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		abs := filepath.Join(l.abs, filepath.FromSlash(rel))
-		if x := excludedIn(filepath.Join(l.rel, rel)); x != "" {
+		abs := w.Path + "/" + f.rel
+		if x := t.excludedBelowRoot(abs); x != "" {
 			res.Skipped = append(res.Skipped, skipped{abs, "system path (" + x + ") is never deleted"})
 			continue
 		}
-		if err := t.checkPath(ctx, c.name, abs, true); err != nil {
+		if err := t.checkEntry(ctx, c.name, abs, permissions.Delete); err != nil {
 			res.Skipped = append(res.Skipped, skipped{abs, err.Error()})
 			continue
 		}
@@ -208,7 +184,7 @@ func (t *Toolset) deleteFilesBatch(ctx context.Context, c *call) (any, error) {
 			res.WouldDelete = append(res.WouldDelete, abs)
 			continue
 		}
-		if err := t.deleteIn(d, rel, abs, l, &res); err != nil {
+		if err := t.deleteIn(c, d, f, abs, &res); err != nil {
 			res.Errors = append(res.Errors, failure{abs, err.Error()})
 			continue
 		}
@@ -218,27 +194,33 @@ func (t *Toolset) deleteFilesBatch(ctx context.Context, c *call) (any, error) {
 	return res, nil
 }
 
-// deleteIn deletes the file rel under the base directory d of l (trash for context paths).
-func (t *Toolset) deleteIn(d *os.Root, rel, abs string, base loc, res *batchDelete) error {
-	dir, err := openDirNoFollow(d, path.Dir(rel))
+// deleteIn deletes the file f below the base directory d (trash outside the workspace),
+// reaching it through descriptors; it must still be the entry listed.
+func (t *Toolset) deleteIn(c *call, d *fsx.Dir, f treeFile, abs string, res *batchDelete) error {
+	dir, name, err := dirRel(d, f.rel, false)
 	if err != nil {
 		return pathErr(abs, err)
 	}
-	if dir != d {
-		defer dir.Close()
+	defer dir.Close()
+	cur, err := dir.Lstat(name)
+	if err != nil {
+		return pathErr(abs, err)
 	}
-	fl := loc{abs: abs, rootDir: base.rootDir, rel: filepath.Join(base.rel, filepath.FromSlash(rel)), managed: base.managed}
-	if t.inWorkspace(base) {
-		if err := dir.Remove(path.Base(rel)); err != nil {
+	if !cur.Same(f.info) || cur.IsDir() {
+		return pathErr(abs, errChanged)
+	}
+	if t.inWorkspace(abs) {
+		if err := dir.Remove(name); err != nil {
 			return pathErr(abs, err)
 		}
-		return nil
+	} else {
+		e, err := t.trash(dir, name, abs, cur)
+		if err != nil {
+			return err
+		}
+		res.TrashIDs = append(res.TrashIDs, e.ID)
 	}
-	e, err := t.trash(dir, fl, false)
-	if err != nil {
-		return err
-	}
-	res.TrashIDs = append(res.TrashIDs, e.ID)
+	c.changed(abs, Deleted)
 	return nil
 }
 

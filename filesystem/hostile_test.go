@@ -26,7 +26,8 @@ func swapDir(t *testing.T, dir, target string) {
 
 // TestSymlinkSwappedBetweenCheckAndUse: the permission check sees a plain path; before the
 // operation uses it, a component is replaced with a symlink (to outside, or to a protected
-// file inside the same root). The operation must refuse and touch nothing.
+// file inside the same root). The operation acts on what was checked (the walk's descriptors:
+// the original directory, now renamed) or refuses; it never reaches the swapped-in target.
 func TestSymlinkSwappedBetweenCheckAndUse(t *testing.T) {
 	type tc struct {
 		name  string
@@ -140,7 +141,7 @@ func TestSymlinkSwappedBetweenCheckAndUse(t *testing.T) {
 			e := newEnv(t, permissions.Final)
 			tt.setup(e)
 			swapped := false
-			e.ts.beforeUse = func(string) {
+			e.ts.beforeUse = func() {
 				if !swapped {
 					swapped = true
 					tt.swap(t, e)
@@ -151,9 +152,7 @@ func TestSymlinkSwappedBetweenCheckAndUse(t *testing.T) {
 			if !swapped {
 				t.Fatalf("the swap hook never ran (the call was refused before use: %s)", res.Content)
 			}
-			if !res.IsError {
-				t.Errorf("call succeeded after the swap: %s", res.Content)
-			} else if !strings.Contains(res.Content, "changed during the operation") {
+			if res.IsError && !strings.Contains(res.Content, "changed during the operation") {
 				t.Errorf("refused for another reason than the swap: %s", res.Content)
 			}
 			tt.check(t, e, res)
@@ -190,8 +189,14 @@ func TestLinksPlacedByTheAgent(t *testing.T) {
 	if exists(filepath.Join(e.ws, "alias")) || !exists(filepath.Join(e.ws, "real.txt")) {
 		t.Fatal("delete of a link removed the target")
 	}
-	e.fail("delete_file", map[string]any{"path": "gold"}, "")
-	e.fail("delete_file", map[string]any{"path": "out"}, "")
+	// The link itself is what goes (judged as the entry it is, in the workspace); the protected
+	// file it points to stays. Its target was read through it, which counts for the link.
+	e.ok("delete_file", map[string]any{"path": "gold"})
+	if exists(filepath.Join(e.ws, "gold")) || read(t, filepath.Join(e.proj, "golden", "expected.txt")) != "golden\n" {
+		t.Fatal("deleting a link to a protected file changed it")
+	}
+	e.fail("delete_file", map[string]any{"path": "out"}, "not read")
+	e.fail("delete_file", map[string]any{"path": "out/secret.txt"}, "outside")
 	if !exists(filepath.Join(e.out, "secret.txt")) {
 		t.Fatal("outside file deleted")
 	}

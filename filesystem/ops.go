@@ -1,17 +1,17 @@
 package filesystem
 
 import (
+	"context"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
 
+	"github.com/massgen-go/massgen/filesystem/internal/fsx"
 	"github.com/massgen-go/massgen/permissions"
 )
 
@@ -23,6 +23,7 @@ const (
 	maxListItems  = 5000
 	maxSearchHits = 1000
 	maxDiffs      = 50
+	maxTreeDepth  = 256
 )
 
 // excludedIn returns the first default-excluded component of rel, or "". They are never deleted
@@ -30,23 +31,6 @@ const (
 // case rule are the permission layer's.
 func excludedIn(rel string) string {
 	return permissions.ExcludedComponent(filepath.ToSlash(rel))
-}
-
-// pathErr turns OS errors into short messages naming the path.
-func pathErr(p string, err error) error {
-	switch {
-	case errors.Is(err, errChanged):
-		return fmt.Errorf("%s: %w", p, errChanged)
-	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("%s does not exist", p)
-	case errors.Is(err, fs.ErrExist):
-		return fmt.Errorf("%s already exists", p)
-	}
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return fmt.Errorf("%s: %s: %v", p, pe.Op, pe.Err)
-	}
-	return fmt.Errorf("%s: %w", p, err)
 }
 
 func typeOf(m fs.FileMode) string {
@@ -59,43 +43,6 @@ func typeOf(m fs.FileMode) string {
 		return "file"
 	}
 	return "other"
-}
-
-// openDirLoc opens the directory at l (refusing links), returning the root to close and the dir.
-func (t *Toolset) openDirLoc(l loc) (*os.Root, *os.Root, error) {
-	if l.rootDir != l.managed { // a single-file context path
-		return nil, nil, fmt.Errorf("%s is a file, not a directory", l.abs)
-	}
-	r, err := t.openRoot(l)
-	if err != nil {
-		return nil, nil, err
-	}
-	d, err := openDirNoFollow(r, l.rel)
-	if err != nil {
-		r.Close()
-		return nil, nil, pathErr(l.abs, err)
-	}
-	return r, d, nil
-}
-
-// openDirAt locates p (for writing or reading) and opens it as a directory like openDirLoc.
-func (t *Toolset) openDirAt(p string, write bool) (l loc, r, d *os.Root, err error) {
-	if l, err = t.locate(p, write); err != nil {
-		return loc{}, nil, nil, err
-	}
-	if r, d, err = t.openDirLoc(l); err != nil {
-		return loc{}, nil, nil, err
-	}
-	return l, r, d, nil
-}
-
-func closeDirs(r, d *os.Root) {
-	if d != nil && d != r {
-		d.Close()
-	}
-	if r != nil {
-		r.Close()
-	}
 }
 
 // matchAny matches a slash path relative to a base against globs: the whole relative path, the
@@ -125,31 +72,92 @@ func matchAny(patterns []string, rel string) bool {
 // hasGlob reports whether s has glob syntax.
 func hasGlob(s string) bool { return strings.ContainsAny(s, "*?[{") }
 
-// walkFiles lists the regular files and links under the directory d, relative slash paths, not
-// descending into links; skip (may be nil) leaves entries out (directories with their content).
-func walkFiles(d *os.Root, skip func(rel string) bool) (files []string, links []string, err error) {
-	err = fs.WalkDir(d.FS(), ".", func(rel string, de fs.DirEntry, err error) error {
+// errStop ends a tree walk early without an error.
+var errStop = errors.New("stop")
+
+// treeVisit is called for each entry below the walked directory: dir holds it (dir.Path is
+// canonical), rel is its slash path below the walk's root. For a directory, descend says whether
+// to walk into it.
+type treeVisit func(dir *fsx.Dir, rel string, e fsx.Entry) (descend bool, err error)
+
+// walkTree visits everything below d, sorted, depth first, through directory descriptors: each
+// subdirectory is opened in the one holding it, never following a link (a link swapped in for a
+// directory mid-walk is not entered). Unreadable subdirectories are left out.
+func walkTree(ctx context.Context, d *fsx.Dir, visit treeVisit) error {
+	err := walkTreeIn(ctx, d, "", visit, 0)
+	if errors.Is(err, errStop) {
+		return nil
+	}
+	return err
+}
+
+func walkTreeIn(ctx context.Context, d *fsx.Dir, prefix string, visit treeVisit, depth int) error {
+	ents, _, err := d.Entries(0)
+	if err != nil {
+		if depth == 0 {
+			return err
+		}
+		return nil
+	}
+	for _, e := range ents {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rel := e.Name
+		if prefix != "" {
+			rel = prefix + "/" + e.Name
+		}
+		descend, err := visit(d, rel, e)
 		if err != nil {
 			return err
 		}
-		if rel == "." {
-			return nil
+		if !descend || !e.Info.IsDir() || depth >= maxTreeDepth {
+			continue
 		}
-		if skip != nil && skip(rel) {
-			if de.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
+		sub, err := d.SubSame(e.Name, e.Info)
+		if err != nil {
+			continue // gone, swapped or unreadable: not entered
 		}
-		switch {
-		case de.IsDir():
-		case de.Type()&fs.ModeSymlink != 0:
-			links = append(links, rel)
-		case de.Type().IsRegular():
-			files = append(files, rel)
+		err = walkTreeIn(ctx, sub, rel, visit, depth+1)
+		sub.Close()
+		if err != nil {
+			return err
 		}
-		return nil
-	})
-	sort.Strings(files)
-	return files, links, err
+	}
+	return nil
+}
+
+// openRel opens the regular file rel (slash path) below d, descending through descriptors.
+func openRel(d *fsx.Dir, rel string) (*os.File, fsx.Info, error) {
+	parent, name, err := dirRel(d, rel, false)
+	if err != nil {
+		return nil, fsx.Info{}, err
+	}
+	defer parent.Close()
+	return parent.OpenFile(name)
+}
+
+// dirRel opens the directory holding rel below d (creating missing ones with create) and
+// returns it with rel's last name. The caller closes the directory.
+func dirRel(d *fsx.Dir, rel string, create bool) (*fsx.Dir, string, error) {
+	parts := strings.Split(rel, "/")
+	name := parts[len(parts)-1]
+	dirs := parts[:len(parts)-1]
+	if create {
+		parent, _, err := d.MkdirAll(dirs)
+		return parent, name, err
+	}
+	cur, _, err := d.MkdirAll(nil)
+	if err != nil {
+		return nil, "", err
+	}
+	for _, p := range dirs {
+		next, err := cur.Sub(p)
+		cur.Close()
+		if err != nil {
+			return nil, "", err
+		}
+		cur = next
+	}
+	return cur, name, nil
 }

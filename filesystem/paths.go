@@ -4,30 +4,164 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/massgen-go/massgen/filesystem/internal/fsx"
+	"github.com/massgen-go/massgen/internal/pathx"
+	"github.com/massgen-go/massgen/permissions"
 )
 
-// errChanged is returned when a path changed between the permission check and its use (a
-// component became a symbolic link, or the file was swapped for another one).
-var errChanged = errors.New("the path changed during the operation (symbolic link swapped in?); refusing")
+// errChanged is returned when an entry changed between the walk that was judged and its use.
+var errChanged = fsx.ErrChanged
 
-// loc is a checked path, resolved, and the managed root it lives in. Every operation opens
-// root (an os.Root cannot be left) and then walks rel one component at a time refusing
-// symbolic links, so a link swapped in after the check cannot redirect the operation, even to
-// another place inside the same root (such as a protected file).
-type loc struct {
-	abs     string // resolved absolute path
-	rootDir string // directory opened as the os.Root (the parent, for a file root)
-	rel     string // path relative to rootDir ("." for rootDir itself)
-	managed string // the managed root (a directory, or a single file context path)
+// walks are the walks of one call. The permission decision resolves each path argument through
+// them (permissions.Resolver) and decides on the canonical path found; the tool then acts on the
+// same walk's descriptors. Nothing is resolved again by string in between.
+type walks struct {
+	m map[walkKey]*fsx.Walk
 }
 
-// parentRel and base split rel into its directory and last element.
-func (l loc) parentRel() string { return filepath.Dir(l.rel) }
-func (l loc) base() string      { return filepath.Base(l.rel) }
+type walkKey struct {
+	arg   string
+	entry bool
+}
+
+func newWalks() *walks { return &walks{m: map[walkKey]*fsx.Walk{}} }
+
+// Resolve implements permissions.Resolver.
+func (ws *walks) Resolve(arg, abs string, entry bool) (string, error) {
+	k := walkKey{arg, entry}
+	if w := ws.m[k]; w != nil {
+		return w.Path, nil
+	}
+	w, err := fsx.Resolve(abs, entry)
+	if err != nil {
+		var fe *fsx.Error
+		if errors.As(err, &fe) {
+			re := &permissions.ResolveError{Abs: abs, At: fe.At, Err: fe.Err}
+			if errors.Is(fe.Err, unix.ENOTDIR) {
+				re.Err = nil // "is not a directory", as the permission layer words it
+			}
+			return "", re
+		}
+		return "", err
+	}
+	ws.m[k] = w
+	return w.Path, nil
+}
+
+func (ws *walks) close() {
+	for _, w := range ws.m {
+		w.Close()
+	}
+}
+
+// walk is the walk the decision judged for a path argument. A path argument the decision did
+// not resolve cannot be acted on: that is a bug, and the call fails closed.
+func (c *call) walk(arg string) (*fsx.Walk, error) {
+	if w := c.walks.m[walkKey{arg, true}]; w != nil {
+		return w, nil
+	}
+	if w := c.walks.m[walkKey{arg, false}]; w != nil {
+		return w, nil
+	}
+	return nil, fmt.Errorf("internal error: the path argument %q was not checked; refusing", arg)
+}
+
+// existing is walk for an argument that must name something that exists.
+func (c *call) existing(arg string) (*fsx.Walk, error) {
+	w, err := c.walk(arg)
+	if err != nil {
+		return nil, err
+	}
+	if !w.Exists {
+		return nil, fmt.Errorf("%s does not exist", w.Path)
+	}
+	return w, nil
+}
+
+// dirOf opens an argument's walk as a directory.
+func (c *call) dirOf(arg string) (*fsx.Walk, *fsx.Dir, error) {
+	w, err := c.existing(arg)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !w.Info.IsDir() {
+		return nil, nil, fmt.Errorf("%s is not a directory", w.Path)
+	}
+	d, err := w.OpenDir()
+	if err != nil {
+		return nil, nil, pathErr(w.Path, err)
+	}
+	return w, d, nil
+}
+
+// readable reports whether the agent may read the canonical path p: what listing and walking
+// tools show is exactly what read_file and list_directory can open.
+func (t *Toolset) readable(p string) bool {
+	return t.pol.CheckCanonical(p, permissions.Read).Allow
+}
+
+// visible reports whether the entry e of the directory dir (canonical) is shown: a link is shown
+// when what it leads to may be read, anything else when it may be read itself.
+func (t *Toolset) visible(dir string, e fsx.Entry) bool {
+	p := fsx.Join(dir, e.Name)
+	if e.Info.IsLink() {
+		w, err := fsx.Resolve(p, false)
+		if err != nil {
+			return false
+		}
+		defer w.Close()
+		p = w.Path
+	}
+	return t.readable(p)
+}
+
+// rootPaths are the configured roots as written and resolved (workspace, temp workspaces,
+// read-only paths, context paths): never deleted or moved, nor any directory holding one.
+func (t *Toolset) rootPaths() []string {
+	var out []string
+	for _, r := range t.configuredRoots() {
+		if r == "" {
+			continue
+		}
+		out = append(out, filepath.Clean(r), resolveRoot(r))
+	}
+	return out
+}
+
+// containsRoot reports the managed root p is, or holds.
+func (t *Toolset) containsRoot(p string) (string, bool) {
+	for _, r := range t.rootPaths() {
+		if pathx.Within(r, p) {
+			return r, true
+		}
+	}
+	return "", false
+}
+
+// excludedBelowRoot is the first default-excluded component of p below the managed root that
+// holds it ("" when none): such paths are never deleted or moved, wherever they are.
+func (t *Toolset) excludedBelowRoot(p string) string {
+	root := t.pol.ManagedRoot(p)
+	if root == "" {
+		return permissions.ExcludedComponent(p)
+	}
+	return permissions.ExcludedComponent(strings.TrimPrefix(p, root))
+}
+
+// inWorkspace reports whether p is in the agent's own workspace (deletions there are final;
+// elsewhere, i.e. in context paths, they go to the trash).
+func (t *Toolset) inWorkspace(p string) bool {
+	ws := t.pol.Spec().Workspace
+	return ws != "" && t.pol.ManagedRoot(p) == resolveRoot(ws)
+}
+
+// The helpers below serve the command sandbox's set-up, which is given paths (the sandbox is the
+// actor there).
 
 // resolveRoot resolves symlinks in a root path (roots are under the user's control, not the
 // agent's); a root that does not exist is kept as given.
@@ -39,43 +173,7 @@ func resolveRoot(r string) string {
 }
 
 // under reports whether p is root or inside it (both clean and absolute).
-func under(p, root string) bool {
-	if p == root {
-		return true
-	}
-	if root == string(filepath.Separator) {
-		return strings.HasPrefix(p, root)
-	}
-	return strings.HasPrefix(p, root+string(filepath.Separator))
-}
-
-// roots returns the resolved roots the agent may access (write: WritableRoots; read: readable or
-// writable).
-func (t *Toolset) roots(write bool) []string {
-	var rs []string
-	if write {
-		rs = t.pol.WritableRoots()
-	} else {
-		rs = append(append(rs, t.pol.ReadableRoots()...), t.pol.WritableRoots()...)
-	}
-	out := make([]string, 0, len(rs))
-	for _, r := range rs {
-		out = append(out, resolveRoot(r))
-	}
-	return out
-}
-
-// specRoots are the configured roots (workspace, temp workspaces, read-only paths, context
-// paths), resolved. The Policy's root lists drop roots nested in others; for choosing the
-// os.Root of an operation we want the deepest one (a workspace inside a context path is the
-// workspace, not a ".massgen/..." path of the context path).
-func (t *Toolset) specRoots() []string {
-	rs := t.configuredRoots()
-	for i, r := range rs {
-		rs[i] = resolveRoot(r)
-	}
-	return rs
-}
+func under(p, root string) bool { return pathx.Within(p, root) }
 
 // configuredRoots are the roots as the Spec names them (not resolved): the workspace (when
 // set), temp workspaces, read-only paths and context paths.
@@ -93,231 +191,25 @@ func (t *Toolset) configuredRoots() []string {
 	return rs
 }
 
-// locate resolves p (relative paths are relative to the workspace) and finds the deepest managed
-// root that contains it. It fails closed: a path under no root is an error.
-func (t *Toolset) locate(p string, write bool) (loc, error) {
-	abs, err := t.pol.Resolve(p)
-	if err != nil {
-		return loc{}, fmt.Errorf("cannot resolve %q: %w", p, err)
-	}
-	return t.locateAbs(abs, write)
-}
-
-// locateEntry is locate for operations on a directory entry itself (delete, move source): the
-// parent is resolved but the last element is not, so deleting a symbolic link removes the link.
-func (t *Toolset) locateEntry(p string, write bool) (loc, error) {
-	if p == "" {
-		return loc{}, errors.New("empty path")
-	}
-	if !filepath.IsAbs(p) {
-		ws := t.pol.Spec().Workspace
-		if ws == "" {
-			return loc{}, fmt.Errorf("relative path %q but the agent has no workspace", p)
-		}
-		p = filepath.Join(ws, p)
-	}
-	p = filepath.Clean(p)
-	base := filepath.Base(p)
-	if base == "." || base == ".." || base == string(filepath.Separator) {
-		return t.locate(p, write)
-	}
-	parent, err := t.pol.Resolve(filepath.Dir(p))
-	if err != nil {
-		return loc{}, fmt.Errorf("cannot resolve %q: %w", p, err)
-	}
-	return t.locateAbs(filepath.Join(parent, base), write)
-}
-
-func (t *Toolset) locateAbs(abs string, write bool) (loc, error) {
-	abs = filepath.Clean(abs)
-	allowed := t.roots(write)
-	best := ""
-	for _, r := range allowed {
-		if under(abs, r) && len(r) > len(best) {
-			best = r
-		}
-	}
-	if best != "" {
-		// A deeper configured root inside the allowed one wins.
-		for _, r := range t.specRoots() {
-			if under(abs, r) && under(r, best) && len(r) > len(best) {
-				best = r
-			}
-		}
-	}
-	if best == "" {
-		what := "readable"
-		if write {
-			what = "writable"
-		}
-		return loc{}, fmt.Errorf("%s is not inside any %s directory of this agent", abs, what)
-	}
-	l := loc{abs: abs, managed: best}
-	if fi, err := os.Stat(best); err == nil && !fi.IsDir() {
-		// A single-file context path: only that file, opened through its parent directory.
-		if abs != best {
-			return loc{}, fmt.Errorf("%s is not accessible: only the file %s is shared from that directory", abs, best)
-		}
-		l.rootDir, l.rel = filepath.Dir(best), filepath.Base(best)
-		return l, nil
-	}
-	rel, err := filepath.Rel(best, abs)
-	if err != nil || !filepath.IsLocal(rel) && rel != "." {
-		return loc{}, fmt.Errorf("%s: cannot be expressed inside %s", abs, best)
-	}
-	l.rootDir, l.rel = best, rel
-	return l, nil
-}
-
-// openRoot opens the managed root of l.
-func (t *Toolset) openRoot(l loc) (*os.Root, error) {
-	if t.beforeUse != nil {
-		t.beforeUse(l.abs)
-	}
-	r, err := os.OpenRoot(l.rootDir)
-	if err != nil {
-		return nil, fmt.Errorf("opening %s: %w", l.rootDir, err)
-	}
-	return r, nil
-}
-
-// openEntry opens the managed root of l and the directory holding its entry (refusing links on
-// the way), and Lstats the entry itself (which may be a link). The caller releases both with
-// closeDirs(r, dir).
-func (t *Toolset) openEntry(l loc) (r, dir *os.Root, fi fs.FileInfo, err error) {
-	r, err = t.openRoot(l)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	dir, err = openDirNoFollow(r, l.parentRel())
-	if err != nil {
-		r.Close()
-		return nil, nil, nil, pathErr(l.abs, err)
-	}
-	fi, err = dir.Lstat(l.base())
-	if err != nil {
-		closeDirs(r, dir)
-		return nil, nil, nil, pathErr(l.abs, err)
-	}
-	return r, dir, fi, nil
-}
-
-// makeParent opens the managed root of l and the directory that is to hold its entry, creating
-// missing directories without following links. The caller releases both with closeDirs(r, dir).
-func (t *Toolset) makeParent(l loc) (r, dir *os.Root, err error) {
-	r, err = t.openRoot(l)
-	if err != nil {
-		return nil, nil, err
-	}
-	dir, err = mkdirAllNoFollow(r, l.parentRel())
-	if err != nil {
-		r.Close()
-		return nil, nil, pathErr(filepath.Dir(l.abs), err)
-	}
-	return r, dir, nil
-}
-
-// openDirNoFollow walks rel from r one directory at a time, refusing symbolic links, and
-// returns the innermost directory as a Root (r itself for "."). The caller closes it (unless it
-// is r).
-func openDirNoFollow(r *os.Root, rel string) (*os.Root, error) {
-	return walkDirsNoFollow(r, rel, false)
-}
-
-// walkDirsNoFollow is openDirNoFollow and mkdirAllNoFollow: with create, each missing component
-// is made (0755) before it is opened, and opened the same way (a link there is refused).
-func walkDirsNoFollow(r *os.Root, rel string, create bool) (*os.Root, error) {
-	if rel == "." || rel == "" {
-		return r, nil
-	}
-	cur := r
-	for _, c := range strings.Split(filepath.ToSlash(rel), "/") {
-		var next *os.Root
-		var err error
-		if create {
-			if err = cur.Mkdir(c, 0o755); errors.Is(err, fs.ErrExist) {
-				err = nil
-			}
-		}
-		if err == nil {
-			next, err = openSubdirNoFollow(cur, c)
-		}
-		if cur != r {
-			cur.Close()
-		}
-		if err != nil {
-			return nil, err
-		}
-		cur = next
-	}
-	return cur, nil
-}
-
-// openSubdirNoFollow opens one child directory of d that must not be a symbolic link, and checks
-// that what was opened is what Lstat saw (no swap in between).
-func openSubdirNoFollow(d *os.Root, name string) (*os.Root, error) {
-	li, err := d.Lstat(name)
-	if err != nil {
-		return nil, err
-	}
-	if li.Mode()&fs.ModeSymlink != 0 {
-		return nil, fmt.Errorf("%s: %w", name, errChanged)
-	}
-	if !li.IsDir() {
-		return nil, fmt.Errorf("%s: not a directory", name)
-	}
-	sub, err := d.OpenRoot(name)
-	if err != nil {
-		return nil, err
-	}
-	si, err := sub.Stat(".")
-	if err != nil || !os.SameFile(li, si) {
-		sub.Close()
-		return nil, fmt.Errorf("%s: %w", name, errChanged)
-	}
-	return sub, nil
-}
-
-// mkdirAllNoFollow creates rel under r (like MkdirAll) without following links, returning the
-// innermost directory.
-func mkdirAllNoFollow(r *os.Root, rel string) (*os.Root, error) {
-	return walkDirsNoFollow(r, rel, true)
-}
-
-// openFileNoFollow opens rel under r for reading without following links in any component.
-func openFileNoFollow(r *os.Root, rel string) (*os.File, fs.FileInfo, error) {
-	dir, err := openDirNoFollow(r, filepath.Dir(rel))
-	if err != nil {
-		return nil, nil, err
-	}
-	if dir != r {
-		defer dir.Close()
-	}
-	return openInDir(dir, filepath.Base(rel))
-}
-
-// openInDir opens name in d read-only, refusing links and swaps. O_NONBLOCK: opening a FIFO
-// an agent made would otherwise block until someone writes to it.
-func openInDir(d *os.Root, name string) (*os.File, fs.FileInfo, error) {
-	f, err := d.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, nil, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	li, err := d.Lstat(name)
-	if err != nil || li.Mode()&fs.ModeSymlink != 0 || !os.SameFile(fi, li) {
-		f.Close()
-		return nil, nil, fmt.Errorf("%s: %w", name, errChanged)
-	}
-	return f, fi, nil
-}
-
 // isPrivate reports whether abs is inside a private path (another agent's live workspace, the
 // snapshot storage, massgen's records): walks over a readable directory leave those out, as the
 // permission layer refuses them one by one. The policy's deepest root decides, so the agent's
 // own workspace, temp workspace and earlier turns inside a private path stay visible.
 func (t *Toolset) isPrivate(abs string) bool { return t.pol.IsPrivate(abs) }
+
+// pathErr turns OS errors into short messages naming the path.
+func pathErr(p string, err error) error {
+	switch {
+	case errors.Is(err, errChanged):
+		return fmt.Errorf("%s: %w", p, errChanged)
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s does not exist", p)
+	case errors.Is(err, fs.ErrExist):
+		return fmt.Errorf("%s already exists", p)
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %s: %v", p, pe.Op, pe.Err)
+	}
+	return fmt.Errorf("%s: %w", p, err)
+}

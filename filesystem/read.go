@@ -5,66 +5,59 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"path"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
-	"golang.org/x/sys/unix"
+
+	"github.com/massgen-go/massgen/filesystem/internal/fsx"
 )
 
-// readText reads a text file through its root, refusing binary files and directories.
-func (t *Toolset) readText(tool, p string) (abs, content string, err error) {
-	l, err := t.locate(p, false)
-	if err != nil {
-		return "", "", err
+// readWalk reads the text file a walk found, refusing binary files and directories.
+func (t *Toolset) readWalk(tool string, w *fsx.Walk) ([]byte, error) {
+	if k := binaryKind(w.Path, nil); k != "" {
+		return nil, errors.New(binaryMessage(tool, w.Path, k))
 	}
-	data, err := t.readLoc(tool, l)
-	if err != nil {
-		return l.abs, "", err
+	if !w.Exists {
+		return nil, fmt.Errorf("%s does not exist", w.Path)
 	}
-	t.tracker.Mark(l.abs)
-	return l.abs, string(data), nil
-}
-
-func (t *Toolset) readLoc(tool string, l loc) ([]byte, error) {
-	if k := binaryKind(l.abs, nil); k != "" {
-		return nil, errors.New(binaryMessage(tool, l.abs, k))
+	if w.Info.IsDir() {
+		return nil, fmt.Errorf("%s is a directory (use list_directory or directory_tree)", w.Path)
 	}
-	r, err := t.openRoot(l)
+	f, fi, err := w.OpenFile()
 	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	f, fi, err := openFileNoFollow(r, l.rel)
-	if err != nil {
-		return nil, pathErr(l.abs, err)
+		return nil, pathErr(w.Path, err)
 	}
 	defer f.Close()
-	if fi.IsDir() {
-		return nil, fmt.Errorf("%s is a directory (use list_directory or directory_tree)", l.abs)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", l.abs)
-	}
-	if fi.Size() > maxReadBytes {
-		return nil, fmt.Errorf("%s is too large to read (%d bytes, limit %d)", l.abs, fi.Size(), maxReadBytes)
+	if fi.Size > maxReadBytes {
+		return nil, fmt.Errorf("%s is too large to read (%d bytes, limit %d)", w.Path, fi.Size, maxReadBytes)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxReadBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", l.abs, err)
+		return nil, fmt.Errorf("reading %s: %w", w.Path, err)
 	}
-	if k := binaryKind(l.abs, data); k != "" {
-		return nil, errors.New(binaryMessage(tool, l.abs, k))
+	if k := binaryKind(w.Path, data); k != "" {
+		return nil, errors.New(binaryMessage(tool, w.Path, k))
 	}
 	return data, nil
 }
 
-func (t *Toolset) readFile(ctx context.Context, c *call) (any, error) {
-	p, err := c.str("path", true)
+// readText reads the text file of a path argument and marks it read.
+func (t *Toolset) readText(c *call, arg string) (abs, content string, err error) {
+	w, err := c.walk(arg)
 	if err != nil {
+		return "", "", err
+	}
+	data, err := t.readWalk(c.name, w)
+	if err != nil {
+		return w.Path, "", err
+	}
+	t.tracker.Mark(w.Path)
+	return w.Path, string(data), nil
+}
+
+func (t *Toolset) readFile(ctx context.Context, c *call) (any, error) {
+	if _, err := c.str("path", true); err != nil {
 		return nil, err
 	}
 	head, err := c.integer("head", 0)
@@ -78,7 +71,7 @@ func (t *Toolset) readFile(ctx context.Context, c *call) (any, error) {
 	if head > 0 && tail > 0 {
 		return nil, errors.New("give head or tail, not both")
 	}
-	abs, content, err := t.readText(c.name, p)
+	abs, content, err := t.readText(c, "path")
 	if err != nil {
 		return nil, err
 	}
@@ -106,16 +99,21 @@ type multiResult struct {
 	all   bool
 }
 
-func (m multiResult) failed() bool { return m.all }
+func (m multiResult) failure() string {
+	if m.all {
+		return "no file could be read"
+	}
+	return ""
+}
 
 func (t *Toolset) readMultipleFiles(ctx context.Context, c *call) (any, error) {
 	paths, err := c.strList("paths", true)
 	if err != nil {
 		return nil, err
 	}
-	res := multiResult{all: true}
-	for _, p := range paths {
-		abs, content, err := t.readText(c.name, p)
+	res := multiResult{all: true, Files: []fileContent{}}
+	for i, p := range paths {
+		abs, content, err := t.readText(c, fmt.Sprintf("paths[%d]", i))
 		if err != nil {
 			if abs == "" {
 				abs = p
@@ -137,99 +135,83 @@ type entry struct {
 }
 
 func (t *Toolset) listDirectory(ctx context.Context, c *call) (any, error) {
-	p, err := c.str("path", true)
+	w, d, err := c.dirOf("path")
 	if err != nil {
 		return nil, err
 	}
-	l, r, d, err := t.openDirAt(p, false)
+	defer d.Close()
+	ents, _, err := d.Entries(0)
 	if err != nil {
-		return nil, err
+		return nil, pathErr(w.Path, err)
 	}
-	defer closeDirs(r, d)
-	ents, err := fs.ReadDir(d.FS(), ".")
-	if err != nil {
-		return nil, pathErr(l.abs, err)
-	}
-	var out []entry
+	out := []entry{}
 	var sb strings.Builder
 	truncated := false
-	for i, e := range ents {
-		if t.isPrivate(filepath.Join(l.abs, e.Name())) {
+	for _, e := range ents {
+		if !t.visible(d.Path, e) {
 			continue
 		}
-		if i >= maxListItems {
+		if len(out) >= maxListItems {
 			truncated = true
 			break
 		}
-		en := entry{Name: e.Name(), Type: typeOf(e.Type())}
-		if info, err := e.Info(); err == nil && en.Type == "file" {
-			en.Size = info.Size()
+		en := entry{Name: e.Name, Type: typeOf(e.Info.Mode)}
+		if en.Type == "file" {
+			en.Size = e.Info.Size
 		}
 		out = append(out, en)
 		tag := "[FILE]"
-		if en.Type == "directory" {
+		switch en.Type {
+		case "directory":
 			tag = "[DIR]"
-		} else if en.Type == "symlink" {
+		case "symlink":
 			tag = "[LINK]"
 		}
-		fmt.Fprintf(&sb, "%s %s\n", tag, e.Name())
+		fmt.Fprintf(&sb, "%s %s\n", tag, e.Name)
 	}
-	return map[string]any{"path": l.abs, "entries": out, "listing": sb.String(), "truncated": truncated}, nil
+	return map[string]any{"path": w.Path, "entries": out, "listing": sb.String(), "truncated": truncated}, nil
 }
 
 func (t *Toolset) directoryTree(ctx context.Context, c *call) (any, error) {
-	p, err := c.str("path", true)
+	w, d, err := c.dirOf("path")
 	if err != nil {
 		return nil, err
 	}
-	l, r, d, err := t.openDirAt(p, false)
-	if err != nil {
-		return nil, err
-	}
-	defer closeDirs(r, d)
-	root := &entry{Name: filepath.Base(l.abs), Type: "directory"}
-	nodes := map[string]*entry{".": root}
+	defer d.Close()
+	root := &entry{Name: w.Name, Children: []*entry{}}
+	nodes := map[string]*entry{"": root}
 	count := 0
 	truncated := false
-	err = fs.WalkDir(d.FS(), ".", func(p string, de fs.DirEntry, err error) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if p == "." {
-			return err
-		}
-		if t.isPrivate(filepath.Join(l.abs, filepath.FromSlash(p))) {
-			if de.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
+	err = walkTree(ctx, d, func(dir *fsx.Dir, rel string, e fsx.Entry) (bool, error) {
+		if !t.visible(dir.Path, e) {
+			return false, nil
 		}
 		if count >= maxTreeItems {
 			truncated = true
-			return fs.SkipAll
+			return false, errStop
 		}
 		count++
-		parent := nodes[path.Dir(p)]
-		e := &entry{Name: de.Name(), Type: typeOf(de.Type())}
-		if parent != nil {
-			parent.Children = append(parent.Children, e)
+		parentRel := ""
+		if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+			parentRel = rel[:i]
 		}
-		if de.IsDir() {
-			nodes[p] = e
+		n := &entry{Name: e.Name, Type: typeOf(e.Info.Mode)}
+		if parent := nodes[parentRel]; parent != nil {
+			parent.Children = append(parent.Children, n)
 		}
-		return nil // unreadable subdirectories are listed without children
+		if e.Info.IsDir() {
+			n.Children = []*entry{}
+			nodes[rel] = n
+		}
+		return true, nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"path": l.abs, "tree": root.Children, "truncated": truncated}, nil
+	return map[string]any{"path": w.Path, "tree": root.Children, "truncated": truncated}, nil
 }
 
 func (t *Toolset) searchFiles(ctx context.Context, c *call) (any, error) {
-	p, err := c.str("path", true)
-	if err != nil {
-		return nil, err
-	}
 	pattern, err := c.str("pattern", true)
 	if err != nil {
 		return nil, err
@@ -241,91 +223,70 @@ func (t *Toolset) searchFiles(ctx context.Context, c *call) (any, error) {
 	if !doublestar.ValidatePattern(pattern) {
 		return nil, fmt.Errorf("invalid pattern %q", pattern)
 	}
-	l, r, d, err := t.openDirAt(p, false)
+	w, d, err := c.dirOf("path")
 	if err != nil {
 		return nil, err
 	}
-	defer closeDirs(r, d)
-	var hits []string
+	defer d.Close()
+	hits := []string{}
 	truncated := false
 	lower := strings.ToLower(pattern)
-	err = fs.WalkDir(d.FS(), ".", func(rel string, de fs.DirEntry, err error) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if rel == "." {
-			return err
-		}
-		if matchAny(excl, rel) || t.isPrivate(filepath.Join(l.abs, filepath.FromSlash(rel))) {
-			if de.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
+	err = walkTree(ctx, d, func(dir *fsx.Dir, rel string, e fsx.Entry) (bool, error) {
+		if matchAny(excl, rel) || !t.visible(dir.Path, e) {
+			return false, nil
 		}
 		var ok bool
 		if hasGlob(pattern) {
 			ok = matchAny([]string{pattern}, rel)
 		} else {
-			ok = strings.Contains(strings.ToLower(de.Name()), lower)
+			ok = strings.Contains(strings.ToLower(e.Name), lower)
 		}
 		if ok {
 			if len(hits) >= maxSearchHits {
 				truncated = true
-				return fs.SkipAll
+				return false, errStop
 			}
-			hits = append(hits, filepath.Join(l.abs, filepath.FromSlash(rel)))
+			hits = append(hits, fsx.Join(dir.Path, e.Name))
 		}
-		return nil
+		return true, nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"path": l.abs, "pattern": pattern, "matches": hits, "truncated": truncated}, nil
+	return map[string]any{"path": w.Path, "pattern": pattern, "matches": hits, "truncated": truncated}, nil
 }
 
 func (t *Toolset) getFileInfo(ctx context.Context, c *call) (any, error) {
-	p, err := c.str("path", true)
+	w, err := c.existing("path")
 	if err != nil {
 		return nil, err
 	}
-	l, err := t.locate(p, false)
-	if err != nil {
-		return nil, err
-	}
-	r, d, fi, err := t.openEntry(l)
-	if err != nil {
-		return nil, err
-	}
-	defer closeDirs(r, d)
+	fi := w.Info
 	out := map[string]any{
-		"path": l.abs, "size": fi.Size(), "type": typeOf(fi.Mode()),
-		"isDirectory": fi.IsDir(), "isFile": fi.Mode().IsRegular(),
-		"permissions": fmt.Sprintf("%04o", fi.Mode().Perm()), "modified": fi.ModTime().UTC().Format(time.RFC3339),
+		"path": w.Path, "size": fi.Size, "type": typeOf(fi.Mode),
+		"isDirectory": fi.IsDir(), "isFile": fi.IsRegular(),
+		"permissions": fmt.Sprintf("%04o", fi.Mode.Perm()), "modified": fi.Mtime.UTC().Format(time.RFC3339),
+		"accessed": fi.Atime.UTC().Format(time.RFC3339), "changed": fi.Ctime.UTC().Format(time.RFC3339),
 	}
-	if st, ok := fi.Sys().(*unix.Stat_t); ok {
-		out["accessed"] = time.Unix(st.Atim.Unix()).UTC().Format(time.RFC3339)
-		out["changed"] = time.Unix(st.Ctim.Unix()).UTC().Format(time.RFC3339)
-	}
-	if fi.Mode().IsRegular() {
-		out["binary"] = binaryKind(l.abs, nil) != ""
+	if fi.IsRegular() {
+		out["binary"] = binaryKind(w.Path, nil) != ""
 	}
 	return out, nil
 }
 
 func (t *Toolset) listAllowed(ctx context.Context, c *call) (any, error) {
-	w := t.pol.WritableRoots()
-	ws := map[string]bool{}
-	for _, x := range w {
-		ws[x] = true
-	}
-	var ro []string
-	for _, x := range t.pol.ReadableRoots() {
-		if !ws[x] {
-			ro = append(ro, x)
+	roots := t.pol.Roots()
+	var all, w, ro []string
+	for _, r := range roots {
+		all = append(all, r.Path)
+		if r.Write {
+			w = append(w, r.Path)
+		} else {
+			ro = append(ro, r.Path)
 		}
 	}
-	all := append(append([]string{}, w...), ro...)
-	return map[string]any{"directories": all, "writable": nonNil(w), "read_only": nonNil(ro), "workspace": t.pol.Spec().Workspace}, nil
+	return map[string]any{"directories": nonNil(all), "writable": nonNil(w), "read_only": nonNil(ro),
+		"roots": roots, "workspace": t.pol.Spec().Workspace, "description": t.pol.DescribeRoots()}, nil
 }
 
 func nonNil(s []string) []string {

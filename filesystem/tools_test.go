@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/massgen-go/massgen/permissions"
+	"github.com/massgen-go/massgen/permissions/toolargs"
 )
 
 var roles = []struct {
@@ -553,18 +554,86 @@ func TestCallNeverPanics(t *testing.T) {
 	}
 }
 
-func TestBuiltinNamesMatchRegistered(t *testing.T) {
+// TestToolTable: every built-in tool is declared once, in the table the permission engine
+// gets; every schema property that names a path is a declared path argument (and no other is).
+func TestToolTable(t *testing.T) {
 	e := newEnv(t, permissions.Final)
-	if len(e.ts.order) != len(builtinNames) {
-		t.Fatalf("registered %d tools, builtinNames has %d", len(e.ts.order), len(builtinNames))
+	table := Table()
+	if len(e.ts.order) != len(table) {
+		t.Fatalf("offered %d built-in tools, the table has %d", len(e.ts.order), len(table))
 	}
-	for i, n := range e.ts.order {
-		if builtinNames[i] != n || !IsBuiltin(n) {
-			t.Errorf("tool %d: registered %s, listed %s", i, n, builtinNames[i])
+	for _, name := range e.ts.order {
+		decl, ok := table[name]
+		if !ok || !IsBuiltin(name) {
+			t.Errorf("%s is offered but not in the table", name)
+			continue
+		}
+		props, _ := e.ts.builtin[name].Schema["properties"].(map[string]any)
+		declared := map[string]bool{}
+		for _, a := range decl.Args {
+			declared[a.Name] = true
+			if _, ok := props[a.Name]; !ok {
+				t.Errorf("%s: path argument %s is not in the schema", name, a.Name)
+			}
+		}
+		for p := range props {
+			if toolargs.IsPathKey(p) != declared[p] {
+				t.Errorf("%s: schema property %q: looks like a path %v, declared %v", name, p, toolargs.IsPathKey(p), declared[p])
+			}
+		}
+		if decl.Destructive() != e.ts.builtin[name].Destructive() {
+			t.Errorf("%s: destructive flag differs", name)
 		}
 	}
 	if IsBuiltin("mcp__x__read_file") {
 		t.Error("prefixed name is not ours")
+	}
+	// The Toolset refuses a Policy given another table: the run and permissions check would
+	// then decide differently.
+	bad := Table()
+	bad["write_file"] = toolargs.Tool{Name: "write_file"}
+	pol, err := permissions.New(permissions.Spec{Agent: "a", Workspace: t.TempDir(), Tools: bad})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewToolset(ToolsetOptions{Guard: permissions.NewGuard(pol, permissions.GuardOptions{})}); err == nil {
+		t.Error("a Policy with another tool table was accepted")
+	}
+	// Cancellation: commands and external tools are cancelled, file tools finish.
+	for name, want := range map[string]bool{"execute_command": true, "write_file": false, "delete_file": false, "mcp__x__y": true} {
+		if got := e.ts.Cancellable(name); got != want {
+			t.Errorf("Cancellable(%s) = %v", name, got)
+		}
+	}
+}
+
+// TestTableDecidesLikeToolset: a Policy given filesystem.Table() (as permissions check is)
+// decides every built-in call as the Toolset's own decision does.
+func TestTableDecidesLikeToolset(t *testing.T) {
+	e := newEnv(t, permissions.Final, func(s *permissions.Spec, _ *ToolsetOptions) { s.Tools = Table() })
+	write(t, filepath.Join(e.ws, "a.txt"), "a")
+	calls := []struct {
+		tool string
+		args map[string]any
+	}{
+		{"move_file", map[string]any{"source": e.proj, "destination": "x"}},
+		{"delete_file", map[string]any{"path": filepath.Join(e.proj, "golden")}},
+		{"delete_files_batch", map[string]any{"base_path": e.proj}},
+		{"copy_file", map[string]any{"source_path": "a.txt", "destination_path": filepath.Join(e.proj, "golden", "x")}},
+		{"copy_file", map[string]any{"source_path": filepath.Join(e.single, "sibling.txt"), "destination_path": "s"}},
+		{"edit_file", map[string]any{"path": filepath.Join(e.proj, "golden", "expected.txt"), "dryRun": true, "edits": []any{}}},
+		{"execute_command", map[string]any{"command": "ls", "work_dir": e.out}},
+	}
+	for _, c := range calls {
+		viaPolicy := e.pol.Decide(permissions.Request{Tool: c.tool, Args: c.args})
+		m, res := e.call(c.tool, c.args)
+		denied := res.Denied != nil
+		if denied == viaPolicy.Allow {
+			t.Errorf("%s %v: policy allow=%v (%s), toolset %v", c.tool, c.args, viaPolicy.Allow, viaPolicy.Reason, m)
+		}
+		if denied && res.Denied.Rule != viaPolicy.Rule {
+			t.Errorf("%s: rule %s vs %s", c.tool, res.Denied.Rule, viaPolicy.Rule)
+		}
 	}
 }
 
@@ -661,5 +730,68 @@ func TestNewToolsetRejectsUnknownSandbox(t *testing.T) {
 	}
 	if _, err := NewToolset(ToolsetOptions{}); err == nil {
 		t.Fatal("nil Guard accepted")
+	}
+}
+
+// TestTypedResults: every tool says in Result what it did, so callers never parse Content:
+// Changes are the canonical paths written, created or deleted; Denied carries the decision;
+// Message the one-line reason of any failure.
+func TestTypedResults(t *testing.T) {
+	e := newEnv(t, permissions.Final)
+	write(t, filepath.Join(e.ws, "a.txt"), "alpha\n")
+	write(t, filepath.Join(e.ws, "dir", "b.txt"), "beta\n")
+	e.ts.Tracker().Mark(filepath.Join(e.proj, "index.html"))
+	ws, proj := e.ws, e.proj
+	tests := []struct {
+		tool    string
+		args    map[string]any
+		changes []string // "op path"
+	}{
+		{"read_file", map[string]any{"path": "a.txt"}, nil},
+		{"write_file", map[string]any{"path": "new/c.txt", "content": "c"}, []string{"created " + ws + "/new", "created " + ws + "/new/c.txt"}},
+		{"write_file", map[string]any{"path": "a.txt", "content": "alpha2\n"}, []string{"modified " + ws + "/a.txt"}},
+		{"edit_file", map[string]any{"path": "a.txt", "edits": []any{map[string]any{"oldText": "alpha2", "newText": "alpha3"}}}, []string{"modified " + ws + "/a.txt"}},
+		{"edit_file", map[string]any{"path": "a.txt", "dryRun": true, "edits": []any{map[string]any{"oldText": "alpha3", "newText": "x"}}}, nil},
+		{"create_directory", map[string]any{"path": "d1/d2"}, []string{"created " + ws + "/d1"}},
+		{"create_directory", map[string]any{"path": "d1/d2"}, nil},
+		{"copy_file", map[string]any{"source_path": "a.txt", "destination_path": filepath.Join(proj, "a.txt")}, []string{"created " + proj + "/a.txt"}},
+		{"copy_file", map[string]any{"source_path": "dir", "destination_path": "dir2"}, []string{"created " + ws + "/dir2", "created " + ws + "/dir2/b.txt"}},
+		{"copy_files_batch", map[string]any{"source_base_path": "dir", "destination_base_path": filepath.Join(proj, "out")}, []string{"created " + proj + "/out", "created " + proj + "/out/b.txt"}},
+		{"move_file", map[string]any{"source": "dir2", "destination": "dir3"}, []string{"deleted " + ws + "/dir2", "created " + ws + "/dir3"}},
+		{"delete_file", map[string]any{"path": filepath.Join(proj, "index.html")}, []string{"deleted " + proj + "/index.html"}},
+		{"delete_file", map[string]any{"path": "dir3", "recursive": true}, []string{"deleted " + ws + "/dir3"}},
+		{"delete_files_batch", map[string]any{"base_path": "new"}, []string{"deleted " + ws + "/new/c.txt"}},
+		{"list_directory", map[string]any{"path": "."}, nil},
+		{"search_files", map[string]any{"path": ".", "pattern": "*.txt"}, nil},
+		{"compare_files", map[string]any{"file1": "a.txt", "file2": "dir/b.txt"}, nil},
+	}
+	for _, tt := range tests {
+		_, res := e.call(tt.tool, tt.args)
+		if res.IsError || res.Denied != nil || res.Message != "" {
+			t.Errorf("%s %v failed: %s", tt.tool, tt.args, res.Content)
+			continue
+		}
+		var got []string
+		for _, c := range res.Changes {
+			got = append(got, string(c.Op)+" "+c.Path)
+		}
+		if strings.Join(got, "|") != strings.Join(tt.changes, "|") {
+			t.Errorf("%s %v: Changes\n got  %v\n want %v", tt.tool, tt.args, got, tt.changes)
+		}
+	}
+	// A denial carries the decision and its reason; nothing changed.
+	_, res := e.call("write_file", map[string]any{"path": filepath.Join(proj, "golden", "expected.txt"), "content": "x"})
+	if res.Denied == nil || res.Denied.Rule != permissions.RuleProtected || res.Message != res.Denied.Reason || len(res.Changes) != 0 {
+		t.Errorf("denied write: %+v", res)
+	}
+	// A per-entry denial inside a tool too.
+	_, res = e.call("delete_file", map[string]any{"path": filepath.Join(proj, "golden")})
+	if res.Denied == nil || !res.IsError {
+		t.Errorf("delete of a protected directory: %+v", res)
+	}
+	// A failure says why in Message.
+	_, res = e.call("read_file", map[string]any{"path": "missing.txt"})
+	if res.Denied != nil || !strings.Contains(res.Message, "does not exist") {
+		t.Errorf("missing file: %+v", res)
 	}
 }

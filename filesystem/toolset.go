@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -14,7 +15,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/massgen-go/massgen/filesystem/sandbox"
+	"github.com/massgen-go/massgen/internal/pathx"
 	"github.com/massgen-go/massgen/permissions"
+	"github.com/massgen-go/massgen/permissions/toolargs"
 )
 
 // ToolsetOptions configures a Toolset for one agent in one role.
@@ -37,23 +40,26 @@ type Toolset struct {
 	pol     *permissions.Policy
 	tracker *Tracker
 	log     *zap.Logger
-	builtin map[string]*toolDef
+	builtin map[string]*toolDecl
 	order   []string
 
-	// beforeUse, when set (tests only), runs after the permission check and before the checked
-	// path is used, so tests can swap a symlink in deterministically.
-	beforeUse func(abs string)
+	// beforeUse, when set (tests only), runs after the permission decision and before the tool
+	// acts, so tests can swap a link in deterministically.
+	beforeUse func()
 }
 
-type toolDef struct {
-	Tool
-	run func(ctx context.Context, c *call) (any, error)
-}
-
-// call is one invocation of a built-in tool.
+// call is one invocation of a built-in tool: its arguments, the walks its path arguments were
+// judged on (the tool acts on those), and what it changed.
 type call struct {
-	name string
-	args map[string]any
+	name    string
+	args    map[string]any
+	walks   *walks
+	changes []Change
+}
+
+// changed records a path the call changed (canonical).
+func (c *call) changed(path string, op ChangeOp) {
+	c.changes = append(c.changes, Change{Path: path, Op: op})
 }
 
 // NewToolset builds a Toolset.
@@ -74,8 +80,20 @@ func NewToolset(o ToolsetOptions) (*Toolset, error) {
 	if o.Logger == nil {
 		o.Logger = zap.NewNop()
 	}
-	t := &Toolset{o: o, guard: o.Guard, pol: pol, tracker: o.Tracker, log: o.Logger}
-	t.register()
+	t := &Toolset{o: o, guard: o.Guard, pol: pol, tracker: o.Tracker, log: o.Logger, builtin: map[string]*toolDecl{}}
+	for _, d := range builtins() {
+		t.builtin[d.Name] = &d
+		t.order = append(t.order, d.Name)
+	}
+	if tb := pol.Spec().Tools; tb != nil {
+		// The Policy was given the tool table: it must be this one, or decisions made without
+		// a Toolset (permissions check) would differ from the run's.
+		for _, name := range t.order {
+			if got, ok := tb[name]; !ok || !sameDecl(got, t.builtin[name].Tool) {
+				return nil, fmt.Errorf("filesystem: NewToolset: the Policy's tool table declares %s differently from filesystem.Table()", name)
+			}
+		}
+	}
 	if o.Sandbox == sandbox.ModeNone {
 		t.log.Warn("command_sandbox: none: agent commands run WITHOUT a kernel sandbox; only the permission rules protect your files",
 			zap.String("agent", pol.Spec().Agent))
@@ -84,6 +102,10 @@ func NewToolset(o ToolsetOptions) (*Toolset, error) {
 	}
 	return t, nil
 }
+
+// DescribeRoots lists the roots the agent may read, one line each, in the words
+// list_allowed_directories uses: what the agent's prompt shows.
+func (t *Toolset) DescribeRoots() string { return t.pol.DescribeRoots() }
 
 // Tracker returns the tracker of files read or created this run.
 func (t *Toolset) Tracker() *Tracker { return t.tracker }
@@ -105,7 +127,8 @@ func (t *Toolset) Tools() []Tool {
 	}
 	for _, name := range t.order {
 		if !t.o.ExternalOnly {
-			add(t.builtin[name].Tool)
+			d := t.builtin[name]
+			add(Tool{Name: d.Name, Description: d.Description, Parameters: d.Schema, Write: d.Destructive()})
 		}
 	}
 	for _, server := range t.serverNames() {
@@ -177,14 +200,22 @@ func (t *Toolset) Call(ctx context.Context, name string, raw json.RawMessage) (r
 	if t.o.ExternalOnly {
 		return errResult(fmt.Sprintf("%s is not available: this agent has no workspace, so no file tools", name), nil)
 	}
-	if def.Write && !t.pol.CanWrite() {
+	if def.Destructive() && !t.pol.CanWrite() {
 		return errResult(fmt.Sprintf("%s is not available: this agent may not write anywhere", name), nil)
 	}
+	// Each path argument is walked once, by the decision; the tool acts on those walks.
+	ws := newWalks()
+	defer ws.close()
+	req.Decl, req.Resolver = &def.Tool, ws
 	d := t.guard.Check(ctx, req)
 	if !d.Allow {
 		return denied(d)
 	}
-	out, err := def.run(ctx, &call{name: name, args: args})
+	if t.beforeUse != nil {
+		t.beforeUse()
+	}
+	c := &call{name: name, args: args, walks: ws}
+	out, err := def.run(t, ctx, c)
 	if err != nil {
 		var de deniedError
 		if errors.As(err, &de) {
@@ -198,13 +229,30 @@ func (t *Toolset) Call(ctx context.Context, name string, raw json.RawMessage) (r
 			res = errResult(fmt.Sprintf("%s: encoding result: %v", name, merr), nil)
 		} else {
 			res = Result{Content: string(b)}
-			if f, ok := out.(interface{ failed() bool }); ok && f.failed() {
-				res.IsError = true
+			if f, ok := out.(interface{ failure() string }); ok {
+				if msg := f.failure(); msg != "" {
+					res.IsError, res.Message = true, msg
+				}
 			}
 		}
 	}
+	res.Changes = c.changes
 	t.guard.Done(ctx, req, d, res.Content, res.IsError)
 	return res
+}
+
+// Cancellable reports whether stopping the run should cancel a call of the named tool:
+// commands and external tools are cancelled; massgen's file tools finish what they started (a
+// file operation is never left half done).
+func (t *Toolset) Cancellable(name string) bool {
+	if d, ok := t.builtin[name]; ok {
+		return d.Cancellable
+	}
+	return true
+}
+
+func sameDecl(a, b toolargs.Tool) bool {
+	return a.Name == b.Name && a.Command == b.Command && a.Cancellable == b.Cancellable && slices.Equal(a.Args, b.Args)
 }
 
 // deniedError carries a Decision from a per-file check inside a tool.
@@ -221,7 +269,7 @@ func denied(d permissions.Decision) Result {
 		m["path"] = d.Path
 	}
 	b, _ := json.Marshal(m)
-	return Result{Content: string(b), IsError: true}
+	return Result{Content: string(b), IsError: true, Denied: &d, Message: d.Reason}
 }
 
 // errResult is an error Result; extra (a map or struct, may be nil) adds fields next to "error".
@@ -234,16 +282,13 @@ func errResult(msg string, extra any) Result {
 	}
 	m["error"] = msg
 	b, _ := json.Marshal(m)
-	return Result{Content: string(b), IsError: true}
+	return Result{Content: string(b), IsError: true, Message: msg}
 }
 
-// checkPath is the per-file check of batch tools (audited by the Guard).
-func (t *Toolset) checkPath(ctx context.Context, tool, path string, write bool) error {
-	a := permissions.Read
-	if write {
-		a = permissions.Write
-	}
-	d := t.guard.CheckPath(ctx, tool, path, a)
+// checkEntry is the per-entry check of tools that walk a tree: path is canonical (reached
+// through directory descriptors from a walked argument), so nothing is resolved again. Audited.
+func (t *Toolset) checkEntry(ctx context.Context, tool, path string, a permissions.Access) error {
+	d := t.guard.CheckCanonical(ctx, tool, path, a)
 	if !d.Allow {
 		if d.Reason == "" {
 			d.Reason = fmt.Sprintf("access to %s denied", path)
@@ -303,7 +348,7 @@ func (tr *Tracker) move(src, dst string) {
 	defer tr.mu.Unlock()
 	moved := map[string]bool{}
 	for p, tree := range tr.paths {
-		if under(p, src) {
+		if pathx.Within(p, src) {
 			moved[dst+strings.TrimPrefix(p, src)] = tree
 			delete(tr.paths, p)
 		}
@@ -329,7 +374,7 @@ func (tr *Tracker) forget(path string) {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
 	for p := range tr.paths {
-		if under(p, path) {
+		if pathx.Within(p, path) {
 			delete(tr.paths, p)
 		}
 	}

@@ -14,6 +14,8 @@ import (
 
 	cp "github.com/otiai10/copy"
 	"golang.org/x/sys/unix"
+
+	"github.com/massgen-go/massgen/filesystem/internal/fsx"
 )
 
 // TrashEntry is one file or directory deleted from a context path and kept in
@@ -31,51 +33,50 @@ type TrashEntry struct {
 
 const trashMeta = "meta.json"
 
-// trash moves the entry (dir, l.base()) into a new trash slot. The move is a renameat between
-// verified directory handles; across filesystems the data is copied and then removed.
-func (t *Toolset) trash(dir *os.Root, l loc, isDir bool) (TrashEntry, error) {
+// trash moves the entry name of dir (canonical path p, lstat info) into a new trash slot. The
+// move is a renameat from the held directory; across filesystems the data is copied through
+// descriptors and then removed.
+func (t *Toolset) trash(dir *fsx.Dir, name, p string, info fsx.Info) (TrashEntry, error) {
 	if t.o.TrashDir == "" {
 		return TrashEntry{}, errNoTrash
 	}
 	if err := os.MkdirAll(t.o.TrashDir, 0o700); err != nil {
 		return TrashEntry{}, fmt.Errorf("trash: %w", err)
 	}
-	fi, err := dir.Lstat(l.base())
-	if err != nil {
-		return TrashEntry{}, pathErr(l.abs, err)
-	}
 	slot, seq, err := newSlot(t.o.TrashDir)
 	if err != nil {
 		return TrashEntry{}, err
 	}
 	run := filepath.Base(t.o.TrashDir)
-	e := TrashEntry{ID: run + "/" + seq, Run: run, OriginalPath: l.abs, Agent: t.pol.Spec().Agent,
-		DeletedAt: time.Now().UTC(), IsDir: isDir, Size: fi.Size(), Mode: fi.Mode().String()}
+	e := TrashEntry{ID: run + "/" + seq, Run: run, OriginalPath: p, Agent: t.pol.Spec().Agent,
+		DeletedAt: time.Now().UTC(), IsDir: info.IsDir(), Size: info.Size, Mode: info.Mode.String()}
 	// Metadata first: a crash after the move still leaves a restorable entry.
 	b, _ := json.MarshalIndent(e, "", "  ")
 	if err := os.WriteFile(filepath.Join(slot, trashMeta), b, 0o600); err != nil {
 		os.RemoveAll(slot)
 		return TrashEntry{}, fmt.Errorf("trash: %w", err)
 	}
-	sr, err := os.OpenRoot(slot)
+	sw, err := fsx.Resolve(slot, false)
 	if err != nil {
 		os.RemoveAll(slot)
 		return TrashEntry{}, fmt.Errorf("trash: %w", err)
 	}
-	defer sr.Close()
-	err = renameNoReplace(dir, l.base(), sr, "data")
+	defer sw.Close()
+	sd, err := sw.OpenDir()
+	if err != nil {
+		os.RemoveAll(slot)
+		return TrashEntry{}, fmt.Errorf("trash: %w", err)
+	}
+	defer sd.Close()
+	err = fsx.Rename(dir, name, sd, "data")
 	if errors.Is(err, unix.EXDEV) {
-		if err = copyOut(dir, l.base(), filepath.Join(slot, "data")); err == nil {
-			if isDir {
-				err = dir.RemoveAll(l.base())
-			} else {
-				err = dir.Remove(l.base())
-			}
+		if err = copyOut(dir, name, filepath.Join(slot, "data")); err == nil {
+			err = dir.RemoveAll(name)
 		}
 	}
 	if err != nil {
 		os.RemoveAll(slot)
-		return TrashEntry{}, fmt.Errorf("moving %s to the trash: %w", l.abs, err)
+		return TrashEntry{}, fmt.Errorf("moving %s to the trash: %w", p, err)
 	}
 	return e, nil
 }
@@ -97,45 +98,46 @@ func newSlot(trashDir string) (string, string, error) {
 	return "", "", errors.New("trash: no free slot")
 }
 
-// copyOut copies the entry name of d (file, link or directory tree) to the plain path dst.
-func copyOut(d *os.Root, name, dst string) error {
+// copyOut copies the entry name of d (file, link or directory tree) to the plain path dst (in
+// massgen's own trash), reading the source through descriptors only.
+func copyOut(d *fsx.Dir, name, dst string) error {
 	fi, err := d.Lstat(name)
 	if err != nil {
 		return err
 	}
 	switch {
-	case fi.Mode()&fs.ModeSymlink != 0:
+	case fi.IsLink():
 		target, err := d.Readlink(name)
 		if err != nil {
 			return err
 		}
 		return os.Symlink(target, dst)
 	case fi.IsDir():
-		sub, err := openSubdirNoFollow(d, name)
+		sub, err := d.SubSame(name, fi)
 		if err != nil {
 			return err
 		}
 		defer sub.Close()
-		if err := os.Mkdir(dst, fi.Mode().Perm()|0o700); err != nil {
+		if err := os.Mkdir(dst, fi.Mode.Perm()|0o700); err != nil {
 			return err
 		}
-		ents, err := fs.ReadDir(sub.FS(), ".")
+		ents, _, err := sub.Entries(0)
 		if err != nil {
 			return err
 		}
 		for _, e := range ents {
-			if err := copyOut(sub, e.Name(), filepath.Join(dst, e.Name())); err != nil {
+			if err := copyOut(sub, e.Name, filepath.Join(dst, e.Name)); err != nil {
 				return err
 			}
 		}
 		return nil
-	case fi.Mode().IsRegular():
-		f, _, err := openInDir(d, name)
+	case fi.IsRegular():
+		f, _, err := d.OpenFileSame(name, fi)
 		if err != nil {
 			return err
 		}
 		defer f.Close()
-		out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fi.Mode().Perm())
+		out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fi.Mode.Perm())
 		if err != nil {
 			return err
 		}

@@ -2,100 +2,40 @@ package filesystem
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
-	"path/filepath"
+	"slices"
 	"strings"
+
+	"github.com/massgen-go/massgen/filesystem/internal/fsx"
 )
 
-// atomicWrite replaces name in dir with the content of src: a temp file in the same directory,
-// fsync, rename. A killed run never leaves a half-written file. The mode of a replaced file is
-// kept; a new file gets mode (0644 when zero). It reports whether the file was new.
-func atomicWrite(dir *os.Root, name string, src io.Reader, mode fs.FileMode) (created bool, n int64, err error) {
-	if mode == 0 {
-		mode = 0o644
+// writeWalk writes data where a walk leads, creating the missing parent directories (without
+// following links), atomically (see fsx.Dir.WriteFile), and records the change.
+func (t *Toolset) writeWalk(c *call, w *fsx.Walk, src io.Reader, mode fs.FileMode) (bool, int64, error) {
+	if w.Exists && w.Info.IsDir() {
+		return false, 0, fmt.Errorf("%s is a directory", w.Path)
 	}
-	created = true
-	if li, err := dir.Lstat(name); err == nil {
-		switch {
-		case li.Mode()&fs.ModeSymlink != 0:
-			return false, 0, fmt.Errorf("%s: %w", name, errChanged)
-		case li.IsDir():
-			return false, 0, fmt.Errorf("%s is a directory", name)
-		case !li.Mode().IsRegular():
-			return false, 0, fmt.Errorf("%s is not a regular file", name)
-		}
-		created = false
-		// Permissions are kept; setuid/setgid are not, as the kernel clears them when a file's
-		// content is written: new content under an old setuid bit (of a root-owned file, when
-		// massgen runs as root) would be a privilege escalation.
-		mode = li.Mode() & (fs.ModePerm | fs.ModeSticky)
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return false, 0, err
-	}
-	var rnd [6]byte
-	_, _ = rand.Read(rnd[:])
-	short := name
-	if len(short) > 100 {
-		short = short[:100]
-	}
-	tmp := "." + short + ".massgen-tmp-" + hex.EncodeToString(rnd[:])
-	f, err := dir.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode&fs.ModePerm)
+	dir, made, err := w.MakeParent()
 	if err != nil {
-		return false, 0, err
+		return false, 0, pathErr(w.Path, err)
 	}
-	ok := false
-	defer func() {
-		if !ok {
-			f.Close()
-			_ = dir.Remove(tmp)
-		}
-	}()
-	if n, err = io.Copy(f, src); err != nil {
-		return false, 0, err
+	defer dir.Close()
+	if made != "" {
+		c.changed(made, Created)
 	}
-	if err = f.Chmod(mode); err != nil { // umask, and setuid & co.
-		return false, 0, err
-	}
-	if err = f.Sync(); err != nil {
-		return false, 0, err
-	}
-	if err = f.Close(); err != nil {
-		return false, 0, err
-	}
-	if err = dir.Rename(tmp, name); err != nil {
-		return false, 0, err
-	}
-	ok = true
-	if d, err := dir.Open("."); err == nil { // persist the rename
-		_ = d.Sync()
-		d.Close()
-	}
-	return created, n, nil
-}
-
-// writeAt writes data at l (a writable location), creating parent directories.
-func (t *Toolset) writeAt(l loc, src io.Reader, mode fs.FileMode) (bool, int64, error) {
-	r, dir, err := t.makeParent(l)
+	created, n, err := dir.WriteFile(w.Name, src, mode)
 	if err != nil {
-		return false, 0, err
+		return false, 0, pathErr(w.Path, err)
 	}
-	defer closeDirs(r, dir)
-	created, n, err := atomicWrite(dir, l.base(), src, mode)
-	if err != nil {
-		return false, 0, pathErr(l.abs, err)
-	}
+	c.changed(w.Path, map[bool]ChangeOp{true: Created, false: Modified}[created])
 	return created, n, nil
 }
 
 func (t *Toolset) writeFile(ctx context.Context, c *call) (any, error) {
-	p, err := c.str("path", true)
-	if err != nil {
+	if _, err := c.str("path", true); err != nil {
 		return nil, err
 	}
 	content, err := c.str("content", false)
@@ -105,16 +45,16 @@ func (t *Toolset) writeFile(ctx context.Context, c *call) (any, error) {
 	if _, ok := c.args["content"]; !ok {
 		return nil, errors.New(`missing argument "content"`)
 	}
-	l, err := t.locate(p, true)
+	w, err := c.walk("path")
 	if err != nil {
 		return nil, err
 	}
-	created, n, err := t.writeAt(l, strings.NewReader(content), 0)
+	created, n, err := t.writeWalk(c, w, strings.NewReader(content), 0)
 	if err != nil {
 		return nil, err
 	}
-	t.tracker.Mark(l.abs)
-	return map[string]any{"path": l.abs, "bytes_written": n, "created": created}, nil
+	t.tracker.Mark(w.Path)
+	return map[string]any{"path": w.Path, "bytes_written": n, "created": created}, nil
 }
 
 type edit struct{ oldText, newText string }
@@ -200,8 +140,7 @@ func applyEdits(content string, edits []edit) (string, error) {
 }
 
 func (t *Toolset) editFile(ctx context.Context, c *call) (any, error) {
-	p, err := c.str("path", true)
-	if err != nil {
+	if _, err := c.str("path", true); err != nil {
 		return nil, err
 	}
 	edits, err := c.edits()
@@ -212,65 +151,56 @@ func (t *Toolset) editFile(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, err := t.locate(p, !dry)
+	w, err := c.walk("path")
 	if err != nil {
 		return nil, err
 	}
-	data, err := t.readLoc(c.name, l)
+	data, err := t.readWalk(c.name, w)
 	if err != nil {
 		return nil, err
 	}
-	t.tracker.Mark(l.abs)
+	t.tracker.Mark(w.Path)
 	updated, err := applyEdits(string(data), edits)
 	if err != nil {
 		return nil, err
 	}
-	diff, added, removed := unifiedDiff(l.abs, l.abs, string(data), updated, 3)
+	diff, added, removed := unifiedDiff(w.Path, w.Path, string(data), updated, 3)
 	if !dry && updated != string(data) {
-		if _, _, err := t.writeAt(l, strings.NewReader(updated), 0); err != nil {
+		if _, _, err := t.writeWalk(c, w, strings.NewReader(updated), 0); err != nil {
 			return nil, err
 		}
 	}
-	return map[string]any{"path": l.abs, "diff": diff, "added": added, "removed": removed, "dryRun": dry, "changed": updated != string(data)}, nil
+	return map[string]any{"path": w.Path, "diff": diff, "added": added, "removed": removed, "dryRun": dry, "changed": updated != string(data)}, nil
 }
 
 func (t *Toolset) createDirectory(ctx context.Context, c *call) (any, error) {
-	p, err := c.str("path", true)
+	if _, err := c.str("path", true); err != nil {
+		return nil, err
+	}
+	w, err := c.walk("path")
 	if err != nil {
 		return nil, err
 	}
-	l, err := t.locate(p, true)
-	if err != nil {
-		return nil, err
-	}
-	r, err := t.openRoot(l)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	// The first directory that does not exist yet is the one the agent creates: only that
-	// tree counts as its own for read-before-delete (re-creating an existing directory, such
-	// as a context path's root, must not make the user's files in it deletable).
-	firstNew := ""
-	if l.rel != "." {
-		cur := ""
-		for _, c := range strings.Split(filepath.ToSlash(l.rel), "/") {
-			cur = filepath.Join(cur, c)
-			if _, err := r.Lstat(cur); err != nil {
-				firstNew = cur
-				break
-			}
+	if w.Exists {
+		if !w.Info.IsDir() {
+			return nil, fmt.Errorf("%s exists and is not a directory", w.Path)
 		}
+		return map[string]any{"path": w.Path, "created": false}, nil
 	}
-	d, err := mkdirAllNoFollow(r, l.rel)
+	if w.Name == "" {
+		return nil, fmt.Errorf("cannot create %s", w.Path)
+	}
+	d, made, err := w.Dir.MkdirAll(append(slices.Clone(w.Missing), w.Name))
 	if err != nil {
-		return nil, pathErr(l.abs, err)
+		return nil, pathErr(w.Path, err)
 	}
-	if d != r {
-		d.Close()
+	d.Close()
+	if made != "" {
+		// The first directory that did not exist is the one the agent creates: only that tree
+		// counts as its own for read-before-delete (re-creating an existing directory, such
+		// as a context path's root, must not make the user's files in it deletable).
+		t.tracker.MarkTree(made)
+		c.changed(made, Created)
 	}
-	if firstNew != "" {
-		t.tracker.MarkTree(filepath.Join(l.rootDir, firstNew))
-	}
-	return map[string]any{"path": l.abs, "created": firstNew != ""}, nil
+	return map[string]any{"path": w.Path, "created": made != ""}, nil
 }

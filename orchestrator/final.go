@@ -2,14 +2,15 @@ package orchestrator
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/massgen-go/massgen/backends"
 	"github.com/massgen-go/massgen/filesystem"
+	"github.com/massgen-go/massgen/internal/pathx"
 	"github.com/massgen-go/massgen/permissions"
 )
 
@@ -42,7 +43,7 @@ func (r *run) present(ctx context.Context, w *agent) (string, []string, error) {
 		r.emit(Event{Kind: EventError, Agent: w.id, Anon: w.anon, Phase: PhaseFinal, Text: "filling the temp workspace: " + err.Error()})
 	}
 	r.mu.Lock()
-	prompt := r.finalPromptLocked(w)
+	prompt := r.finalPromptLocked(w, ts)
 	anons := r.answerAnonsLocked()
 	r.mu.Unlock()
 	req := backends.Request{
@@ -85,7 +86,7 @@ func (r *run) present(ctx context.Context, w *agent) (string, []string, error) {
 			default:
 				res = r.callTool(ctx, w, tc, PhaseFinal, ts)
 				if !res.IsError && ts != nil {
-					for _, p := range r.deliveredPaths(ts, tc) {
+					for _, p := range r.deliveredPaths(res) {
 						delivered[p] = true
 					}
 				}
@@ -113,45 +114,27 @@ func (r *run) present(ctx context.Context, w *agent) (string, []string, error) {
 	return text, out, nil
 }
 
-// deliveredPaths are the paths a successful write call touched inside a context path.
-func (r *run) deliveredPaths(ts *filesystem.Toolset, tc backends.ToolCall) []string {
-	if !permissions.IsWriteTool(tc.Name) {
-		return nil
-	}
-	var args map[string]any
-	if json.Unmarshal(orEmpty(tc.Arguments), &args) != nil {
-		return nil
-	}
-	accesses, err := permissions.ExtractPaths(tc.Name, args)
-	if err != nil {
-		return nil
-	}
+// deliveredPaths are the files a successful call wrote inside a context path (its typed
+// Changes: resolved paths, as the permission decision saw them).
+func (r *run) deliveredPaths(res filesystem.Result) []string {
 	var out []string
-	for _, pa := range accesses {
-		if pa.Access != permissions.Write {
+	for _, ch := range res.Changes {
+		if ch.Op == filesystem.Deleted {
 			continue
 		}
-		p := pa.Path
-		if !filepath.IsAbs(p) {
-			continue // relative paths are in the workspace
+		if fi, err := os.Lstat(ch.Path); err != nil || fi.IsDir() {
+			continue // a directory made on the way, or gone since
 		}
-		p = filepath.Clean(p)
 		for _, cp := range r.cfg.Orchestrator.ContextPaths {
-			if within(cp.Path, p) {
-				out = append(out, p)
+			root := filepath.Clean(cp.Path)
+			if real, err := filepath.EvalSymlinks(root); err == nil {
+				root = real
+			}
+			if pathx.Within(ch.Path, root) {
+				out = append(out, ch.Path)
 				break
 			}
 		}
 	}
 	return out
-}
-
-// within reports whether p is root or below it (both clean and absolute).
-func within(root, p string) bool {
-	root = filepath.Clean(root)
-	if p == root {
-		return true
-	}
-	rel, err := filepath.Rel(root, p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/massgen-go/massgen/backends"
+	"github.com/massgen-go/massgen/filesystem"
 )
 
 // deliveryWarning is the spec's answer to the File Delivery Challenge.
@@ -53,12 +54,13 @@ func (r *run) coordinationPromptLocked(a *agent) string {
 		b.WriteString("<END OF CURRENT ANSWERS>\n\n")
 		fmt.Fprintf(&b, "Your own anonymous id is %s.\n\n", a.anon)
 	}
-	r.writePaths(&b, a, false)
+	r.writePaths(&b, a, false, a.toolset)
 	return b.String()
 }
 
-// writePaths tells the agent where it may work and how delivery works.
-func (r *run) writePaths(b *strings.Builder, a *agent, final bool) {
+// writePaths tells the agent where it may work and how delivery works; ts (its tools in this
+// role) lists the paths it may read in the words of list_allowed_directories.
+func (r *run) writePaths(b *strings.Builder, a *agent, final bool, ts *filesystem.Toolset) {
 	if a.workspace == "" {
 		b.WriteString("You have no workspace and no file tools in this run.\n")
 		return
@@ -86,6 +88,10 @@ func (r *run) writePaths(b *strings.Builder, a *agent, final bool) {
 	}
 	for _, ro := range r.o.ReadOnly { // multi-turn sessions: the previous turn's final workspace
 		fmt.Fprintf(b, "Previous turn's final workspace (read-only): %s\n", ro)
+	}
+	if ts != nil {
+		b.WriteString("Paths you may read (list_allowed_directories shows the same):\n")
+		b.WriteString(ts.DescribeRoots())
 	}
 	b.WriteString(deliveryWarning)
 	if final {
@@ -134,7 +140,7 @@ func (r *run) finalSystem(a *agent) string {
 }
 
 // finalPromptLocked shows the task, every answer and the votes, all under anonymous ids.
-func (r *run) finalPromptLocked(a *agent) string {
+func (r *run) finalPromptLocked(a *agent, ts *filesystem.Toolset) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "<ORIGINAL MESSAGE>\n%s\n<END OF ORIGINAL MESSAGE>\n\n", r.o.Task)
 	if len(r.agents) > 1 {
@@ -154,6 +160,6 @@ func (r *run) finalPromptLocked(a *agent) string {
 	} else if ans := r.answers[a.id]; ans != nil {
 		fmt.Fprintf(&b, "<YOUR ANSWER>\n%s\n<END OF YOUR ANSWER>\n\nPresent the final answer.\n\n", ans.text)
 	}
-	r.writePaths(&b, a, true)
+	r.writePaths(&b, a, true, ts)
 	return b.String()
 }

@@ -6,6 +6,7 @@ package permissions
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/massgen-go/massgen/permissions/toolargs"
 )
@@ -24,8 +25,9 @@ const (
 type Access = toolargs.Access
 
 const (
-	Read  = toolargs.Read
-	Write = toolargs.Write
+	Read   = toolargs.Read
+	Write  = toolargs.Write
+	Delete = toolargs.Delete
 )
 
 // Mode is the spec-004 permission mode.
@@ -66,13 +68,49 @@ type Spec struct {
 	// Private are paths no tool may touch, reads included, even when they lie inside a context
 	// path: other agents' workspaces and the snapshot storage (which holds real agent ids).
 	Private []string
+	// Tools declares massgen's built-in tools (filesystem.Table()): their path arguments are
+	// known, never guessed from names. nil: only the reference MCP filesystem server's tools
+	// are known, and the rest is classified by heuristics.
+	Tools toolargs.Table
 }
 
 // Request is one tool call.
 type Request struct {
 	Tool string
 	Args map[string]any
+	// Decl, when set, declares the tool called (the caller's table entry, which Spec.Tools
+	// also holds when the caller filled it): its path arguments are taken from it.
+	Decl *toolargs.Tool
+	// Resolver, when set, resolves the tool's own path arguments for a caller that acts on what
+	// the resolution found (the file tools): the decision is made on exactly that. nil: paths
+	// are resolved here, by string (commands and external tools: the sandbox or the server acts).
+	Resolver Resolver
 }
+
+// Resolver walks a path once for the caller, which keeps what it found to act on.
+type Resolver interface {
+	// Resolve walks abs (absolute, not cleaned; ".." applies to the directory reached) for the
+	// argument arg. entry: when the last component is a link, the link itself is the result
+	// (it is removed or moved, not followed). It returns the canonical, symlink-free path, or an
+	// error, preferably a *ResolveError saying where the walk stopped.
+	Resolve(arg, abs string, entry bool) (string, error)
+}
+
+// ResolveError says where a resolution stopped: At is the canonical path whose lookup failed, so
+// a denial can tell a failure inside a managed root from one outside, which must not be shown.
+type ResolveError struct {
+	Abs, At string
+	Err     error // nil: At is not a directory
+}
+
+func (e *ResolveError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("cannot resolve %q: %s is not a directory", e.Abs, e.At)
+	}
+	return fmt.Sprintf("cannot resolve %q: %v", e.Abs, e.Err)
+}
+
+func (e *ResolveError) Unwrap() error { return e.Err }
 
 // Decision is the answer, with the path and rule that decided it.
 type Decision struct {
@@ -82,7 +120,7 @@ type Decision struct {
 	Ask    bool
 	Path   string // the path that decided (the first denied one, or the last checked)
 	Access Access
-	Rule   string // short rule id, e.g. "protected-path", "outside-managed-paths"
+	Rule   Rule   // short rule id, e.g. RuleProtected, RuleOutside
 	Reason string // human and model readable; names the path and the rule
 }
 
@@ -105,7 +143,7 @@ type AskRequest struct {
 	Tool   string
 	Args   map[string]any
 	Paths  []string
-	Rule   string
+	Rule   Rule
 	Reason string
 }
 
@@ -114,3 +152,52 @@ type AskRequest struct {
 type Asker interface {
 	Ask(ctx context.Context, req AskRequest) (AskAnswer, error)
 }
+
+// Rule is the id of the rule that decided (docs/permissions.md lists them).
+type Rule string
+
+const (
+	// Allowed by the kind of managed root the path is in.
+	RuleWorkspace     Rule = "workspace"
+	RuleTempWorkspace Rule = "temp-workspace"
+	RuleReadOnlyPath  Rule = "read-only-path"
+	RuleContextPath   Rule = "context-path"
+	RuleWorkflowTool  Rule = "workflow-tool"
+	RuleNoPaths       Rule = "no-paths"
+	RuleAllowRule     Rule = "allow-rule"
+
+	// Path denials.
+	RuleOutside           Rule = "outside-managed-paths"
+	RulePrivate           Rule = "private-path"
+	RuleFileSibling       Rule = "file-context-sibling"
+	RuleFolderGuard       Rule = "folder-guard"
+	RuleProtected         Rule = "protected-path"
+	RuleDefaultExcluded   Rule = "default-excluded"
+	RuleReadOnlyWorkspace Rule = "read-only-workspace"
+	RuleReadOnlyTemp      Rule = "read-only-temp-workspace"
+	RuleReadOnlyReadOnly  Rule = "read-only-read-only-path"
+	RuleReadOnlyContext   Rule = "read-only-context-path"
+	RuleManagedRoot       Rule = "managed-root"
+	RuleContainsReadOnly  Rule = "contains-read-only"
+	RuleUnresolvable      Rule = "unresolvable-path"
+	RuleGlobTooLarge      Rule = "glob-too-large"
+
+	// Call denials.
+	RuleDenyRule         Rule = "deny-rule"
+	RuleDangerousCommand Rule = "dangerous-command"
+	RuleTooLarge         Rule = "too-large-to-check"
+	RuleCannotDetermine  Rule = "cannot-determine-path"
+	RuleCommandExpansion Rule = "command-expansion"
+	RuleInlineCode       Rule = "inline-code"
+
+	// Asks and their answers, hooks.
+	RuleAsk            Rule = "ask"
+	RuleAskNoTerminal  Rule = "ask-no-terminal"
+	RuleAskFailed      Rule = "ask-failed"
+	RuleUserAllowed    Rule = "user-allowed-once"
+	RuleUserAllowedRun Rule = "user-allowed-run"
+	RuleUserDenied     Rule = "user-denied"
+	RuleHookAllowed    Rule = "hook-allowed"
+	RuleHookDenied     Rule = "hook-denied"
+	RuleHookFailed     Rule = "hook-failed"
+)

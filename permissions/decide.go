@@ -3,12 +3,12 @@ package permissions
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/massgen-go/massgen/internal/pathx"
 	"github.com/massgen-go/massgen/permissions/toolargs"
 )
 
@@ -33,7 +33,7 @@ func (p *Policy) Decide(r Request) Decision {
 // withRule ends a deny reason with the rule id, which docs/permissions.md explains.
 func withRule(d Decision) Decision {
 	if !d.Allow && !d.Ask && d.Rule != "" && !strings.Contains(d.Reason, "[rule: ") {
-		d.Reason += " [rule: " + d.Rule + "]"
+		d.Reason += " [rule: " + string(d.Rule) + "]"
 	}
 	return d
 }
@@ -45,14 +45,17 @@ type decideInfo struct {
 
 func (p *Policy) decide(r Request) (Decision, decideInfo) {
 	var info decideInfo
-	base := BaseToolName(r.Tool)
-	if exempt(workflowTools, r.Tool) {
-		return Decision{Allow: true, Rule: "workflow-tool", Reason: r.Tool + " is a coordination tool"}, info
+	if toolargs.IsWorkflow(r.Tool) {
+		return Decision{Allow: true, Rule: RuleWorkflowTool, Reason: r.Tool + " is a coordination tool"}, info
 	}
 	bypass := p.spec.Mode == ModeBypass
-	ex, err := extractWith(r.Tool, r.Args, !p.spec.Sandboxed)
-	if err == nil && len(ex.paths) > maxArgPaths+maxCommandWords {
+	ex, err := extractWith(r.Decl, p.spec.Tools, r.Tool, r.Args, !p.spec.Sandboxed)
+	if err == nil && len(ex.paths) > toolargs.MaxArgPaths+maxCommandWords {
 		err = fmt.Errorf("%w: %s has %d paths to check", errTooLarge, r.Tool, len(ex.paths))
+	}
+	res := r.Resolver
+	if res == nil {
+		res = p.strRes()
 	}
 	call := &ruleCall{tool: r.Tool}
 	if err == nil {
@@ -62,61 +65,62 @@ func (p *Policy) decide(r Request) (Decision, decideInfo) {
 		// Deny rules are checked on what can be known even when extraction failed.
 		if len(p.deny) > 0 {
 			if err == nil {
-				p.fillRuleCall(call, ex, r.Args)
+				p.fillRuleCall(call, ex, r.Args, res)
 			} else {
 				collectStrings(r.Args, &call.strings)
 			}
 		}
 		for _, rl := range p.deny {
 			if rl.matches(call, false) {
-				return Decision{Rule: "deny-rule", Reason: fmt.Sprintf("Access denied: %s is denied by the rule %q", r.Tool, rl.text)}, info
+				return Decision{Rule: RuleDenyRule, Reason: fmt.Sprintf("Access denied: %s is denied by the rule %q", r.Tool, rl.text)}, info
 			}
 		}
 	}
 	if err != nil {
 		if errors.Is(err, errDangerous) {
-			return Decision{Rule: "dangerous-command", Reason: "Access denied: " + err.Error()}, info
+			return Decision{Rule: RuleDangerousCommand, Reason: "Access denied: " + err.Error()}, info
 		}
 		if errors.Is(err, errTooLarge) {
-			return Decision{Rule: "too-large-to-check", Reason: "Access denied: " + err.Error() +
+			return Decision{Rule: RuleTooLarge, Reason: "Access denied: " + err.Error() +
 				" (the check refuses what it cannot judge quickly; split the call or write the paths out)"}, info
 		}
-		if errors.Is(err, errNoPath) && !bypass {
+		if isNoPath(err) && !bypass {
 			for _, rl := range p.allow {
 				if !rl.hasArgs && rl.matchesTool(r.Tool) {
-					return Decision{Allow: true, Rule: "allow-rule", Reason: fmt.Sprintf("%s takes no path and is allowed by the rule %q", r.Tool, rl.text)}, info
+					return Decision{Allow: true, Rule: RuleAllowRule, Reason: fmt.Sprintf("%s takes no path and is allowed by the rule %q", r.Tool, rl.text)}, info
 				}
 			}
 		}
-		return Decision{Rule: "cannot-determine-path", Reason: "Access denied: " + err.Error() + " (calls that cannot be judged are refused)"}, info
+		return Decision{Rule: RuleCannotDetermine, Reason: "Access denied: " + err.Error() + " (calls that cannot be judged are refused)"}, info
 	}
 	if ex.cmd != nil && !p.spec.Sandboxed && len(ex.cmd.Dynamic) > 0 {
-		return Decision{Rule: "command-expansion", Reason: fmt.Sprintf(
+		return Decision{Rule: RuleCommandExpansion, Reason: fmt.Sprintf(
 			"Access denied: the command uses %s; without the kernel sandbox, shell expansions are refused because they hide the paths a command touches (write the paths literally)",
 			ex.cmd.Dynamic[0])}, info
 	}
-	if ex.cmd != nil && !p.spec.Sandboxed && len(ex.cmd.Inline) > 0 && !p.allowedByRule(call, ex, r.Args) {
-		return Decision{Rule: "inline-code", Reason: fmt.Sprintf(
+	if ex.cmd != nil && !p.spec.Sandboxed && len(ex.cmd.Inline) > 0 && !p.allowedByRule(call, ex, r.Args, res) {
+		return Decision{Rule: RuleInlineCode, Reason: fmt.Sprintf(
 			"Access denied: the command runs program text the check cannot see (%s); without the kernel sandbox that is refused unless a rule in permissions.allow covers the command, e.g. %q",
 			ex.cmd.Inline[0], r.Tool+"("+firstWord(ex.command)+" *)")}, info
 	}
 	budget := &globBudget{matches: maxGlobMatches, scan: maxGlobScan}
 	var last Decision
 	askContext := false
-	for _, pa := range ex.paths {
-		destr := pa.Access == toolargs.Delete || pa.Access == Write && destructive(base, pa.Arg)
-		if pa.Access == toolargs.Delete {
-			pa.Access = Write // the entry is judged as written (checkEntry), with what lies below it
+	for i, pa := range ex.paths {
+		rv := res
+		if i >= ex.declared {
+			rv = p.strRes() // a command's words: the sandbox acts, by string
 		}
+		acc := pa.Access
 		var d Decision
 		var m *managed
-		if destr && !pa.Glob {
-			d, m = p.checkEntry(pa)
-			if d.Allow {
+		if pa.Glob {
+			d, m = p.checkGlob(pa, acc, budget)
+		} else {
+			d, m = p.checkPath(rv, pa.Arg, pa.Path, acc)
+			if d.Allow && acc == Delete {
 				d = p.checkRemoval(d)
 			}
-		} else {
-			d, m = p.checkAccess(pa, destr, budget)
 		}
 		info.paths = append(info.paths, d.Path)
 		if !d.Allow {
@@ -125,23 +129,23 @@ func (p *Policy) decide(r Request) (Decision, decideInfo) {
 			}
 			return d, info
 		}
-		if pa.Access == Write && m != nil && m.kind == kindContext {
+		if acc != Read && m != nil && m.kind == kindContext {
 			askContext = true
 		}
 		last = d
 	}
 	if len(ex.paths) == 0 {
-		last = Decision{Allow: true, Rule: "no-paths", Reason: r.Tool + " touches no files"}
+		last = Decision{Allow: true, Rule: RuleNoPaths, Reason: r.Tool + " touches no files"}
 	}
 	if p.spec.Mode == ModeDefault {
 		isCmd := ex.cmd != nil
 		if (askContext && p.spec.Role == Final) || isCmd {
 			if call.groups == nil && call.strings == nil {
-				p.fillRuleCall(call, ex, r.Args)
+				p.fillRuleCall(call, ex, r.Args, res)
 			}
 			for _, rl := range p.allow {
 				if rl.matches(call, true) {
-					last.Rule, last.Reason = "allow-rule", fmt.Sprintf("allowed by the rule %q", rl.text)
+					last.Rule, last.Reason = RuleAllowRule, fmt.Sprintf("allowed by the rule %q", rl.text)
 					return last, info
 				}
 			}
@@ -149,7 +153,7 @@ func (p *Policy) decide(r Request) (Decision, decideInfo) {
 			if isCmd {
 				what = "run a command"
 			}
-			return Decision{Ask: true, Path: last.Path, Access: last.Access, Rule: "ask",
+			return Decision{Ask: true, Path: last.Path, Access: last.Access, Rule: RuleAsk,
 				Reason: fmt.Sprintf("permission mode \"default\": %s needs the user's confirmation to %s", r.Tool, what)}, info
 		}
 	}
@@ -157,33 +161,25 @@ func (p *Policy) decide(r Request) (Decision, decideInfo) {
 }
 
 // checkRemoval refuses removing or moving, as a whole, a managed root or a directory that holds
-// protected or read-only paths. d is an allowed write decision.
+// protected or read-only paths. d is an allowed write or delete decision.
 func (p *Policy) checkRemoval(d Decision) Decision {
 	if rm := p.roots[d.Path]; rm != nil && !rm.file {
-		return Decision{Path: d.Path, Access: Write, Rule: "managed-root", Reason: fmt.Sprintf(
+		return Decision{Path: d.Path, Access: d.Access, Rule: RuleManagedRoot, Reason: fmt.Sprintf(
 			"Access denied: '%s' is the root of the agent's %s; it cannot be deleted or moved", d.Path, rm.kind.label())}
 	}
 	if _, ok := p.restricted[d.Path]; ok {
-		return Decision{Path: d.Path, Access: Write, Rule: "contains-read-only", Reason: fmt.Sprintf(
+		return Decision{Path: d.Path, Access: d.Access, Rule: RuleContainsReadOnly, Reason: fmt.Sprintf(
 			"Access denied: '%s' contains protected or read-only paths; deleting or moving it as a whole is refused", d.Path)}
 	}
 	return d
 }
 
-// checkAccess checks one path argument, expanding command globs. removal: the path (each match)
-// is removed or moved as a whole.
-func (p *Policy) checkAccess(pa PathAccess, removal bool, budget *globBudget) (Decision, *managed) {
-	if !pa.Glob {
-		d, m := p.checkPath(pa.Path, pa.Access)
-		if d.Allow && removal {
-			d = p.checkRemoval(d)
-		}
-		return d, m
-	}
-	// The directory the pattern lives in, then every match.
+// checkGlob checks a command word with glob characters: the directory the pattern lives in,
+// then every match (each removed as a whole for Delete).
+func (p *Policy) checkGlob(pa PathAccess, acc Access, budget *globBudget) (Decision, *managed) {
 	abs, err := absolute(pa.Path, p.workspace, p.home)
 	if err != nil {
-		return deny(pa.Path, pa.Access, "unresolvable-path", "Access denied: "+err.Error()), nil
+		return deny(pa.Path, acc, RuleUnresolvable, "Access denied: "+err.Error()), nil
 	}
 	static := abs
 	if i := strings.IndexAny(abs, "*?["); i >= 0 {
@@ -192,35 +188,30 @@ func (p *Policy) checkAccess(pa PathAccess, removal bool, budget *globBudget) (D
 			static = static[:j+1]
 		}
 	}
+	res := p.strRes()
 	// Reading a pattern lists its directory; writing it creates the literal name when nothing
 	// matches. Then every match is judged on its own (symlinks included).
-	d, m := p.checkPath(strings.TrimSuffix(static, "/")+"/", Read)
-	if d.Allow && pa.Access == Write {
-		d, m = p.checkPath(abs, Write)
+	d, m := p.checkPath(res, pa.Arg, strings.TrimSuffix(static, "/")+"/", Read)
+	if d.Allow && acc != Read {
+		d, m = p.checkPath(res, pa.Arg, abs, Write)
 	}
 	if !d.Allow {
 		return d, m
 	}
 	matches, err := boundedGlob(abs, budget)
 	if errors.Is(err, errTooLarge) {
-		return deny(pa.Path, pa.Access, "glob-too-large", fmt.Sprintf("Access denied: %q matches more than %d files to check (%v)", pa.Path, maxGlobMatches, err)), nil
+		return deny(pa.Path, acc, RuleGlobTooLarge, fmt.Sprintf("Access denied: %q matches more than %d files to check (%v)", pa.Path, maxGlobMatches, err)), nil
 	}
 	if err != nil {
-		return deny(pa.Path, pa.Access, "unresolvable-path", fmt.Sprintf("Access denied: bad glob %q: %v", pa.Path, err)), nil
+		return deny(pa.Path, acc, RuleUnresolvable, fmt.Sprintf("Access denied: bad glob %q: %v", pa.Path, err)), nil
 	}
 	for _, mt := range matches {
-		if removal {
-			// Each match is an entry the command removes: a link goes, its target stays.
-			d2, m2 := p.checkEntry(PathAccess{Arg: pa.Arg, Path: mt, Access: Write})
-			if d2.Allow {
-				d2 = p.checkRemoval(d2)
-			}
-			if !d2.Allow {
-				return d2, m2
-			}
-			continue
+		// A removed match is an entry: a link goes, its target stays.
+		d2, m2 := p.checkPath(res, pa.Arg, mt, acc)
+		if d2.Allow && acc == Delete {
+			d2 = p.checkRemoval(d2)
 		}
-		if d2, m2 := p.checkPath(mt, pa.Access); !d2.Allow {
+		if !d2.Allow {
 			return d2, m2
 		}
 	}
@@ -229,12 +220,12 @@ func (p *Policy) checkAccess(pa PathAccess, removal bool, budget *globBudget) (D
 
 // allowedByRule reports whether an allow rule covers the call (rules are read in every mode here:
 // they lift a refusal of the command check, they never widen the path rules).
-func (p *Policy) allowedByRule(call *ruleCall, ex *extraction, args map[string]any) bool {
+func (p *Policy) allowedByRule(call *ruleCall, ex *extraction, args map[string]any, res Resolver) bool {
 	if len(p.allow) == 0 {
 		return false
 	}
 	if call.groups == nil && call.strings == nil {
-		p.fillRuleCall(call, ex, args)
+		p.fillRuleCall(call, ex, args, res)
 	}
 	for _, rl := range p.allow {
 		if rl.hasArgs && rl.matches(call, true) {
@@ -328,12 +319,16 @@ func readNames(dir string, b *globBudget) ([]string, error) {
 	return names, nil
 }
 
-func (p *Policy) fillRuleCall(c *ruleCall, ex *extraction, args map[string]any) {
-	for _, pa := range ex.paths {
+func (p *Policy) fillRuleCall(c *ruleCall, ex *extraction, args map[string]any, rv Resolver) {
+	for i, pa := range ex.paths {
 		g := []string{pa.Path}
-		if res, err := p.Resolve(pa.Path); err == nil {
+		r := rv
+		if i >= ex.declared {
+			r = p.strRes()
+		}
+		if res, err := p.resolveArg(r, pa); err == nil {
 			g = append(g, res)
-			if p.workspace != "" && within(res, p.workspace) && res != p.workspace {
+			if p.workspace != "" && pathx.Within(res, p.workspace) && res != p.workspace {
 				g = append(g, strings.TrimPrefix(res, p.workspace+"/"))
 			}
 			for q := res; q != "/"; q = parentDir(q) {
@@ -378,6 +373,68 @@ func (p *Policy) ReadableRoots() []string {
 	return minimal(roots)
 }
 
+// Root is one root the agent may read, named as tools (list_allowed_directories) and prompts
+// name it.
+type Root struct {
+	Path  string `json:"path"`
+	Kind  string `json:"kind"` // "workspace", "temp workspace", "read-only path", "context path"
+	Write bool   `json:"write"`
+	File  bool   `json:"file,omitempty"` // a single-file context path: its directory is not readable
+}
+
+// Roots lists every root the agent may read, sorted by path, with whether it may write there.
+// Nested roots are listed too (a workspace inside a context path has its own access); private
+// paths never are. With a folder guard, only what lies within it.
+func (p *Policy) Roots() []Root {
+	var out []Root
+	for _, m := range p.roots {
+		if m.kind == kindPrivate {
+			continue
+		}
+		r := Root{Path: m.path, Kind: m.kind.label(), Write: m.write, File: m.file}
+		if !p.guardOn {
+			out = append(out, r)
+			continue
+		}
+		guard := append(slices.Clone(p.guardReadL), p.guardWriteL...)
+		if inSet(p.guardRead, m.path) {
+			r.Write = m.write && inSet(p.guardWrite, m.path)
+			out = append(out, r)
+			continue
+		}
+		for _, g := range guard {
+			if pathx.Within(g, m.path) {
+				out = append(out, Root{Path: g, Kind: r.Kind, Write: m.write && inSet(p.guardWrite, g), File: r.File})
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b Root) int { return strings.Compare(a.Path, b.Path) })
+	return slices.CompactFunc(out, func(a, b Root) bool { return a.Path == b.Path })
+}
+
+// DescribeRoots is the list of Roots as text, one line each: what the agent's prompt shows and
+// list_allowed_directories returns, in the same words.
+func (p *Policy) DescribeRoots() string {
+	var b strings.Builder
+	for _, r := range p.Roots() {
+		access := "read only"
+		if r.Write {
+			access = "read and write"
+		}
+		what := r.Kind
+		switch {
+		case r.Path == p.workspace:
+			what = "your workspace"
+		case r.Kind == kindTemp.label():
+			what = "temp workspace: the other agents' latest work, one folder per anonymous id"
+		case r.File:
+			what = "context path, a single file (its directory is not readable)"
+		}
+		fmt.Fprintf(&b, "- %s (%s; %s)\n", r.Path, what, access)
+	}
+	return b.String()
+}
+
 // WritableRoots lists every root the agent may write; protected and excluded paths inside them
 // are still refused by CheckPath (see ExcludedUnder for the sandbox).
 func (p *Policy) WritableRoots() []string {
@@ -401,9 +458,9 @@ func intersect(roots, guard []string) []string {
 	for _, r := range roots {
 		for _, g := range guard {
 			switch {
-			case within(g, r):
+			case pathx.Within(g, r):
 				out = append(out, g)
-			case within(r, g):
+			case pathx.Within(r, g):
 				out = append(out, r)
 			}
 		}
@@ -418,7 +475,7 @@ func minimal(roots []string) []string {
 	roots = slices.Compact(roots)
 	var out []string
 	for _, r := range roots {
-		if len(out) > 0 && within(r, out[len(out)-1]) {
+		if len(out) > 0 && pathx.Within(r, out[len(out)-1]) {
 			continue
 		}
 		out = append(out, r)
@@ -436,16 +493,16 @@ func (p *Policy) ExcludedUnder(root string) []string {
 	}
 	var out []string
 	for pr := range p.protected {
-		if within(pr, r) {
+		if pathx.Within(pr, r) {
 			out = append(out, pr)
 		}
 	}
 	for _, m := range p.roots {
-		if !m.write && within(m.path, r) && m.path != r {
+		if !m.write && pathx.Within(m.path, r) && m.path != r {
 			out = append(out, m.path)
 		}
 	}
-	if p.workspace == "" || !within(r, p.workspace) {
+	if p.workspace == "" || !pathx.Within(r, p.workspace) {
 		out = append(out, findExcluded(r, p.workspace)...)
 	}
 	slices.Sort(out)
@@ -504,43 +561,11 @@ func (p *Policy) DescribeLimits() string {
 	return b.String()
 }
 
-// destructive reports whether the argument's path is removed or moved as a whole (so whatever
-// lies below it goes too).
-func destructive(base, arg string) bool {
-	switch base {
-	case "delete_file":
-		return true
-	case "move_file":
-		return arg == "source"
-	}
-	if _, ok := ourTools[base]; ok {
-		return false
-	}
-	l := strings.ToLower(base)
-	return strings.Contains(l, "delete") || strings.Contains(l, "remove") || strings.Contains(l, "move") || strings.Contains(l, "rename")
-}
-
-// checkEntry checks a path that is removed or moved as an entry: when its last component is a
-// symlink, the link itself goes (its target is untouched), so the link is what is judged. A
-// trailing slash makes tools follow the link, and then the target is judged.
-func (p *Policy) checkEntry(pa PathAccess) (Decision, *managed) {
+// resolveArg resolves one path argument with r (for rule matching).
+func (p *Policy) resolveArg(r Resolver, pa PathAccess) (string, error) {
 	abs, err := absolute(pa.Path, p.workspace, p.home)
-	if err != nil || strings.HasSuffix(abs, "/") || strings.HasSuffix(abs, "/.") {
-		return p.checkPath(pa.Path, pa.Access)
-	}
-	clean := filepath.Clean(abs)
-	name := filepath.Base(clean)
-	if name == "." || name == ".." || name == "/" || hasDotDot(abs) {
-		return p.checkPath(pa.Path, pa.Access)
-	}
-	parent, err := resolvePhysical(p.fs, filepath.Dir(clean))
 	if err != nil {
-		return p.checkPath(pa.Path, pa.Access)
+		return "", err
 	}
-	entry := joinClean(parent, name)
-	fi, err := p.fs.Lstat(entry)
-	if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
-		return p.checkPath(pa.Path, pa.Access)
-	}
-	return p.decideResolved(pa.Path, entry, Write)
+	return r.Resolve(pa.Arg, abs, pa.Access == Delete)
 }

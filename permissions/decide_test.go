@@ -18,7 +18,7 @@ func TestDecide(t *testing.T) {
 		args  map[string]any
 		allow bool
 		ask   bool
-		rule  string
+		rule  Rule
 	}{
 		{"read own file", Coordination, nil, "read_file", map[string]any{"path": "a.txt"}, true, false, "workspace"},
 		{"every listed path counts", Coordination, nil, "read_multiple_files", map[string]any{"paths": []any{"a.txt", tr.p("files/secrets.yaml")}}, false, false, "file-context-sibling"},

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/massgen-go/massgen/permissions/toolargs"
 )
 
 // tree is a real directory tree in t.TempDir() that most tests share:
@@ -85,8 +87,32 @@ func (tr *tree) spec(role Role) Spec {
 		},
 		Private: []string{tr.p("other_ws")},
 		Home:    tr.p("outside"),
+		Tools:   testTools,
 	}
 }
+
+// testTools mirrors the path arguments of massgen's built-in tools (filesystem.Table(), which
+// this package cannot import; filesystem's tests check the real table decides the same).
+var testTools = toolargs.NewTable(
+	toolargs.Tool{Name: "read_file", Args: []toolargs.Arg{{Name: "path"}}},
+	toolargs.Tool{Name: "read_multiple_files", Args: []toolargs.Arg{{Name: "paths", List: true}}},
+	toolargs.Tool{Name: "write_file", Args: []toolargs.Arg{{Name: "path", Access: Write}}},
+	toolargs.Tool{Name: "edit_file", Args: []toolargs.Arg{{Name: "path", Access: Write, ReadIf: "dryRun"}}},
+	toolargs.Tool{Name: "create_directory", Args: []toolargs.Arg{{Name: "path", Access: Write}}},
+	toolargs.Tool{Name: "list_directory", Args: []toolargs.Arg{{Name: "path"}}},
+	toolargs.Tool{Name: "directory_tree", Args: []toolargs.Arg{{Name: "path"}}},
+	toolargs.Tool{Name: "move_file", Args: []toolargs.Arg{{Name: "source", Access: Delete}, {Name: "destination", Access: Write}}},
+	toolargs.Tool{Name: "search_files", Args: []toolargs.Arg{{Name: "path"}}},
+	toolargs.Tool{Name: "get_file_info", Args: []toolargs.Arg{{Name: "path"}}},
+	toolargs.Tool{Name: "list_allowed_directories"},
+	toolargs.Tool{Name: "copy_file", Args: []toolargs.Arg{{Name: "source_path"}, {Name: "destination_path", Access: Write}}},
+	toolargs.Tool{Name: "copy_files_batch", Args: []toolargs.Arg{{Name: "source_base_path"}, {Name: "destination_base_path", Access: Write}}},
+	toolargs.Tool{Name: "delete_file", Args: []toolargs.Arg{{Name: "path", Access: Delete}}},
+	toolargs.Tool{Name: "delete_files_batch", Args: []toolargs.Arg{{Name: "base_path", Access: Write}}},
+	toolargs.Tool{Name: "compare_directories", Args: []toolargs.Arg{{Name: "dir1"}, {Name: "dir2"}}},
+	toolargs.Tool{Name: "compare_files", Args: []toolargs.Arg{{Name: "file1"}, {Name: "file2"}}},
+	toolargs.Tool{Name: "execute_command", Args: []toolargs.Arg{{Name: "work_dir", Optional: true}}, Command: true, Cancellable: true},
+)
 
 func mustPolicy(t testing.TB, s Spec) *Policy {
 	t.Helper()

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/massgen-go/massgen/permissions/toolargs"
 )
 
 // fuzzTree is the hostile tree of TestHostilePaths, built once per fuzz target.
@@ -178,12 +177,11 @@ func FuzzDecideArgs(f *testing.F) {
 		if !d.Allow {
 			return
 		}
-		ex, err := extractWith(tool, args, !p.spec.Sandboxed)
+		ex, err := extractWith(nil, p.spec.Tools, tool, args, !p.spec.Sandboxed)
 		if err != nil {
 			t.Fatalf("Decide allowed %s %s but extraction fails: %v", tool, argsJSON, err)
 		}
 		for _, pa := range ex.paths {
-			removes := pa.Access == toolargs.Delete || destructive(BaseToolName(tool), pa.Arg)
 			if pa.Access == Read || pa.Glob {
 				continue
 			}
@@ -191,7 +189,7 @@ func FuzzDecideArgs(f *testing.F) {
 			if err != nil {
 				t.Fatalf("allowed %s with unresolvable write path %q: %v", tool, pa.Path, err)
 			}
-			if removes && !strings.HasSuffix(abs, "/") && !strings.HasSuffix(abs, "/.") && !hasDotDot(abs) {
+			if pa.Access == Delete && !strings.HasSuffix(abs, "/") && !strings.HasSuffix(abs, "/.") && !hasDotDot(abs) {
 				// Removing or moving a link touches the link only: judge the entry.
 				clean := filepath.Clean(abs)
 				if parent, ok := kernelResolve(filepath.Dir(clean)); ok {

@@ -92,7 +92,7 @@ func (g *Guard) Check(ctx context.Context, r Request) Decision {
 	g.audit(r.Tool, info.paths, d)
 	if !d.Allow {
 		g.log.Info("tool call denied", zap.String("agent", g.p.spec.Agent), zap.String("tool", r.Tool),
-			zap.String("rule", d.Rule), zap.String("reason", d.Reason))
+			zap.String("rule", string(d.Rule)), zap.String("reason", d.Reason))
 	}
 	return d
 }
@@ -100,6 +100,14 @@ func (g *Guard) Check(ctx context.Context, r Request) Decision {
 // CheckPath checks one path inside a batch tool (each matched file); audited, never asks.
 func (g *Guard) CheckPath(ctx context.Context, tool, path string, a Access) Decision {
 	d := g.p.CheckPath(path, a)
+	g.audit(tool, []string{d.Path}, d)
+	return d
+}
+
+// CheckCanonical is CheckPath for a path already canonical (an entry reached through directory
+// descriptors, see Policy.CheckCanonical); audited, never asks.
+func (g *Guard) CheckCanonical(ctx context.Context, tool, path string, a Access) Decision {
+	d := g.p.CheckCanonical(path, a)
 	g.audit(tool, []string{d.Path}, d)
 	return d
 }
@@ -148,7 +156,7 @@ func suggestRule(r Request) string {
 
 func (g *Guard) hookInput(event string, r Request, d Decision) hooks.Input {
 	return hooks.Input{Event: event, Agent: g.p.spec.Agent, Role: roleName(g.p.spec.Role), Tool: r.Tool,
-		Arguments: r.Args, Decision: hooks.Decision{Allow: d.Allow, Ask: d.Ask, Rule: d.Rule, Reason: d.Reason},
+		Arguments: r.Args, Decision: hooks.Decision{Allow: d.Allow, Ask: d.Ask, Rule: string(d.Rule), Reason: d.Reason},
 		Workspace: g.p.spec.Workspace}
 }
 
@@ -209,7 +217,7 @@ func (g *Guard) audit(tool string, paths []string, d Decision) {
 		paths = []string{}
 	}
 	if err := g.o.Audit.Write(audit.Entry{Time: time.Now().UTC(), Agent: g.p.spec.Agent, Role: roleName(g.p.spec.Role),
-		Tool: tool, Paths: paths, Decision: dec, Rule: d.Rule, Reason: d.Reason}); err != nil {
+		Tool: tool, Paths: paths, Decision: dec, Rule: string(d.Rule), Reason: d.Reason}); err != nil {
 		g.log.Warn("audit log write failed", zap.Error(err))
 	}
 }

@@ -42,7 +42,7 @@ func TestGuardAsk(t *testing.T) {
 		asker     *fakeAsker
 		wantAllow []bool // two consecutive calls
 		wantAsks  int
-		rule      string
+		rule      Rule
 	}{
 		{"no terminal: deny saying how", nil, []bool{false, false}, 0, "ask-no-terminal"},
 		{"allow once asks again", &fakeAsker{ans: AskAllowOnce}, []bool{true, true}, 2, "user-allowed-once"},
@@ -110,7 +110,7 @@ func TestGuardHooks(t *testing.T) {
 		mode  Mode
 		hook  configs.Hook
 		allow bool
-		rule  string
+		rule  Rule
 	}{
 		{"exit 0 keeps the decision", ModeAcceptEdits, configs.Hook{Command: "cat > " + seen}, true, "workspace"},
 		{"exit 2 denies with stderr", ModeAcceptEdits, configs.Hook{Command: "echo 'no writes on fridays' >&2; exit 2"}, false, "hook-denied"},

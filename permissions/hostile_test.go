@@ -35,7 +35,7 @@ func TestHostilePaths(t *testing.T) {
 		path   string
 		access Access
 		allow  bool
-		rule   string
+		rule   Rule
 	}{
 		{"symlink to /etc", Final, "R/ws/to_etc", Read, false, "outside-managed-paths"},
 		{"symlink to /etc via relative", Final, "to_etc", Write, false, "outside-managed-paths"},

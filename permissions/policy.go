@@ -260,31 +260,52 @@ func (p *Policy) Resolve(path string) (string, error) {
 	return resolvePhysical(p.fs, abs)
 }
 
-// pathVerdict is the outcome of checking one resolved path.
-type pathVerdict struct {
-	allow bool
-	root  *managed
-	rule  string
-	why   string
+// Absolute turns a path argument into an absolute path, not yet resolved: ~ expands, relative
+// paths join the workspace, "" is the workspace.
+func (p *Policy) Absolute(path string) (string, error) {
+	return absolute(path, p.workspace, p.home)
 }
 
-// CheckPath decides one path (relative paths resolve against the workspace). It never asks.
+// strRes resolves by string (commands, external tools, one-shot checks).
+func (p *Policy) strRes() Resolver { return stringResolver{p.fs} }
+
+// CheckPath decides one path (relative paths resolve against the workspace, by string). It never
+// asks. Delete judges the entry itself (a link, not its target) and refuses managed roots and
+// directories holding read-only paths.
 func (p *Policy) CheckPath(path string, a Access) Decision {
-	d, _ := p.checkPath(path, a)
+	d, _ := p.checkPath(p.strRes(), "", path, a)
+	if d.Allow && a == Delete {
+		d = p.checkRemoval(d)
+	}
 	return withRule(d)
 }
 
-func (p *Policy) checkPath(given string, a Access) (Decision, *managed) {
+// CheckCanonical decides a path that is already canonical: found by a walk that followed no link
+// it did not resolve itself (a directory entry reached through descriptors). Nothing is resolved.
+func (p *Policy) CheckCanonical(path string, a Access) Decision {
+	d, _ := p.decideResolved(path, path, a)
+	if d.Allow && a == Delete {
+		d = p.checkRemoval(d)
+	}
+	return withRule(d)
+}
+
+// checkPath resolves one path argument with res and decides on what it found.
+func (p *Policy) checkPath(res Resolver, arg, given string, a Access) (Decision, *managed) {
 	abs, err := absolute(given, p.workspace, p.home)
 	if err != nil {
-		return deny(given, a, "unresolvable-path", fmt.Sprintf("Access denied: %v", err)), nil
+		return deny(given, a, RuleUnresolvable, fmt.Sprintf("Access denied: %v", err)), nil
 	}
-	phys, err := resolvePhysical(p.fs, abs)
+	phys, err := res.Resolve(arg, abs, a == Delete)
 	if err != nil {
 		return p.resolveDenied(given, abs, a, err), nil
 	}
 	d, m := p.decideResolved(given, phys, a)
 	if !d.Allow || !hasDotDot(abs) {
+		return d, m
+	}
+	if _, byString := res.(stringResolver); !byString {
+		// The caller acts on the walk that was judged, which applied ".." physically.
 		return d, m
 	}
 	// A tool that cleans ".." textually before opening reaches another file than the kernel
@@ -305,19 +326,19 @@ func (p *Policy) checkPath(given string, a Access) (Decision, *managed) {
 // every managed root, the denial is the same as for any outside path: whether something exists
 // there, is a file, a loop or unreadable is not for the agent to learn.
 func (p *Policy) resolveDenied(given, abs string, a Access, err error) Decision {
-	var re *resolveError
+	var re *ResolveError
 	if errors.As(err, &re) {
-		switch m := p.rootOf(re.at); {
+		switch m := p.rootOf(re.At); {
 		case m == nil:
-			return p.outsideDenied(given, abs, a, re.at)
+			return p.outsideDenied(given, abs, a, re.At)
 		case m.kind == kindPrivate:
 			// Another agent's files: the same denial as for any path there.
 			shown := filepath.Clean(abs)
-			return deny(shown, a, "private-path", fmt.Sprintf(
+			return deny(shown, a, RulePrivate, fmt.Sprintf(
 				"Access denied: '%s' belongs to another agent or to MassGen's snapshot storage; read other agents' work in your temp workspace", shown))
 		}
 	}
-	return deny(given, a, "unresolvable-path", fmt.Sprintf("Access denied: %v", err))
+	return deny(given, a, RuleUnresolvable, fmt.Sprintf("Access denied: %v", err))
 }
 
 // rootOf is the deepest managed root holding q (a clean absolute path), or nil.
@@ -332,6 +353,14 @@ func (p *Policy) rootOf(q string) *managed {
 	}
 }
 
+// ManagedRoot is the deepest managed root (of any kind) holding the canonical path q, or "".
+func (p *Policy) ManagedRoot(q string) string {
+	if m := p.rootOf(q); m != nil {
+		return m.path
+	}
+	return ""
+}
+
 // outsideDenied is the one denial for a path outside every managed root. It names the path as the
 // caller wrote it (made absolute), never where it leads, and is the same whether or not anything
 // exists there. res is where the path leads (or where resolution stopped): it only selects the
@@ -339,11 +368,11 @@ func (p *Policy) rootOf(q string) *managed {
 func (p *Policy) outsideDenied(given, abs string, a Access, res string) Decision {
 	shown := filepath.Clean(abs)
 	if fp := p.fileParentOf(res); fp != "" {
-		return deny(shown, a, "file-context-sibling", fmt.Sprintf(
+		return deny(shown, a, RuleFileSibling, fmt.Sprintf(
 			"Access denied: '%s' is not an explicitly allowed file in this directory (only %s is shared from %s)",
 			shown, p.fileParents[fp], fp))
 	}
-	return deny(shown, a, "outside-managed-paths", fmt.Sprintf(
+	return deny(shown, a, RuleOutside, fmt.Sprintf(
 		"Access denied: '%s' is outside every path this agent may use (its workspace, temp workspaces and context paths), or leads outside them", shown))
 }
 
@@ -368,16 +397,11 @@ func hasDotDot(p string) bool {
 	return false
 }
 
-func deny(path string, a Access, rule, reason string) Decision {
+func deny(path string, a Access, rule Rule, reason string) Decision {
 	return Decision{Path: path, Access: a, Rule: rule, Reason: reason}
 }
 
-func accessWord(a Access) string {
-	if a == Write {
-		return "write"
-	}
-	return "read"
-}
+func accessWord(a Access) string { return a.String() }
 
 // decideResolved applies the rules to a resolved path. given is what the caller wrote (for the
 // message).
@@ -412,34 +436,34 @@ func (p *Policy) decideResolved(given, res string, a Access) (Decision, *managed
 		return p.outsideDenied(given, abs, a, res), nil
 	}
 	if hit.kind == kindPrivate {
-		return deny(res, a, "private-path", fmt.Sprintf(
+		return deny(res, a, RulePrivate, fmt.Sprintf(
 			"Access denied: %s belongs to another agent or to MassGen's snapshot storage; read other agents' work in your temp workspace", show)), hit
 	}
 	if hit.file && res != hit.path {
-		return deny(res, a, "file-context-sibling", fmt.Sprintf(
+		return deny(res, a, RuleFileSibling, fmt.Sprintf(
 			"Access denied: %s is not an explicitly allowed file in this directory (only %s is shared)", show, hit.path)), hit
 	}
 	if p.guardOn {
 		set, what := p.guardRead, "read_paths/write_paths"
-		if a == Write {
+		if a != Read {
 			set, what = p.guardWrite, "write_paths"
 		}
 		if !inSet(set, res) {
-			return deny(res, a, "folder-guard", fmt.Sprintf(
+			return deny(res, a, RuleFolderGuard, fmt.Sprintf(
 				"Access denied: %s is not within this agent's %s (%s)", show, what, strings.Join(p.guardList(a), ", "))), hit
 		}
 	}
 	if a == Read {
-		return Decision{Allow: true, Path: res, Access: a, Rule: hit.kind.String(),
+		return Decision{Allow: true, Path: res, Access: a, Rule: hit.kind.rule(),
 			Reason: fmt.Sprintf("read allowed: %s is in the agent's %s %s", show, hit.kind.label(), hit.path)}, hit
 	}
 	if prot != "" {
-		return deny(res, a, "protected-path", fmt.Sprintf(
+		return deny(res, a, RuleProtected, fmt.Sprintf(
 			"Access denied: %s is protected (protected path %s of context path %s is read-only for every agent)", show, prot, p.protected[prot])), hit
 	}
 	if hit.kind != kindWorkspace {
 		if c := ExcludedComponent(res); c != "" {
-			return deny(res, a, "default-excluded", fmt.Sprintf(
+			return deny(res, a, RuleDefaultExcluded, fmt.Sprintf(
 				"Access denied: %s is read-only: '%s' is a system path (.git, .env, node_modules, .massgen, ... are never written outside the agent's own workspace)", show, c)), hit
 		}
 	}
@@ -450,11 +474,14 @@ func (p *Policy) decideResolved(given, res string, a Access) (Decision, *managed
 		} else if hit.kind == kindContext {
 			reason += " (its permission is read)"
 		}
-		return deny(res, a, "read-only-"+hit.kind.String(), reason), hit
+		return deny(res, a, Rule("read-only-"+hit.kind.String()), reason), hit
 	}
-	return Decision{Allow: true, Path: res, Access: a, Rule: hit.kind.String(),
-		Reason: fmt.Sprintf("write allowed: %s is in the agent's %s %s", show, hit.kind.label(), hit.path)}, hit
+	return Decision{Allow: true, Path: res, Access: a, Rule: hit.kind.rule(),
+		Reason: fmt.Sprintf("%s allowed: %s is in the agent's %s %s", a, show, hit.kind.label(), hit.path)}, hit
 }
+
+// rule is the id of an allow by this kind of root.
+func (k kind) rule() Rule { return Rule(k.String()) }
 
 func (k kind) label() string {
 	switch k {
@@ -482,7 +509,7 @@ func inSet(set map[string]struct{}, res string) bool {
 }
 
 func (p *Policy) guardList(a Access) []string {
-	if a == Write {
+	if a != Read {
 		if len(p.guardWriteL) == 0 {
 			return []string{"none"}
 		}

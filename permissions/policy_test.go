@@ -13,7 +13,7 @@ func TestCheckPathRules(t *testing.T) {
 		path   string
 		access Access
 		allow  bool
-		rule   string
+		rule   Rule
 	}{
 		// Workspace: read and write.
 		{"workspace read", Coordination, "R/ws/a.txt", Read, true, "workspace"},
@@ -173,7 +173,7 @@ func TestFolderGuard(t *testing.T) {
 		path  string
 		a     Access
 		allow bool
-		rule  string
+		rule  Rule
 	}{
 		{"R/project/docs/readme.md", Read, true, "context-path"},
 		{"R/project/docs/readme.md", Write, false, "folder-guard"},

@@ -96,7 +96,7 @@ func (l readmeLayout) toolset(t *testing.T, role permissions.Role) (*permissions
 // deniedRule is the rule that refused a call ("" when it was not refused).
 func deniedRule(r filesystem.Result) string {
 	if r.Denied != nil {
-		return r.Denied.Rule
+		return string(r.Denied.Rule)
 	}
 	var c struct {
 		Denied bool   `json:"denied"`

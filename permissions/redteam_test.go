@@ -256,7 +256,7 @@ func TestRedteamOutsideOracle(t *testing.T) {
 	}
 	// The same words for every outside path, only the path itself differs.
 	norm := func(path string, d Decision) string {
-		return d.Rule + "|" + strings.ReplaceAll(strings.ReplaceAll(d.Reason, path, "P"), "read_file", "")
+		return string(d.Rule) + "|" + strings.ReplaceAll(strings.ReplaceAll(d.Reason, path, "P"), "read_file", "")
 	}
 	paths := []string{
 		R + "/outside/nothere/x",    // missing

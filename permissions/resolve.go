@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/massgen-go/massgen/internal/pathx"
 )
 
 // maxLinks bounds symlink chains (Linux uses 40); more is a loop or an attack.
@@ -66,22 +68,6 @@ func absolute(path, base, home string) (string, error) {
 	return p, nil
 }
 
-// resolveError says where resolution stopped: at is the (physical) path whose lookup failed, so
-// a caller can tell an error inside a managed root from one outside, which must not be shown.
-type resolveError struct {
-	abs, at string
-	err     error
-}
-
-func (e *resolveError) Error() string {
-	if e.err == nil {
-		return fmt.Sprintf("cannot resolve %q: %s is not a directory", e.abs, e.at)
-	}
-	return fmt.Sprintf("cannot resolve %q: %v", e.abs, e.err)
-}
-
-func (e *resolveError) Unwrap() error { return e.err }
-
 // resolvePhysical resolves an absolute path the way the kernel walks it: component by
 // component, following every symlink (dangling ones by their target text), applying ".." to the
 // directory actually reached. Components that do not exist are appended as they are. Any error
@@ -123,26 +109,26 @@ func resolvePhysical(fsx fsys, abs string) (string, error) {
 				cur = next
 				continue
 			}
-			return "", &resolveError{abs: abs, at: next, err: err}
+			return "", &ResolveError{Abs: abs, At: next, Err: err}
 		}
 		if fi.Mode()&fs.ModeSymlink == 0 {
 			if !fi.IsDir() && !onlyDotsAndSlashes(rest) {
 				// A file used as a directory: the kernel would refuse; so do we.
-				return "", &resolveError{abs: abs, at: next}
+				return "", &ResolveError{Abs: abs, At: next}
 			}
 			cur = next
 			continue
 		}
 		links++
 		if links > maxLinks {
-			return "", &resolveError{abs: abs, at: next, err: errors.New("too many levels of symbolic links")}
+			return "", &ResolveError{Abs: abs, At: next, Err: errors.New("too many levels of symbolic links")}
 		}
 		target, err := fsx.Readlink(next)
 		if err != nil {
-			return "", &resolveError{abs: abs, at: next, err: err}
+			return "", &ResolveError{Abs: abs, At: next, Err: err}
 		}
 		if target == "" {
-			return "", &resolveError{abs: abs, at: next, err: fmt.Errorf("empty symlink %s", next)}
+			return "", &ResolveError{Abs: abs, At: next, Err: fmt.Errorf("empty symlink %s", next)}
 		}
 		if strings.HasPrefix(target, "/") {
 			cur = "/"
@@ -181,13 +167,34 @@ func joinClean(dir, name string) string {
 	return dir + "/" + name
 }
 
-// within reports whether p is root or below it (component-wise); both clean and absolute.
-func within(p, root string) bool {
-	if root == "/" {
-		return true
+// stringResolver resolves by string with Lstat and Readlink: for commands and external tools,
+// where the sandbox or the server is the actor, and for one-shot checks.
+type stringResolver struct{ fs fsys }
+
+func (r stringResolver) Resolve(_, abs string, entry bool) (string, error) {
+	if !entry || strings.HasSuffix(abs, "/") || strings.HasSuffix(abs, "/.") || hasDotDot(abs) {
+		return resolvePhysical(r.fs, abs)
 	}
-	return p == root || (strings.HasPrefix(p, root) && p[len(root)] == '/')
+	// An entry that is removed or moved: when its last component is a link, the link itself
+	// goes (its target is untouched), so the link is what is judged.
+	clean := filepath.Clean(abs)
+	name := filepath.Base(clean)
+	if name == "/" {
+		return resolvePhysical(r.fs, abs)
+	}
+	parent, err := resolvePhysical(r.fs, filepath.Dir(clean))
+	if err != nil {
+		return "", err
+	}
+	entryPath := joinClean(parent, name)
+	if fi, err := r.fs.Lstat(entryPath); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return entryPath, nil
+	}
+	return resolvePhysical(r.fs, abs)
 }
+
+// within is pathx.Within, for callers in this package not yet switched to it.
+func within(p, root string) bool { return pathx.Within(p, root) }
 
 // memoFS remembers Lstat and Readlink answers. Only for one-shot checks of a tree that does not
 // change while deciding (massgen permissions check --batch): a run uses the live filesystem.

@@ -31,13 +31,13 @@ func TestExtractPathsOurTools(t *testing.T) {
 		{"create_directory", map[string]any{"path": "d"}, []PathAccess{pa("path", "d", Write)}},
 		{"list_directory", map[string]any{"path": "d"}, []PathAccess{pa("path", "d", Read)}},
 		{"directory_tree", map[string]any{"path": "d"}, []PathAccess{pa("path", "d", Read)}},
-		{"move_file", map[string]any{"source": "a", "destination": "b"}, []PathAccess{pa("source", "a", Write), pa("destination", "b", Write)}},
+		{"move_file", map[string]any{"source": "a", "destination": "b"}, []PathAccess{pa("source", "a", Delete), pa("destination", "b", Write)}},
 		{"search_files", map[string]any{"path": "d", "pattern": "/etc/*"}, []PathAccess{pa("path", "d", Read)}},
 		{"get_file_info", map[string]any{"path": "f"}, []PathAccess{pa("path", "f", Read)}},
 		{"list_allowed_directories", map[string]any{}, nil},
 		{"copy_file", map[string]any{"source_path": "a", "destination_path": "b"}, []PathAccess{pa("source_path", "a", Read), pa("destination_path", "b", Write)}},
 		{"copy_files_batch", map[string]any{"source_base_path": "a", "destination_base_path": "b"}, []PathAccess{pa("source_base_path", "a", Read), pa("destination_base_path", "b", Write)}},
-		{"delete_file", map[string]any{"path": "a", "recursive": true}, []PathAccess{pa("path", "a", Write)}},
+		{"delete_file", map[string]any{"path": "a", "recursive": true}, []PathAccess{pa("path", "a", Delete)}},
 		{"delete_files_batch", map[string]any{"base_path": "d"}, []PathAccess{pa("base_path", "d", Write)}},
 		{"compare_directories", map[string]any{"dir1": "a", "dir2": "b"}, []PathAccess{pa("dir1", "a", Read), pa("dir2", "b", Read)}},
 		{"compare_files", map[string]any{"file1": "a", "file2": "b"}, []PathAccess{pa("file1", "a", Read), pa("file2", "b", Read)}},
@@ -50,10 +50,11 @@ func TestExtractPathsOurTools(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.tool, func(t *testing.T) {
-			got, err := ExtractPaths(tt.tool, tt.args)
+			ex, err := extractWith(nil, testTools, tt.tool, tt.args, false)
 			if err != nil {
-				t.Fatalf("ExtractPaths: %v", err)
+				t.Fatalf("extract: %v", err)
 			}
+			got := ex.paths
 			if fmtPaths(got) != fmtPaths(tt.want) {
 				t.Fatalf("got  %s\nwant %s", fmtPaths(got), fmtPaths(tt.want))
 			}
@@ -120,7 +121,7 @@ func TestExtractPathsUnknownTools(t *testing.T) {
 		{"list of paths", "mcp__x__bundle_files", map[string]any{"files": []any{"a", "b"}}, "files[0]=a:read files[1]=b:read"},
 		{"file URL", "mcp__x__open", map[string]any{"uri": "file:///etc/passwd"}, "uri=/etc/passwd:read"},
 		{"write-like by name", "mcp__x__save_report", map[string]any{"dir": "d"}, "dir=d:write"},
-		{"remove by name", "mcp__x__remove_thing", map[string]any{"path": "p"}, "path=p:write"},
+		{"remove by name", "mcp__x__remove_thing", map[string]any{"path": "p"}, "path=p:delete"},
 		{"copy-like: source read", "mcp__x__copy_tree", map[string]any{"src": "a", "dst": "b"}, "dst=b:write src=a:read"},
 		{"dir1/dir2 of unknown tool", "mcp__x__diff", map[string]any{"dir1": "a", "dir2": "b"}, "dir1=a:read dir2=b:read"},
 		{"file tool without path fails closed", "mcp__x__read_file_contents", map[string]any{"name": "secrets"}, "ERR"},

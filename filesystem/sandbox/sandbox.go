@@ -99,7 +99,11 @@ type Options struct {
 	Mode    string // auto (default), landlock, bubblewrap, none
 	Command string // run with /bin/sh -c
 	Dir     string // working directory (must be readable)
-	Timeout time.Duration
+	// DirHandle, when set, is the working directory opened by the file tools' walk (the one
+	// the permission decision judged); the command starts there rather than at Dir resolved
+	// again. Dir names it for messages. The caller closes it after Run.
+	DirHandle *os.File
+	Timeout   time.Duration
 	// MaxOutput caps each of stdout and stderr (default 64 KiB).
 	MaxOutput int
 	Policy    Policy

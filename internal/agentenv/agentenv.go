@@ -266,6 +266,8 @@ func (a *Agent) Spec(role Role) (permissions.Spec, error) {
 	if err != nil {
 		return permissions.Spec{}, &ConfigError{Err: fmt.Errorf("agent %q: %w", a.cfg.ID, err)}
 	}
+	// The built-in tools' path arguments come from their one declaration.
+	spec.Tools = filesystem.Table()
 	return spec, nil
 }
 

@@ -1,0 +1,494 @@
+//go:build linux
+
+package fsx
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"sort"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// Dir is an open directory and the canonical path it was reached by. Every operation names one
+// entry in it (*at system calls): nothing is resolved again by string.
+type Dir struct {
+	fd   int
+	Path string
+}
+
+// Close releases the descriptor.
+func (d *Dir) Close() error {
+	if d == nil || d.fd < 0 {
+		return nil
+	}
+	err := unix.Close(d.fd)
+	d.fd = -1
+	return err
+}
+
+func (d *Dir) pathErr(op, name string, err error) error {
+	return &fs.PathError{Op: op, Path: Join(d.Path, name), Err: err}
+}
+
+// File hands the directory over as an *os.File opened for reading (for a child process's
+// working directory); d stays open and the caller closes both.
+func (d *Dir) File() (*os.File, error) {
+	fd, err := openRetry(d.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
+	if err != nil {
+		return nil, d.pathErr("open", ".", err)
+	}
+	return os.NewFile(uintptr(fd), d.Path), nil
+}
+
+// Lstat describes name in d without following it.
+func (d *Dir) Lstat(name string) (Info, error) {
+	var st unix.Stat_t
+	if err := unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return Info{}, d.pathErr("lstat", name, err)
+	}
+	return infoOf(&st), nil
+}
+
+// Stat describes d itself.
+func (d *Dir) Stat() (Info, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(d.fd, &st); err != nil {
+		return Info{}, d.pathErr("stat", ".", err)
+	}
+	return infoOf(&st), nil
+}
+
+// Sub opens the directory name in d; a link there is refused (ErrChanged).
+func (d *Dir) Sub(name string) (*Dir, error) {
+	if !ValidName(name) {
+		return nil, d.pathErr("open", name, unix.EINVAL)
+	}
+	fd, err := openRetry(d.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC)
+	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
+		if li, lerr := d.Lstat(name); lerr == nil && li.IsLink() {
+			return nil, fmt.Errorf("%s: %w", Join(d.Path, name), ErrChanged)
+		}
+	}
+	if err != nil {
+		return nil, d.pathErr("open", name, err)
+	}
+	return &Dir{fd: fd, Path: Join(d.Path, name)}, nil
+}
+
+// SubSame is Sub that also checks the directory opened is the one described by want.
+func (d *Dir) SubSame(name string, want Info) (*Dir, error) {
+	s, err := d.Sub(name)
+	if err != nil {
+		return nil, err
+	}
+	if got, err := s.Stat(); err != nil || !got.Same(want) {
+		s.Close()
+		return nil, fmt.Errorf("%s: %w", s.Path, ErrChanged)
+	}
+	return s, nil
+}
+
+// Entry is one directory entry with its lstat.
+type Entry struct {
+	Name string
+	Info Info
+}
+
+// Entries lists d (sorted by name) with each entry's lstat; entries that vanish while listing
+// are left out. At most max entries are returned (max <= 0: all); more reports whether some were
+// left out.
+func (d *Dir) Entries(max int) (ents []Entry, more bool, err error) {
+	fd, err := openRetry(d.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
+	if err != nil {
+		return nil, false, d.pathErr("open", ".", err)
+	}
+	defer unix.Close(fd)
+	var names []string
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := unix.Getdents(fd, buf)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return nil, false, d.pathErr("readdir", ".", err)
+		}
+		if n <= 0 {
+			break
+		}
+		_, _, names = unix.ParseDirent(buf[:n], -1, names)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if max > 0 && len(ents) >= max {
+			return ents, true, nil
+		}
+		var st unix.Stat_t
+		if err := unix.Fstatat(fd, n, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			continue
+		}
+		ents = append(ents, Entry{Name: n, Info: infoOf(&st)})
+	}
+	return ents, false, nil
+}
+
+// Readlink reads the link name in d.
+func (d *Dir) Readlink(name string) (string, error) {
+	buf := make([]byte, 4096)
+	n, err := unix.Readlinkat(d.fd, name, buf)
+	if err != nil {
+		return "", d.pathErr("readlink", name, err)
+	}
+	return string(buf[:n]), nil
+}
+
+// OpenFile opens the regular file name in d for reading; a link, directory or special file there
+// is refused. O_NONBLOCK: a FIFO swapped in must not block the call.
+func (d *Dir) OpenFile(name string) (*os.File, Info, error) {
+	fd, err := openRetry(d.fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC)
+	if errors.Is(err, unix.ELOOP) {
+		return nil, Info{}, fmt.Errorf("%s: %w", Join(d.Path, name), ErrChanged)
+	}
+	if err != nil {
+		return nil, Info{}, d.pathErr("open", name, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return nil, Info{}, d.pathErr("stat", name, err)
+	}
+	info := infoOf(&st)
+	if !info.IsRegular() {
+		unix.Close(fd)
+		if info.IsDir() {
+			return nil, info, fmt.Errorf("%s is a directory", Join(d.Path, name))
+		}
+		return nil, info, fmt.Errorf("%s is not a regular file", Join(d.Path, name))
+	}
+	// Reads block normally from here on (regular files never block anyway).
+	_ = unix.SetNonblock(fd, false)
+	return os.NewFile(uintptr(fd), Join(d.Path, name)), info, nil
+}
+
+// OpenFileSame is OpenFile that also checks the file opened is the one described by want.
+func (d *Dir) OpenFileSame(name string, want Info) (*os.File, Info, error) {
+	f, info, err := d.OpenFile(name)
+	if err != nil {
+		return nil, info, err
+	}
+	if !info.Same(want) {
+		f.Close()
+		return nil, info, fmt.Errorf("%s: %w", Join(d.Path, name), ErrChanged)
+	}
+	return f, info, nil
+}
+
+// Mkdir creates the directory name in d.
+func (d *Dir) Mkdir(name string, perm fs.FileMode) error {
+	if !ValidName(name) {
+		return d.pathErr("mkdir", name, unix.EINVAL)
+	}
+	if err := unix.Mkdirat(d.fd, name, uint32(perm.Perm())); err != nil {
+		return d.pathErr("mkdir", name, err)
+	}
+	return nil
+}
+
+// MkdirAll creates names below d one after the other (existing directories are used, links are
+// refused) and returns the innermost directory; with no names it returns a new handle on d.
+// created is the first directory it made ("" when all existed).
+func (d *Dir) MkdirAll(names []string) (innermost *Dir, created string, err error) {
+	cur, err := d.reopen()
+	if err != nil {
+		return nil, "", err
+	}
+	for _, n := range names {
+		merr := cur.Mkdir(n, 0o755)
+		if merr != nil && !errors.Is(merr, fs.ErrExist) {
+			cur.Close()
+			return nil, created, merr
+		}
+		if merr == nil && created == "" {
+			created = Join(cur.Path, n)
+		}
+		next, err := cur.Sub(n)
+		cur.Close()
+		if err != nil {
+			return nil, created, err
+		}
+		cur = next
+	}
+	return cur, created, nil
+}
+
+func (d *Dir) reopen() (*Dir, error) {
+	fd, err := unix.FcntlInt(uintptr(d.fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil, d.pathErr("dup", ".", err)
+	}
+	return &Dir{fd: fd, Path: d.Path}, nil
+}
+
+// Sync flushes d's entries (after a rename or link).
+func (d *Dir) Sync() {
+	if fd, err := openRetry(d.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC); err == nil {
+		_ = unix.Fsync(fd)
+		unix.Close(fd)
+	}
+}
+
+// Remove removes the file, link or empty directory name in d.
+func (d *Dir) Remove(name string) error {
+	if !ValidName(name) {
+		return d.pathErr("remove", name, unix.EINVAL)
+	}
+	err := unix.Unlinkat(d.fd, name, 0)
+	if errors.Is(err, unix.EISDIR) || errors.Is(err, unix.EPERM) {
+		if err2 := unix.Unlinkat(d.fd, name, unix.AT_REMOVEDIR); err2 == nil || !errors.Is(err2, unix.ENOTDIR) {
+			err = err2
+		}
+	}
+	if err != nil {
+		return d.pathErr("remove", name, err)
+	}
+	return nil
+}
+
+// maxDepth bounds RemoveAll and tree walks (each level holds a descriptor).
+const maxDepth = 512
+
+// RemoveAll removes name in d and, for a directory, everything below it, descending through
+// descriptors and never following a link (a link is removed, its target stays).
+func (d *Dir) RemoveAll(name string) error { return d.removeAll(name, 0) }
+
+func (d *Dir) removeAll(name string, depth int) error {
+	if !ValidName(name) {
+		return d.pathErr("remove", name, unix.EINVAL)
+	}
+	info, err := d.Lstat(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !info.IsDir() {
+		return d.Remove(name)
+	}
+	if depth > maxDepth {
+		return d.pathErr("remove", name, unix.ELOOP)
+	}
+	sub, err := d.Sub(name)
+	if err != nil {
+		return err
+	}
+	if err := sub.RemoveContents(depth + 1); err != nil {
+		sub.Close()
+		return err
+	}
+	sub.Close()
+	if err := unix.Unlinkat(d.fd, name, unix.AT_REMOVEDIR); err != nil && !errors.Is(err, unix.ENOENT) {
+		return d.pathErr("remove", name, err)
+	}
+	return nil
+}
+
+// RemoveContents removes everything in d (d itself stays).
+func (d *Dir) RemoveContents(depth int) error {
+	for {
+		ents, _, err := d.Entries(1024)
+		if err != nil {
+			return err
+		}
+		if len(ents) == 0 {
+			return nil
+		}
+		for _, e := range ents {
+			if err := d.removeAll(e.Name, depth); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// Rename moves fromName in from to toName in to, refusing to replace an existing entry.
+func Rename(from *Dir, fromName string, to *Dir, toName string) error {
+	if !ValidName(fromName) || !ValidName(toName) {
+		return from.pathErr("rename", fromName, unix.EINVAL)
+	}
+	err := unix.Renameat2(from.fd, fromName, to.fd, toName, unix.RENAME_NOREPLACE)
+	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) {
+		// A filesystem without RENAME_NOREPLACE: check, then rename (a small window).
+		if _, lerr := to.Lstat(toName); lerr == nil {
+			return to.pathErr("rename", toName, unix.EEXIST)
+		}
+		err = unix.Renameat(from.fd, fromName, to.fd, toName)
+	}
+	if err != nil {
+		return &os.LinkError{Op: "rename", Old: Join(from.Path, fromName), New: Join(to.Path, toName), Err: err}
+	}
+	return nil
+}
+
+// WriteFile creates or replaces the regular file name in d with what src yields, atomically:
+// the data goes to an unnamed file (O_TMPFILE) or a hidden temp file in d, is synced, and is then
+// linked or renamed to name, so a killed run never leaves a half-written file. A replaced file
+// keeps its permission bits (never setuid/setgid: the kernel drops those on a write, and new
+// content under an old setuid bit would be a privilege escalation); a new one gets mode (0644
+// when zero). A link, directory or special file at name is refused.
+func (d *Dir) WriteFile(name string, src io.Reader, mode fs.FileMode) (created bool, n int64, err error) {
+	if !ValidName(name) {
+		return false, 0, d.pathErr("write", name, unix.EINVAL)
+	}
+	if mode == 0 {
+		mode = 0o644
+	}
+	mode &= fs.ModePerm | fs.ModeSticky
+	created = true
+	if li, err := d.Lstat(name); err == nil {
+		switch {
+		case li.IsLink():
+			return false, 0, fmt.Errorf("%s: %w", Join(d.Path, name), ErrChanged)
+		case li.IsDir():
+			return false, 0, fmt.Errorf("%s is a directory", Join(d.Path, name))
+		case !li.IsRegular():
+			return false, 0, fmt.Errorf("%s is not a regular file", Join(d.Path, name))
+		}
+		created = false
+		mode = li.Mode & (fs.ModePerm | fs.ModeSticky)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return false, 0, err
+	}
+	f, named, err := d.tempFile(name, mode)
+	if err != nil {
+		return false, 0, err
+	}
+	ok := false
+	defer func() {
+		f.Close()
+		if !ok && named != "" {
+			_ = unix.Unlinkat(d.fd, named, 0)
+		}
+	}()
+	if n, err = io.Copy(f, src); err != nil {
+		return false, 0, d.pathErr("write", name, err)
+	}
+	if err = f.Chmod(mode); err != nil { // umask, sticky
+		return false, 0, err
+	}
+	if err = f.Sync(); err != nil {
+		return false, 0, err
+	}
+	if named == "" {
+		// Unnamed: link it in. A new name gets the file directly; a replacement goes through a
+		// temp name and a rename (rename is what replaces atomically).
+		if created {
+			err = d.linkTmp(f, name)
+			if err == nil {
+				ok = true
+				d.Sync()
+				return true, n, nil
+			}
+			if !errors.Is(err, unix.EEXIST) {
+				return false, 0, d.pathErr("link", name, err)
+			}
+			created = false // someone made it meanwhile: replace it like any other
+		}
+		named = tempName(name)
+		if err = d.linkTmp(f, named); err != nil {
+			named = ""
+			return false, 0, d.pathErr("link", name, err)
+		}
+	}
+	if err = unix.Renameat(d.fd, named, d.fd, name); err != nil {
+		return false, 0, d.pathErr("rename", name, err)
+	}
+	ok = true
+	d.Sync()
+	return created, n, nil
+}
+
+// tempFile makes the file data goes to: unnamed (O_TMPFILE, named == "") where the filesystem
+// supports it, otherwise a hidden name in d.
+func (d *Dir) tempFile(name string, mode fs.FileMode) (f *os.File, named string, err error) {
+	fd, err := openRetry(d.fd, ".", unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC)
+	if err == nil {
+		// Created with mode 0: WriteFile sets the mode with fchmod before linking it in.
+		return os.NewFile(uintptr(fd), Join(d.Path, name)), "", nil
+	}
+	named = tempName(name)
+	fd, err = openRetry(d.fd, named, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC)
+	if err != nil {
+		return nil, "", d.pathErr("create", named, err)
+	}
+	_ = unix.Fchmod(fd, uint32(mode.Perm()))
+	return os.NewFile(uintptr(fd), Join(d.Path, named)), named, nil
+}
+
+// linkTmp gives the unnamed file f the name name in d: through /proc/self/fd (any user), else
+// AT_EMPTY_PATH (needs CAP_DAC_READ_SEARCH).
+func (d *Dir) linkTmp(f *os.File, name string) error {
+	fd := int(f.Fd())
+	err := unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), d.fd, name, unix.AT_SYMLINK_FOLLOW)
+	if err == nil || errors.Is(err, unix.EEXIST) {
+		return err
+	}
+	return unix.Linkat(fd, "", d.fd, name, unix.AT_EMPTY_PATH)
+}
+
+func tempName(name string) string {
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	if len(name) > 100 {
+		name = name[:100]
+	}
+	return "." + name + ".massgen-tmp-" + hex.EncodeToString(rnd[:])
+}
+
+// OpenDir opens the walked entry (a directory) for listing and *at operations: the very
+// directory the walk reached, whatever its name leads to now.
+func (w *Walk) OpenDir() (*Dir, error) {
+	if !w.Exists {
+		return nil, &fs.PathError{Op: "open", Path: w.Path, Err: fs.ErrNotExist}
+	}
+	if !w.Info.IsDir() {
+		return nil, &fs.PathError{Op: "open", Path: w.Path, Err: unix.ENOTDIR}
+	}
+	fd, err := openRetry(w.entry, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: w.Path, Err: err}
+	}
+	return &Dir{fd: fd, Path: w.Path}, nil
+}
+
+// OpenFile opens the walked entry (a regular file) for reading; a swap since the walk is
+// refused with ErrChanged.
+func (w *Walk) OpenFile() (*os.File, Info, error) {
+	if !w.Exists {
+		return nil, Info{}, &fs.PathError{Op: "open", Path: w.Path, Err: fs.ErrNotExist}
+	}
+	if w.Info.IsDir() {
+		return nil, w.Info, fmt.Errorf("%s is a directory", w.Path)
+	}
+	if !w.Info.IsRegular() {
+		return nil, w.Info, fmt.Errorf("%s is not a regular file", w.Path)
+	}
+	return w.Dir.OpenFileSame(w.Name, w.Info)
+}
+
+// MakeParent creates the missing directories on the way to the entry and returns the directory
+// that holds it (a new handle: the caller closes it) and the first directory created ("" when
+// none was).
+func (w *Walk) MakeParent() (*Dir, string, error) {
+	if w.Name == "" {
+		return nil, "", &fs.PathError{Op: "create", Path: w.Path, Err: unix.EINVAL}
+	}
+	return w.Dir.MkdirAll(w.Missing)
+}
