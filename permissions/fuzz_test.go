@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
 )
 
 // fuzzTree is the hostile tree of TestHostilePaths, built once per fuzz target.
