@@ -847,25 +847,6 @@ func TestRedteamOtherProcesses(t *testing.T) {
 	}
 }
 
-// TestRedteamSystemPathCleanupSparesOlderEntries: the cleanup after a command never removes a
-// .git that existed before it (say, in a directory massgen could not list before the command
-// opened it up): only entries born during the command go.
-func TestRedteamSystemPathCleanupSparesOlderEntries(t *testing.T) {
-	e := newEnvNoSystem(t, sandbox.ModeNone)
-	git := filepath.Join(e.proj, "src", ".git", "config")
-	write(t, git, "[core]\n")
-	if _, ok := birthTime(git); !ok {
-		t.Skip("this filesystem records no creation times")
-	}
-	if got := e.ts.removeNewSystemPaths(sandbox.Policy{Write: []string{e.proj}}, time.Now().Add(5*time.Second)); len(got) != 0 || !exists(git) {
-		t.Fatalf("removed an older .git: %v", got)
-	}
-	// Control: born during the command (started before it), not listed as pre-existing: removed.
-	if got := e.ts.removeNewSystemPaths(sandbox.Policy{Write: []string{e.proj}}, time.Now().Add(-5*time.Second)); len(got) != 1 || exists(git) {
-		t.Fatalf("did not remove a new .git: %v", got)
-	}
-}
-
 // TestRedteamRootOnlySystemSecrets: run as root (containers, CI), a command keeps uid 0 and so
 // could read /etc/shadow despite its dropped capabilities; such files are hidden.
 func TestRedteamRootOnlySystemSecrets(t *testing.T) {

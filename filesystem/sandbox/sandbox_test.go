@@ -1,3 +1,5 @@
+//go:build linux
+
 package sandbox
 
 import (
@@ -452,37 +454,79 @@ func TestEffective(t *testing.T) {
 		t.Errorf("none: %q %v", m, err)
 	}
 	m, err := Effective("")
-	if LandlockABI() >= minLandlockABI {
-		if m != ModeLandlock || err != nil {
-			t.Errorf("auto with Landlock: %q %v", m, err)
+	switch {
+	case BubblewrapPath() != "":
+		if m != ModeBubblewrap || err != nil {
+			t.Errorf("auto with bubblewrap: %q %v", m, err)
 		}
-	} else if BubblewrapPath() == "" && !errors.Is(err, err) {
-		t.Errorf("auto without any sandbox must fail")
+	case LandlockABI() >= minLandlockABI:
+		if m != ModeLandlock || err != nil {
+			t.Errorf("auto with Landlock only: %q %v", m, err)
+		}
+	default:
+		if err == nil {
+			t.Errorf("auto without any sandbox must fail")
+		}
 	}
 }
 
-func TestCarve(t *testing.T) {
+// TestPlanStates: what a command gets at each path of a policy, with nested roots, Keep and
+// private paths, a Keep symbolic link and a private path's own nested root.
+func TestPlanStates(t *testing.T) {
 	root := t.TempDir()
-	mustWrite(t, filepath.Join(root, "a", "k", "x"), "")
-	mustWrite(t, filepath.Join(root, "a", "b"), "")
-	mustWrite(t, filepath.Join(root, "c"), "")
-	mustWrite(t, filepath.Join(root, "h", "secret"), "")
-	os.Symlink("/etc", filepath.Join(root, "a", "link"))
-	got := map[string]int{}
-	for _, g := range carve(root, true, []string{filepath.Join(root, "a", "k")}, []string{filepath.Join(root, "h")}) {
-		got[g.path] = g.access
+	p := func(s ...string) string { return filepath.Join(append([]string{root}, s...)...) }
+	mustWrite(t, p("proj", "src", "a.go"), "")
+	mustWrite(t, p("proj", ".git", "HEAD"), "")
+	mustWrite(t, p("proj", ".massgen", "temp", "me", "x"), "")
+	mustWrite(t, p("proj", ".massgen", "temp", "other", "x"), "")
+	mustWrite(t, p("proj", ".massgen", "ws", "me", "x"), "")
+	mustWrite(t, p("proj", ".massgen", "permissions.yaml"), "")
+	os.Symlink("/etc", p("proj", "node_modules"))
+	pol := Policy{
+		Read:  []string{p("proj", ".massgen", "temp", "me")},
+		Write: []string{p("proj"), p("proj", ".massgen", "ws", "me")},
+		Own:   []string{p("proj", ".massgen", "ws", "me")},
+		Keep:  []string{p("proj", ".git"), p("proj", ".massgen"), p("proj", "node_modules"), p("proj", "golden", "g.json")},
+		Hide:  []string{p("proj", ".massgen", "temp"), p("proj", ".massgen", "temp", "other")},
 	}
-	want := map[string]int{
-		root: accessList, filepath.Join(root, "a"): accessRead, filepath.Join(root, "a", "k"): accessRead,
-		filepath.Join(root, "a", "b"): accessWrite, filepath.Join(root, "c"): accessWrite,
+	pl, err := buildPlan(pol, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if len(got) != len(want) {
-		t.Fatalf("carve = %v, want %v", got, want)
+	defer pl.Close()
+	got := map[string]*node{}
+	for _, n := range pl.nodes {
+		got[n.path] = n
 	}
-	for p, a := range want {
-		if got[p] != a {
-			t.Errorf("%s: access %d, want %d", p, got[p], a)
+	want := map[string]state{
+		p("proj"): stWrite, p("proj", ".git"): stRead, p("proj", ".massgen"): stRead,
+		p("proj", ".massgen", "temp"): stHidden, p("proj", ".massgen", "temp", "other"): stHidden,
+		p("proj", ".massgen", "temp", "me"): stRead, p("proj", ".massgen", "ws", "me"): stWrite,
+		p("proj", "node_modules"): stRead,
+	}
+	for path, st := range want {
+		n := got[path]
+		if n == nil || n.st != st {
+			t.Errorf("%s: %+v, want state %d", path, n, st)
 		}
+	}
+	if n := got[p("proj", "node_modules")]; n == nil || !n.isLink() {
+		t.Errorf("the Keep link was followed: %+v", n)
+	}
+	if n := got[p("proj")]; !n.reduce() || !n.privBelow {
+		t.Errorf("proj: reduce %v privBelow %v", n.reduce(), n.privBelow)
+	}
+	if n := got[p("proj", ".massgen")]; !n.cover {
+		t.Error(".massgen (read-only, with a private entry) is not covered")
+	}
+	if len(pl.missing) != 1 || pl.missing[0].path != p("proj", "golden", "g.json") {
+		t.Errorf("missing Keep paths: %+v", pl.missing)
+	}
+	// A directory on the way to a Keep path swapped for a link: refused, nothing followed.
+	os.Rename(p("proj", "src"), p("proj", "src2"))
+	os.Symlink(p("proj", "src2"), p("proj", "src"))
+	if _, err := buildPlan(Policy{Write: []string{p("proj")}, Keep: []string{p("proj", "src", "a.go")}}, nil); !errors.Is(err, errChanged) {
+		t.Errorf("link on the way: %v", err)
 	}
 }
 
@@ -529,24 +573,6 @@ func TestHelperNotReady(t *testing.T) {
 		res, err := Run(context.Background(), Options{Command: "true", Dir: f.ws, Policy: f.pol})
 		if err != nil || res.Sandbox != ModeBubblewrap {
 			t.Fatalf("auto without the helper should use bubblewrap: %+v %v", res, err)
-		}
-	}
-}
-
-func TestNeedsCarve(t *testing.T) {
-	tests := []struct {
-		p    Policy
-		want bool
-	}{
-		{Policy{Read: []string{"/a"}, Write: []string{"/w"}}, false},
-		{Policy{Write: []string{"/w"}, Keep: []string{"/w/.git"}}, true},
-		{Policy{Write: []string{"/w"}, Keep: []string{"/x/.git"}}, false},
-		{Policy{Read: []string{"/a"}, Hide: []string{"/a/b"}}, true},
-		{Policy{Read: []string{"/a"}, Write: []string{"/w"}, Hide: []string{"/snapshots"}}, false},
-	}
-	for _, tt := range tests {
-		if got := needsCarve(tt.p); got != tt.want {
-			t.Errorf("needsCarve(%+v) = %v, want %v", tt.p, got, tt.want)
 		}
 	}
 }
