@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/massgen-go/massgen/filesystem/sandbox"
@@ -33,7 +34,16 @@ func (r commandResult) failed() bool { return !r.Success }
 // it points to.
 func (t *Toolset) sandboxPolicy() sandbox.Policy {
 	var p sandbox.Policy
-	for _, r := range t.pol.ReadableRoots() {
+	// ReadableRoots drops roots nested in others; a temp workspace nested in a private path
+	// (<project>/.massgen/temp_workspaces/<id> with the temp workspace root private) must be
+	// listed on its own to stay visible: the deeper entry decides.
+	readable := t.pol.ReadableRoots()
+	for _, r := range append(slices.Clone(t.pol.Spec().TempWorkspaces), t.pol.Spec().ReadOnly...) {
+		if t.pol.CheckPath(r, permissions.Read).Allow {
+			readable = append(readable, r)
+		}
+	}
+	for _, r := range readable {
 		p.Read = append(p.Read, resolveRoot(r))
 	}
 	writable := t.pol.WritableRoots()

@@ -3,7 +3,6 @@
 package sandbox
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,10 +10,6 @@ import (
 
 	"golang.org/x/sys/unix"
 )
-
-// errChanged: a directory on the way to a policy path is a symbolic link (the tree changed
-// after the policy was computed). The command is refused rather than run with a guess.
-var errChanged = errors.New("a directory on the way to a protected or private path is now a symbolic link (the file system changed during the sandbox set-up); the command was not run, try again")
 
 // maxPlanNodes bounds the handles one command holds (each is a descriptor passed to the
 // sandbox).
@@ -214,10 +209,12 @@ func (pl *plan) open(n *node) error {
 		return nil
 	}
 	if n.isLink() {
-		if !n.userPolicyBelow() {
-			return nil // /lib64 -> usr/lib64, /etc/ssl -> ...: only system entries below
-		}
-		return errChanged
+		// A link on the way (/lib64 -> usr/lib64; a directory swapped for a link since the
+		// policy was computed): the paths below do not exist without following it, so they
+		// get nothing. Sandboxed commands cannot rename the directories above a protected or
+		// private path, so such a swap is not theirs; the permission layer's own walk may
+		// also have followed a swapped link and listed a path that never was under a root.
+		return nil
 	}
 	if !n.isDir() {
 		for _, kid := range n.kids {
@@ -238,16 +235,6 @@ func (pl *plan) open(n *node) error {
 		}
 	}
 	return nil
-}
-
-// userPolicyBelow: a descendant is a root, Keep or private path (not only system entries).
-func (n *node) userPolicyBelow() bool {
-	for _, k := range n.kids {
-		if k.kinds&^(kSys|kHide) != 0 && k.kinds&kSys == 0 || k.userPolicyBelow() {
-			return true
-		}
-	}
-	return false
 }
 
 // missingUnder records every Keep path at or below the absent node n (reached from the open
