@@ -494,12 +494,8 @@ func TestRedteamBackgroundProcessOutlivesCommand(t *testing.T) {
 			if m, _ := e.call("execute_command", map[string]any{"command": "sleep " + marker + " >/dev/null 2>&1 </dev/null & sleep " + marker, "timeout": 1}); m["timed_out"] != true {
 				t.Fatalf("want a timeout: %v", m)
 			}
-			if mode == sandbox.ModeBubblewrap {
-				// setsid leaves the process group, not bwrap's pid namespace.
-				e.ok("execute_command", map[string]any{"command": "setsid sleep " + marker + " >/dev/null 2>&1 </dev/null & echo started"})
-			} else {
-				t.Log("KNOWN LIMITATION (landlock): a command that leaves its process group with setsid survives the call (still confined); see docs/tools.md")
-			}
+			// setsid leaves the process group, not the command's PID namespace.
+			e.ok("execute_command", map[string]any{"command": "setsid sleep " + marker + " >/dev/null 2>&1 </dev/null & echo started"})
 			deadline := time.Now().Add(10 * time.Second)
 			for len(findProcs(marker)) > 0 {
 				if time.Now().After(deadline) {

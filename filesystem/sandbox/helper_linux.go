@@ -114,6 +114,19 @@ func runHelper(spec helperSpec, argv []string) error {
 // not govern (loading kernel modules, ptrace-reading other processes' memory and environment).
 // With no_new_privs exec cannot give them back.
 func dropCapabilities() error {
+	if err := dropInheritable(); err != nil {
+		return err
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	return unix.Capset(&hdr, &data[0])
+}
+
+// dropInheritable empties the bounding, ambient and inheritable sets of the calling thread,
+// keeping its effective and permitted sets (to create the command's PID namespace). What
+// exec gives a program is drawn from those three sets only (for root too: its implicit file
+// capabilities are masked by the bounding set), so the command starts with none.
+func dropInheritable() error {
 	for c := 0; c < 64; c++ {
 		err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0)
 		if errors.Is(err, unix.EINVAL) {
@@ -129,6 +142,10 @@ func dropCapabilities() error {
 	_ = unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return err
+	}
+	data[0].Inheritable, data[1].Inheritable = 0, 0
 	return unix.Capset(&hdr, &data[0])
 }
 

@@ -283,7 +283,8 @@ func TestRedteamCleanup(t *testing.T) {
 			if err := os.Symlink(outside, filepath.Join(proj, "src", "lnk")); err != nil {
 				t.Fatal(err)
 			}
-			pol := Policy{Write: []string{proj, ws}, Own: []string{ws}}
+			// golden/g.json: a protected path that does not exist yet.
+			pol := Policy{Write: []string{proj, ws}, Own: []string{ws}, Keep: []string{filepath.Join(proj, "golden", "g.json")}}
 			outsideGit := filepath.Join(outside, ".git", "config")
 
 			stop := swapper(t, filepath.Join(proj, "src", "sub"), filepath.Join(proj, "src", "lnk"))
@@ -322,16 +323,16 @@ func TestRedteamCleanup(t *testing.T) {
 			}
 			res, err := Run(context.Background(), Options{Mode: mode, Dir: proj, Policy: pol, Timeout: 30 * time.Second, Trash: trash,
 				Command: "mv olddir .git && ln oldfile .env && mkdir -p src/x/.massgen && echo 'mode: bypassPermissions' > src/x/.massgen/permissions.yaml && " +
-					"ln -s /etc src/.GIT && echo ok"})
+					"ln -s /etc src/.GIT && mkdir golden && echo pwned > golden/g.json && echo ok"})
 			if err != nil || res.Stdout != "ok\n" {
 				t.Fatalf("plant command: %+v %v", res, err)
 			}
-			for _, p := range []string{".git", ".env", "src/x/.massgen", "src/.GIT"} {
+			for _, p := range []string{".git", ".env", "src/x/.massgen", "src/.GIT", "golden/g.json"} {
 				if exists(filepath.Join(proj, p)) {
 					t.Errorf("%s planted for good", p)
 				}
 			}
-			if len(res.Removed) != 4 || !strings.Contains(res.Stderr, "massgen trash restore") {
+			if len(res.Removed) != 5 || !strings.Contains(res.Stderr, "massgen trash restore") {
 				t.Errorf("removed %v, stderr %q", res.Removed, res.Stderr)
 			}
 			// Recoverable: what was taken away is in the trash, content intact.

@@ -4,7 +4,6 @@ package sandbox
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -116,9 +115,6 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if o.Timeout <= 0 {
 		o.Timeout = 2 * time.Minute
 	}
-	if mode == ModeLandlock && o.Executable == "" && !helperReady.Load() {
-		return Result{}, errors.New("sandbox: this program does not call sandbox.MaybeRunHelper() first thing in main (or TestMain), so it cannot re-execute itself as the Landlock helper")
-	}
 	tmp, err := os.MkdirTemp("", "massgen-cmd-")
 	if err != nil {
 		return Result{}, fmt.Errorf("sandbox: private temp dir: %w", err)
@@ -127,11 +123,12 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	env := append(baseEnv(tmp), o.Env...)
 
 	var (
-		pf     passFiles
-		argv   []string
-		hio    *helperIO // Landlock helper: its spec and set-up errors
-		sw     *sweeper
-		cmdDir = o.Dir
+		pf      passFiles
+		argv    []string
+		sw      *sweeper
+		cmdDir  = o.Dir
+		sysAttr syscall.SysProcAttr
+		confine func() error // Landlock: confines the thread the command is forked from
 	)
 	defer pf.Close()
 	if mode == ModeNone {
@@ -161,7 +158,18 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		cmdDir = "/" // the sandbox enters the directory from its handle
 		switch mode {
 		case ModeLandlock:
-			argv, hio, err = landlockArgv(o, pl, &pf, dirfd)
+			var ruleset int
+			if ruleset, err = pl.landlockRuleset(); err != nil {
+				break
+			}
+			defer unix.Close(ruleset)
+			confine = func() error { return confineThread(ruleset, filterOpts{ipc: true, xattr: true}) }
+			sysAttr, _ = landlockPIDNS.get()
+			argv = []string{"/bin/sh", "-c", o.Command}
+			if dirfd >= 0 {
+				// Entered in the child, whose descriptors are still a copy of ours.
+				cmdDir = fmt.Sprintf("/proc/self/fd/%d", dirfd)
+			}
 		case ModeBubblewrap:
 			argv, err = bwrapArgv(o, pl, &pf, dirfd)
 		}
@@ -170,23 +178,18 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			return Result{Sandbox: mode}, errSetup
 		}
 	}
-	if hio != nil {
-		defer hio.Close()
-	}
 
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	stdout := &capped{max: o.MaxOutput}
 	stderr := &capped{max: o.MaxOutput}
-	// No PID namespace for the Landlock helper: Go's all-threads syscalls find the threads
-	// through /proc/<getpid()>/task, and as pid 1 of a new namespace with the host's /proc
-	// that is the host's init. The process-group kill after the command is the fallback; a
-	// command can leave the group with setsid (it stays confined).
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = cmdDir
 	cmd.Env = env
-	// Own process group, so a timeout kills the command and everything it started.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	// Own process group, so a timeout kills the command and everything it started (and, for
+	// Landlock, its own PID namespace where allowed, so nothing outlives it).
+	sysAttr.Setpgid, sysAttr.Pdeathsig = true, syscall.SIGKILL
+	cmd.SysProcAttr = &sysAttr
 	cmd.Cancel = func() error {
 		if cmd.Process == nil {
 			return nil
@@ -199,14 +202,16 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	cmd.ExtraFiles = pf.files
 
 	start := time.Now()
-	runErr := cmd.Start()
+	var runErr, setupErr error
+	wait := cmd.Wait
+	if confine != nil {
+		wait, setupErr, runErr = startConfined(cmd, confine)
+	} else {
+		runErr = cmd.Start()
+	}
 	pf.Close() // the child has its copies
-	var setupErr string
-	if runErr == nil {
-		if hio != nil {
-			setupErr = hio.wait()
-		}
-		runErr = cmd.Wait()
+	if runErr == nil && setupErr == nil {
+		runErr = wait()
 		// Whatever the command left running in its process group (`sleep 100 &`) goes too:
 		// it could otherwise keep writing after the call returned, into the next phase.
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
@@ -218,8 +223,8 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		Sandbox:    mode,
 		DurationMS: time.Since(start).Milliseconds(),
 	}
-	if setupErr != "" || mode == ModeBubblewrap && bwrapFailed(runErr, res.Stderr) {
-		log.Warn("sandbox set-up failed", zap.String("mode", mode), zap.String("error", setupErr), zap.String("stderr", res.Stderr))
+	if setupErr != nil || mode == ModeBubblewrap && bwrapFailed(runErr, res.Stderr) {
+		log.Warn("sandbox set-up failed", zap.String("mode", mode), zap.Error(setupErr), zap.String("stderr", res.Stderr))
 		return Result{Sandbox: mode}, errSetup
 	}
 	if sw != nil {
@@ -252,74 +257,6 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		return res, fmt.Errorf("sandbox: starting %s: %w", argv[0], runErr)
 	}
 	return res, nil
-}
-
-// helperIO is the parent's side of the helper's two pipes: the spec it reads (fd 3) and the
-// status it reports set-up errors on (fd 4, close-on-exec).
-type helperIO struct {
-	specW, status *os.File
-	spec          []byte
-}
-
-// wait writes the spec (after the child started: it may be larger than a pipe's buffer) and
-// returns the helper's status: "" when it exec'd the command (the status pipe closed empty),
-// else the set-up error.
-func (h *helperIO) wait() string {
-	specW := h.specW
-	h.specW = nil
-	go func() {
-		specW.Write(h.spec)
-		specW.Close()
-	}()
-	b, _ := io.ReadAll(io.LimitReader(h.status, 64<<10))
-	return strings.TrimSpace(string(b))
-}
-
-func (h *helperIO) Close() {
-	if h.specW != nil {
-		h.specW.Close()
-	}
-	h.status.Close()
-}
-
-// landlockArgv prepares the re-executed helper: fd 3 its spec, fd 4 the status pipe, then the
-// working directory and the plan's handles.
-func landlockArgv(o Options, pl *plan, pf *passFiles, dirfd int) ([]string, *helperIO, error) {
-	exe := o.Executable
-	if exe == "" {
-		var err error
-		if exe, err = os.Executable(); err != nil {
-			return nil, nil, fmt.Errorf("locating the helper binary: %w", err)
-		}
-	}
-	specR, specW, err := os.Pipe()
-	if err != nil {
-		return nil, nil, err
-	}
-	pf.files = append(pf.files, specR) // fd 3
-	statusR, statusW, err := os.Pipe()
-	if err != nil {
-		specW.Close()
-		return nil, nil, err
-	}
-	pf.files = append(pf.files, statusW) // fd 4
-	h := &helperIO{specW: specW, status: statusR}
-	spec := helperSpec{Dir: -1, Status: 4, IPC: true, XAttr: true}
-	if dirfd >= 0 {
-		if spec.Dir, err = pf.add(dirfd); err != nil {
-			h.Close()
-			return nil, nil, err
-		}
-	}
-	if spec.Nodes, err = pl.landlockNodes(pf); err != nil {
-		h.Close()
-		return nil, nil, err
-	}
-	if h.spec, err = json.Marshal(spec); err != nil {
-		h.Close()
-		return nil, nil, err
-	}
-	return []string{exe, helperArg, "/bin/sh", "-c", o.Command}, h, nil
 }
 
 // bwrapArgv is bubblewrap's command line: fd 3 the seccomp filter, then the plan's handles.
