@@ -108,6 +108,7 @@ func (t *Toolset) executeCommand(ctx context.Context, c *call) (any, error) {
 	if t.beforeUse != nil {
 		t.beforeUse(l.abs)
 	}
+	sandbox.ReportFallback(t.o.Sandbox, t.log)
 	res, err := sandbox.Run(ctx, sandbox.Options{
 		Mode: t.o.Sandbox, Command: command, Dir: l.abs,
 		Timeout: time.Duration(timeout) * time.Second, MaxOutput: maxCommandOutput,

@@ -21,6 +21,9 @@ func sandboxModes(t *testing.T) []string {
 	if sandbox.BubblewrapPath() != "" {
 		ms = append(ms, sandbox.ModeBubblewrap)
 	}
+	if sandbox.NamespacesError() == nil {
+		ms = append(ms, sandbox.ModeNamespaces)
+	}
 	if len(ms) == 0 {
 		t.Skip("SANDBOX TESTS SKIPPED: neither Landlock (ABI >= 3) nor bubblewrap is available on this machine")
 	}

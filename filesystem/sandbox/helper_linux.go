@@ -17,8 +17,9 @@ import (
 )
 
 // MaybeRunHelper must be called first thing in main (and in TestMain of packages whose tests run
-// commands): when the process was re-executed as the sandbox helper, it confines itself with
-// Landlock, execs the command and never returns. Otherwise it returns at once.
+// commands): when the process was re-executed as the sandbox helper (the namespaces mode), it
+// builds the command's view of the file system, confines itself, execs the command and never
+// returns. Otherwise it returns at once.
 func MaybeRunHelper() {
 	helperReady.Store(true)
 	if len(os.Args) < 3 || os.Args[1] != helperArg {
@@ -28,9 +29,9 @@ func MaybeRunHelper() {
 	if err == nil {
 		err = runHelper(spec, os.Args[2:])
 	}
-	// Only reached when confinement or exec failed: never run the command unconfined. The
-	// message names no path (the helper works on descriptors).
-	msg := fmt.Sprintf("massgen sandbox: %v\n", err)
+	// Only reached when the set-up or exec failed: never run the command unconfined. The
+	// message names no path (the caller logs it, the command's result does not show it).
+	msg := fmt.Sprintf("massgen sandbox helper: %v\n", err)
 	if spec.Status > 0 {
 		unix.Write(spec.Status, []byte(msg))
 	} else {
@@ -49,8 +50,8 @@ var helperReady atomic.Bool
 // specFD is where the helper reads its spec (the first descriptor passed).
 const specFD = 3
 
-func readSpec() (helperSpec, error) {
-	spec := helperSpec{Dir: -1, Status: -1}
+func readSpec() (nsSpec, error) {
+	spec := nsSpec{Status: -1}
 	f := os.NewFile(specFD, "spec")
 	b, err := io.ReadAll(io.LimitReader(f, 64<<20))
 	f.Close()
@@ -63,46 +64,40 @@ func readSpec() (helperSpec, error) {
 	return spec, nil
 }
 
-func runHelper(spec helperSpec, argv []string) error {
-	abi := landlockABI()
-	if abi < minLandlockABI {
-		return fmt.Errorf("landlock ABI %d < %d", abi, minLandlockABI)
-	}
-	rs, err := newRuleset(abi)
+func runHelper(spec nsSpec, argv []string) error {
+	// Everything below is per thread (or acts on the mount namespace, shared by the threads)
+	// and inherited by exec: do it all on this thread and exec from it.
+	runtime.LockOSThread()
+	v, err := buildView(spec)
 	if err != nil {
 		return err
 	}
-	if err := rs.addSystem(); err != nil {
+	ruleset, err := v.landlock(spec)
+	if err != nil {
 		return err
 	}
-	if err := rs.addNodes(spec.Nodes); err != nil {
-		return err
-	}
-	// Everything from here is per thread (no_new_privs, the Landlock domain, capabilities, the
-	// seccomp filter) and inherited by exec: do it all on this thread and exec from it.
-	runtime.LockOSThread()
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("no_new_privs: %w", err)
 	}
-	if err := ll.LandlockRestrictSelf(rs.fd, 0); err != nil {
+	if err := ll.LandlockRestrictSelf(ruleset, 0); err != nil {
 		return fmt.Errorf("landlock_restrict_self: %w", err)
 	}
-	unix.Close(rs.fd)
 	if err := dropCapabilities(); err != nil {
 		return fmt.Errorf("dropping capabilities: %w", err)
 	}
-	if err := installFilter(filterOpts{ipc: spec.IPC, xattr: spec.XAttr}); err != nil {
+	// Own IPC namespace: SysV IPC stays inside; the rest as under bubblewrap.
+	if err := installFilter(filterOpts{}); err != nil {
 		return fmt.Errorf("seccomp: %w", err)
 	}
-	if spec.Dir >= 0 {
-		if err := unix.Fchdir(spec.Dir); err != nil {
+	if v.dir >= 0 {
+		if err := unix.Fchdir(v.dir); err != nil {
 			return fmt.Errorf("entering the working directory: %w", err)
 		}
 	}
-	// No handle of ours reaches the command (the status pipe closes on exec: that is the
-	// success signal).
+	// No handle of ours reaches the command (the status pipe closes on exec: the success
+	// signal).
 	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
-		for fd := 3; fd < 4096; fd++ {
+		for fd := 3; fd < 65536; fd++ {
 			unix.CloseOnExec(fd)
 		}
 	}

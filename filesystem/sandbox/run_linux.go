@@ -67,17 +67,26 @@ var (
 // Effective returns the sandbox actually used for a configured mode, or an error saying why
 // commands cannot run. "" and "auto" prefer bubblewrap (it expresses read-only and hidden
 // subtrees of a writable root exactly, and gives the command its own PID namespace, /proc and
-// /dev), then Landlock.
+// /dev), then the namespaces mode (the same, built by massgen: it needs user namespaces unless
+// massgen runs as root, and a program that calls MaybeRunHelper), then Landlock alone.
 func Effective(mode string) (string, error) {
 	switch mode {
 	case "", ModeAuto:
 		if BubblewrapPath() != "" {
 			return ModeBubblewrap, nil
 		}
+		if NamespacesError() == nil && helperReady.Load() {
+			return ModeNamespaces, nil
+		}
 		if LandlockABI() >= minLandlockABI {
 			return ModeLandlock, nil
 		}
 		return "", errors.New("no command sandbox available: bubblewrap (bwrap) is not installed or cannot run, and the kernel has no Landlock (ABI >= 3); install bubblewrap, or set `command_sandbox: none` in the config to run commands unconfined (not recommended)")
+	case ModeNamespaces:
+		if err := NamespacesError(); err != nil {
+			return "", fmt.Errorf("command_sandbox: namespaces: %w", err)
+		}
+		return ModeNamespaces, nil
 	case ModeLandlock:
 		if abi := LandlockABI(); abi < minLandlockABI {
 			return "", fmt.Errorf("command_sandbox: landlock: the kernel's Landlock ABI is %d (need >= %d)", abi, minLandlockABI)
@@ -91,7 +100,45 @@ func Effective(mode string) (string, error) {
 	case ModeNone:
 		return ModeNone, nil
 	}
-	return "", fmt.Errorf("command_sandbox: unknown mode %q (known: auto, landlock, bubblewrap, none)", mode)
+	return "", fmt.Errorf("command_sandbox: unknown mode %q (known: auto, bubblewrap, namespaces, landlock, none)", mode)
+}
+
+// NamespacesError says why the namespaces mode cannot run here (nil: it can): it needs
+// Landlock (ABI >= 3) and, unless massgen runs as root, unprivileged user namespaces.
+func NamespacesError() error {
+	if abi := LandlockABI(); abi < minLandlockABI {
+		return fmt.Errorf("the kernel's Landlock ABI is %d (need >= %d)", abi, minLandlockABI)
+	}
+	_, err := namespacesProbe.get()
+	return err
+}
+
+// ReportFallback logs Fallback(mode), once per process.
+func ReportFallback(mode string, log *zap.Logger) {
+	fallbackOnce.Do(func() {
+		if f := Fallback(mode); f != "" && log != nil {
+			log.Warn(f)
+		}
+	})
+}
+
+var fallbackOnce sync.Once
+
+// Fallback says, for a configured mode, what auto fell back to and what that costs (""
+// when nothing is lost): said once when a run starts.
+func Fallback(mode string) string {
+	if mode != "" && mode != ModeAuto {
+		return ""
+	}
+	eff, err := Effective(mode)
+	if err != nil || eff != ModeLandlock {
+		return ""
+	}
+	why := "bubblewrap is not installed"
+	if err := NamespacesError(); err != nil {
+		why += " and " + err.Error()
+	}
+	return "command sandbox: " + why + ", so commands run under Landlock alone: they cannot create or remove entries directly in a directory that holds a protected, excluded or private path (such as the top of a project with a .git), cannot list a directory above a private path, and can stat, chmod and touch files they cannot read; install bubblewrap (apt-get install bubblewrap) or allow user namespaces to lift these limits"
 }
 
 // errSetup is what a command's caller sees when the sandbox could not be set up: the details
@@ -129,6 +176,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		cmdDir  = o.Dir
 		sysAttr syscall.SysProcAttr
 		confine func() error // Landlock: confines the thread the command is forked from
+		nss     *nsStart     // namespaces: the helper's spec and status
 	)
 	defer pf.Close()
 	if mode == ModeNone {
@@ -172,6 +220,14 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			}
 		case ModeBubblewrap:
 			argv, err = bwrapArgv(o, pl, &pf, dirfd)
+		case ModeNamespaces:
+			if sysAttr, err = namespacesProbe.get(); err != nil {
+				break
+			}
+			argv, nss, err = namespacesArgv(o, pl, &pf, dirfd)
+			if nss != nil {
+				defer nss.Close()
+			}
 		}
 		if err != nil {
 			log.Warn("sandbox set-up failed", zap.String("mode", mode), zap.Error(err))
@@ -210,7 +266,10 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		runErr = cmd.Start()
 	}
 	pf.Close() // the child has its copies
-	if runErr == nil && setupErr == nil {
+	if runErr == nil && (confine == nil || setupErr == nil) { // started
+		if nss != nil {
+			setupErr = nss.wait()
+		}
 		runErr = wait()
 		// Whatever the command left running in its process group (`sleep 100 &`) goes too:
 		// it could otherwise keep writing after the call returned, into the next phase.

@@ -1,6 +1,7 @@
 // Package sandbox runs agent commands in a child process confined by the kernel, and cleans up
-// after them: bubblewrap, else a re-executed helper (the massgen binary itself, see
-// MaybeRunHelper) confined with Landlock, else nothing, and that only when the config says
+// after them: bubblewrap; else the namespaces mode (a re-executed helper, the massgen binary
+// itself, see MaybeRunHelper, that builds the same view in new namespaces, then applies
+// Landlock); else Landlock alone; else nothing, and that only when the config says
 // `command_sandbox: none`.
 //
 // Every sandbox is built from descriptors, never from path strings resolved twice: each path of
@@ -42,6 +43,7 @@ const (
 	ModeAuto       = "auto"
 	ModeLandlock   = "landlock"
 	ModeBubblewrap = "bubblewrap"
+	ModeNamespaces = "namespaces"
 	ModeNone       = "none"
 )
 
@@ -85,7 +87,7 @@ type Policy struct {
 
 // Options is one command to run.
 type Options struct {
-	Mode    string // auto (default), landlock, bubblewrap, none
+	Mode    string // auto (default), bubblewrap, namespaces, landlock, none
 	Command string // run with /bin/sh -c
 	// Dir is the working directory; DirHandle, when set, is the same directory already opened
 	// by the caller (O_PATH or O_RDONLY): the command starts in that directory, whatever Dir
@@ -130,10 +132,10 @@ type Result struct {
 // ValidMode reports whether mode is a known command_sandbox value ("" means auto).
 func ValidMode(mode string) error {
 	switch mode {
-	case "", ModeAuto, ModeLandlock, ModeBubblewrap, ModeNone:
+	case "", ModeAuto, ModeLandlock, ModeBubblewrap, ModeNamespaces, ModeNone:
 		return nil
 	}
-	return fmt.Errorf("command_sandbox: unknown mode %q (known: auto, landlock, bubblewrap, none)", mode)
+	return fmt.Errorf("command_sandbox: unknown mode %q (known: auto, bubblewrap, namespaces, landlock, none)", mode)
 }
 
 // systemNames are the default-excluded names whose mere creation in a user's directory is

@@ -6,6 +6,8 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+
+	"go.uber.org/zap"
 )
 
 // MaybeRunHelper: there is no re-executed helper on this system.
@@ -31,3 +33,12 @@ func Effective(mode string) (string, error) {
 
 // Run refuses: commands never run unconfined by accident.
 func Run(ctx context.Context, o Options) (Result, error) { return Result{}, errUnsupported() }
+
+// NamespacesError: the namespaces mode is Linux only.
+func NamespacesError() error { return errUnsupported() }
+
+// Fallback: nothing to say where no sandbox runs at all.
+func Fallback(mode string) string { return "" }
+
+// ReportFallback: nothing to report.
+func ReportFallback(mode string, log *zap.Logger) {}

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"go.uber.org/zap/zaptest"
 )
 
 // TestMain lets the test binary act as the sandbox helper: Run re-executes os.Executable()
@@ -36,6 +38,11 @@ func modes(t *testing.T) []string {
 		ms = append(ms, ModeBubblewrap)
 	} else {
 		t.Logf("bubblewrap unavailable: bubblewrap cases not run")
+	}
+	if err := NamespacesError(); err == nil {
+		ms = append(ms, ModeNamespaces)
+	} else {
+		t.Logf("namespaces mode unavailable (%v): namespaces cases not run", err)
 	}
 	if len(ms) == 0 {
 		t.Skip("SANDBOX TESTS SKIPPED: neither Landlock (ABI >= 3) nor bubblewrap is available on this machine")
@@ -79,7 +86,7 @@ func mustWrite(t *testing.T, p, s string) {
 
 func run(t *testing.T, mode string, pol Policy, dir, command string) Result {
 	t.Helper()
-	res, err := Run(context.Background(), Options{Mode: mode, Command: command, Dir: dir, Policy: pol, Timeout: 30 * time.Second})
+	res, err := Run(context.Background(), Options{Mode: mode, Command: command, Dir: dir, Policy: pol, Timeout: 30 * time.Second, Log: zaptest.NewLogger(t)})
 	if err != nil {
 		t.Fatalf("Run(%q): %v", command, err)
 	}
