@@ -9,55 +9,17 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// hnode is a plan node as the Landlock helper receives it: a descriptor, its identity and
-// what the command gets there. No path or name: the helper's command line is visible to other
-// processes, and names under private paths are real agent ids.
+// hnode is a plan node as the Landlock ruleset is built from it: a handle, its identity and
+// what the command gets there.
 type hnode struct {
-	FD        int    `json:"fd"`
-	Parent    int    `json:"p"` // index in Nodes; -1 for /
-	Dev       uint64 `json:"d"`
-	Ino       uint64 `json:"i"`
-	Typ       uint32 `json:"t"`
-	St        state  `json:"s"`
-	MinBelow  int    `json:"m"`
-	PrivBelow bool   `json:"pb,omitempty"`
-	HideBelow bool   `json:"hb,omitempty"`
-}
-
-// helperSpec is everything the helper needs, read from a pipe (fd 3).
-type helperSpec struct {
-	Nodes []hnode `json:"nodes"`
-	// Dir is the working directory's descriptor (-1: stay where started).
-	Dir int `json:"dir"`
-	// Status is a close-on-exec pipe: a set-up error is written there; exec closes it empty.
-	Status int  `json:"status"`
-	IPC    bool `json:"ipc"`
-	XAttr  bool `json:"xattr"`
-}
-
-// landlockNodes passes the plan's handles to the helper (preorder, parents first).
-func (pl *plan) landlockNodes(pf *passFiles) ([]hnode, error) {
-	var out []hnode
-	var walk func(n *node, parent int) error
-	walk = func(n *node, parent int) error {
-		fd, err := pf.add(n.fd)
-		if err != nil {
-			return err
-		}
-		out = append(out, hnode{FD: fd, Parent: parent, Dev: n.id.Dev, Ino: n.id.Ino, Typ: n.typ, St: n.st,
-			MinBelow: n.minBelow, PrivBelow: n.privBelow, HideBelow: n.hideBelow})
-		me := len(out) - 1
-		for _, k := range n.kids {
-			if err := walk(k, me); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	if err := walk(pl.root, -1); err != nil {
-		return nil, err
-	}
-	return out, nil
+	FD        int
+	Parent    int // index in the list; -1 for /
+	Dev, Ino  uint64
+	Typ       uint32
+	St        state
+	MinBelow  int
+	PrivBelow bool
+	HideBelow bool
 }
 
 // Landlock access rights by kind of object.

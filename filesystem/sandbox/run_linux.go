@@ -266,7 +266,8 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		runErr = cmd.Start()
 	}
 	pf.Close() // the child has its copies
-	if runErr == nil && (confine == nil || setupErr == nil) { // started
+	started := runErr == nil && (confine == nil || setupErr == nil)
+	if started {
 		if nss != nil {
 			setupErr = nss.wait()
 		}
