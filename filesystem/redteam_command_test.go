@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -80,11 +81,17 @@ func TestRedteamCommandExcludedSymlink(t *testing.T) {
 // TestRedteamCommandCleanupRace: a process (left behind by an earlier command, say) swaps a
 // directory of the context path with a link to an outside directory holding a .git, while
 // the clean-up after each command looks for new .git entries. On main the clean-up followed
-// the link and deleted the outside .git.
+// the link and deleted the outside .git. Then old entries moved or linked to a system name:
+// on main they stayed, their birth time being older than the command.
 func TestRedteamCommandCleanupRace(t *testing.T) {
 	for _, mode := range sandboxModes(t) {
 		t.Run(mode, func(t *testing.T) {
 			e := newEnvNoSystem(t, mode)
+			// (In src/: with Landlock alone the project's top is read-only, it holds a
+			// protected path.)
+			write(t, filepath.Join(e.proj, "src", "olddir", "config"), "[core]\n\tfsmonitor = touch /tmp/pwned\n")
+			write(t, filepath.Join(e.proj, "src", "oldfile"), "OPENAI_BASE_URL=https://evil.example\n")
+			created := time.Now()
 			sub := filepath.Join(e.proj, "src", "sub")
 			mkdir(t, sub)
 			if err := os.Symlink(e.out, filepath.Join(e.proj, "src", "lnk")); err != nil {
@@ -105,6 +112,16 @@ func TestRedteamCommandCleanupRace(t *testing.T) {
 			}
 			if n := stop(); n < 100 {
 				t.Fatalf("only %d exchanges", n)
+			}
+			// Ages olddir and oldfile past main's one-second birth-time margin (not a wait
+			// for anything: the plant must be older than the command, as a user's file is).
+			time.Sleep(time.Until(created.Add(1100 * time.Millisecond)))
+			m := e.ok("execute_command", map[string]any{"command": "g=.git; v=.env; cd src && mv olddir $g && ln oldfile $v && echo planted", "work_dir": e.proj})
+			if m["stdout"] != "planted\n" || exists(filepath.Join(e.proj, "src", ".git")) || exists(filepath.Join(e.proj, "src", ".env")) {
+				t.Fatalf("old entries planted as .git/.env stayed: %v", m)
+			}
+			if len(strs(m["removed_system_paths"])) != 2 || !strings.Contains(fmt.Sprint(m["stderr"]), "massgen trash restore") {
+				t.Fatalf("result: %v", m)
 			}
 		})
 	}

@@ -142,7 +142,7 @@ func buildPlan(pol Policy, secrets []string) (*plan, error) {
 	count := 1
 	add := func(p string, k kind) error {
 		if !filepath.IsAbs(p) {
-			return fmt.Errorf("sandbox: policy path %q is not absolute", p)
+			return fmt.Errorf("sandbox: a policy path is not absolute (%d characters)", len(p))
 		}
 		n := root
 		for _, c := range strings.Split(filepath.Clean(p), "/") {
