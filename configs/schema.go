@@ -15,7 +15,7 @@ type Config struct {
 	// Permissions is the global `permissions:` section (modes, allow/deny rules, hooks).
 	Permissions Permissions `yaml:"permissions,omitempty" json:"permissions,omitempty"`
 	// CommandSandbox is "auto" (default: landlock, else bubblewrap, else refuse commands),
-	// "landlock", "bubblewrap" or "none" (explicit opt-out, warned about).
+	// "bubblewrap", "namespaces", "landlock" or "none" (explicit opt-out, warned about).
 	CommandSandbox string `yaml:"command_sandbox,omitempty" json:"command_sandbox,omitempty"`
 
 	// Source is the file the config was read from ("@examples/NAME" for built-ins); not YAML.

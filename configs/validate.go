@@ -13,7 +13,7 @@ var agentIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
 var (
 	permissionModes = []string{"acceptEdits", "default", "bypassPermissions"}
-	sandboxModes    = []string{"auto", "landlock", "bubblewrap", "none"}
+	sandboxModes    = []string{"auto", "bubblewrap", "namespaces", "landlock", "none"}
 	mcpTypes        = []string{"stdio", "streamable-http", "http", "sse"}
 )
 

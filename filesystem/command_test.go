@@ -21,6 +21,9 @@ func sandboxModes(t *testing.T) []string {
 	if sandbox.BubblewrapPath() != "" {
 		ms = append(ms, sandbox.ModeBubblewrap)
 	}
+	if sandbox.NamespacesError() == nil {
+		ms = append(ms, sandbox.ModeNamespaces)
+	}
 	if len(ms) == 0 {
 		t.Skip("SANDBOX TESTS SKIPPED: neither Landlock (ABI >= 3) nor bubblewrap is available on this machine")
 	}
@@ -81,22 +84,33 @@ func TestExecuteCommand(t *testing.T) {
 	}
 }
 
-// TestExecuteCommandAutoCreatesAtTop: in auto mode a final agent's command can create new
-// entries at the top of a context path that also holds .git and protected paths (bubblewrap
-// is preferred there; pure Landlock cannot express it, see sandbox.carve).
-func TestExecuteCommandAutoCreatesAtTop(t *testing.T) {
-	sandboxModes(t)
-	if sandbox.BubblewrapPath() == "" {
-		t.Skip("bubblewrap not installed: with Landlock alone new top-level entries next to .git cannot be created (documented)")
+// TestExecuteCommandCreatesAtTop: a final agent's command can create new entries at the top
+// of a context path that also holds .git and protected paths under bubblewrap and the
+// namespaces mode, which auto prefers (pure Landlock cannot express it: documented), while
+// .git and the protected paths hold.
+func TestExecuteCommandCreatesAtTop(t *testing.T) {
+	var ms []string
+	if sandbox.BubblewrapPath() != "" {
+		ms = append(ms, sandbox.ModeBubblewrap)
 	}
-	e := newEnv(t, permissions.Final)
-	m := e.ok("execute_command", map[string]any{"command": "mkdir -p dist && echo ok > dist/out.txt && echo x > NEW.md", "work_dir": e.proj})
-	if m["sandbox"] != sandbox.ModeBubblewrap || read(t, filepath.Join(e.proj, "dist", "out.txt")) != "ok\n" {
-		t.Fatalf("result = %v", m)
+	if sandbox.NamespacesError() == nil {
+		ms = append(ms, sandbox.ModeNamespaces, sandbox.ModeAuto)
 	}
-	e.call("execute_command", map[string]any{"command": "echo pwned > golden/expected.txt; rm -rf .git", "work_dir": e.proj})
-	if read(t, filepath.Join(e.proj, "golden", "expected.txt")) != "golden\n" || !exists(filepath.Join(e.proj, ".git", "HEAD")) {
-		t.Fatal("protected or system path changed")
+	if len(ms) == 0 {
+		t.Skip("neither bubblewrap nor user namespaces here: with Landlock alone new top-level entries next to .git cannot be created (documented)")
+	}
+	for _, mode := range ms {
+		t.Run(mode, func(t *testing.T) {
+			e := newEnv(t, permissions.Final, withSandbox(mode))
+			m := e.ok("execute_command", map[string]any{"command": "mkdir -p dist && echo ok > dist/out.txt && echo x > NEW.md && ls", "work_dir": e.proj})
+			if m["sandbox"] == sandbox.ModeLandlock || read(t, filepath.Join(e.proj, "dist", "out.txt")) != "ok\n" || !strings.Contains(fmt.Sprint(m["stdout"]), "NEW.md") {
+				t.Fatalf("result = %v", m)
+			}
+			e.call("execute_command", map[string]any{"command": "echo pwned > golden/expected.txt; rm -rf .git; mv golden g2", "work_dir": e.proj})
+			if read(t, filepath.Join(e.proj, "golden", "expected.txt")) != "golden\n" || !exists(filepath.Join(e.proj, ".git", "HEAD")) {
+				t.Fatal("protected or system path changed")
+			}
+		})
 	}
 }
 

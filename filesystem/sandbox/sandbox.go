@@ -1,38 +1,41 @@
-// Package sandbox runs agent commands in a child process confined by the kernel: Landlock applied
-// in a re-executed helper (the massgen binary itself, see MaybeRunHelper), else bubblewrap, else
-// nothing, and that only when the config says `command_sandbox: none`.
+// Package sandbox runs agent commands in a child process confined by the kernel, and cleans up
+// after them: bubblewrap; else the namespaces mode (a re-executed helper, the massgen binary
+// itself, see MaybeRunHelper, that builds the same view in new namespaces, then applies
+// Landlock); else Landlock alone; else nothing, and that only when the config says
+// `command_sandbox: none`.
+//
+// Every sandbox is built from descriptors, never from path strings resolved twice: each path of
+// the policy is opened once (O_PATH|O_NOFOLLOW, component by component, refusing symbolic
+// links on the way), and the bind mounts, Landlock rules and the clean-up after the command all
+// act on those handles. A symbolic link where a protected entry stands is protected as the link
+// itself, never followed.
 //
 // A confined command has no capabilities (even under root), cannot gain any (no_new_privs),
-// cannot connect to UNIX sockets outside or signal processes outside, and gets a minimal
-// environment without massgen's secrets. What it sees of the file system:
+// cannot connect to UNIX sockets outside, signal processes outside, set setuid/setgid bits or
+// use SysV IPC with processes outside, and gets a minimal environment without massgen's secrets.
+// What it sees of the file system:
 //   - read and execute: the agent's readable roots and the system directories (SystemReadDirs);
 //   - write: the agent's writable roots, minus the Keep paths under them (protected and
 //     default-excluded paths), and a private temporary directory (TMPDIR, HOME) that is removed
 //     afterwards. /tmp itself, the user's home and everything else are invisible.
-//   - Keep paths (protected and default-excluded paths under writable roots) stay read-only and
-//     Hide paths (private paths) are invisible. With Landlock, which cannot subtract from a
-//     grant, they are carved out: every sibling entry along the way gets its own grant and the
-//     directories leading to them are read-only (list-only above a Hide path), so a command
-//     cannot create or remove entries directly in those directories. With bubblewrap, Keep
-//     paths are read-only bind mounts and Hide paths are covered by empty mounts, with no such
-//     restriction; so in "auto" mode bubblewrap is preferred (when installed) for commands whose
-//     policy has Keep or Hide paths, and Landlock is used otherwise.
+//   - Keep paths stay read-only and their ancestors cannot be renamed; Hide paths (private
+//     paths) are neither readable nor listable, except roots nested in them (the agent's own
+//     workspace and temp workspace under .massgen/), which stay visible.
+//
+// After the command, .git, .env and .massgen entries it created in a writable root that is
+// not the agent's own are moved to the trash (or removed), and Keep paths it managed to
+// replace (a symbolic link Keep path, which bubblewrap cannot mount over) are put back.
 package sandbox
 
 import (
 	"bytes"
-	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
+
+	"go.uber.org/zap"
 )
 
 // Modes accepted in the config's command_sandbox.
@@ -40,6 +43,7 @@ const (
 	ModeAuto       = "auto"
 	ModeLandlock   = "landlock"
 	ModeBubblewrap = "bubblewrap"
+	ModeNamespaces = "namespaces"
 	ModeNone       = "none"
 )
 
@@ -57,25 +61,6 @@ const minLandlockABI = 3
 var SystemReadDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/proc", "/dev",
 	"/run/systemd/resolve", "/run/resolvconf"}
 
-// secretSystemFiles are files in the system directories that only root can read (password
-// hashes, sudo rules, SSH host keys, TLS private keys). A command keeps massgen's uid, so when
-// massgen runs as root they would be readable despite the dropped capabilities: they are hidden
-// then. (Other users cannot read them anyway.)
-func secretSystemFiles() []string {
-	if os.Geteuid() != 0 {
-		return nil
-	}
-	var out []string
-	for _, p := range []string{"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers",
-		"/etc/sudoers.d", "/etc/ssl/private", "/etc/security/opasswd"} {
-		if _, err := os.Lstat(p); err == nil {
-			out = append(out, p)
-		}
-	}
-	keys, _ := filepath.Glob("/etc/ssh/ssh_host_*_key")
-	return append(out, keys...)
-}
-
 // writableDevices are the device files every command may write to; readableDevices those it
 // may read besides. The rest of /dev (terminals, kernel log, disks) is out of reach: bubblewrap
 // mounts a fresh minimal /dev, Landlock grants these files only.
@@ -84,24 +69,30 @@ var (
 	readableDevices = []string{"/dev/random", "/dev/urandom"}
 )
 
-// Policy is what the command may touch. Paths are absolute; they may be files or directories.
+// Policy is what the command may touch. Paths are absolute and clean; roots and Hide paths are
+// resolved (no symbolic link on the way), Keep paths have a resolved parent and may themselves
+// be symbolic links (protected as links). They may be files or directories.
 type Policy struct {
 	Read  []string `json:"read,omitempty"`
 	Write []string `json:"write,omitempty"`
 	// Keep are paths under Write roots that must stay read-only.
 	Keep []string `json:"keep,omitempty"`
-	// Hide are paths under any root that must be neither read nor written (private paths).
+	// Hide are paths under any root that must be neither read, written nor listed (private
+	// paths). Roots nested in a Hide path stay visible: the deeper entry decides.
 	Hide []string `json:"hide,omitempty"`
+	// Own are Write roots that belong to the agent (its workspace): .git, .env and .massgen
+	// may be created there. Everywhere else under Write they are removed after the command.
+	Own []string `json:"own,omitempty"`
 }
 
 // Options is one command to run.
 type Options struct {
-	Mode    string // auto (default), landlock, bubblewrap, none
+	Mode    string // auto (default), bubblewrap, namespaces, landlock, none
 	Command string // run with /bin/sh -c
-	Dir     string // working directory (must be readable)
-	// DirHandle, when set, is the working directory opened by the file tools' walk (the one
-	// the permission decision judged); the command starts there rather than at Dir resolved
-	// again. Dir names it for messages. The caller closes it after Run.
+	// Dir is the working directory; DirHandle, when set, is the same directory already opened
+	// by the caller (O_PATH or O_RDONLY): the command starts in that directory, whatever Dir
+	// names now.
+	Dir       string
 	DirHandle *os.File
 	Timeout   time.Duration
 	// MaxOutput caps each of stdout and stderr (default 64 KiB).
@@ -111,6 +102,13 @@ type Options struct {
 	Env []string
 	// Executable is the helper binary (default os.Executable()); it must call MaybeRunHelper.
 	Executable string
+	// Trash, when set, receives what the clean-up removes from a writable root (the run's
+	// trash): the entry name in the opened directory dir, and its path for the record. It
+	// returns a trash id. Without it such entries are deleted (and reported).
+	Trash func(dir *os.File, name, path string) (string, error)
+	// Log receives the details of sandbox set-up failures (paths included), which never reach
+	// the command's result. Nil: discarded.
+	Log *zap.Logger
 }
 
 // Result is what happened.
@@ -123,230 +121,33 @@ type Result struct {
 	Sandbox   string `json:"sandbox"`
 	// Duration in milliseconds.
 	DurationMS int64 `json:"duration_ms"`
+	// Removed lists the .git, .env and .massgen entries the command created in a writable
+	// root that is not the agent's own (and Keep paths it created), which were taken away;
+	// with a trash, as "path (trash id)".
+	Removed []string `json:"removed_system_paths,omitempty"`
+	// Restored lists Keep paths the command replaced or removed, which were put back.
+	Restored []string `json:"restored_paths,omitempty"`
 }
-
-// LandlockABI returns the kernel's Landlock ABI version (0: unavailable).
-func LandlockABI() int { return landlockABI() }
-
-// BubblewrapPath returns the bwrap binary, or "" when it is not installed or cannot create a
-// sandbox here (e.g. user namespaces disabled).
-func BubblewrapPath() string {
-	bwrapOnce.Do(func() {
-		p, err := exec.LookPath("bwrap")
-		if err != nil {
-			return
-		}
-		// Probe: some containers have bwrap but forbid the namespaces it needs.
-		cmd := exec.Command(p, "--ro-bind", "/", "/", "--unshare-pid", "--dev", "/dev", "--proc", "/proc", "--", "/bin/true")
-		if cmd.Run() == nil {
-			bwrapPath = p
-		}
-	})
-	return bwrapPath
-}
-
-var (
-	bwrapOnce sync.Once
-	bwrapPath string
-)
 
 // ValidMode reports whether mode is a known command_sandbox value ("" means auto).
 func ValidMode(mode string) error {
 	switch mode {
-	case "", ModeAuto, ModeLandlock, ModeBubblewrap, ModeNone:
+	case "", ModeAuto, ModeLandlock, ModeBubblewrap, ModeNamespaces, ModeNone:
 		return nil
 	}
-	return fmt.Errorf("command_sandbox: unknown mode %q (known: auto, landlock, bubblewrap, none)", mode)
+	return fmt.Errorf("command_sandbox: unknown mode %q (known: auto, bubblewrap, namespaces, landlock, none)", mode)
 }
 
-// Effective returns the sandbox actually used for a configured mode ("" or "auto": Landlock if
-// the kernel supports it, else bubblewrap), or an error saying why commands cannot run.
-func Effective(mode string) (string, error) {
-	switch mode {
-	case "", ModeAuto:
-		if LandlockABI() >= minLandlockABI {
-			return ModeLandlock, nil
-		}
-		if BubblewrapPath() != "" {
-			return ModeBubblewrap, nil
-		}
-		return "", errors.New("no command sandbox available: the kernel has no Landlock (ABI >= 3) and bubblewrap (bwrap) is not installed or cannot run; install bubblewrap, or set `command_sandbox: none` in the config to run commands unconfined (not recommended)")
-	case ModeLandlock:
-		if abi := LandlockABI(); abi < minLandlockABI {
-			return "", fmt.Errorf("command_sandbox: landlock: the kernel's Landlock ABI is %d (need >= %d)", abi, minLandlockABI)
-		}
-		return ModeLandlock, nil
-	case ModeBubblewrap:
-		if BubblewrapPath() == "" {
-			return "", errors.New("command_sandbox: bubblewrap: bwrap is not installed or cannot create a sandbox here (apt-get install bubblewrap)")
-		}
-		return ModeBubblewrap, nil
-	case ModeNone:
-		return ModeNone, nil
-	}
-	return "", fmt.Errorf("command_sandbox: unknown mode %q (known: auto, landlock, bubblewrap, none)", mode)
-}
-
-// Run runs o.Command confined by o.Policy. A non-zero exit is not an error; an error means the
-// command could not be started (or no sandbox is available).
-func Run(ctx context.Context, o Options) (Result, error) {
-	mode, err := Effective(o.Mode)
-	if err != nil {
-		return Result{}, err
-	}
-	if (o.Mode == "" || o.Mode == ModeAuto) && mode == ModeLandlock && BubblewrapPath() != "" {
-		// auto prefers bubblewrap whenever it works: it expresses read-only and hidden subtrees
-		// of a writable root exactly (Landlock must carve, see carve), and its own PID namespace,
-		// /proc and /dev keep a command from leaving processes behind with setsid, reading other
-		// processes' command lines or reaching the user's terminals. It is also the way out for
-		// a program that cannot re-execute itself as the Landlock helper.
-		mode = ModeBubblewrap
-	}
-	if o.MaxOutput <= 0 {
-		o.MaxOutput = 64 << 10
-	}
-	if o.Timeout <= 0 {
-		o.Timeout = 2 * time.Minute
-	}
-	tmp, err := os.MkdirTemp("", "massgen-cmd-")
-	if err != nil {
-		return Result{}, fmt.Errorf("sandbox: private temp dir: %w", err)
-	}
-	defer os.RemoveAll(tmp)
-
-	pol := o.Policy
-	pol.Write = append(slices.Clone(pol.Write), tmp)
-	pol.Hide = append(slices.Clone(pol.Hide), secretSystemFiles()...)
-	env := baseEnv(tmp)
-	env = append(env, o.Env...)
-
-	var argv []string
-	var seccompFile *os.File
-	switch mode {
-	case ModeLandlock:
-		exe := o.Executable
-		if exe == "" && !helperReady.Load() {
-			return Result{}, errors.New("sandbox: this program does not call sandbox.MaybeRunHelper() first thing in main (or TestMain), so it cannot re-execute itself as the Landlock helper")
-		}
-		if exe == "" {
-			if exe, err = os.Executable(); err != nil {
-				return Result{}, fmt.Errorf("sandbox: locating the helper binary: %w", err)
-			}
-		}
-		spec, err := json.Marshal(pol)
-		if err != nil {
-			return Result{}, fmt.Errorf("sandbox: %w", err)
-		}
-		argv = []string{exe, helperArg, string(spec), "/bin/sh", "-c", o.Command}
-	case ModeBubblewrap:
-		// The same seccomp filter as the Landlock helper (no UNIX sockets: bwrap shares the
-		// network namespace, where abstract sockets live), passed to bwrap as fd 3.
-		filter, err := seccompBytes()
-		if err != nil {
-			return Result{}, fmt.Errorf("sandbox: %w", err)
-		}
-		fp := filepath.Join(tmp, ".seccomp")
-		if err := os.WriteFile(fp, filter, 0o600); err != nil {
-			return Result{}, fmt.Errorf("sandbox: %w", err)
-		}
-		if seccompFile, err = os.Open(fp); err != nil {
-			return Result{}, fmt.Errorf("sandbox: %w", err)
-		}
-		defer seccompFile.Close()
-		os.Remove(fp)
-		argv = append([]string{BubblewrapPath(), "--seccomp", "3"}, bwrapArgs(pol, o.Dir)...)
-		argv = append(argv, "--", "/bin/sh", "-c", o.Command)
-	case ModeNone:
-		argv = []string{"/bin/sh", "-c", o.Command}
-	}
-
-	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
-	defer cancel()
-	stdout := &capped{max: o.MaxOutput}
-	stderr := &capped{max: o.MaxOutput}
-	// No PID namespace for the Landlock helper: Go's all-threads syscalls (used to restrict
-	// every thread) find the threads through /proc/<getpid()>/task, and as pid 1 of a new
-	// namespace with the host's /proc that is the host's init. The process-group kill after the
-	// command is the fallback; a command can leave the group with setsid (it stays confined).
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Dir = o.Dir
-	cmd.Env = env
-	// Own process group, so a timeout kills the command and everything it started.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Cancel = func() error {
-		if cmd.Process == nil {
-			return nil
-		}
-		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
-	// If a grandchild escaped the group and keeps the pipes open, stop waiting for it.
-	cmd.WaitDelay = 2 * time.Second
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.Stdin = nil
-	if seccompFile != nil {
-		cmd.ExtraFiles = []*os.File{seccompFile}
-	}
-
-	start := time.Now()
-	runErr := cmd.Start()
-	if runErr == nil {
-		runErr = cmd.Wait()
-		// Whatever the command left running in its process group (`sleep 100 &`) goes too:
-		// it could otherwise keep writing after the call returned, into the next phase.
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
-	res := Result{
-		Stdout:     stdout.buf.String(),
-		Stderr:     stderr.buf.String(),
-		Truncated:  stdout.truncated || stderr.truncated,
-		Sandbox:    mode,
-		DurationMS: time.Since(start).Milliseconds(),
-	}
-	switch ctx.Err() {
-	case context.DeadlineExceeded:
-		res.TimedOut = true
-		res.ExitCode = -1
-		return res, nil
-	case context.Canceled: // the run was cancelled: the command was killed with its group
-		res.ExitCode = -1
-		return res, fmt.Errorf("sandbox: command cancelled: %w", context.Canceled)
-	}
-	if runErr != nil {
-		var ee *exec.ExitError
-		if errors.As(runErr, &ee) {
-			res.ExitCode = ee.ExitCode()
-			if res.ExitCode == -1 { // killed by a signal
-				res.ExitCode = 128 + int(ee.Sys().(syscall.WaitStatus).Signal())
-			}
-			return res, nil
-		}
-		if errors.Is(runErr, exec.ErrWaitDelay) {
-			return res, nil
-		}
-		if ctx.Err() != nil {
-			return res, fmt.Errorf("sandbox: %w", ctx.Err())
-		}
-		return res, fmt.Errorf("sandbox: starting %s: %w", argv[0], runErr)
-	}
-	return res, nil
-}
-
-// needsCarve reports whether a Keep or Hide path lies under a root the policy grants, i.e.
-// whether Landlock would have to carve (see carve).
-func needsCarve(p Policy) bool {
-	for _, k := range p.Keep {
-		for _, w := range p.Write {
-			if under(filepath.Clean(k), filepath.Clean(w)) {
-				return true
-			}
-		}
-	}
-	for _, h := range p.Hide {
-		for _, r := range append(slices.Clone(p.Read), p.Write...) {
-			if under(filepath.Clean(h), filepath.Clean(r)) {
-				return true
-			}
-		}
+// systemNames are the default-excluded names whose mere creation in a user's directory is
+// dangerous: .git (hooks and core.fsmonitor run code in the user's next git command), .env
+// (read by the next massgen run: OPENAI_BASE_URL and friends) and .massgen (permissions.yaml:
+// project rules of the next run). The kernel sandbox keeps existing ones read-only but cannot
+// stop a command from creating a new one in a writable directory, so what a command created is
+// taken away right after it.
+func isSystemName(name string) bool {
+	switch strings.ToLower(name) {
+	case ".git", ".env", ".massgen":
+		return true
 	}
 	return false
 }
@@ -387,94 +188,4 @@ func (c *capped) Write(p []byte) (int, error) {
 	}
 	c.buf.Write(p)
 	return len(p), nil
-}
-
-// bwrapArgs builds the bubblewrap mount table: system dirs read-only, read roots
-// read-only, write roots read-write, Keep paths read-only again (later mounts win).
-func bwrapArgs(p Policy, dir string) []string {
-	// --cap-drop ALL: run as root, bwrap would otherwise keep every capability in the sandbox.
-	args := []string{"--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--cap-drop", "ALL",
-		"--proc", "/proc", "--dev", "/dev"}
-	for _, d := range SystemReadDirs {
-		if d == "/proc" || d == "/dev" {
-			continue
-		}
-		if _, err := os.Lstat(d); err != nil {
-			continue
-		}
-		if t, err := os.Readlink(d); err == nil { // /bin -> usr/bin on merged-/usr systems
-			args = append(args, "--symlink", t, d)
-			continue
-		}
-		args = append(args, "--ro-bind", d, d)
-	}
-	type mount struct {
-		path string
-		rw   bool
-	}
-	var ms []mount
-	for _, r := range p.Read {
-		ms = append(ms, mount{r, false})
-	}
-	for _, w := range p.Write {
-		ms = append(ms, mount{w, true})
-	}
-	for _, k := range p.Keep {
-		ms = append(ms, mount{k, false})
-	}
-	// Shallower first, so a deeper mount always wins: nested roots override their parents,
-	// Keep paths override the roots they are in, and a Write root inside a Keep path (the
-	// workspace in <project>/.massgen/workspaces/ when the project is a writable context path)
-	// stays writable. At equal depth the Keep path (listed last) wins.
-	slices.SortStableFunc(ms, func(a, b mount) int { return depth(a.path) - depth(b.path) })
-	for _, m := range ms {
-		if _, err := os.Lstat(m.path); err != nil {
-			continue
-		}
-		if m.rw {
-			args = append(args, "--bind", m.path, m.path)
-		} else {
-			args = append(args, "--ro-bind", m.path, m.path)
-		}
-	}
-	// Writes anywhere else fail instead of landing in bwrap's throwaway root tmpfs. /tmp is not
-	// mounted: the private temp dir (a Write root) is the only writable place outside the roots.
-	args = append(args, "--remount-ro", "/")
-	for _, h := range p.Hide {
-		inRoot := false
-		for _, m := range ms {
-			inRoot = inRoot || under(filepath.Clean(h), filepath.Clean(m.path))
-		}
-		for _, d := range SystemReadDirs {
-			inRoot = inRoot || d != "/proc" && d != "/dev" && under(filepath.Clean(h), d)
-		}
-		if !inRoot {
-			continue // not mounted, so not visible: nothing to cover (and / is read-only now)
-		}
-		fi, err := os.Lstat(h)
-		switch {
-		case err != nil:
-		case fi.IsDir():
-			args = append(args, "--tmpfs", h, "--remount-ro", h)
-		default:
-			args = append(args, "--ro-bind", "/dev/null", h)
-		}
-	}
-	if dir != "" {
-		args = append(args, "--chdir", dir)
-	}
-	return args
-}
-
-func depth(p string) int { return strings.Count(filepath.Clean(p), string(filepath.Separator)) }
-
-// under reports whether p is root or inside it (both clean and absolute).
-func under(p, root string) bool {
-	if p == root {
-		return true
-	}
-	if root == "/" {
-		return strings.HasPrefix(p, "/")
-	}
-	return strings.HasPrefix(p, root+"/")
 }

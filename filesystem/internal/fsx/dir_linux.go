@@ -47,6 +47,16 @@ func (d *Dir) File() (*os.File, error) {
 	return os.NewFile(uintptr(fd), d.Path), nil
 }
 
+// FromFile is a Dir on the directory f has open (its own descriptor, a duplicate), reached by
+// path; f stays the caller's.
+func FromFile(f *os.File, path string) (*Dir, error) {
+	fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "dup", Path: path, Err: err}
+	}
+	return &Dir{fd: fd, Path: path}, nil
+}
+
 // Lstat describes name in d without following it.
 func (d *Dir) Lstat(name string) (Info, error) {
 	var st unix.Stat_t

@@ -37,6 +37,9 @@ type Entry struct {
 	Info Info
 }
 
+// FromFile fails closed on this platform.
+func FromFile(f *os.File, path string) (*Dir, error) { return nil, ErrUnsupported }
+
 func (d *Dir) Close() error                                  { return nil }
 func (d *Dir) File() (*os.File, error)                       { return nil, ErrUnsupported }
 func (d *Dir) Lstat(name string) (Info, error)               { return Info{}, ErrUnsupported }

@@ -1,0 +1,153 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sync/atomic"
+	"syscall"
+
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// MaybeRunHelper must be called first thing in main (and in TestMain of packages whose tests run
+// commands): when the process was re-executed as the sandbox helper (the namespaces mode), it
+// builds the command's view of the file system, confines itself, execs the command and never
+// returns. Otherwise it returns at once.
+func MaybeRunHelper() {
+	helperReady.Store(true)
+	if len(os.Args) < 3 || os.Args[1] != helperArg {
+		return
+	}
+	spec, err := readSpec()
+	if err == nil {
+		err = runHelper(spec, os.Args[2:])
+	}
+	// Only reached when the set-up or exec failed: never run the command unconfined. The
+	// message names no path (the caller logs it, the command's result does not show it).
+	msg := fmt.Sprintf("massgen sandbox helper: %v\n", err)
+	if spec.Status > 0 {
+		unix.Write(spec.Status, []byte(msg))
+	} else {
+		fmt.Fprint(os.Stderr, msg)
+	}
+	os.Exit(126)
+}
+
+// helperReady records that this process's main (or TestMain) called MaybeRunHelper, so
+// re-executing os.Executable() as the helper is safe. A process-wide fact set once at start:
+// without it, a binary that never calls MaybeRunHelper (say, another package's test binary)
+// would be re-executed with arguments it does not understand (a test binary would run all its
+// tests again, recursively).
+var helperReady atomic.Bool
+
+// specFD is where the helper reads its spec (the first descriptor passed).
+const specFD = 3
+
+func readSpec() (nsSpec, error) {
+	spec := nsSpec{Status: -1}
+	f := os.NewFile(specFD, "spec")
+	b, err := io.ReadAll(io.LimitReader(f, 64<<20))
+	f.Close()
+	if err != nil {
+		return spec, fmt.Errorf("reading the sandbox spec: %w", err)
+	}
+	if err := json.Unmarshal(b, &spec); err != nil {
+		return spec, fmt.Errorf("bad sandbox spec: %w", err)
+	}
+	return spec, nil
+}
+
+func runHelper(spec nsSpec, argv []string) error {
+	// Everything below is per thread (or acts on the mount namespace, shared by the threads)
+	// and inherited by exec: do it all on this thread and exec from it.
+	runtime.LockOSThread()
+	v, err := buildView(spec)
+	if err != nil {
+		return err
+	}
+	ruleset, err := v.landlock(spec)
+	if err != nil {
+		return err
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("no_new_privs: %w", err)
+	}
+	if err := ll.LandlockRestrictSelf(ruleset, 0); err != nil {
+		return fmt.Errorf("landlock_restrict_self: %w", err)
+	}
+	if err := dropCapabilities(); err != nil {
+		return fmt.Errorf("dropping capabilities: %w", err)
+	}
+	// Own IPC namespace: SysV IPC stays inside; the rest as under bubblewrap.
+	if err := installFilter(filterOpts{}); err != nil {
+		return fmt.Errorf("seccomp: %w", err)
+	}
+	if v.dir >= 0 {
+		if err := unix.Fchdir(v.dir); err != nil {
+			return fmt.Errorf("entering the working directory: %w", err)
+		}
+	}
+	// No handle of ours reaches the command (the status pipe closes on exec: the success
+	// signal).
+	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		for fd := 3; fd < 65536; fd++ {
+			unix.CloseOnExec(fd)
+		}
+	}
+	return syscall.Exec(argv[0], argv, os.Environ())
+}
+
+// dropCapabilities empties the bounding, ambient, effective, permitted and inheritable sets of
+// the calling thread. Run as root, a command would otherwise keep capabilities that Landlock does
+// not govern (loading kernel modules, ptrace-reading other processes' memory and environment).
+// With no_new_privs exec cannot give them back.
+func dropCapabilities() error {
+	if err := dropInheritable(); err != nil {
+		return err
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	return unix.Capset(&hdr, &data[0])
+}
+
+// dropInheritable empties the bounding, ambient and inheritable sets of the calling thread,
+// keeping its effective and permitted sets (to create the command's PID namespace). What
+// exec gives a program is drawn from those three sets only (for root too: its implicit file
+// capabilities are masked by the bounding set), so the command starts with none.
+func dropInheritable() error {
+	for c := 0; c < 64; c++ {
+		err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0)
+		if errors.Is(err, unix.EINVAL) {
+			break // past the last capability this kernel knows
+		}
+		if errors.Is(err, unix.EPERM) {
+			break // no CAP_SETPCAP: an unprivileged process, nothing to drop there
+		}
+		if err != nil {
+			return err
+		}
+	}
+	_ = unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return err
+	}
+	data[0].Inheritable, data[1].Inheritable = 0, 0
+	return unix.Capset(&hdr, &data[0])
+}
+
+func landlockABI() int {
+	v, err := ll.LandlockGetABIVersion()
+	if err != nil {
+		return 0
+	}
+	return v
+}

@@ -1,0 +1,132 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"fmt"
+	"os/exec"
+	"runtime"
+	"sync"
+	"syscall"
+
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// Landlock mode needs no helper process: the ruleset is built here from the plan's handles,
+// and the command is forked from a dedicated OS thread that confined itself first. Everything
+// that confines is per thread and inherited by a child forked from that thread (the Landlock
+// domain and no_new_privs, the capability sets, the seccomp filter); the thread is locked and
+// never unlocked, so it runs nothing else and ends with its goroutine (Go creates other
+// threads from a template thread, never by cloning a locked one). This avoids re-executing
+// massgen, whose start costs more than the command.
+
+// hnodes is the plan for the ruleset built in this process (the plan's own handles).
+func (pl *plan) hnodes() []hnode {
+	var out []hnode
+	var walk func(n *node, parent int)
+	walk = func(n *node, parent int) {
+		out = append(out, hnode{FD: n.fd, Parent: parent, Dev: n.id.Dev, Ino: n.id.Ino, Typ: n.typ, St: n.st,
+			MinBelow: n.minBelow, PrivBelow: n.privBelow, HideBelow: n.hideBelow})
+		me := len(out) - 1
+		for _, k := range n.kids {
+			walk(k, me)
+		}
+	}
+	walk(pl.root, -1)
+	return out
+}
+
+// landlockRuleset is the plan's Landlock ruleset (its descriptor; the caller closes it).
+func (pl *plan) landlockRuleset() (int, error) {
+	abi := landlockABI()
+	if abi < minLandlockABI {
+		return -1, fmt.Errorf("landlock ABI %d < %d", abi, minLandlockABI)
+	}
+	rs, err := newRuleset(abi)
+	if err != nil {
+		return -1, err
+	}
+	if err := rs.addSystem(); err != nil {
+		unix.Close(rs.fd)
+		return -1, err
+	}
+	if err := rs.addNodes(pl.hnodes()); err != nil {
+		unix.Close(rs.fd)
+		return -1, err
+	}
+	return rs.fd, nil
+}
+
+// confineThread confines the calling (locked) thread: no_new_privs, the Landlock ruleset, no
+// capability for what it execs (see dropInheritable), the seccomp filter.
+func confineThread(ruleset int, f filterOpts) error {
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("no_new_privs: %w", err)
+	}
+	if err := ll.LandlockRestrictSelf(ruleset, 0); err != nil {
+		return fmt.Errorf("landlock_restrict_self: %w", err)
+	}
+	if err := dropInheritable(); err != nil {
+		return fmt.Errorf("dropping capabilities: %w", err)
+	}
+	if err := installFilter(f); err != nil {
+		return fmt.Errorf("seccomp: %w", err)
+	}
+	return nil
+}
+
+// startConfined starts cmd from a new OS thread confined by confine, and waits for it there
+// (a parent-death signal follows the thread that forked). wait returns cmd.Wait's error.
+func startConfined(cmd *exec.Cmd, confine func() error) (wait func() error, setupErr, startErr error) {
+	type started struct{ setup, start error }
+	sc := make(chan started, 1)
+	wc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the confined thread ends with this goroutine
+		if err := confine(); err != nil {
+			sc <- started{setup: err}
+			return
+		}
+		err := cmd.Start()
+		sc <- started{start: err}
+		if err == nil {
+			wc <- cmd.Wait()
+		}
+	}()
+	s := <-sc
+	return func() error { return <-wc }, s.setup, s.start
+}
+
+// pidNS is how a Landlock command gets its own PID namespace, probed once: when the command's
+// first process (the shell) ends, the kernel kills every process left in it, so nothing a
+// command starts outlives it, setsid or not. As root CLONE_NEWPID is enough; otherwise a user
+// namespace comes with it (unmapped: the confined thread cannot write /proc/<pid>/uid_map, and
+// the command keeps the user's kernel uid all the same, shown as 65534); where neither is
+// allowed the command shares massgen's (ok is false).
+type pidNS struct {
+	once sync.Once
+	attr syscall.SysProcAttr
+	ok   bool
+}
+
+var landlockPIDNS pidNS
+
+func (p *pidNS) get() (syscall.SysProcAttr, bool) {
+	p.once.Do(func() {
+		candidates := []syscall.SysProcAttr{{Cloneflags: syscall.CLONE_NEWPID}}
+		if syscall.Geteuid() != 0 {
+			candidates = append(candidates, syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID})
+		}
+		for _, c := range candidates {
+			cmd := exec.Command("/bin/true")
+			attr := c
+			cmd.SysProcAttr = &attr
+			if cmd.Run() == nil {
+				p.attr, p.ok = c, true
+				return
+			}
+		}
+	})
+	return p.attr, p.ok
+}

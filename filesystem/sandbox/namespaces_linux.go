@@ -1,0 +1,237 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// The namespaces mode: bubblewrap's view of the file system, built by massgen itself. The
+// command's first process is massgen re-executed as the helper (MaybeRunHelper), started in
+// new user (unless root), mount, PID and IPC namespaces; the helper makes its mounts private,
+// the whole tree read-only, then mounts what the plan says from handles (a root read-write, a
+// Keep path read-only — a link included, which bubblewrap cannot do —, the ancestors of Keep
+// and private paths pinned, private directories covered, read-only directories holding
+// private names covered and their other entries bound back), mounts a /proc of its own, and
+// then confines itself with a flat Landlock ruleset (no carve: the mounts make the holes),
+// drops every capability, installs the seccomp filter and execs the shell as PID 1: when it
+// ends, everything it started ends.
+
+// nsAct is what the helper does at a plan node.
+type nsAct uint8
+
+const (
+	actNone      nsAct = iota // in place, as the mounts above leave it
+	actBindRW                 // bound read-write onto itself (or onto its mount point)
+	actBindRO                 // bound read-only
+	actCover                  // a tmpfs, with the directory's other entries bound back read-only
+	actHideTmpfs              // an empty tmpfs (a private directory)
+	actHideNull               // /dev/null over it (a private file)
+	actLinkCopy               // a copy of the link in the parent's tmpfs
+	actContainer              // an empty directory in the parent's tmpfs (on the way to a root)
+	actAbsent                 // not in the parent's tmpfs
+)
+
+// nsNode is a plan node as the helper receives it (through a pipe, never the command line).
+type nsNode struct {
+	Name   string `json:"n"`
+	Parent int    `json:"p"`
+	Dev    uint64 `json:"d"`
+	Ino    uint64 `json:"i"`
+	Typ    uint32 `json:"t"`
+	St     state  `json:"s"`
+	Act    nsAct  `json:"a"`
+	Root   bool   `json:"r,omitempty"` // a Read or Write root or system directory: granted as such
+}
+
+// nsSpec is everything the helper needs.
+type nsSpec struct {
+	Nodes []nsNode `json:"nodes"`
+	// Dir is the working directory (its path now, and its identity: entered only if the same
+	// directory is found there in the new view).
+	Dir    string `json:"dir"`
+	DirDev uint64 `json:"dir_dev"`
+	DirIno uint64 `json:"dir_ino"`
+	// Status is a close-on-exec pipe: a set-up error is written there; exec closes it empty.
+	Status int `json:"status"`
+}
+
+// nsNodes computes each node's action (preorder, parents first).
+func (pl *plan) nsNodes() []nsNode {
+	var out []nsNode
+	var walk func(n *node, parent int, container bool)
+	walk = func(n *node, parent int, container bool) {
+		a := nsActOf(n, container)
+		name := n.name
+		if parent < 0 {
+			name = "/"
+		}
+		out = append(out, nsNode{Name: name, Parent: parent, Dev: n.id.Dev, Ino: n.id.Ino, Typ: n.typ, St: n.st, Act: a,
+			Root: n.kinds&(kRead|kWrite) != 0})
+		me := len(out) - 1
+		if a == actAbsent || a == actLinkCopy {
+			return
+		}
+		for _, k := range n.kids {
+			walk(k, me, a == actCover || a == actHideTmpfs || a == actContainer)
+		}
+	}
+	walk(pl.root, -1, false)
+	return out
+}
+
+// nsActOf decides a node's action; container: its parent is a tmpfs of ours, where the node
+// does not exist until the helper creates it.
+func nsActOf(n *node, container bool) nsAct {
+	par := n.parent
+	if par == nil {
+		return actNone
+	}
+	switch {
+	case n.st.visible() && n.isLink():
+		switch {
+		case container:
+			return actLinkCopy
+		case n.st == stRead && par.st == stWrite:
+			return actBindRO // a Keep link: mounted over, it cannot be removed or replaced
+		}
+		return actNone
+	case n.st.visible() && !n.isDir() && !n.isReg():
+		if container {
+			return actAbsent
+		}
+		return actNone
+	case n.st.visible() && n.cover:
+		return actCover
+	case n.st == stWrite && (container || n.kinds&kWrite != 0 || n.reduce()):
+		return actBindRW // roots (the whole tree is read-only first) and pinned ancestors
+	case n.st == stRead && (container || par.st == stWrite):
+		return actBindRO
+	case n.st.visible():
+		return actNone // already read-only in place
+	case container && len(n.kids) > 0:
+		return actContainer
+	case container:
+		return actAbsent
+	case n.st == stHidden && par.st.visible() && n.isDir():
+		return actHideTmpfs
+	case n.st == stHidden && par.st.visible() && n.isReg():
+		return actHideNull
+	}
+	return actNone
+}
+
+// nsAvailable: whether the namespaces this mode needs can be created here, probed once. As
+// root a mount, PID and IPC namespace; otherwise a user namespace with them, which Ubuntu's
+// AppArmor restriction on unprivileged user namespaces or a container's seccomp profile may
+// forbid.
+type nsProbe struct {
+	once sync.Once
+	attr syscall.SysProcAttr
+	err  error
+}
+
+var namespacesProbe nsProbe
+
+func (p *nsProbe) get() (syscall.SysProcAttr, error) {
+	p.once.Do(func() {
+		attr := syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC}
+		if uid, gid := os.Geteuid(), os.Getegid(); uid != 0 {
+			attr.Cloneflags |= syscall.CLONE_NEWUSER
+			attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+			attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+			// The helper is not root in its user namespace, so exec would drop the
+			// capabilities the namespace gave it: CAP_SYS_ADMIN (to mount) is kept as an
+			// ambient capability. The helper drops it before the command.
+			attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN}
+		}
+		cmd := exec.Command("/bin/true")
+		probe := attr
+		cmd.SysProcAttr = &probe
+		if err := cmd.Run(); err != nil {
+			p.err = fmt.Errorf("user namespaces are not allowed here (%v)", err)
+			return
+		}
+		p.attr = attr
+	})
+	return p.attr, p.err
+}
+
+// nsStart prepares the helper: fd 3 its spec, fd 4 the status pipe.
+type nsStart struct {
+	specW, status *os.File
+	spec          []byte
+}
+
+func namespacesArgv(o Options, pl *plan, pf *passFiles, dirfd int) ([]string, *nsStart, error) {
+	exe := o.Executable
+	if exe == "" {
+		if !helperReady.Load() {
+			return nil, nil, fmt.Errorf("this program does not call sandbox.MaybeRunHelper() first thing in main (or TestMain): it cannot re-execute itself as the namespaces helper")
+		}
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return nil, nil, fmt.Errorf("locating the helper binary: %w", err)
+		}
+	}
+	spec := nsSpec{Nodes: pl.nsNodes(), Status: 4}
+	if dirfd >= 0 {
+		p, err := fdPath(dirfd)
+		if err != nil {
+			return nil, nil, err
+		}
+		var st unix.Stat_t
+		if err := unix.Fstat(dirfd, &st); err != nil {
+			return nil, nil, err
+		}
+		spec.Dir, spec.DirDev, spec.DirIno = p, uint64(st.Dev), uint64(st.Ino)
+	}
+	b, err := json.Marshal(spec)
+	if err != nil {
+		return nil, nil, err
+	}
+	specR, specW, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	statusR, statusW, err := os.Pipe()
+	if err != nil {
+		specR.Close()
+		specW.Close()
+		return nil, nil, err
+	}
+	pf.files = append(pf.files, specR, statusW) // fd 3, fd 4
+	return []string{exe, helperArg, "/bin/sh", "-c", o.Command}, &nsStart{specW: specW, status: statusR, spec: b}, nil
+}
+
+// wait writes the spec (after the child started: it may be larger than a pipe's buffer) and
+// returns the helper's status: nil when it exec'd the command (the status pipe closed empty).
+func (s *nsStart) wait() error {
+	specW := s.specW
+	s.specW = nil
+	go func() {
+		specW.Write(s.spec)
+		specW.Close()
+	}()
+	b, _ := io.ReadAll(io.LimitReader(s.status, 64<<10))
+	if m := strings.TrimSpace(string(b)); m != "" {
+		return fmt.Errorf("%s", m)
+	}
+	return nil
+}
+
+func (s *nsStart) Close() {
+	if s.specW != nil {
+		s.specW.Close()
+	}
+	s.status.Close()
+}

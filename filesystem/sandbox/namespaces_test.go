@@ -1,0 +1,158 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// childEnv tells a copy of this test binary, run as another user, which child test to run.
+const childEnv = "MASSGEN_SANDBOX_CHILD"
+
+// TestNamespacesUnprivileged runs the namespaces and Landlock modes as an unprivileged user
+// (setpriv to nobody), and the fallback where user namespaces are blocked (inside bubblewrap
+// with --disable-userns, as nobody): auto falls back to Landlock alone and says so.
+func TestNamespacesUnprivileged(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run the test binary as another user")
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("setpriv not installed")
+	}
+	if LandlockABI() < minLandlockABI {
+		t.Skip("no Landlock")
+	}
+	// A copy of this binary that nobody can run.
+	dir := t.TempDir()
+	for d := dir; d != "/" && d != os.TempDir(); d = filepath.Dir(d) {
+		os.Chmod(d, 0o755)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "sandbox.test")
+	copyFile(t, self, bin)
+	childArgs := []string{bin, "-test.run", "^TestNamespacesChild$", "-test.v", "-test.count=1"}
+	cases := []struct {
+		name   string
+		prefix []string
+		expect string
+	}{
+		{"unprivileged", []string{setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"}, "namespaces"},
+	}
+	if bw := BubblewrapPath(); bw != "" {
+		cases = append(cases, struct {
+			name   string
+			prefix []string
+			expect string
+		}{"user namespaces blocked", []string{bw, "--unshare-user", "--disable-userns", "--uid", "65534", "--gid", "65534",
+			"--bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--"}, "fallback"})
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			argv := append(append([]string(nil), c.prefix...), childArgs...)
+			cmd := exec.Command(argv[0], argv[1:]...)
+			cmd.Env = append(os.Environ(), childEnv+"="+c.expect, "TMPDIR=/tmp")
+			out, err := cmd.CombinedOutput()
+			if err != nil || !strings.Contains(string(out), "CHILD-OK") {
+				t.Fatalf("child (%s): %v\n%s", c.expect, err, out)
+			}
+		})
+	}
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	src, err := os.Open(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		t.Fatal(err)
+	}
+	if err := dst.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestNamespacesChild is TestNamespacesUnprivileged's child, run as nobody.
+func TestNamespacesChild(t *testing.T) {
+	expect := os.Getenv(childEnv)
+	if expect == "" {
+		t.Skip("run by TestNamespacesUnprivileged")
+	}
+	if os.Geteuid() == 0 {
+		t.Fatal("the child runs as root")
+	}
+	base := t.TempDir()
+	proj := filepath.Join(base, "proj")
+	ws := filepath.Join(base, "ws")
+	outside := filepath.Join(base, "outside")
+	mustWrite(t, filepath.Join(proj, ".git", "HEAD"), "ref")
+	mustWrite(t, filepath.Join(proj, "tests", "golden.json"), "gold")
+	mustWrite(t, filepath.Join(outside, "secret.txt"), "outside secret")
+	mustWrite(t, filepath.Join(ws, "w"), "w")
+	pol := Policy{Write: []string{proj, ws}, Own: []string{ws},
+		Keep: []string{filepath.Join(proj, ".git"), filepath.Join(proj, "tests", "golden.json")}}
+	switch expect {
+	case "namespaces":
+		if err := NamespacesError(); err != nil {
+			t.Fatalf("namespaces unavailable to an unprivileged user here: %v", err)
+		}
+		// A final agent creates files next to .git; .git, the protected file and their
+		// ancestors hold; outside is unreadable.
+		res := run(t, ModeNamespaces, pol, proj, "echo x > new.txt && mkdir newdir && ls && cat .git/HEAD && id -u")
+		if res.ExitCode != 0 || !strings.Contains(res.Stdout, "new.txt\nnewdir\ntests\nref65534\n") {
+			t.Fatalf("next to .git: %+v", res)
+		}
+		for _, c := range []string{"echo pwned > .git/HEAD", "mv tests t2", "echo pwned > tests/golden.json", "cat " + outside + "/secret.txt", "mv .git g"} {
+			if res := run(t, ModeNamespaces, pol, proj, c); res.ExitCode == 0 || strings.Contains(res.Stdout, "outside secret") {
+				t.Errorf("%q: %+v", c, res)
+			}
+		}
+		if b, _ := os.ReadFile(filepath.Join(proj, "tests", "golden.json")); string(b) != "gold" {
+			t.Errorf("golden changed: %q", b)
+		}
+		// Landlock alone, unprivileged: its own PID namespace through a user namespace.
+		marker := fmt.Sprintf("3601.%d", os.Getpid())
+		run(t, ModeLandlock, pol, ws, "setsid sleep "+marker+" >/dev/null 2>&1 </dev/null & echo started")
+		waitGone(t, marker)
+	case "fallback":
+		err := NamespacesError()
+		if err == nil || !strings.Contains(err.Error(), "user namespaces") {
+			t.Fatalf("NamespacesError with user namespaces blocked: %v", err)
+		}
+		if _, err := Effective(ModeNamespaces); err == nil || !strings.Contains(err.Error(), "namespaces") {
+			t.Fatalf("Effective(namespaces): %v", err)
+		}
+		if m, err := Effective(ModeAuto); m != ModeLandlock || err != nil {
+			t.Fatalf("auto: %q %v (bubblewrap: %q)", m, err, BubblewrapPath())
+		}
+		if f := Fallback(ModeAuto); !strings.Contains(f, "Landlock alone") || !strings.Contains(f, "user namespaces") {
+			t.Fatalf("fallback message: %q", f)
+		}
+		res := run(t, ModeAuto, pol, ws, "echo ok > ok.txt && cat ok.txt")
+		if res.Stdout != "ok\n" || res.Sandbox != ModeLandlock {
+			t.Fatalf("landlock fallback: %+v", res)
+		}
+		if res := run(t, ModeAuto, pol, proj, "echo pwned > .git/HEAD; cat "+outside+"/secret.txt"); strings.Contains(res.Stdout, "outside secret") {
+			t.Fatalf("landlock fallback: %+v", res)
+		}
+	default:
+		t.Fatalf("unknown child expectation %q", expect)
+	}
+	fmt.Println("CHILD-OK")
+}

@@ -1,0 +1,365 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
+)
+
+// secretSystemFiles are files in the system directories that only root can read (password
+// hashes, sudo rules, SSH host keys, TLS private keys). A command keeps massgen's uid, so when
+// massgen runs as root they would be readable despite the dropped capabilities: they are hidden
+// then. (Other users cannot read them anyway.)
+func secretSystemFiles() []string {
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	var out []string
+	for _, p := range []string{"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers",
+		"/etc/sudoers.d", "/etc/ssl/private", "/etc/security/opasswd"} {
+		if _, err := os.Lstat(p); err == nil {
+			out = append(out, p)
+		}
+	}
+	keys, _ := filepath.Glob("/etc/ssh/ssh_host_*_key")
+	return append(out, keys...)
+}
+
+// LandlockABI returns the kernel's Landlock ABI version (0: unavailable).
+func LandlockABI() int { return landlockABI() }
+
+// BubblewrapPath returns the bwrap binary, or "" when it is not installed or cannot create a
+// sandbox here (e.g. user namespaces disabled).
+func BubblewrapPath() string {
+	bwrapOnce.Do(func() {
+		p, err := exec.LookPath("bwrap")
+		if err != nil {
+			return
+		}
+		// Probe: some containers have bwrap but forbid the namespaces it needs.
+		cmd := exec.Command(p, "--ro-bind", "/", "/", "--unshare-pid", "--dev", "/dev", "--proc", "/proc", "--", "/bin/true")
+		if cmd.Run() == nil {
+			bwrapPath = p
+		}
+	})
+	return bwrapPath
+}
+
+var (
+	bwrapOnce sync.Once
+	bwrapPath string
+)
+
+// Effective returns the sandbox actually used for a configured mode, or an error saying why
+// commands cannot run. "" and "auto" prefer bubblewrap (it expresses read-only and hidden
+// subtrees of a writable root exactly, and gives the command its own PID namespace, /proc and
+// /dev), then the namespaces mode (the same, built by massgen: it needs user namespaces unless
+// massgen runs as root, and a program that calls MaybeRunHelper), then Landlock alone.
+func Effective(mode string) (string, error) {
+	switch mode {
+	case "", ModeAuto:
+		if BubblewrapPath() != "" {
+			return ModeBubblewrap, nil
+		}
+		if NamespacesError() == nil && helperReady.Load() {
+			return ModeNamespaces, nil
+		}
+		if LandlockABI() >= minLandlockABI {
+			return ModeLandlock, nil
+		}
+		return "", errors.New("no command sandbox available: bubblewrap (bwrap) is not installed or cannot run, and the kernel has no Landlock (ABI >= 3); install bubblewrap, or set `command_sandbox: none` in the config to run commands unconfined (not recommended)")
+	case ModeNamespaces:
+		if err := NamespacesError(); err != nil {
+			return "", fmt.Errorf("command_sandbox: namespaces: %w", err)
+		}
+		return ModeNamespaces, nil
+	case ModeLandlock:
+		if abi := LandlockABI(); abi < minLandlockABI {
+			return "", fmt.Errorf("command_sandbox: landlock: the kernel's Landlock ABI is %d (need >= %d)", abi, minLandlockABI)
+		}
+		return ModeLandlock, nil
+	case ModeBubblewrap:
+		if BubblewrapPath() == "" {
+			return "", errors.New("command_sandbox: bubblewrap: bwrap is not installed or cannot create a sandbox here (apt-get install bubblewrap)")
+		}
+		return ModeBubblewrap, nil
+	case ModeNone:
+		return ModeNone, nil
+	}
+	return "", fmt.Errorf("command_sandbox: unknown mode %q (known: auto, bubblewrap, namespaces, landlock, none)", mode)
+}
+
+// NamespacesError says why the namespaces mode cannot run here (nil: it can): it needs
+// Landlock (ABI >= 3) and, unless massgen runs as root, unprivileged user namespaces.
+func NamespacesError() error {
+	if abi := LandlockABI(); abi < minLandlockABI {
+		return fmt.Errorf("the kernel's Landlock ABI is %d (need >= %d)", abi, minLandlockABI)
+	}
+	_, err := namespacesProbe.get()
+	return err
+}
+
+// ReportFallback logs Fallback(mode), once per process.
+func ReportFallback(mode string, log *zap.Logger) {
+	fallbackOnce.Do(func() {
+		if f := Fallback(mode); f != "" && log != nil {
+			log.Warn(f)
+		}
+	})
+}
+
+var fallbackOnce sync.Once
+
+// Fallback says, for a configured mode, what auto fell back to and what that costs (""
+// when nothing is lost): said once when a run starts.
+func Fallback(mode string) string {
+	if mode != "" && mode != ModeAuto {
+		return ""
+	}
+	eff, err := Effective(mode)
+	if err != nil || eff != ModeLandlock {
+		return ""
+	}
+	why := "bubblewrap is not installed"
+	if err := NamespacesError(); err != nil {
+		why += " and " + err.Error()
+	}
+	return "command sandbox: " + why + ", so commands run under Landlock alone: they cannot create or remove entries directly in a directory that holds a protected, excluded or private path (such as the top of a project with a .git), cannot list a directory above a private path, and can stat, chmod and touch files they cannot read; install bubblewrap (apt-get install bubblewrap) or allow user namespaces to lift these limits"
+}
+
+// errSetup is what a command's caller sees when the sandbox could not be set up: the details
+// (which may name private paths) go to the log only.
+var errSetup = errors.New("sandbox: the command sandbox could not be set up (details in massgen's log); the command was not run")
+
+// Run runs o.Command confined by o.Policy, then cleans up (see sweeper). A non-zero exit is
+// not an error; an error means the command could not be started (or no sandbox is available).
+func Run(ctx context.Context, o Options) (Result, error) {
+	mode, err := Effective(o.Mode)
+	if err != nil {
+		return Result{}, err
+	}
+	log := o.Log
+	if log == nil {
+		log = zap.NewNop()
+	}
+	if o.MaxOutput <= 0 {
+		o.MaxOutput = 64 << 10
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 2 * time.Minute
+	}
+	tmp, err := os.MkdirTemp("", "massgen-cmd-")
+	if err != nil {
+		return Result{}, fmt.Errorf("sandbox: private temp dir: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	env := append(baseEnv(tmp), o.Env...)
+
+	var (
+		pf      passFiles
+		argv    []string
+		sw      *sweeper
+		cmdDir  = o.Dir
+		sysAttr syscall.SysProcAttr
+		confine func() error // Landlock: confines the thread the command is forked from
+		nss     *nsStart     // namespaces: the helper's spec and status
+	)
+	defer pf.Close()
+	if mode == ModeNone {
+		argv = []string{"/bin/sh", "-c", o.Command}
+	} else {
+		pol := o.Policy
+		pol.Write = append(slices.Clone(pol.Write), tmp)
+		pol.Own = append(slices.Clone(pol.Own), tmp)
+		pl, err := buildPlan(pol, secretSystemFiles())
+		if err != nil {
+			return Result{Sandbox: mode}, err
+		}
+		defer pl.Close()
+		sw = pl.inventory()
+		dirfd := -1
+		if o.DirHandle != nil {
+			dirfd, err = unix.FcntlInt(o.DirHandle.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+		} else {
+			dirfd, err = openDirHandle(o.Dir)
+		}
+		if err != nil {
+			return Result{Sandbox: mode}, fmt.Errorf("sandbox: opening the working directory: %w", err)
+		}
+		if dirfd >= 0 {
+			defer unix.Close(dirfd)
+		}
+		cmdDir = "/" // the sandbox enters the directory from its handle
+		switch mode {
+		case ModeLandlock:
+			var ruleset int
+			if ruleset, err = pl.landlockRuleset(); err != nil {
+				break
+			}
+			defer unix.Close(ruleset)
+			confine = func() error { return confineThread(ruleset, filterOpts{ipc: true, xattr: true}) }
+			sysAttr, _ = landlockPIDNS.get()
+			argv = []string{"/bin/sh", "-c", o.Command}
+			if dirfd >= 0 {
+				// Entered in the child, whose descriptors are still a copy of ours.
+				cmdDir = fmt.Sprintf("/proc/self/fd/%d", dirfd)
+			}
+		case ModeBubblewrap:
+			argv, err = bwrapArgv(o, pl, &pf, dirfd)
+		case ModeNamespaces:
+			if sysAttr, err = namespacesProbe.get(); err != nil {
+				break
+			}
+			argv, nss, err = namespacesArgv(o, pl, &pf, dirfd)
+			if nss != nil {
+				defer nss.Close()
+			}
+		}
+		if err != nil {
+			log.Warn("sandbox set-up failed", zap.String("mode", mode), zap.Error(err))
+			return Result{Sandbox: mode}, errSetup
+		}
+	}
+
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	stdout := &capped{max: o.MaxOutput}
+	stderr := &capped{max: o.MaxOutput}
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir = cmdDir
+	cmd.Env = env
+	// Own process group, so a timeout kills the command and everything it started (and, for
+	// Landlock, its own PID namespace where allowed, so nothing outlives it).
+	sysAttr.Setpgid, sysAttr.Pdeathsig = true, syscall.SIGKILL
+	cmd.SysProcAttr = &sysAttr
+	cmd.Cancel = func() error {
+		if cmd.Process == nil {
+			return nil
+		}
+		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	// If a grandchild escaped the group and keeps the pipes open, stop waiting for it.
+	cmd.WaitDelay = 2 * time.Second
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.ExtraFiles = pf.files
+
+	start := time.Now()
+	var runErr, setupErr error
+	wait := cmd.Wait
+	if confine != nil {
+		wait, setupErr, runErr = startConfined(cmd, confine)
+	} else {
+		runErr = cmd.Start()
+	}
+	pf.Close() // the child has its copies
+	started := runErr == nil && (confine == nil || setupErr == nil)
+	if started {
+		if nss != nil {
+			setupErr = nss.wait()
+		}
+		runErr = wait()
+		// Whatever the command left running in its process group (`sleep 100 &`) goes too:
+		// it could otherwise keep writing after the call returned, into the next phase.
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	res := Result{
+		Stdout:     stdout.buf.String(),
+		Stderr:     stderr.buf.String(),
+		Truncated:  stdout.truncated || stderr.truncated,
+		Sandbox:    mode,
+		DurationMS: time.Since(start).Milliseconds(),
+	}
+	if setupErr != nil || mode == ModeBubblewrap && bwrapFailed(runErr, res.Stderr) {
+		log.Warn("sandbox set-up failed", zap.String("mode", mode), zap.Error(setupErr), zap.String("stderr", res.Stderr))
+		return Result{Sandbox: mode}, errSetup
+	}
+	if sw != nil {
+		sw.after(&res, o.Trash, log)
+	}
+	switch ctx.Err() {
+	case context.DeadlineExceeded:
+		res.TimedOut = true
+		res.ExitCode = -1
+		return res, nil
+	case context.Canceled: // the run was cancelled: the command was killed with its group
+		res.ExitCode = -1
+		return res, fmt.Errorf("sandbox: command cancelled: %w", context.Canceled)
+	}
+	if runErr != nil {
+		var ee *exec.ExitError
+		if errors.As(runErr, &ee) {
+			res.ExitCode = ee.ExitCode()
+			if res.ExitCode == -1 { // killed by a signal
+				res.ExitCode = 128 + int(ee.Sys().(syscall.WaitStatus).Signal())
+			}
+			return res, nil
+		}
+		if errors.Is(runErr, exec.ErrWaitDelay) {
+			return res, nil
+		}
+		if ctx.Err() != nil {
+			return res, fmt.Errorf("sandbox: %w", ctx.Err())
+		}
+		return res, fmt.Errorf("sandbox: starting %s: %w", argv[0], runErr)
+	}
+	return res, nil
+}
+
+// bwrapArgv is bubblewrap's command line: fd 3 the seccomp filter, then the plan's handles.
+func bwrapArgv(o Options, pl *plan, pf *passFiles, dirfd int) ([]string, error) {
+	// The seccomp filter (no UNIX sockets: bwrap shares the network namespace, where
+	// abstract sockets live), passed to bwrap as fd 3. SysV IPC has its own namespace here.
+	filter, err := filterBytes(filterOpts{})
+	if err != nil {
+		return nil, err
+	}
+	mfd, err := unix.MemfdCreate("massgen-seccomp", unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(mfd), "seccomp")
+	pf.files = append(pf.files, f) // fd 3
+	if _, err := f.Write(filter); err != nil {
+		return nil, err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	args, err := pl.bwrapArgs(pf)
+	if err != nil {
+		return nil, err
+	}
+	argv := append([]string{BubblewrapPath(), "--seccomp", "3"}, args...)
+	if dirfd >= 0 {
+		// bwrap has no --chdir-fd; a /proc/self/fd path would put the command's working
+		// directory outside the new root (a chroot escape through ".."), so the directory is
+		// entered by where its handle is now. The mounts, not the directory, confine.
+		p, err := fdPath(dirfd)
+		if err != nil {
+			return nil, err
+		}
+		argv = append(argv, "--chdir", p)
+	}
+	return append(argv, "--", "/bin/sh", "-c", o.Command), nil
+}
+
+// bwrapFailed: bubblewrap itself failed (before the command ran): it exits 1 with its own
+// "bwrap: " message.
+func bwrapFailed(runErr error, stderr string) bool {
+	var ee *exec.ExitError
+	return errors.As(runErr, &ee) && ee.ExitCode() == 1 && strings.HasPrefix(stderr, "bwrap: ")
+}
