@@ -540,7 +540,7 @@ func TestHistoryIsSent(t *testing.T) {
 	}
 	o := h.options(context.Background())
 	o.History = []Exchange{{User: "make a page", Assistant: "made page.html"}}
-	if _, err := Run(context.Background(), o); err != nil {
+	if _, err := h.runOptions(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
 	for _, req := range h.rec.get("solo") {

@@ -2,7 +2,7 @@ package orchestrator
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/massgen-go/massgen/backends"
 	"github.com/massgen-go/massgen/filesystem"
+	"github.com/massgen-go/massgen/internal/pathx"
 	"github.com/massgen-go/massgen/permissions"
 )
 
@@ -22,8 +23,7 @@ func (r *run) present(ctx context.Context, w *agent) (string, []string, error) {
 		ctx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()
 	}
-	ev := r.agentEvent(w, EventFinalStart, StatusPresenting, PhaseFinal)
-	r.emit(ev)
+	r.emit(r.agentEvent(w, EventFinalStart, StatusPresenting, PhaseFinal))
 
 	var ts *filesystem.Toolset
 	var tools []backends.ToolSpec
@@ -35,7 +35,7 @@ func (r *run) present(ctx context.Context, w *agent) (string, []string, error) {
 		}
 		tools, _ = toolSpecs(ts)
 	}
-	if err := r.store.FillTemp(ctx, w.id, true); err != nil {
+	if err := r.store.FillTemp(ctx, w.id); err != nil {
 		if ctx.Err() != nil {
 			return "", nil, ctx.Err()
 		}
@@ -53,46 +53,40 @@ func (r *run) present(ctx context.Context, w *agent) (string, []string, error) {
 		Vars:     r.vars(w, anons),
 	}
 
+	roots := r.deliveryRoots()
 	delivered := map[string]bool{}
 	text := ""
-	for step := 0; ; step++ {
-		if step >= r.maxSteps {
-			return "", nil, fmt.Errorf("%d model calls without a final reply", r.maxSteps)
-		}
-		resp, err := w.backend.Generate(ctx, req, r.onBackendEvent(w, PhaseFinal))
-		if err == nil && resp == nil {
-			err = errNoResponse
-		}
-		if err != nil {
-			return "", nil, fmt.Errorf("backend: %w", err)
-		}
-		r.usageEvent(w, resp.Usage, PhaseFinal)
-		if len(resp.ToolCalls) == 0 {
+	err := r.converse(ctx, w, &req, loopRules{
+		phase:    PhaseFinal,
+		toolset:  ts,
+		maxSteps: r.maxSteps,
+		maxCalls: maxToolCallsPerReply,
+		leave:    isWorkflowTool,
+	}, func(resp *backends.Response, results []*filesystem.Result) ([]backends.Message, bool) {
+		if len(resp.ToolCalls) == 0 { // a reply without tool calls ends the presentation
 			text = resp.Text
-			break
+			return nil, true
 		}
-		req.Messages = append(req.Messages, backends.Message{Role: "assistant", Content: resp.Text, ToolCalls: resp.ToolCalls})
 		for i, tc := range resp.ToolCalls {
-			if ctx.Err() != nil {
-				return "", nil, ctx.Err()
+			if results[i] == nil {
+				res := errorResult(tc.Name + " is not available while presenting the final answer; reply with the final answer as text.")
+				results[i] = &res
 			}
-			var res filesystem.Result
-			switch {
-			case i >= maxToolCallsPerReply:
-				res = filesystem.Result{Content: tooManyCalls(), IsError: true}
-			case tc.Name == ToolNewAnswer || tc.Name == ToolVote:
-				res = filesystem.Result{Content: jsonError(tc.Name + " is not available while presenting the final answer; reply with the final answer as text."), IsError: true}
-			default:
-				res = r.callTool(ctx, w, tc, PhaseFinal, ts)
-				if !res.IsError && ts != nil {
-					for _, p := range r.deliveredPaths(ts, tc) {
-						delivered[p] = true
-					}
-				}
+			for _, p := range deliveredPaths(*results[i], roots) {
+				delivered[p] = true
 			}
-			req.Messages = append(req.Messages, toolMessage(tc, res.Content, res.IsError))
 		}
+		return toolMessages(resp.ToolCalls, results), false
+	})
+	switch {
+	case errors.Is(err, errStepLimit):
+		return "", nil, fmt.Errorf("%d model calls without a final reply", r.maxSteps)
+	case ctx.Err() != nil:
+		return "", nil, ctx.Err()
+	case err != nil:
+		return "", nil, fmt.Errorf("backend: %w", err)
 	}
+
 	if w.workspace != "" {
 		if _, err := r.store.Save(context.WithoutCancel(ctx), w.id, w.workspace, "final"); err != nil {
 			r.emit(Event{Kind: EventError, Agent: w.id, Anon: w.anon, Phase: PhaseFinal, Text: "saving the final snapshot: " + err.Error()})
@@ -113,45 +107,27 @@ func (r *run) present(ctx context.Context, w *agent) (string, []string, error) {
 	return text, out, nil
 }
 
-// deliveredPaths are the paths a successful write call touched inside a context path.
-func (r *run) deliveredPaths(ts *filesystem.Toolset, tc backends.ToolCall) []string {
-	if !permissions.IsWriteTool(tc.Name) {
-		return nil
+// deliveryRoots are the context paths, resolved as the tools resolve the paths they change.
+func (r *run) deliveryRoots() []string {
+	roots := make([]string, 0, len(r.cfg.Orchestrator.ContextPaths))
+	for _, cp := range r.cfg.Orchestrator.ContextPaths {
+		root := filepath.Clean(cp.Path)
+		if resolved, err := filepath.EvalSymlinks(root); err == nil {
+			root = resolved
+		}
+		roots = append(roots, root)
 	}
-	var args map[string]any
-	if json.Unmarshal(orEmpty(tc.Arguments), &args) != nil {
-		return nil
-	}
-	accesses, err := permissions.ExtractPaths(tc.Name, args)
-	if err != nil {
-		return nil
-	}
+	return roots
+}
+
+// deliveredPaths are the paths a call created or modified inside a context path, as the tool
+// reported them (Result.Changes).
+func deliveredPaths(res filesystem.Result, roots []string) []string {
 	var out []string
-	for _, pa := range accesses {
-		if pa.Access != permissions.Write {
-			continue
-		}
-		p := pa.Path
-		if !filepath.IsAbs(p) {
-			continue // relative paths are in the workspace
-		}
-		p = filepath.Clean(p)
-		for _, cp := range r.cfg.Orchestrator.ContextPaths {
-			if within(cp.Path, p) {
-				out = append(out, p)
-				break
-			}
+	for _, c := range res.Changes {
+		if c.Op != filesystem.Deleted && pathx.WithinAny(filepath.Clean(c.Path), roots) {
+			out = append(out, filepath.Clean(c.Path))
 		}
 	}
 	return out
-}
-
-// within reports whether p is root or below it (both clean and absolute).
-func within(root, p string) bool {
-	root = filepath.Clean(root)
-	if p == root {
-		return true
-	}
-	rel, err := filepath.Rel(root, p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }

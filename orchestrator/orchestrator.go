@@ -1,6 +1,7 @@
 // Package orchestrator runs one turn of a MassGen task: every agent works on it at once in its own
 // workspace, sees the others' answers and files under anonymous ids, posts answers and votes
-// (restarting the others when a new answer arrives), and the winner presents the final answer,
+// (a new answer restarts the agents still working and has the others vote again once the field
+// is quiet: see coordinate.go), and the winner presents the final answer,
 // delivering files into writable context paths. It owns coordination only: models are behind
 // backends, file access behind filesystem.Toolset and its permission Guard, snapshots behind
 // snapshots.Store. Everything that happens is reported on one event stream (Options.Events).
@@ -99,6 +100,11 @@ const maxAnswerBytes = 128 << 10
 // maxReasonRunes bounds the vote reason kept (and shown to the final agent).
 const maxReasonRunes = 2000
 
+// defaultRestartGrace is how long a working agent may go on after a new answer (to finish the
+// reply in flight and run its tool calls) before it is cancelled and restarted. See
+// docs/orchestrator.md, "Restarts", for the measurements behind it.
+const defaultRestartGrace = 30 * time.Second
+
 // maxToolCallsPerReply bounds the tool calls run for one model reply; the rest get an error
 // result without running, so one reply cannot queue unbounded work and results.
 const maxToolCallsPerReply = 100
@@ -109,6 +115,12 @@ var ErrNoAnswer = errors.New("no agent produced an answer")
 // Run runs one turn. On cancellation it stops every agent and returns an error wrapping
 // ctx.Err(); what was saved stays saved.
 func Run(ctx context.Context, o Options) (*Result, error) {
+	return runTuned(ctx, o, nil)
+}
+
+// runTuned is Run with tune (when not nil) applied to the run before it starts: tests and
+// benchmarks shorten its limits.
+func runTuned(ctx context.Context, o Options, tune func(*run)) (*Result, error) {
 	if o.Config == nil {
 		return nil, errors.New("orchestrator: no config")
 	}
@@ -126,6 +138,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	defer r.close()
+	if tune != nil {
+		tune(r)
+	}
 	return r.run(ctx)
 }
 
