@@ -196,14 +196,40 @@ func BenchmarkCoordination(b *testing.B) {
 }
 
 // BenchmarkRestartGrace measures the trade-off of the restart grace: cancelling a working agent
-// at once when an answer arrives, or letting the reply in flight finish (and its tool calls
-// run) before restarting it. 20 agents, requests of agent i taking i*2ms (0 to 38ms).
+// at once when an answer arrives, after a fixed grace, or letting the reply in flight finish
+// (and its tool calls run) before restarting it; "adaptive" is the default (graceLocked).
+// 20 agents, requests of agent i taking i*2ms (0 to 38ms).
 func BenchmarkRestartGrace(b *testing.B) {
 	for _, steps := range []int{0, 2} {
-		for _, grace := range []time.Duration{time.Nanosecond, 10 * time.Millisecond, 30 * time.Second} {
-			b.Run(fmt.Sprintf("steps=%d/grace=%s", steps, grace), func(b *testing.B) {
+		for _, grace := range []time.Duration{time.Nanosecond, 10 * time.Millisecond, 30 * time.Second, 0} {
+			name := fmt.Sprintf("steps=%d/grace=%s", steps, grace)
+			if grace == 0 {
+				name = fmt.Sprintf("steps=%d/grace=adaptive", steps)
+			}
+			b.Run(name, func(b *testing.B) {
 				benchScenario(b, scenario{agents: 20, stagger: 2 * time.Millisecond, steps: steps, grace: grace})
 			})
 		}
+	}
+}
+
+// The requests a run makes grow linearly with the agents: at most 3N+10 when every agent
+// answers at once, at most 5N with answers staggered over time (the figures of issue 15; the
+// benchmark reports them for 2 to 50 agents).
+func TestCoordinationRequestsGrowLinearly(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		sc    scenario
+		limit int64
+	}{
+		{name: "zero latency", sc: scenario{agents: 20}, limit: 3*20 + 10},
+		{name: "staggered", sc: scenario{agents: 20, stagger: time.Millisecond}, limit: 5 * 20},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f, _ := coordinate(t, tt.sc)
+			if f.requests > tt.limit {
+				t.Errorf("%d agents made %d model requests, more than %d", tt.sc.agents, f.requests, tt.limit)
+			}
+		})
 	}
 }

@@ -20,9 +20,6 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	}
 	r.emit(Event{Kind: EventRunStart, Phase: PhaseCoordination, Text: strings.Join(names, ", ")})
 	defer r.emit(Event{Kind: EventDone})
-	if r.restartGrace <= 0 {
-		r.restartGrace = defaultRestartGrace
-	}
 
 	overall := r.cfg.OverallTimeout()
 	coordCtx, cancelCoord := context.WithTimeout(ctx, overall)
@@ -93,8 +90,9 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 //     it runs again, seeing every answer, once the field is quiet, that is once no agent is
 //     working or about to start; each waiting agent runs once per quiet period (releaseLocked).
 //   - A working agent is not cancelled at once: its restart is pending. It restarts at its next
-//     step (after the model reply in flight and that reply's tool calls) or when restartGrace has
-//     passed, whichever comes first; answers arriving meanwhile fold into that one restart.
+//     step (after the model reply in flight and that reply's tool calls), or is cancelled when
+//     that reply is overdue (graceLocked), whichever comes first; answers arriving meanwhile
+//     fold into that one restart.
 //   - The reply in flight counts if it is an answer. A vote counts only when no answer came after
 //     its execution's prompt was built (seenSeq): every counted vote chose among exactly the
 //     answers that existed when its request was sent. A vote that came too late is set aside and
@@ -241,11 +239,11 @@ func wake(a *agent) {
 	}
 }
 
-// startGraceLocked arms the cancellation of a's execution, restartGrace from now, for a restart
-// that is still pending then.
+// startGraceLocked arms the cancellation of a's execution, for a restart that is still pending
+// when the grace runs out.
 func (r *run) startGraceLocked(a *agent) {
 	var t *time.Timer
-	t = time.AfterFunc(r.restartGrace, func() {
+	t = time.AfterFunc(r.graceLocked(a, time.Now()), func() {
 		r.mu.Lock() // held by the caller until t is stored
 		defer r.mu.Unlock()
 		if a.grace == t && a.executing && a.pending && a.cancel != nil {
@@ -253,6 +251,63 @@ func (r *run) startGraceLocked(a *agent) {
 		}
 	})
 	a.grace = t
+}
+
+// graceLocked is how long a's pending restart waits for the reply in flight: until that reply
+// is due to end (its start plus how long the agent's replies take, or every agent's while it
+// has none), at least minRestartGrace and at most maxRestartGrace. An agent with no reply in
+// flight (running tools) gets minRestartGrace.
+func (r *run) graceLocked(a *agent, now time.Time) time.Duration {
+	if r.restartGrace > 0 {
+		return r.restartGrace
+	}
+	start, inFlight := r.clock.started[a]
+	if !inFlight {
+		return minRestartGrace
+	}
+	typical, ok := r.clock.typical[a]
+	if !ok {
+		typical = r.clock.all
+	}
+	return min(max(typical-now.Sub(start), minRestartGrace), maxRestartGrace)
+}
+
+// replyClock keeps how long the agents' model replies take. Guarded by run.mu.
+type replyClock struct {
+	started map[*agent]time.Time     // the reply in flight
+	typical map[*agent]time.Duration // moving average of the agent's replies
+	all     time.Duration            // the same over every agent's replies
+}
+
+// replyStarted and replyEnded bracket a model call; only completed replies count.
+func (r *run) replyStarted(a *agent) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.clock.started == nil {
+		r.clock.started, r.clock.typical = map[*agent]time.Time{}, map[*agent]time.Duration{}
+	}
+	r.clock.started[a] = time.Now()
+}
+
+func (r *run) replyEnded(a *agent, completed bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	start := r.clock.started[a]
+	delete(r.clock.started, a)
+	if !completed {
+		return
+	}
+	d := time.Since(start)
+	r.clock.typical[a] = movingAverage(r.clock.typical[a], d)
+	r.clock.all = movingAverage(r.clock.all, d)
+}
+
+// movingAverage weighs the latest sample a quarter (the first one is taken as is).
+func movingAverage(avg, sample time.Duration) time.Duration {
+	if avg == 0 {
+		return sample
+	}
+	return (3*avg + sample) / 4
 }
 
 func stopGrace(a *agent) {

@@ -143,7 +143,7 @@ type harness struct {
 	scripts map[string]script
 	rec     *recorder
 	ev      *events
-	grace   time.Duration // the restart grace (0: testGrace)
+	grace   time.Duration // the restart grace (0: testGrace; negative: the run's own estimate)
 	onRun   func(*run)    // called with the run before it starts
 }
 
@@ -196,8 +196,11 @@ func (h *harness) runOptions(ctx context.Context, o Options) (*Result, error) {
 	res, err := runTuned(ctx, o, func(rr *run) {
 		r = rr
 		r.restartGrace = testGrace
-		if h.grace > 0 {
+		switch {
+		case h.grace > 0:
 			r.restartGrace = h.grace
+		case h.grace < 0: // the run's own estimate
+			r.restartGrace = 0
 		}
 		if h.onRun != nil {
 			h.onRun(r)

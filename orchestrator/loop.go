@@ -51,10 +51,12 @@ func (r *run) converse(ctx context.Context, a *agent, req *backends.Request, rul
 		if step >= rules.maxSteps {
 			return errStepLimit
 		}
+		r.replyStarted(a)
 		resp, err := a.backend.Generate(ctx, *req, r.onBackendEvent(a, rules.phase))
 		if err == nil && resp == nil {
 			err = errNoResponse
 		}
+		r.replyEnded(a, err == nil)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()

@@ -100,10 +100,13 @@ const maxAnswerBytes = 128 << 10
 // maxReasonRunes bounds the vote reason kept (and shown to the final agent).
 const maxReasonRunes = 2000
 
-// defaultRestartGrace is how long a working agent may go on after a new answer (to finish the
-// reply in flight and run its tool calls) before it is cancelled and restarted. See
-// docs/orchestrator.md, "Restarts", for the measurements behind it.
-const defaultRestartGrace = 30 * time.Second
+// A working agent given a pending restart may go on until the model reply in flight is due to
+// end, but at least minRestartGrace and at most maxRestartGrace (see graceLocked, and
+// docs/orchestrator.md, "Restarts", for the measurements behind them).
+const (
+	minRestartGrace = time.Second
+	maxRestartGrace = 30 * time.Second
+)
 
 // maxToolCallsPerReply bounds the tool calls run for one model reply; the rest get an error
 // result without running, so one reply cannot queue unbounded work and results.

@@ -335,3 +335,83 @@ func TestRestartedAgentSeesItsPartialWork(t *testing.T) {
 		})
 	}
 }
+
+// A pending restart waits for the reply in flight until it is due to end, judged from how long
+// the agent's (or, without any, every agent's) replies take, within the bounds.
+func TestGraceWaitsForTheReplyInFlight(t *testing.T) {
+	now := time.Now()
+	a, b := &agent{id: "a"}, &agent{id: "b"}
+	tests := []struct {
+		name    string
+		started map[*agent]time.Time
+		typical map[*agent]time.Duration
+		all     time.Duration
+		fixed   time.Duration
+		want    time.Duration
+	}{
+		{name: "no reply in flight (tools running)", want: minRestartGrace},
+		{name: "reply due in 6s", started: map[*agent]time.Time{a: now.Add(-4 * time.Second)},
+			typical: map[*agent]time.Duration{a: 10 * time.Second}, want: 6 * time.Second},
+		{name: "reply overdue", started: map[*agent]time.Time{a: now.Add(-20 * time.Second)},
+			typical: map[*agent]time.Duration{a: 10 * time.Second}, want: minRestartGrace},
+		{name: "very long replies", started: map[*agent]time.Time{a: now},
+			typical: map[*agent]time.Duration{a: 5 * time.Minute}, want: maxRestartGrace},
+		{name: "no history of its own: every agent's", started: map[*agent]time.Time{a: now.Add(-2 * time.Second)},
+			typical: map[*agent]time.Duration{b: time.Hour}, all: 12 * time.Second, want: 10 * time.Second},
+		{name: "fixed grace (tests)", started: map[*agent]time.Time{a: now}, fixed: time.Millisecond, want: time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &run{restartGrace: tt.fixed, clock: replyClock{started: tt.started, typical: tt.typical, all: tt.all}}
+			if got := r.graceLocked(a, now); got != tt.want {
+				t.Errorf("grace = %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+// With the run's own estimate, a reply that has run past the agent's usual reply time is
+// cancelled and the agent restarted; the clock learnt from the replies that completed.
+func TestOverdueReplyIsCancelled(t *testing.T) {
+	h := newHarness(t, "alice", "bob")
+	h.grace = -1
+	bobWaiting := make(chan struct{})
+	var r *run
+	h.onRun = func(rr *run) { r = rr }
+	h.scripts["alice"] = func(ctx context.Context, c fakeCall) (*backends.Response, error) {
+		switch {
+		case c.final():
+			return textResp("final"), nil
+		case len(c.answers()) == 0:
+			select {
+			case <-bobWaiting:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			return answerResp("alice's answer"), nil
+		}
+		return voteResp("agent1", "mine"), nil
+	}
+	h.scripts["bob"] = func(ctx context.Context, c fakeCall) (*backends.Response, error) {
+		switch {
+		case c.n == 0:
+			return &backends.Response{ToolCalls: []backends.ToolCall{call("s", "list_directory", map[string]string{"path": "."})}}, nil
+		case len(c.answers()) == 0:
+			close(bobWaiting)
+			return block(ctx) // far slower than its first reply
+		}
+		return voteResp("agent1", "fine"), nil
+	}
+	res, err := h.run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Votes) != 2 || restarts(h.ev.of(EventRestart, "bob")) != 1 || len(h.ev.of(EventStart, "bob")) != 2 {
+		t.Fatalf("result %+v, bob's events %v", res, h.ev.of(EventRestart, "bob"))
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.clock.typical[r.agents[1]] <= 0 || r.clock.all <= 0 || len(r.clock.started) != 0 {
+		t.Errorf("clock = %+v", r.clock)
+	}
+}

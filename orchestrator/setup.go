@@ -68,9 +68,10 @@ type run struct {
 	doneCh    chan struct{}
 	ended     string // why coordination ended early ("" when everyone voted)
 	maxSteps  int    // model calls per execution (maxSteps; benchmarks raise it)
-	// restartGrace is how long a working agent may go on after a new answer before it is
-	// cancelled and restarted (0: defaultRestartGrace; tests shorten it).
+	// restartGrace, when set (tests, benchmarks), is a fixed grace for pending restarts instead
+	// of graceLocked's estimate from clock.
 	restartGrace time.Duration
+	clock        replyClock
 }
 
 type answer struct {
