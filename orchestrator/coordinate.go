@@ -159,9 +159,12 @@ func (r *run) awaitTurn(coordCtx context.Context, a *agent, timeout time.Duratio
 	a.executing = true
 	a.status = StatusWorking
 	// Created under the lock: a restart grace running out from now on cancels this execution.
-	execCtx, cancel := context.WithCancel(coordCtx)
+	var execCtx context.Context
+	var cancel context.CancelFunc
 	if timeout > 0 {
 		execCtx, cancel = context.WithTimeout(coordCtx, timeout)
+	} else {
+		execCtx, cancel = context.WithCancel(coordCtx)
 	}
 	a.cancel = cancel
 	return execCtx, cancel, true
