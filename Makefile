@@ -4,7 +4,7 @@ BIN      ?= bin/massgen
 FUZZTIME ?= 60s
 BENCH    ?= .
 
-.PHONY: build test lint bench fuzz install test-deps clean
+.PHONY: build test lint bench bench-coordination fuzz install test-deps clean
 
 build:
 	$(GO) build -o $(BIN) .
@@ -19,6 +19,11 @@ lint:
 
 bench:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem ./...
+
+# What a coordination costs as the number of agents grows: model requests, characters sent and
+# wall time for 2, 8, 20 and 50 agents, and the restart-grace trade-off (docs/orchestrator.md).
+bench-coordination:
+	$(GO) test -run '^$$' -bench '^Benchmark(Coordination|RestartGrace)$$' -benchtime 3x ./orchestrator
 
 # Runs every Fuzz target for FUZZTIME each (one minute by default).
 fuzz:

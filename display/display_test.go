@@ -11,6 +11,7 @@ import (
 	"github.com/mattn/go-runewidth"
 
 	"github.com/massgen-go/massgen/backends"
+	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/orchestrator"
 )
 
@@ -49,11 +50,13 @@ var sample = []orchestrator.Event{
 	{Kind: orchestrator.EventStart, Agent: "alice", Anon: "agent1", Status: orchestrator.StatusWorking},
 	{Kind: orchestrator.EventStart, Agent: "bob", Anon: "agent2", Status: orchestrator.StatusWorking},
 	{Kind: orchestrator.EventToolCall, Agent: "bob", Anon: "agent2", Status: orchestrator.StatusWorking, Tool: "write_file", Args: `{"path":"/p/x"}`},
-	{Kind: orchestrator.EventToolResult, Agent: "bob", Anon: "agent2", Status: orchestrator.StatusWorking, Tool: "write_file", Denied: true, IsError: true, Text: "Access denied: /p/x is read-only"},
+	{Kind: orchestrator.EventToolResult, Agent: "bob", Anon: "agent2", Status: orchestrator.StatusWorking, Tool: "write_file", Denied: true, Rule: "context-read-only", IsError: true, Text: "Access denied: /p/x is read-only"},
 	{Kind: orchestrator.EventToolResult, Agent: "bob", Anon: "agent2", Tool: "read_file", Text: `{"content":"ok"}`},
+	{Kind: orchestrator.EventToolResult, Agent: "bob", Anon: "agent2", Tool: "move_file", Text: `{}`, Changes: []filesystem.Change{{Path: "/w/b", Op: filesystem.Created}, {Path: "/w/a", Op: filesystem.Deleted}}},
 	{Kind: orchestrator.EventUsage, Agent: "alice", Anon: "agent1", Usage: backends.Usage{InputTokens: 100, OutputTokens: 20}},
 	{Kind: orchestrator.EventAnswer, Agent: "alice", Anon: "agent1", Status: orchestrator.StatusAnswered, Text: "hello\nworld"},
 	{Kind: orchestrator.EventRestart, Agent: "bob", Anon: "agent2", Status: orchestrator.StatusRestarting, Text: "new answer from agent1"},
+	{Kind: orchestrator.EventRestart, Agent: "carol", Anon: "agent3", Status: orchestrator.StatusWaiting, Text: "new answer from agent1; votes again once no agent is working"},
 	{Kind: orchestrator.EventVote, Agent: "bob", Anon: "agent2", Status: orchestrator.StatusVoted, Target: "alice", Text: "good"},
 	{Kind: orchestrator.EventDecision, Agent: "alice", Text: "alice (agent1) wins with 2 of 2 votes"},
 }
@@ -70,9 +73,11 @@ func TestPlainLines(t *testing.T) {
 		"[alice] working",
 		"[bob] working",
 		`[bob] write_file {"path":"/p/x"}`,
-		"[bob] DENIED write_file: Access denied: /p/x is read-only",
+		"[bob] DENIED write_file (context-read-only): Access denied: /p/x is read-only",
+		"[bob] move_file: created /w/b, deleted /w/a",
 		"[alice] answered: hello world",
 		"[bob] restarting (new answer from agent1)",
+		"[carol] waiting (new answer from agent1; votes again once no agent is working)",
 		"[bob] voted for alice: good",
 		"massgen: alice (agent1) wins with 2 of 2 votes",
 	}
@@ -92,7 +97,7 @@ func TestLiveFrame(t *testing.T) {
 	frame := l.frameLocked()
 	l.mu.Unlock()
 	text := strings.Join(frame, "\n")
-	for _, want := range []string{"alice (agent1)  answered", "120 tokens", "bob (agent2)  voted", "denied: write_file: Access denied", "massgen: alice (agent1) wins"} {
+	for _, want := range []string{"alice (agent1)  answered", "120 tokens", "bob (agent2)  voted", "denied: write_file (context-read-only): Access denied", "waiting: new answer from agent1", "massgen: alice (agent1) wins"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("frame lacks %q:\n%s", want, text)
 		}

@@ -120,7 +120,7 @@ func (l *live) apply(ev orchestrator.Event) {
 		p.activity = ev.Tool + " " + ev.Args
 	case orchestrator.EventToolResult:
 		if ev.Denied {
-			p.denial = ev.Tool + ": " + ev.Text
+			p.denial = ev.Tool + ruleNote(ev.Rule) + ": " + ev.Text
 		}
 	case orchestrator.EventAnswer:
 		p.activity = "answered: " + ev.Text
@@ -130,6 +130,9 @@ func (l *live) apply(ev orchestrator.Event) {
 		p.activity = "invalid: " + ev.Text
 	case orchestrator.EventRestart:
 		p.activity = "restarting: " + ev.Text
+		if ev.Status == orchestrator.StatusWaiting {
+			p.activity = "waiting: " + ev.Text
+		}
 	case orchestrator.EventRetry:
 		p.activity = "retrying: " + ev.Text
 	case orchestrator.EventStopped:

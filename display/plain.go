@@ -3,8 +3,10 @@ package display
 import (
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 
+	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/orchestrator"
 )
 
@@ -44,9 +46,11 @@ func plainLine(ev orchestrator.Event) string {
 	case orchestrator.EventToolResult:
 		switch {
 		case ev.Denied:
-			return fmt.Sprintf("%s DENIED %s: %s", who, ev.Tool, oneLine(ev.Text, 200))
+			return fmt.Sprintf("%s DENIED %s%s: %s", who, ev.Tool, ruleNote(ev.Rule), oneLine(ev.Text, 200))
 		case ev.IsError:
 			return fmt.Sprintf("%s %s failed: %s", who, ev.Tool, oneLine(ev.Text, 200))
+		case len(ev.Changes) > 0:
+			return fmt.Sprintf("%s %s: %s", who, ev.Tool, oneLine(changesText(ev.Changes), 200))
 		}
 		return ""
 	case orchestrator.EventAnswer:
@@ -58,6 +62,9 @@ func plainLine(ev orchestrator.Event) string {
 	case orchestrator.EventRetry:
 		return fmt.Sprintf("%s retrying: %s", who, oneLine(ev.Text, 200))
 	case orchestrator.EventRestart:
+		if ev.Status == orchestrator.StatusWaiting {
+			return fmt.Sprintf("%s waiting (%s)", who, ev.Text)
+		}
 		return fmt.Sprintf("%s restarting (%s)", who, ev.Text)
 	case orchestrator.EventStopped:
 		return fmt.Sprintf("%s stopped: %s", who, oneLine(ev.Text, 200))
@@ -72,4 +79,21 @@ func plainLine(ev orchestrator.Event) string {
 		return fmt.Sprintf("%s error: %s", who, oneLine(ev.Text, 200))
 	}
 	return ""
+}
+
+// ruleNote names the permission rule that refused a call (" (protected-path)"), if known.
+func ruleNote(rule string) string {
+	if rule == "" {
+		return ""
+	}
+	return " (" + rule + ")"
+}
+
+// changesText lists what a call changed: "created /p/a, modified /p/b".
+func changesText(changes []filesystem.Change) string {
+	parts := make([]string, len(changes))
+	for i, c := range changes {
+		parts[i] = string(c.Op) + " " + c.Path
+	}
+	return strings.Join(parts, ", ")
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/massgen-go/massgen/backends"
 	"github.com/massgen-go/massgen/snapshots"
@@ -81,98 +82,252 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	return res, nil
 }
 
-// agentLoop runs an agent's executions until coordination is over.
+// The wake-up and restart policy. A run pays for answers, not for churn: with answers arriving
+// close together its model requests grow linearly with the number of agents, where restarting
+// and waking everybody on every answer made them grow with its square.
+//
+//   - A new answer clears every vote. An agent that is idle (it answered or voted) is not woken:
+//     it runs again, seeing every answer, once the field is quiet, that is once no agent is
+//     working or about to start; each waiting agent runs once per quiet period (releaseLocked).
+//   - A working agent is not cancelled at once: its restart is pending. It restarts at its next
+//     step (after the model reply in flight and that reply's tool calls), or is cancelled when
+//     that reply is overdue (graceLocked), whichever comes first; answers arriving meanwhile
+//     fold into that one restart.
+//   - The reply in flight counts if it is an answer. A vote counts only when no answer came after
+//     its execution's prompt was built (seenSeq): every counted vote chose among exactly the
+//     answers that existed when its request was sent. A vote that came too late is set aside and
+//     the agent votes again in the next quiet period.
+//   - A restart saves the partial workspace as the agent's snapshot and clears the workspace; the
+//     next execution's temp workspace holds every agent's latest snapshot, its own included.
+
+// agentLoop runs an agent's executions until coordination is over. Its agent timeout bounds the
+// time it spends working; time spent waiting for the others does not count.
 func (r *run) agentLoop(coordCtx context.Context, a *agent) {
-	// However it ends, a restart save it owed no longer holds the others back.
-	defer r.saveFinished(a)
-	ctx := coordCtx
-	if d := agentTimeout(r.cfg); d > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(coordCtx, d)
-		defer cancel()
-	}
+	limit, used := agentTimeout(r.cfg), time.Duration(0)
 	for {
-		r.mu.Lock()
-		for !a.needsRun && !r.finished && a.status != StatusStopped {
-			r.mu.Unlock()
-			select {
-			case <-a.wake:
-			case <-ctx.Done():
-				if coordCtx.Err() == nil {
-					r.agentTimedOut(coordCtx, a)
-				}
-				return
-			case <-r.doneCh:
-				return
-			}
-			r.mu.Lock()
+		var timeout time.Duration // none
+		if limit > 0 {
+			timeout = max(limit-used, time.Nanosecond)
 		}
-		if r.finished || a.status == StatusStopped {
-			r.mu.Unlock()
+		execCtx, cancel, ok := r.awaitTurn(coordCtx, a, timeout)
+		if !ok {
 			return
 		}
-		a.needsRun = false
-		gen := a.gen
-		execCtx, cancel := context.WithCancel(ctx)
-		a.cancel = cancel
-		a.status = StatusWorking
-		r.mu.Unlock()
-
+		start := time.Now()
 		r.emit(r.agentEvent(a, EventStart, StatusWorking, PhaseCoordination))
-		out := r.execute(execCtx, a, gen)
+		out := r.execute(execCtx, a)
+		if out.kind == outCancelled {
+			out = r.whyCancelled(coordCtx, execCtx)
+		}
 		cancel()
-
+		used += time.Since(start)
 		switch out.kind {
-		case outDone:
-			// answered or voted: the commit already updated the state
 		case outRestart:
 			r.saveAndClear(coordCtx, a)
 		case outStopped:
 			r.stop(a, out.reason)
+		}
+		r.endExecution(a, out.kind == outRestart)
+		if out.kind == outStopped || out.kind == outCancelled {
 			return
-		case outCancelled:
-			r.mu.Lock()
-			restarted := a.gen != gen
-			r.mu.Unlock()
-			switch {
-			case restarted && coordCtx.Err() == nil:
-				r.saveAndClear(coordCtx, a)
-			case coordCtx.Err() == nil && ctx.Err() != nil:
-				r.stop(a, r.timeoutReason())
-				return
-			default:
-				return
-			}
 		}
 	}
 }
 
-// agentTimedOut handles an agent whose time ran out while it was idle: a vote it already cast
-// stands until a new answer would need another one from it.
-func (r *run) agentTimedOut(coordCtx context.Context, a *agent) {
+// awaitTurn waits until the agent's next execution is due and not deferred, and marks it
+// started with its context (bounded by timeout unless 0). It returns false when coordination
+// is over for the agent.
+func (r *run) awaitTurn(coordCtx context.Context, a *agent, timeout time.Duration) (context.Context, context.CancelFunc, bool) {
 	r.mu.Lock()
-	voted := a.status == StatusVoted && !a.needsRun
-	r.mu.Unlock()
-	if voted {
+	defer r.mu.Unlock()
+	for (!a.needsRun || a.deferred) && !r.finished && a.status != StatusStopped {
+		r.mu.Unlock()
 		select {
 		case <-a.wake:
 		case <-r.doneCh:
-			return
 		case <-coordCtx.Done():
-			return
+		}
+		r.mu.Lock()
+		if coordCtx.Err() != nil {
+			return nil, nil, false
 		}
 	}
-	r.stop(a, r.timeoutReason())
+	if r.finished || a.status == StatusStopped {
+		return nil, nil, false
+	}
+	a.needsRun = false
+	a.executing = true
+	a.status = StatusWorking
+	// Created under the lock: a restart grace running out from now on cancels this execution.
+	var execCtx context.Context
+	var cancel context.CancelFunc
+	if timeout > 0 {
+		execCtx, cancel = context.WithTimeout(coordCtx, timeout)
+	} else {
+		execCtx, cancel = context.WithCancel(coordCtx)
+	}
+	a.cancel = cancel
+	return execCtx, cancel, true
+}
+
+// whyCancelled tells what ended a cancelled execution: the end of coordination (outCancelled),
+// the agent's timeout (outStopped), or else a pending restart whose grace ran out (outRestart).
+// Only the grace timer cancels an execution otherwise; it may have fired just before the
+// execution started and took its pending restart over, so a.pending is not asked.
+func (r *run) whyCancelled(coordCtx, execCtx context.Context) outcome {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case r.finished || coordCtx.Err() != nil:
+		return outcome{kind: outCancelled}
+	case errors.Is(execCtx.Err(), context.DeadlineExceeded):
+		return outcome{kind: outStopped, reason: r.timeoutReason()}
+	}
+	return outcome{kind: outRestart}
+}
+
+// endExecution marks the agent idle (due again at once after a restart) and starts a quiet
+// period if it was the last one working. An answer that came after the execution had already
+// voted cleared that vote: the agent votes again in the next quiet period.
+func (r *run) endExecution(a *agent, restart bool) {
+	r.mu.Lock()
+	a.executing = false
+	stopGrace(a)
+	revote := false
+	switch {
+	case a.status == StatusStopped:
+	case restart:
+		a.needsRun, a.deferred = true, false
+	case a.pending && !a.needsRun: // it had voted
+		a.needsRun, a.deferred = true, true
+		a.status = StatusWaiting
+		revote = true
+	}
+	a.pending = false
+	r.releaseLocked()
+	r.mu.Unlock()
+	if revote {
+		ev := r.agentEvent(a, EventRestart, StatusWaiting, PhaseCoordination)
+		ev.Text = "a new answer came after its vote; votes again once no agent is working"
+		r.emit(ev)
+	}
+}
+
+// releaseLocked starts a quiet period: when no agent is working or about to start, every agent
+// waiting for one is woken to run once more, seeing every answer.
+func (r *run) releaseLocked() {
+	if r.finished {
+		return
+	}
+	var waiting []*agent
+	for _, a := range r.agents {
+		switch {
+		case a.status == StatusStopped:
+		case a.executing || (a.needsRun && !a.deferred):
+			return // not quiet
+		case a.needsRun:
+			waiting = append(waiting, a)
+		}
+	}
+	for _, a := range waiting {
+		a.deferred = false
+		wake(a)
+	}
+}
+
+func wake(a *agent) {
+	select {
+	case a.wake <- struct{}{}:
+	default:
+	}
+}
+
+// startGraceLocked arms the cancellation of a's execution, for a restart that is still pending
+// when the grace runs out.
+func (r *run) startGraceLocked(a *agent) {
+	var t *time.Timer
+	t = time.AfterFunc(r.graceLocked(a, time.Now()), func() {
+		r.mu.Lock() // held by the caller until t is stored
+		defer r.mu.Unlock()
+		if a.grace == t && a.executing && a.pending && a.cancel != nil {
+			a.cancel()
+		}
+	})
+	a.grace = t
+}
+
+// graceLocked is how long a's pending restart waits for the reply in flight: until that reply
+// is due to end (its start plus how long the agent's replies take, or every agent's while it
+// has none), at least minRestartGrace and at most maxRestartGrace. An agent with no reply in
+// flight (running tools) gets minRestartGrace.
+func (r *run) graceLocked(a *agent, now time.Time) time.Duration {
+	if r.restartGrace > 0 {
+		return r.restartGrace
+	}
+	start, inFlight := r.clock.started[a]
+	if !inFlight {
+		return minRestartGrace
+	}
+	typical, ok := r.clock.typical[a]
+	if !ok {
+		typical = r.clock.all
+	}
+	return min(max(typical-now.Sub(start), minRestartGrace), maxRestartGrace)
+}
+
+// replyClock keeps how long the agents' model replies take. Guarded by run.mu.
+type replyClock struct {
+	started map[*agent]time.Time     // the reply in flight
+	typical map[*agent]time.Duration // moving average of the agent's replies
+	all     time.Duration            // the same over every agent's replies
+}
+
+// replyStarted and replyEnded bracket a model call; only completed replies count.
+func (r *run) replyStarted(a *agent) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.clock.started == nil {
+		r.clock.started, r.clock.typical = map[*agent]time.Time{}, map[*agent]time.Duration{}
+	}
+	r.clock.started[a] = time.Now()
+}
+
+func (r *run) replyEnded(a *agent, completed bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	start := r.clock.started[a]
+	delete(r.clock.started, a)
+	if !completed {
+		return
+	}
+	d := time.Since(start)
+	r.clock.typical[a] = movingAverage(r.clock.typical[a], d)
+	r.clock.all = movingAverage(r.clock.all, d)
+}
+
+// movingAverage weighs the latest sample a quarter (the first one is taken as is).
+func movingAverage(avg, sample time.Duration) time.Duration {
+	if avg == 0 {
+		return sample
+	}
+	return (3*avg + sample) / 4
+}
+
+func stopGrace(a *agent) {
+	if a.grace != nil {
+		a.grace.Stop()
+		a.grace = nil
+	}
 }
 
 func (r *run) timeoutReason() string {
 	return fmt.Sprintf("agent timeout (%ds) reached", r.cfg.Orchestrator.AgentTimeoutSeconds)
 }
 
-// saveAndClear is the restart sequence: the partial workspace becomes the agent's snapshot (so
-// the others see the partial work), then the workspace is emptied for a fresh start.
+// saveAndClear is the restart sequence: the partial workspace becomes the agent's snapshot (the
+// others, and the agent itself after the restart, see it in their temp workspaces), then the
+// workspace is emptied for a fresh start.
 func (r *run) saveAndClear(ctx context.Context, a *agent) {
-	defer r.saveFinished(a)
 	if a.workspace == "" {
 		return
 	}
@@ -182,32 +337,6 @@ func (r *run) saveAndClear(ctx context.Context, a *agent) {
 	}
 	if err := snapshots.ClearWorkspace(a.workspace); err != nil {
 		r.emit(Event{Kind: EventError, Agent: a.id, Anon: a.anon, Text: "clearing the workspace: " + err.Error()})
-	}
-}
-
-func (r *run) saveFinished(a *agent) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	a.savePending = false
-	delete(r.saves, a.id)
-	if len(r.saves) == 0 && r.savesDone != nil {
-		close(r.savesDone)
-		r.savesDone = nil
-	}
-}
-
-// waitSaves waits until every restarting agent has saved its partial work, so the temp
-// workspace filled next shows it.
-func (r *run) waitSaves(ctx context.Context) {
-	r.mu.Lock()
-	ch := r.savesDone
-	r.mu.Unlock()
-	if ch == nil {
-		return
-	}
-	select {
-	case <-ch:
-	case <-ctx.Done():
 	}
 }
 
@@ -226,16 +355,18 @@ func (r *run) stop(a *agent, reason string) {
 	r.emit(ev)
 	r.mu.Lock()
 	r.checkDoneLocked()
+	r.releaseLocked()
 	r.mu.Unlock()
 }
 
-// commitAnswer records a new answer and restarts every other agent. It fails when the
-// execution was superseded by a restart (errSuperseded) or the answer became invalid meanwhile.
-func (r *run) commitAnswer(a *agent, gen int, text string) error {
+// commitAnswer records a new answer: every vote is cleared, agents still working get a pending
+// restart, idle ones wait for the next quiet period to vote again. It fails when coordination is
+// over (errFinished) or the answer became invalid meanwhile.
+func (r *run) commitAnswer(a *agent, text string) error {
 	r.mu.Lock()
-	if r.finished || a.gen != gen {
+	if r.finished {
 		r.mu.Unlock()
-		return errSuperseded
+		return errFinished
 	}
 	if msg := r.answerProblemLocked(a, text); msg != "" {
 		r.mu.Unlock()
@@ -244,40 +375,31 @@ func (r *run) commitAnswer(a *agent, gen int, text string) error {
 	r.answerSeq++
 	r.answers[a.id] = &answer{agent: a.id, text: text, seq: r.answerSeq}
 	a.answers++
-	clear(r.votes) // a new answer invalidates every vote: everybody looks again
+	clear(r.votes) // a vote counts only with every answer in view
 	a.status = StatusAnswered
-	var restarted []*agent
+	a.pending = false // its reply counted: nothing to restart
+	stopGrace(a)
 	single := len(r.agents) == 1
+	var restarting, waiting []*agent
 	if !single {
-		a.needsRun = true // it votes (or improves) next, seeing every answer
+		a.needsRun, a.deferred = true, true // it votes (or improves) in the next quiet period
 		for _, b := range r.agents {
-			if b == a || b.status == StatusStopped {
-				continue
-			}
-			b.gen++
-			b.needsRun = true
-			switch b.status {
-			case StatusWorking:
-				b.status = StatusRestarting
-				if !b.savePending {
-					b.savePending = true
-					if len(r.saves) == 0 {
-						r.savesDone = make(chan struct{})
-					}
-					r.saves[b.id] = true
+			switch {
+			case b == a || b.status == StatusStopped:
+			case b.executing:
+				if !b.pending { // later answers fold into the pending restart
+					b.pending = true
+					b.status = StatusRestarting
+					r.startGraceLocked(b)
+					restarting = append(restarting, b)
 				}
-				b.cancel()
-			case StatusWaiting:
-				continue // not started yet: it starts with the new answer anyway
-			case StatusRestarting:
-			default: // answered or voted and idle: just run again
-				b.status = StatusRestarting
-				select {
-				case b.wake <- struct{}{}:
-				default:
-				}
+			case b.needsRun:
+				// About to start, or already waiting for a quiet period: it will see this answer.
+			default: // idle after its vote
+				b.needsRun, b.deferred = true, true
+				b.status = StatusWaiting
+				waiting = append(waiting, b)
 			}
-			restarted = append(restarted, b)
 		}
 	}
 	r.mu.Unlock()
@@ -285,9 +407,14 @@ func (r *run) commitAnswer(a *agent, gen int, text string) error {
 	ev := r.agentEvent(a, EventAnswer, StatusAnswered, PhaseCoordination)
 	ev.Text = text
 	r.emit(ev)
-	for _, b := range restarted {
+	for _, b := range restarting {
 		ev := r.agentEvent(b, EventRestart, StatusRestarting, PhaseCoordination)
-		ev.Text = "new answer from " + a.anon
+		ev.Text = "new answer from " + a.anon + "; restarts at its next step"
+		r.emit(ev)
+	}
+	for _, b := range waiting {
+		ev := r.agentEvent(b, EventRestart, StatusWaiting, PhaseCoordination)
+		ev.Text = "new answer from " + a.anon + "; votes again once no agent is working"
 		r.emit(ev)
 	}
 	if single {
@@ -298,12 +425,24 @@ func (r *run) commitAnswer(a *agent, gen int, text string) error {
 	return nil
 }
 
-// commitVote records a vote and checks whether coordination is over.
-func (r *run) commitVote(a *agent, gen int, targetAnon, reason string) error {
+// commitVote records a vote and checks whether coordination is over. A vote whose execution
+// started before the latest answer is set aside (errVoteSetAside): the agent votes again in the
+// next quiet period.
+func (r *run) commitVote(a *agent, targetAnon, reason string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.finished || a.gen != gen {
-		return errSuperseded
+	if r.finished {
+		return errFinished
+	}
+	if a.seenSeq != r.answerSeq {
+		a.needsRun, a.deferred = true, true
+		a.status = StatusWaiting
+		ev := r.agentEvent(a, EventRestart, StatusWaiting, PhaseCoordination)
+		ev.Text = "its vote came after a new answer and is set aside; votes again once no agent is working"
+		r.mu.Unlock()
+		r.emit(ev)
+		r.mu.Lock()
+		return errVoteSetAside
 	}
 	t := r.byAnon[targetAnon]
 	if t == nil || r.answers[t.id] == nil {
@@ -492,7 +631,10 @@ func (r *run) sortedAnswersLocked() []*answer {
 	return out
 }
 
-var errSuperseded = errors.New("superseded by a restart")
+var (
+	errFinished     = errors.New("coordination is over")
+	errVoteSetAside = errors.New("the vote came after a new answer")
+)
 
 // invalidError is a workflow call that cannot be accepted; its text goes back to the model.
 type invalidError string

@@ -376,7 +376,8 @@ func TestOverallTimeout(t *testing.T) {
 	}
 }
 
-// agent_timeout_seconds stops a stuck agent with the reason shown; the others finish.
+// agent_timeout_seconds stops a stuck agent with the reason shown; the others finish (the time
+// they wait for it does not count against theirs).
 func TestAgentTimeout(t *testing.T) {
 	h := newHarness(t, "alice", "bob")
 	h.cfg.Orchestrator.AgentTimeoutSeconds = 1
@@ -404,6 +405,10 @@ func TestAgentTimeout(t *testing.T) {
 	}
 	if res.Winner != "alice" || !strings.Contains(res.EndedEarly, "bob (agent timeout") {
 		t.Fatalf("result = %+v", res)
+	}
+	// alice waited for bob longer than her own timeout: waiting does not count, she voted.
+	if len(h.ev.of(EventStopped, "alice")) != 0 || res.Votes["alice"] != "alice" {
+		t.Errorf("alice stopped or did not vote: %v, votes %v", h.ev.of(EventStopped, "alice"), res.Votes)
 	}
 	if time.Since(start) > 20*time.Second {
 		t.Error("the agent timeout did not end the run")
@@ -540,7 +545,7 @@ func TestHistoryIsSent(t *testing.T) {
 	}
 	o := h.options(context.Background())
 	o.History = []Exchange{{User: "make a page", Assistant: "made page.html"}}
-	if _, err := Run(context.Background(), o); err != nil {
+	if _, err := h.runOptions(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
 	for _, req := range h.rec.get("solo") {

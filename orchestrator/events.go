@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/massgen-go/massgen/backends"
+	"github.com/massgen-go/massgen/filesystem"
 )
 
 // EventKind says what happened.
@@ -14,11 +15,11 @@ const (
 	EventRunStart   EventKind = "run_start"   // coordination begins; Text lists the agents
 	EventStart      EventKind = "start"       // an agent starts (or restarts) an execution
 	EventToolCall   EventKind = "tool_call"   // an agent calls a tool; Tool, Args
-	EventToolResult EventKind = "tool_result" // its result; Denied, IsError, Text (short)
+	EventToolResult EventKind = "tool_result" // its result; Denied, Rule, IsError, Text (short), Changes
 	EventAnswer     EventKind = "answer"      // an agent posted a new answer; Text
 	EventVote       EventKind = "vote"        // an agent voted; Target (real id), Text = reason
 	EventInvalid    EventKind = "invalid"     // an invalid workflow call; Text says what was wrong
-	EventRestart    EventKind = "restart"     // an agent is restarted because of a new answer
+	EventRestart    EventKind = "restart"     // a new answer restarts a working agent, or has an idle one vote again; Text says which
 	EventStopped    EventKind = "stopped"     // an agent was stopped; Text says why
 	EventDecision   EventKind = "decision"    // coordination is over; Target = winner, Text = why
 	EventFinalStart EventKind = "final_start" // the winner starts its final presentation
@@ -33,7 +34,7 @@ const (
 type Status string
 
 const (
-	StatusWaiting    Status = "waiting"
+	StatusWaiting    Status = "waiting" // not started yet, or waiting for the others to finish to vote again
 	StatusWorking    Status = "working"
 	StatusAnswered   Status = "answered"
 	StatusVoted      Status = "voted"
@@ -56,8 +57,11 @@ type Event struct {
 	Args   string // tool arguments, shortened
 	Target string // vote target / winner (real id)
 	Text   string
-	// Denied marks a tool call refused by the permission layer; IsError any failed call.
+	// Denied marks a tool call refused by the permission layer, Rule the rule that refused it;
+	// IsError any failed call. Changes are the paths the call created, modified or deleted.
 	Denied  bool
+	Rule    string
 	IsError bool
+	Changes []filesystem.Change
 	Usage   backends.Usage // cumulative for Agent (EventUsage)
 }

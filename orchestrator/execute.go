@@ -6,20 +6,18 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/massgen-go/massgen/backends"
 	"github.com/massgen-go/massgen/filesystem"
-	"github.com/massgen-go/massgen/permissions"
 )
 
 type outcomeKind int
 
 const (
-	outDone      outcomeKind = iota // answered or voted
-	outRestart                      // superseded by a restart
+	outDone      outcomeKind = iota // answered or voted (or its vote was set aside)
+	outRestart                      // a pending restart: at a step, or when its grace ran out
 	outStopped                      // gave up; reason says why
-	outCancelled                    // ctx ended (restart, timeout or Ctrl-C: the caller tells)
+	outCancelled                    // ctx ended (restart grace, timeout or Ctrl-C: the caller tells)
 )
 
 type outcome struct {
@@ -28,21 +26,14 @@ type outcome struct {
 }
 
 // execute runs one coordination execution of agent a: model calls and tool calls until a valid
-// workflow call (new_answer or vote), a restart, a stop or cancellation.
-func (r *run) execute(ctx context.Context, a *agent, gen int) outcome {
-	r.waitSaves(ctx)
-	if ctx.Err() != nil {
-		return outcome{kind: outCancelled}
-	}
-	// The temp workspace is refilled before every execution with the others' latest snapshots.
-	if err := r.store.FillTemp(ctx, a.id, false); err != nil {
-		if ctx.Err() != nil {
-			return outcome{kind: outCancelled}
-		}
-		r.emit(Event{Kind: EventError, Agent: a.id, Anon: a.anon, Phase: PhaseCoordination, Text: "filling the temp workspace: " + err.Error()})
-	}
-
+// workflow call (new_answer or vote), a pending restart, a stop or cancellation.
+func (r *run) execute(ctx context.Context, a *agent) outcome {
+	// The prompt is built first: every answer in it had its files saved before it counted, so
+	// the temp workspace filled next shows them all, with the agent's own latest snapshot.
 	r.mu.Lock()
+	a.pending = false // this execution sees every answer so far
+	stopGrace(a)
+	a.seenSeq = r.answerSeq
 	answerAnons := r.answerAnonsLocked()
 	prompt := r.coordinationPromptLocked(a)
 	answersLeft := true
@@ -50,6 +41,12 @@ func (r *run) execute(ctx context.Context, a *agent, gen int) outcome {
 		answersLeft = false
 	}
 	r.mu.Unlock()
+	if err := r.store.FillTemp(ctx, a.id); err != nil {
+		if ctx.Err() != nil {
+			return outcome{kind: outCancelled}
+		}
+		r.emit(Event{Kind: EventError, Agent: a.id, Anon: a.anon, Phase: PhaseCoordination, Text: "filling the temp workspace: " + err.Error()})
+	}
 
 	single := len(r.agents) == 1
 	tools := append([]backends.ToolSpec(nil), a.tools...)
@@ -64,94 +61,109 @@ func (r *run) execute(ctx context.Context, a *agent, gen int) outcome {
 		Phase:    PhaseCoordination,
 		Vars:     r.vars(a, answerAnons),
 	}
-
-	invalid := 0
-	for step := 0; ; step++ {
-		if step >= r.maxSteps {
-			return outcome{kind: outStopped, reason: fmt.Sprintf("%d model calls without new_answer or vote", r.maxSteps)}
-		}
-		resp, err := a.backend.Generate(ctx, req, r.onBackendEvent(a, PhaseCoordination))
-		if err == nil && resp == nil {
-			err = errNoResponse
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return outcome{kind: outCancelled}
-			}
-			return outcome{kind: outStopped, reason: "backend error: " + err.Error()}
-		}
-		r.usageEvent(a, resp.Usage, PhaseCoordination)
-		req.Messages = append(req.Messages, backends.Message{Role: "assistant", Content: resp.Text, ToolCalls: resp.ToolCalls})
-
-		// Every tool call runs, those next to a workflow call included; results keep call order.
-		results := make([]backends.Message, len(resp.ToolCalls))
-		var workflow []int
-		ran := 0
-		for i, tc := range resp.ToolCalls {
-			if tc.Name == ToolNewAnswer || tc.Name == ToolVote {
-				workflow = append(workflow, i)
-				continue
-			}
-			if ctx.Err() != nil {
-				return outcome{kind: outCancelled}
-			}
-			if ran++; ran > maxToolCallsPerReply {
-				results[i] = toolMessage(tc, tooManyCalls(), true)
-				continue
-			}
-			res := r.callTool(ctx, a, tc, PhaseCoordination, nil)
-			results[i] = toolMessage(tc, res.Content, res.IsError)
-		}
-		if ctx.Err() != nil {
-			return outcome{kind: outCancelled}
-		}
-
-		var problem string
-		switch {
-		case len(workflow) == 0 && len(resp.ToolCalls) > 0:
-			req.Messages = append(req.Messages, results...)
-			continue // still working
-		case len(workflow) == 0:
-			problem = "You must finish by calling a workflow tool: new_answer with your complete answer, or vote for the best existing answer."
-			if single || len(answerAnons) == 0 {
-				problem = "You must finish by calling the new_answer tool with your complete answer."
-			}
-		case len(workflow) > 1:
-			problem = workflowComboProblem(resp.ToolCalls, workflow)
-		default:
-			tc := resp.ToolCalls[workflow[0]]
-			var err error
-			problem, err = r.workflowCall(a, gen, tc, answerAnons, single)
-			if errors.Is(err, errSuperseded) {
-				return outcome{kind: outRestart}
-			}
-			if err == nil && problem == "" {
-				r.saveAfter(ctx, a, tc.Name)
-				return outcome{kind: outDone}
-			}
-		}
-
-		invalid++
-		ev := r.agentEvent(a, EventInvalid, StatusWorking, PhaseCoordination)
-		ev.Text = problem
-		r.emit(ev)
-		if invalid > maxRetries {
-			return outcome{kind: outStopped, reason: fmt.Sprintf("invalid workflow calls after %d retries: %s", maxRetries, problem)}
-		}
-		msg := fmt.Sprintf("Error: %s (attempt %d of %d)", problem, invalid, maxRetries+1)
-		for _, i := range workflow {
-			results[i] = toolMessage(resp.ToolCalls[i], jsonError(msg), true)
-		}
-		req.Messages = append(req.Messages, results...)
-		if len(resp.ToolCalls) == 0 {
-			req.Messages = append(req.Messages, backends.Message{Role: "user", Content: msg})
-		}
+	turn := &workflowTurn{r: r, a: a, ctx: ctx, anons: answerAnons, single: single}
+	err := r.converse(ctx, a, &req, loopRules{
+		phase:       PhaseCoordination,
+		toolset:     a.toolset,
+		maxSteps:    r.maxSteps,
+		maxCalls:    maxToolCallsPerReply,
+		leave:       isWorkflowTool,
+		interrupted: func() bool { return r.restartPending(a) },
+	}, turn.onReply)
+	switch {
+	case err == nil:
+		return turn.out
+	case errors.Is(err, errInterrupted):
+		return outcome{kind: outRestart}
+	case errors.Is(err, errStepLimit):
+		return outcome{kind: outStopped, reason: fmt.Sprintf("%d model calls without new_answer or vote", r.maxSteps)}
+	case ctx.Err() != nil:
+		return outcome{kind: outCancelled}
+	default:
+		return outcome{kind: outStopped, reason: "backend error: " + err.Error()}
 	}
 }
 
+func (r *run) restartPending(a *agent) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return a.pending
+}
+
+func isWorkflowTool(name string) bool { return name == ToolNewAnswer || name == ToolVote }
+
+// workflowTurn judges the replies of one coordination execution: a reply with tool calls and
+// no workflow call goes on; exactly one valid workflow call ends it; anything else is invalid
+// and gets an error saying what to do, up to maxRetries times.
+type workflowTurn struct {
+	r       *run
+	a       *agent
+	ctx     context.Context
+	anons   []string // the anonymous ids with an answer when the prompt was built
+	single  bool
+	invalid int
+	out     outcome // set when the turn is over
+}
+
+func (t *workflowTurn) onReply(resp *backends.Response, results []*filesystem.Result) ([]backends.Message, bool) {
+	var workflow []int
+	for i, tc := range resp.ToolCalls {
+		if isWorkflowTool(tc.Name) {
+			workflow = append(workflow, i)
+		}
+	}
+	var problem string
+	switch {
+	case len(workflow) == 0 && len(resp.ToolCalls) > 0:
+		return toolMessages(resp.ToolCalls, results), false // still working
+	case len(workflow) == 0:
+		problem = "You must finish by calling a workflow tool: new_answer with your complete answer, or vote for the best existing answer."
+		if t.single || len(t.anons) == 0 {
+			problem = "You must finish by calling the new_answer tool with your complete answer."
+		}
+	case len(workflow) > 1:
+		problem = workflowComboProblem(resp.ToolCalls, workflow)
+	default:
+		tc := resp.ToolCalls[workflow[0]]
+		var err error
+		problem, err = t.r.workflowCall(t.a, tc, t.anons, t.single)
+		switch {
+		case errors.Is(err, errFinished):
+			t.out = outcome{kind: outCancelled}
+			return nil, true
+		case errors.Is(err, errVoteSetAside):
+			t.out = outcome{kind: outDone}
+			return nil, true
+		case err == nil && problem == "":
+			t.r.saveAfter(t.ctx, t.a, tc.Name)
+			t.out = outcome{kind: outDone}
+			return nil, true
+		}
+	}
+
+	t.invalid++
+	ev := t.r.agentEvent(t.a, EventInvalid, StatusWorking, PhaseCoordination)
+	ev.Text = problem
+	t.r.emit(ev)
+	if t.invalid > maxRetries {
+		t.out = outcome{kind: outStopped, reason: fmt.Sprintf("invalid workflow calls after %d retries: %s", maxRetries, problem)}
+		return nil, true
+	}
+	msg := fmt.Sprintf("Error: %s (attempt %d of %d)", problem, t.invalid, maxRetries+1)
+	for _, i := range workflow {
+		res := errorResult(msg)
+		results[i] = &res
+	}
+	more := toolMessages(resp.ToolCalls, results)
+	if len(resp.ToolCalls) == 0 {
+		more = append(more, backends.Message{Role: "user", Content: msg})
+	}
+	return more, false
+}
+
 // workflowCall validates and commits one workflow call. It returns the problem to tell the model
-// ("" when accepted), or errSuperseded.
-func (r *run) workflowCall(a *agent, gen int, tc backends.ToolCall, answerAnons []string, single bool) (string, error) {
+// ("" when accepted), or errFinished or errVoteSetAside.
+func (r *run) workflowCall(a *agent, tc backends.ToolCall, answerAnons []string, single bool) (string, error) {
 	switch tc.Name {
 	case ToolNewAnswer:
 		var args struct {
@@ -160,14 +172,15 @@ func (r *run) workflowCall(a *agent, gen int, tc backends.ToolCall, answerAnons 
 		if err := json.Unmarshal(orEmpty(tc.Arguments), &args); err != nil || args.Content == nil {
 			return `new_answer takes {"content": "<your complete answer>"}.`, nil
 		}
-		// The snapshot is taken before the answer counts, so agents restarted by it already
-		// see its files; a first cheap check avoids snapshotting answers that will be refused.
+		// The snapshot is taken before the answer counts, so every agent shown the answer
+		// also sees its files; a first cheap check avoids snapshotting answers that will be
+		// refused.
 		r.mu.Lock()
 		problem := r.answerProblemLocked(a, *args.Content)
-		superseded := a.gen != gen || r.finished
+		finished := r.finished
 		r.mu.Unlock()
-		if superseded {
-			return "", errSuperseded
+		if finished {
+			return "", errFinished
 		}
 		if problem != "" {
 			return problem, nil
@@ -177,7 +190,7 @@ func (r *run) workflowCall(a *agent, gen int, tc backends.ToolCall, answerAnons 
 				r.emit(Event{Kind: EventError, Agent: a.id, Anon: a.anon, Phase: PhaseCoordination, Text: "saving the answer snapshot: " + err.Error()})
 			}
 		}
-		err := r.commitAnswer(a, gen, *args.Content)
+		err := r.commitAnswer(a, *args.Content)
 		var inv invalidError
 		if errors.As(err, &inv) {
 			return string(inv), nil
@@ -206,7 +219,7 @@ func (r *run) workflowCall(a *agent, gen int, tc backends.ToolCall, answerAnons 
 			return fmt.Sprintf("agent_id is not an agent with an answer; vote for one of: %s.", strings.Join(answerAnons, ", ")), nil
 		}
 		// The reason goes into the final agent's prompt: a long one is cut, not refused.
-		err := r.commitVote(a, gen, args.AgentID, shorten(args.Reason, maxReasonRunes))
+		err := r.commitVote(a, args.AgentID, shorten(args.Reason, maxReasonRunes))
 		var inv invalidError
 		if errors.As(err, &inv) {
 			return string(inv), nil
@@ -244,148 +257,6 @@ func workflowComboProblem(calls []backends.ToolCall, idx []int) string {
 	default:
 		return "you called new_answer more than once in one reply; call it exactly once with your complete answer."
 	}
-}
-
-// callTool runs a file (or MCP) tool through the agent's Toolset, where the permission decision
-// is made, and reports it. written collects the paths a successful write touched (final phase).
-func (r *run) callTool(ctx context.Context, a *agent, tc backends.ToolCall, phase string, ts *filesystem.Toolset) filesystem.Result {
-	if ts == nil {
-		ts = a.toolset
-	}
-	ev := r.agentEvent(a, EventToolCall, statusFor(phase), phase)
-	ev.Tool, ev.Args = shorten(tc.Name, 100), shorten(string(tc.Arguments), 200)
-	r.emit(ev)
-
-	var res filesystem.Result
-	switch {
-	case ts == nil:
-		res = filesystem.Result{Content: jsonError(fmt.Sprintf("unknown tool %q: this agent has no file tools (no workspace); use new_answer or vote", tc.Name)), IsError: true}
-	default:
-		callCtx := ctx
-		// File tools finish what they started (no half-written file on restart or Ctrl-C);
-		// commands and external tools are cancelled with the execution.
-		if !permissions.IsCommandTool(tc.Name) && !strings.HasPrefix(tc.Name, "mcp__") {
-			callCtx = context.WithoutCancel(ctx)
-		}
-		res = ts.Call(callCtx, tc.Name, orEmpty(tc.Arguments))
-	}
-
-	rev := r.agentEvent(a, EventToolResult, statusFor(phase), phase)
-	rev.Tool, rev.Args = ev.Tool, ev.Args
-	rev.IsError = res.IsError
-	rev.Denied = res.IsError && isDenial(res.Content)
-	rev.Text = shorten(resultText(res), 300)
-	r.emit(rev)
-	return capResult(res)
-}
-
-// errNoResponse stands for a backend that returned neither a response nor an error.
-var errNoResponse = errors.New("the backend returned no response")
-
-// tooManyCalls is the result of a call past maxToolCallsPerReply.
-func tooManyCalls() string {
-	return jsonError(fmt.Sprintf("not run: more than %d tool calls in one reply; make fewer calls per reply", maxToolCallsPerReply))
-}
-
-// maxToolResultBytes bounds what one tool call sends back to the model, so one call (a large
-// file, a chatty MCP server) cannot blow the model's context or the process's memory over the
-// steps of an execution.
-const maxToolResultBytes = 128 << 10
-
-// capResult replaces a result larger than maxToolResultBytes by a JSON object holding its first
-// part and a note saying it was truncated.
-func capResult(res filesystem.Result) filesystem.Result {
-	if len(res.Content) <= maxToolResultBytes {
-		return res
-	}
-	part := res.Content[:maxToolResultBytes]
-	for i := 0; i < utf8.UTFMax-1 && len(part) > 0; i++ { // do not cut a rune in half
-		if r, size := utf8.DecodeLastRuneInString(part); r != utf8.RuneError || size != 1 {
-			break
-		}
-		part = part[:len(part)-1]
-	}
-	b, _ := json.Marshal(map[string]any{
-		"truncated": fmt.Sprintf("the result was %d bytes; only the first %d are shown: ask for a smaller part", len(res.Content), len(part)),
-		"partial":   part,
-	})
-	return filesystem.Result{Content: string(b), IsError: res.IsError}
-}
-
-func statusFor(phase string) Status {
-	if phase == PhaseFinal {
-		return StatusPresenting
-	}
-	return StatusWorking
-}
-
-// resultText is what displays show of a result: the error message of a failure, else the content.
-func resultText(res filesystem.Result) string {
-	if res.IsError {
-		var obj struct {
-			Error string `json:"error"`
-		}
-		if json.Unmarshal([]byte(res.Content), &obj) == nil && obj.Error != "" {
-			return obj.Error
-		}
-	}
-	return res.Content
-}
-
-// isDenial tells a permission denial from other failures: the Toolset marks denials with
-// "denied": true in the result object.
-func isDenial(content string) bool {
-	var obj struct {
-		Denied bool `json:"denied"`
-	}
-	return json.Unmarshal([]byte(content), &obj) == nil && obj.Denied
-}
-
-// onBackendEvent reports a backend's retries; streamed text and tool calls are not events (the
-// executed tool calls are).
-func (r *run) onBackendEvent(a *agent, phase string) func(backends.Event) {
-	return func(ev backends.Event) {
-		if ev.Kind == backends.EventRetry {
-			e := r.agentEvent(a, EventRetry, "", phase)
-			e.Text = ev.Text
-			r.emit(e)
-		}
-	}
-}
-
-func (r *run) usageEvent(a *agent, u backends.Usage, phase string) {
-	total := r.addUsage(a, u)
-	ev := r.agentEvent(a, EventUsage, "", phase)
-	ev.Usage = total
-	r.emit(ev)
-}
-
-func toolMessage(tc backends.ToolCall, content string, isError bool) backends.Message {
-	return backends.Message{Role: "tool", Content: content, ToolCallID: tc.ID, ToolName: tc.Name, IsError: isError}
-}
-
-func jsonError(msg string) string {
-	b, _ := json.Marshal(map[string]string{"error": msg})
-	return string(b)
-}
-
-func orEmpty(raw json.RawMessage) json.RawMessage {
-	if len(strings.TrimSpace(string(raw))) == 0 {
-		return json.RawMessage("{}")
-	}
-	return raw
-}
-
-// shorten cuts s to at most n runes, marking the cut (without converting all of a huge s).
-func shorten(s string, n int) string {
-	i := 0
-	for k := range s {
-		if i == n {
-			return s[:k] + "…"
-		}
-		i++
-	}
-	return s
 }
 
 func newAnswerSpec() backends.ToolSpec {

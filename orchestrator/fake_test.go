@@ -3,10 +3,12 @@ package orchestrator
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/massgen-go/massgen/backends"
 	"github.com/massgen-go/massgen/configs"
@@ -141,6 +143,8 @@ type harness struct {
 	scripts map[string]script
 	rec     *recorder
 	ev      *events
+	grace   time.Duration // the restart grace (0: testGrace; negative: the run's own estimate)
+	onRun   func(*run)    // called with the run before it starts
 }
 
 func newHarness(t *testing.T, ids ...string) *harness {
@@ -171,6 +175,52 @@ func (h *harness) options(ctx context.Context) Options {
 	}
 }
 
+// testGrace is the restart grace in tests: a blocked model (block) stands for one slower than
+// the grace, cancelled when it runs out.
+const testGrace = time.Millisecond
+
 func (h *harness) run(ctx context.Context) (*Result, error) {
-	return Run(ctx, h.options(ctx))
+	return h.runOptions(ctx, h.options(ctx))
 }
+
+// testTimeout bounds a test run: one that takes longer hangs, and fails with the agents' states
+// and the events instead of stalling until go test's timeout.
+const testTimeout = 60 * time.Second
+
+// runOptions runs o with the test restart grace, or h.grace when set.
+func (h *harness) runOptions(ctx context.Context, o Options) (*Result, error) {
+	h.t.Helper()
+	var r *run
+	ctx, cancel := context.WithTimeoutCause(ctx, testTimeout, errHung)
+	defer cancel()
+	res, err := runTuned(ctx, o, func(rr *run) {
+		r = rr
+		r.restartGrace = testGrace
+		switch {
+		case h.grace > 0:
+			r.restartGrace = h.grace
+		case h.grace < 0: // the run's own estimate
+			r.restartGrace = 0
+		}
+		if h.onRun != nil {
+			h.onRun(r)
+		}
+	})
+	if errors.Is(context.Cause(ctx), errHung) {
+		r.mu.Lock()
+		for _, a := range r.agents {
+			h.t.Logf("%s: status %s, needsRun %v, deferred %v, executing %v, pending %v, seenSeq %d (answerSeq %d)",
+				a.id, a.status, a.needsRun, a.deferred, a.executing, a.pending, a.seenSeq, r.answerSeq)
+		}
+		r.mu.Unlock()
+		h.ev.mu.Lock()
+		for _, ev := range h.ev.all {
+			h.t.Logf("%s %s %s %s %.100s", ev.Time.Format("05.000000"), ev.Kind, ev.Agent, ev.Status, ev.Text)
+		}
+		h.ev.mu.Unlock()
+		h.t.Fatalf("the run hung for %s", testTimeout)
+	}
+	return res, err
+}
+
+var errHung = errors.New("the test run hung")

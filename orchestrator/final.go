@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -23,8 +24,7 @@ func (r *run) present(ctx context.Context, w *agent) (string, []string, error) {
 		ctx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()
 	}
-	ev := r.agentEvent(w, EventFinalStart, StatusPresenting, PhaseFinal)
-	r.emit(ev)
+	r.emit(r.agentEvent(w, EventFinalStart, StatusPresenting, PhaseFinal))
 
 	var ts *filesystem.Toolset
 	var tools []backends.ToolSpec
@@ -36,7 +36,7 @@ func (r *run) present(ctx context.Context, w *agent) (string, []string, error) {
 		}
 		tools, _ = toolSpecs(ts)
 	}
-	if err := r.store.FillTemp(ctx, w.id, true); err != nil {
+	if err := r.store.FillTemp(ctx, w.id); err != nil {
 		if ctx.Err() != nil {
 			return "", nil, ctx.Err()
 		}
@@ -54,46 +54,40 @@ func (r *run) present(ctx context.Context, w *agent) (string, []string, error) {
 		Vars:     r.vars(w, anons),
 	}
 
+	roots := r.deliveryRoots()
 	delivered := map[string]bool{}
 	text := ""
-	for step := 0; ; step++ {
-		if step >= r.maxSteps {
-			return "", nil, fmt.Errorf("%d model calls without a final reply", r.maxSteps)
-		}
-		resp, err := w.backend.Generate(ctx, req, r.onBackendEvent(w, PhaseFinal))
-		if err == nil && resp == nil {
-			err = errNoResponse
-		}
-		if err != nil {
-			return "", nil, fmt.Errorf("backend: %w", err)
-		}
-		r.usageEvent(w, resp.Usage, PhaseFinal)
-		if len(resp.ToolCalls) == 0 {
+	err := r.converse(ctx, w, &req, loopRules{
+		phase:    PhaseFinal,
+		toolset:  ts,
+		maxSteps: r.maxSteps,
+		maxCalls: maxToolCallsPerReply,
+		leave:    isWorkflowTool,
+	}, func(resp *backends.Response, results []*filesystem.Result) ([]backends.Message, bool) {
+		if len(resp.ToolCalls) == 0 { // a reply without tool calls ends the presentation
 			text = resp.Text
-			break
+			return nil, true
 		}
-		req.Messages = append(req.Messages, backends.Message{Role: "assistant", Content: resp.Text, ToolCalls: resp.ToolCalls})
 		for i, tc := range resp.ToolCalls {
-			if ctx.Err() != nil {
-				return "", nil, ctx.Err()
+			if results[i] == nil {
+				res := errorResult(tc.Name + " is not available while presenting the final answer; reply with the final answer as text.")
+				results[i] = &res
 			}
-			var res filesystem.Result
-			switch {
-			case i >= maxToolCallsPerReply:
-				res = filesystem.Result{Content: tooManyCalls(), IsError: true}
-			case tc.Name == ToolNewAnswer || tc.Name == ToolVote:
-				res = filesystem.Result{Content: jsonError(tc.Name + " is not available while presenting the final answer; reply with the final answer as text."), IsError: true}
-			default:
-				res = r.callTool(ctx, w, tc, PhaseFinal, ts)
-				if !res.IsError && ts != nil {
-					for _, p := range r.deliveredPaths(res) {
-						delivered[p] = true
-					}
-				}
+			for _, p := range deliveredPaths(*results[i], roots) {
+				delivered[p] = true
 			}
-			req.Messages = append(req.Messages, toolMessage(tc, res.Content, res.IsError))
 		}
+		return toolMessages(resp.ToolCalls, results), false
+	})
+	switch {
+	case errors.Is(err, errStepLimit):
+		return "", nil, fmt.Errorf("%d model calls without a final reply", r.maxSteps)
+	case ctx.Err() != nil:
+		return "", nil, ctx.Err()
+	case err != nil:
+		return "", nil, fmt.Errorf("backend: %w", err)
 	}
+
 	if w.workspace != "" {
 		if _, err := r.store.Save(context.WithoutCancel(ctx), w.id, w.workspace, "final"); err != nil {
 			r.emit(Event{Kind: EventError, Agent: w.id, Anon: w.anon, Phase: PhaseFinal, Text: "saving the final snapshot: " + err.Error()})
@@ -114,27 +108,31 @@ func (r *run) present(ctx context.Context, w *agent) (string, []string, error) {
 	return text, out, nil
 }
 
-// deliveredPaths are the files a successful call wrote inside a context path (its typed
-// Changes: resolved paths, as the permission decision saw them).
-func (r *run) deliveredPaths(res filesystem.Result) []string {
+// deliveryRoots are the context paths, resolved as the tools resolve the paths they change.
+func (r *run) deliveryRoots() []string {
+	roots := make([]string, 0, len(r.cfg.Orchestrator.ContextPaths))
+	for _, cp := range r.cfg.Orchestrator.ContextPaths {
+		root := filepath.Clean(cp.Path)
+		if resolved, err := filepath.EvalSymlinks(root); err == nil {
+			root = resolved
+		}
+		roots = append(roots, root)
+	}
+	return roots
+}
+
+// deliveredPaths are the paths a call created or modified inside a context path, as the tool
+// reported them (Result.Changes).
+func deliveredPaths(res filesystem.Result, roots []string) []string {
 	var out []string
-	for _, ch := range res.Changes {
-		if ch.Op == filesystem.Deleted {
+	for _, c := range res.Changes {
+		if c.Op == filesystem.Deleted || !pathx.WithinAny(filepath.Clean(c.Path), roots) {
 			continue
 		}
-		if fi, err := os.Lstat(ch.Path); err != nil || fi.IsDir() {
-			continue // a directory made on the way, or gone since
+		if fi, err := os.Lstat(c.Path); err == nil && fi.IsDir() {
+			continue // a directory made on the way: the files in it are listed themselves
 		}
-		for _, cp := range r.cfg.Orchestrator.ContextPaths {
-			root := filepath.Clean(cp.Path)
-			if real, err := filepath.EvalSymlinks(root); err == nil {
-				root = real
-			}
-			if pathx.Within(ch.Path, root) {
-				out = append(out, ch.Path)
-				break
-			}
-		}
+		out = append(out, filepath.Clean(c.Path))
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 // Package orchestrator runs one turn of a MassGen task: every agent works on it at once in its own
 // workspace, sees the others' answers and files under anonymous ids, posts answers and votes
-// (restarting the others when a new answer arrives), and the winner presents the final answer,
+// (a new answer restarts the agents still working and has the others vote again once the field
+// is quiet: see coordinate.go), and the winner presents the final answer,
 // delivering files into writable context paths. It owns coordination only: models are behind
 // backends, file access behind filesystem.Toolset and its permission Guard, snapshots behind
 // snapshots.Store. Everything that happens is reported on one event stream (Options.Events).
@@ -17,6 +18,7 @@ import (
 
 	"github.com/massgen-go/massgen/backends"
 	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/permissions"
 )
 
@@ -48,6 +50,9 @@ type Options struct {
 	LookupEnv func(string) (string, bool)
 	// Home is used for ~ expansion in permission rules (empty: the user's home).
 	Home string
+	// External, when set, provides each agent's external tools instead of its MCP servers
+	// (tests).
+	External func(ctx context.Context, agent configs.Agent) map[string]filesystem.External
 }
 
 // Result is the outcome of a run.
@@ -94,6 +99,14 @@ const maxAnswerBytes = 128 << 10
 // maxReasonRunes bounds the vote reason kept (and shown to the final agent).
 const maxReasonRunes = 2000
 
+// A working agent given a pending restart may go on until the model reply in flight is due to
+// end, but at least minRestartGrace and at most maxRestartGrace (see graceLocked, and
+// docs/orchestrator.md, "Restarts", for the measurements behind them).
+const (
+	minRestartGrace = time.Second
+	maxRestartGrace = 30 * time.Second
+)
+
 // maxToolCallsPerReply bounds the tool calls run for one model reply; the rest get an error
 // result without running, so one reply cannot queue unbounded work and results.
 const maxToolCallsPerReply = 100
@@ -104,6 +117,12 @@ var ErrNoAnswer = errors.New("no agent produced an answer")
 // Run runs one turn. On cancellation it stops every agent and returns an error wrapping
 // ctx.Err(); what was saved stays saved.
 func Run(ctx context.Context, o Options) (*Result, error) {
+	return runTuned(ctx, o, nil)
+}
+
+// runTuned is Run with tune (when not nil) applied to the run before it starts: tests and
+// benchmarks shorten its limits.
+func runTuned(ctx context.Context, o Options, tune func(*run)) (*Result, error) {
 	if o.Config == nil {
 		return nil, errors.New("orchestrator: no config")
 	}
@@ -121,6 +140,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	defer r.close()
+	if tune != nil {
+		tune(r)
+	}
 	return r.run(ctx)
 }
 

@@ -30,7 +30,8 @@ func (r *run) coordinationSystem(a *agent, single, answersLeft bool) string {
 	b.WriteString("Finish every turn of yours by calling exactly one workflow tool:\n")
 	b.WriteString("- new_answer(content): your complete answer, when it is better than every existing answer;\n")
 	b.WriteString("- vote(agent_id, reason): the best existing answer (yours included), when you cannot improve on it.\n")
-	b.WriteString("Other tool calls may come in the same reply. If another agent posts a new answer you will be restarted and shown it.\n")
+	b.WriteString("Other tool calls may come in the same reply. If another agent posts a new answer while you work, you are restarted at your next step and shown every answer; ")
+	b.WriteString("what you had done so far is kept in your own folder of the temporary workspace.\n")
 	if !answersLeft {
 		b.WriteString("You have posted the maximum number of new answers: vote now.\n")
 	}
@@ -40,22 +41,31 @@ func (r *run) coordinationSystem(a *agent, single, answersLeft bool) string {
 // coordinationPromptLocked is the user message: the task, every current answer, and the paths.
 func (r *run) coordinationPromptLocked(a *agent) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "<ORIGINAL MESSAGE>\n%s\n<END OF ORIGINAL MESSAGE>\n\n", r.o.Task)
+	r.writeTask(&b)
 	if len(r.agents) > 1 {
-		b.WriteString("<CURRENT ANSWERS from the agents>\n")
-		answers := r.sortedAnswersLocked()
-		if len(answers) == 0 {
-			b.WriteString("(no answers yet)\n")
-		}
-		for _, ans := range answers {
-			anon := r.anonOf(ans.agent)
-			fmt.Fprintf(&b, "<%s>\n%s\n<end of %s>\n", anon, ans.text, anon)
-		}
-		b.WriteString("<END OF CURRENT ANSWERS>\n\n")
+		r.writeAnswersLocked(&b, "<CURRENT ANSWERS from the agents>", "<END OF CURRENT ANSWERS>")
 		fmt.Fprintf(&b, "Your own anonymous id is %s.\n\n", a.anon)
 	}
 	r.writePaths(&b, a, false, a.toolset)
 	return b.String()
+}
+
+func (r *run) writeTask(b *strings.Builder) {
+	fmt.Fprintf(b, "<ORIGINAL MESSAGE>\n%s\n<END OF ORIGINAL MESSAGE>\n\n", r.o.Task)
+}
+
+// writeAnswersLocked lists every current answer under its anonymous id, between open and end.
+func (r *run) writeAnswersLocked(b *strings.Builder, open, end string) {
+	b.WriteString(open + "\n")
+	answers := r.sortedAnswersLocked()
+	if len(answers) == 0 {
+		b.WriteString("(no answers yet)\n")
+	}
+	for _, ans := range answers {
+		anon := r.anonOf(ans.agent)
+		fmt.Fprintf(b, "<%s>\n%s\n<end of %s>\n", anon, ans.text, anon)
+	}
+	b.WriteString(end + "\n\n")
 }
 
 // writePaths tells the agent where it may work and how delivery works; ts (its tools in this
@@ -66,12 +76,9 @@ func (r *run) writePaths(b *strings.Builder, a *agent, final bool, ts *filesyste
 		return
 	}
 	fmt.Fprintf(b, "Your workspace (read and write; do your work here): %s\n", a.workspace)
-	if final {
-		fmt.Fprintf(b, "Temporary workspace (read-only): %s, with every agent's latest work in one folder per anonymous id; your own earlier work is in %s.\n",
-			a.tempDir, filepath.Join(a.tempDir, a.anon))
-	} else {
-		fmt.Fprintf(b, "Temporary workspace (read-only): %s, with the other agents' latest work in one folder per anonymous id.\n", a.tempDir)
-	}
+	fmt.Fprintf(b, "Temporary workspace (read-only): %s, with every agent's latest work in one folder per anonymous id. "+
+		"Yours is %s: your work from before a restart, or the files of your last answer (copy from it to continue).\n",
+		a.tempDir, filepath.Join(a.tempDir, a.anon))
 	cps := r.cfg.Orchestrator.ContextPaths
 	if len(cps) > 0 {
 		b.WriteString("Context paths (the user's files):\n")
@@ -142,14 +149,10 @@ func (r *run) finalSystem(a *agent) string {
 // finalPromptLocked shows the task, every answer and the votes, all under anonymous ids.
 func (r *run) finalPromptLocked(a *agent, ts *filesystem.Toolset) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "<ORIGINAL MESSAGE>\n%s\n<END OF ORIGINAL MESSAGE>\n\n", r.o.Task)
+	r.writeTask(&b)
 	if len(r.agents) > 1 {
-		b.WriteString("<ALL ANSWERS>\n")
-		for _, ans := range r.sortedAnswersLocked() {
-			anon := r.anonOf(ans.agent)
-			fmt.Fprintf(&b, "<%s>\n%s\n<end of %s>\n", anon, ans.text, anon)
-		}
-		b.WriteString("<END OF ALL ANSWERS>\n\n<VOTES>\n")
+		r.writeAnswersLocked(&b, "<ALL ANSWERS>", "<END OF ALL ANSWERS>")
+		b.WriteString("<VOTES>\n")
 		for _, v := range r.agents {
 			if vt, ok := r.votes[v.id]; ok {
 				fmt.Fprintf(&b, "%s voted for %s: %s\n", v.anon, r.anonOf(vt.target), vt.reason)

@@ -30,16 +30,19 @@ type agent struct {
 	tools     []backends.ToolSpec // the toolset's tools as backend specs
 	toolNames map[string]bool
 
-	// Guarded by run.mu.
-	status      Status
-	gen         int  // bumped by every restart; an execution's workflow call only counts for its gen
-	needsRun    bool // another execution is due
-	wake        chan struct{}
-	cancel      context.CancelFunc // the current execution's
-	answers     int                // new answers posted
-	stopReason  string
-	usage       backends.Usage
-	savePending bool
+	// Guarded by run.mu. See coordinate.go for the wake-up and restart policy.
+	status     Status
+	needsRun   bool // another execution is due
+	deferred   bool // ... and it waits for a quiet field (no agent working)
+	executing  bool
+	pending    bool // a new answer arrived during the execution: restart at its next step
+	seenSeq    int  // run.answerSeq when the execution's prompt was built
+	grace      *time.Timer
+	wake       chan struct{}
+	cancel     context.CancelFunc // the current execution's
+	answers    int                // new answers posted
+	stopReason string
+	usage      backends.Usage
 }
 
 // run is one orchestrator run.
@@ -61,9 +64,11 @@ type run struct {
 	finished  bool
 	doneCh    chan struct{}
 	ended     string // why coordination ended early ("" when everyone voted)
-	saves     map[string]bool
-	savesDone chan struct{}
-	maxSteps  int // model calls per execution (maxSteps; benchmarks raise it)
+	maxSteps  int    // model calls per execution (maxSteps; benchmarks raise it)
+	// restartGrace, when set (tests, benchmarks), is a fixed grace for pending restarts instead
+	// of graceLocked's estimate from clock.
+	restartGrace time.Duration
+	clock        replyClock
 }
 
 type answer struct {
@@ -85,7 +90,6 @@ func newRun(ctx context.Context, o Options) (*run, error) {
 		answers:  map[string]*answer{},
 		votes:    map[string]vote{},
 		doneCh:   make(chan struct{}),
-		saves:    map[string]bool{},
 		maxSteps: maxSteps,
 	}
 	ids := make([]string, len(cfg.Agents))
@@ -125,7 +129,8 @@ func newRun(ctx context.Context, o Options) (*run, error) {
 		Warn: func(id string, err error) {
 			r.emit(Event{Kind: EventError, Agent: id, Anon: store.AnonID(id), Text: "MCP server unavailable, going on without it: " + err.Error()})
 		},
-		Logger: o.Logger,
+		External: o.External,
+		Logger:   o.Logger,
 	})
 	if err != nil {
 		return nil, errorf("%w", err)

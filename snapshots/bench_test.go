@@ -220,7 +220,7 @@ func BenchmarkSnapshot(b *testing.B) {
 	}
 	fillAll := func(b *testing.B, s *Store) {
 		for _, a := range agents {
-			if err := s.FillTemp(ctx, a, false); err != nil {
+			if err := s.FillTemp(ctx, a); err != nil {
 				b.Fatal(err)
 			}
 		}

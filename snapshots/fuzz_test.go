@@ -46,7 +46,7 @@ func FuzzSymlinksStayInside(f *testing.F) {
 		if _, err := s.Save(context.Background(), "a", ws, "answer"); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.FillTemp(context.Background(), "b", false); err != nil {
+		if err := s.FillTemp(context.Background(), "b"); err != nil {
 			t.Fatal(err)
 		}
 		for _, dir := range []string{s.SnapshotDir("a"), filepath.Join(s.TempDir("b"), "agent1")} {

@@ -69,9 +69,9 @@ func (f *fixture) save(agent, reason string) bool {
 	return ok
 }
 
-func (f *fixture) fill(agent string, includeSelf bool) map[string]string {
+func (f *fixture) fill(agent string) map[string]string {
 	f.t.Helper()
-	if err := f.store.FillTemp(context.Background(), agent, includeSelf); err != nil {
+	if err := f.store.FillTemp(context.Background(), agent); err != nil {
 		f.t.Fatalf("FillTemp(%s): %v", agent, err)
 	}
 	return tree(f.t, f.store.TempDir(agent))
@@ -168,13 +168,11 @@ func TestLifecycle(t *testing.T) {
 	}
 
 	// beta sees alpha's answer under the anonymous id, nothing of its own.
-	got := f.fill("beta", false)
+	got := f.fill("beta")
 	assertTree(t, "beta's temp", got, prefixed("agent1", want))
 
-	// alpha's next execution: its own temp has nothing (beta has no snapshot yet).
-	if got := f.fill("alpha", false); len(got) != 0 {
-		t.Fatalf("alpha's temp should be empty, got %v", got)
-	}
+	// alpha's next execution: its own temp holds its own answer only (beta has no snapshot yet).
+	assertTree(t, "alpha's temp", f.fill("alpha"), prefixed("agent1", want))
 
 	// alpha works again and answers with a change, a new file and a deletion.
 	f.write("alpha", "index.html", "<h1>v2</h1>")
@@ -182,7 +180,7 @@ func TestLifecycle(t *testing.T) {
 	f.save("alpha", "answer")
 	want2 := tree(t, f.ws["alpha"])
 	assertTree(t, "snapshot after second answer", tree(t, s.SnapshotDir("alpha")), want2)
-	assertTree(t, "beta's temp after refill", f.fill("beta", false), prefixed("agent1", want2))
+	assertTree(t, "beta's temp after refill", f.fill("beta"), prefixed("agent1", want2))
 
 	// Log copies: one per save, timestamped, with the reason.
 	logs, err := os.ReadDir(filepath.Join(f.base, "logs", "snapshots", "alpha"))
@@ -220,7 +218,7 @@ func TestEmptyWorkspaceNeverReplacesSnapshot(t *testing.T) {
 	if f.store.HasSnapshot("a") {
 		t.Fatal("snapshot made from an empty workspace")
 	}
-	if got := f.fill("b", false); len(got) != 0 {
+	if got := f.fill("b"); len(got) != 0 {
 		t.Fatalf("temp shows an agent without snapshot: %v", got)
 	}
 	// A missing workspace is the same as an empty one.
@@ -239,7 +237,7 @@ func TestEmptyWorkspaceNeverReplacesSnapshot(t *testing.T) {
 		t.Fatal("save of the cleared workspace reported as saved")
 	}
 	assertTree(t, "snapshot after vote with empty workspace", tree(t, f.store.SnapshotDir("a")), want)
-	assertTree(t, "b's temp", f.fill("b", false), prefixed("agent1", want))
+	assertTree(t, "b's temp", f.fill("b"), prefixed("agent1", want))
 
 	// An empty directory is content (the agent made it): it does replace the snapshot.
 	if err := os.Mkdir(filepath.Join(f.ws["a"], "empty"), 0o755); err != nil {
@@ -264,8 +262,8 @@ func TestAnonymity(t *testing.T) {
 			t.Errorf("AnonID(%s) = %q, want %q", a, got, want)
 		}
 	}
-	for i, viewer := range agents {
-		got := f.fill(viewer, false)
+	for _, viewer := range agents {
+		got := f.fill(viewer)
 		var anon []string
 		for rel := range got {
 			top := strings.Split(rel, string(filepath.Separator))[0]
@@ -279,20 +277,12 @@ func TestAnonymity(t *testing.T) {
 			}
 		}
 		slices.Sort(anon)
-		var want []string
-		for j := range agents {
-			if j != i {
-				want = append(want, fmt.Sprintf("agent%d", j+1))
-			}
-		}
+		want := []string{"agent1", "agent2", "agent3", "agent4"} // its own work included
 		if !slices.Equal(anon, want) {
 			t.Errorf("%s sees %v, want %v", viewer, anon, want)
 		}
 		// Each anonymous folder holds the right agent's work.
 		for j, src := range agents {
-			if j == i {
-				continue
-			}
 			if c := got[filepath.Join(f.store.AnonID(src), "notes/work.txt")]; !strings.HasSuffix(c, fmt.Sprintf("work of agent #%d", j)) {
 				t.Errorf("%s: %s's folder holds %q", viewer, f.store.AnonID(src), c)
 			}
@@ -304,21 +294,23 @@ func TestAnonymity(t *testing.T) {
 	}
 }
 
-func TestIncludeSelf(t *testing.T) {
+// Every agent sees every snapshot, its own included (as in MassGen): a restarted agent finds its
+// partial work, the winner its earlier work; agents without a snapshot have no folder, and an
+// agent's folder follows its latest snapshot.
+func TestTempHoldsEveryAgentsSnapshotOwnIncluded(t *testing.T) {
 	f := newFixture(t, "a", "b", "c")
 	for _, a := range []string{"a", "b"} {
 		f.write(a, "out.txt", "by "+a)
 		f.save(a, "answer")
 	}
-	// Before the final presentation the winner sees every snapshot, its own included.
-	got := f.fill("b", true)
-	if got["agent1/out.txt"] == "" || got["agent2/out.txt"] == "" || got["agent3"] != "" {
-		t.Fatalf("winner's temp with includeSelf: %v", got)
+	got := f.fill("b")
+	if got["agent1/out.txt"] != "f -rw-r--r-- by a" || got["agent2/out.txt"] != "f -rw-r--r-- by b" || got["agent3"] != "" {
+		t.Fatalf("b's temp: %v", got)
 	}
-	// Back to a normal fill: its own folder goes again.
-	got = f.fill("b", false)
-	if got["agent2/out.txt"] != "" || got["agent1/out.txt"] == "" {
-		t.Fatalf("temp without includeSelf: %v", got)
+	f.write("b", "out.txt", "by b, again")
+	f.save("b", "restart")
+	if got := f.fill("b"); got["agent2/out.txt"] != "f -rw-r--r-- by b, again" {
+		t.Fatalf("b's own folder after its next snapshot: %v", got)
 	}
 }
 
@@ -326,7 +318,7 @@ func TestSnapshotsNeverWrittenInPlace(t *testing.T) {
 	f := newFixture(t, "a", "b")
 	f.write("a", "data.txt", "version 1")
 	f.save("a", "answer")
-	f.fill("b", false)
+	f.fill("b")
 	tempFile := filepath.Join(f.store.TempDir("b"), "agent1", "data.txt")
 
 	// The agent rewrites its file in place (same inode): the snapshot must not change, so the
@@ -346,7 +338,7 @@ func TestSnapshotsNeverWrittenInPlace(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(f.store.SnapshotDir("a"), "data.txt")); string(b) != "version 2" {
 		t.Fatalf("snapshot not updated: %q", b)
 	}
-	if got := f.fill("b", false); got["agent1/data.txt"] != "f -rw-r--r-- version 2" {
+	if got := f.fill("b"); got["agent1/data.txt"] != "f -rw-r--r-- version 2" {
 		t.Fatalf("temp after refill: %v", got)
 	}
 }
@@ -365,7 +357,7 @@ func TestChangeDetection(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.save("a", "answer")
-	f.fill("b", false)
+	f.fill("b")
 
 	// Same size and an mtime put back: only ctime tells.
 	p := filepath.Join(ws, "same-size.txt")
@@ -388,7 +380,7 @@ func TestChangeDetection(t *testing.T) {
 
 	want := tree(t, ws)
 	assertTree(t, "snapshot", tree(t, f.store.SnapshotDir("a")), want)
-	assertTree(t, "temp (incremental refill)", f.fill("b", false), prefixed("agent1", want))
+	assertTree(t, "temp (incremental refill)", f.fill("b"), prefixed("agent1", want))
 	if want["same-size.txt"] != "f -rw-r--r-- BBBB" || want["mode.sh"] != "f -rwxr-xr-x #!/bin/sh" {
 		t.Fatalf("fixture did not change as intended: %v", want)
 	}
@@ -440,7 +432,7 @@ func TestSymlinks(t *testing.T) {
 		}
 	}
 	// And the kept ones still resolve inside the temp workspace.
-	f.fill("b", false)
+	f.fill("b")
 	root, err := os.OpenRoot(filepath.Join(f.store.TempDir("b"), "agent1"))
 	must(t, err)
 	defer root.Close()
@@ -468,13 +460,13 @@ func TestRestartPartialWork(t *testing.T) {
 	}
 	must(t, ClearWorkspace(f.ws["agentB"]))
 
-	// Round 2.
-	a := f.fill("agentA", false)
-	if a["agent2/draft/game.py"] != "f -rw-r--r-- half a game" || len(sub(a, "agent1")) != 0 {
+	// Round 2: each sees the other's work, and its own (B continues from its draft).
+	a := f.fill("agentA")
+	if a["agent2/draft/game.py"] != "f -rw-r--r-- half a game" || a["agent1/game.py"] != "f -rw-r--r-- complete game" {
 		t.Fatalf("agentA's temp: %v", a)
 	}
-	b := f.fill("agentB", false)
-	if b["agent1/game.py"] != "f -rw-r--r-- complete game" || len(sub(b, "agent2")) != 0 {
+	b := f.fill("agentB")
+	if b["agent1/game.py"] != "f -rw-r--r-- complete game" || b["agent2/draft/game.py"] != "f -rw-r--r-- half a game" {
 		t.Fatalf("agentB's temp: %v", b)
 	}
 	if got := tree(t, f.ws["agentB"]); len(got) != 0 {
@@ -590,7 +582,7 @@ func TestConcurrentSaveAndFillTemp(t *testing.T) {
 					errs <- err
 					return
 				}
-				if err := f.store.FillTemp(ctx, id, n%5 == 0); err != nil {
+				if err := f.store.FillTemp(ctx, id); err != nil {
 					errs <- err
 					return
 				}
@@ -645,11 +637,11 @@ func TestTempRebuiltWhenMissingOrSnapshotRebuilt(t *testing.T) {
 	f := newFixture(t, "a", "b")
 	f.write("a", "x.txt", "1")
 	f.save("a", "answer")
-	f.fill("b", false)
+	f.fill("b")
 
 	// Someone removed the temp folder: the next fill rebuilds it even though nothing changed.
 	must(t, os.RemoveAll(filepath.Join(f.store.TempDir("b"), "agent1")))
-	if got := f.fill("b", false); got["agent1/x.txt"] != "f -rw-r--r-- 1" {
+	if got := f.fill("b"); got["agent1/x.txt"] != "f -rw-r--r-- 1" {
 		t.Fatalf("temp not rebuilt: %v", got)
 	}
 	// The snapshot vanished: the next save rebuilds it in full and temp folders follow.
@@ -657,10 +649,10 @@ func TestTempRebuiltWhenMissingOrSnapshotRebuilt(t *testing.T) {
 	f.write("a", "y.txt", "2")
 	f.save("a", "answer")
 	assertTree(t, "snapshot", tree(t, f.store.SnapshotDir("a")), tree(t, f.ws["a"]))
-	assertTree(t, "temp", f.fill("b", false), prefixed("agent1", tree(t, f.ws["a"])))
+	assertTree(t, "temp", f.fill("b"), prefixed("agent1", tree(t, f.ws["a"])))
 	// Junk in a temp workspace goes.
 	writeFile(t, filepath.Join(f.store.TempDir("b"), "junk.txt"), "x")
-	if got := f.fill("b", false); got["junk.txt"] != "" {
+	if got := f.fill("b"); got["junk.txt"] != "" {
 		t.Fatal("junk kept in temp workspace")
 	}
 }

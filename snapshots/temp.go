@@ -13,17 +13,18 @@ import (
 	"go.uber.org/zap"
 )
 
-// FillTemp refills agentID's temp workspace, TempRoot/<agentID>/, with every other agent's
-// latest snapshot under its anonymous id (TempRoot/<agentID>/agent2/...), and with its own too
-// when includeSelf is set (the winner before the final presentation). Agents without a snapshot
-// get no folder. Files come from the snapshots by reflink, hard link or copy (see probe).
+// FillTemp refills agentID's temp workspace, TempRoot/<agentID>/, with every agent's latest
+// snapshot under its anonymous id (TempRoot/<agentID>/agent2/...), its own included: as in
+// MassGen, an agent restarted by a new answer finds its partial work there, and the winner its
+// earlier work. Agents without a snapshot get no folder. Files come from the snapshots by
+// reflink, hard link or copy (see probe).
 //
 // The refill is incremental: an anonymous folder that already reflects a source agent's current
 // snapshot is left alone, and one that reflects an older generation gets only the paths changed
 // since. This relies on temp workspaces being read-only for agents (the permission layer and the
 // sandbox enforce it) and on nothing but FillTemp writing them; a folder that has gone missing is
 // rebuilt.
-func (s *Store) FillTemp(ctx context.Context, agentID string, includeSelf bool) error {
+func (s *Store) FillTemp(ctx context.Context, agentID string) error {
 	me, err := s.agent(agentID)
 	if err != nil {
 		return err
@@ -39,9 +40,7 @@ func (s *Store) FillTemp(ctx context.Context, agentID string, includeSelf bool) 
 	// Anything that is not an anonymous folder we manage goes.
 	keep := map[string]bool{}
 	for _, id := range s.o.Agents {
-		if id != agentID || includeSelf {
-			keep[s.anon[id]] = true
-		}
+		keep[s.anon[id]] = true
 	}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -55,10 +54,6 @@ func (s *Store) FillTemp(ctx context.Context, agentID string, includeSelf bool) 
 		}
 	}
 	for _, id := range s.o.Agents {
-		if !keep[s.anon[id]] {
-			delete(me.synced, id)
-			continue
-		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}

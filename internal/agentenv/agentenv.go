@@ -58,8 +58,11 @@ type Options struct {
 	// NoHooks leaves the pre- and post-tool-use hooks out (permissions check without --hooks).
 	NoHooks bool
 	// Warn hears about each MCP server that failed to start; the agent goes on without it.
-	Warn   func(agentID string, err error)
-	Logger *zap.Logger
+	Warn func(agentID string, err error)
+	// External, when set, provides each agent's external tools instead of starting its MCP
+	// servers (tests stand in for a server with it).
+	External func(ctx context.Context, agent configs.Agent) map[string]filesystem.External
+	Logger   *zap.Logger
 }
 
 // ConfigError is a fault of the config or the project rules (as opposed to the machine).
@@ -206,7 +209,9 @@ func (e *Env) Agent(ctx context.Context, id string) (*Agent, error) {
 			return nil, fmt.Errorf("agent %q: workspace: %w", id, err)
 		}
 	}
-	if len(ac.Backend.MCPServers) > 0 && !e.o.DecideOnly {
+	if e.o.External != nil && !e.o.DecideOnly {
+		a.external = e.o.External(ctx, *ac)
+	} else if len(ac.Backend.MCPServers) > 0 && !e.o.DecideOnly {
 		// Servers are given the agent's readable roots, the same in both roles.
 		pol, err := a.policy(Coordination)
 		if err != nil {
