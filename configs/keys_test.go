@@ -149,7 +149,8 @@ var massgenSchemaKeys = []struct {
 	{"agents[].backend.temperature", "claude", Implemented}, {"agents[].backend.max_tokens", "gemini", Implemented},
 	{"agents[].backend.exclude_tools", "openai", Ignored}, {"agents[].backend.allowed_tools", "claude_code", Ignored},
 	{"agents[].backend.disallowed_tools", "claude_code", Ignored}, {"agents[].backend.permission_mode", "claude_code", Ignored},
-	{"agents[].backend.max_thinking_tokens", "claude_code", Ignored},
+	{"agents[].backend.max_thinking_tokens", "claude_code", Implemented}, {"agents[].backend.max_turns", "claude_code", Implemented},
+	{"agents[].backend.max_thinking_tokens", "openai", Ignored}, {"agents[].backend.model", "claude_code", Implemented},
 	{"agents[].backend.system_prompt", "claude_code", Refused}, {"agents[].backend.append_system_prompt", "claude", Refused},
 	{"agents[].backend.agent_config", "", Refused}, {"agents[].backend.api_version", "azure_openai", Implemented},
 	{"agents[].backend.enable_web_search", "openai", Implemented}, {"agents[].backend.enable_web_search", "claude", Implemented},
@@ -195,9 +196,9 @@ func TestMassGenSchemaKeysHaveTheirStatus(t *testing.T) {
 			t.Errorf("%s (%s): status %q (known %v), want %q", k.path, k.backend, got.Status, ok, k.status)
 		}
 	}
-	for _, typ := range []string{"claude_code", "ag2", "autogen"} {
-		if bt, _ := LookupBackendType(typ); bt.Status != Refused {
-			t.Errorf("backend type %s: %q, want refused", typ, bt.Status)
+	for typ, want := range map[string]Status{"claude_code": Implemented, "ag2": Refused, "autogen": Refused} {
+		if bt, _ := LookupBackendType(typ); bt.Status != want {
+			t.Errorf("backend type %s: %q, want %q", typ, bt.Status, want)
 		}
 	}
 }

@@ -48,8 +48,9 @@ var backendTypeTable = []BackendType{
 	{Name: "kimi", Family: famChat, Status: Implemented, ModelRequired: true, Note: "Moonshot's Kimi (MOONSHOT_API_KEY or KIMI_API_KEY)."},
 	{Name: "moonshot", Family: famChat, Status: Implemented, ModelRequired: true, Note: "Same as kimi."},
 	{Name: "poe", Family: famChat, Status: Implemented, ModelRequired: true, Note: "Poe (POE_API_KEY)."},
-	{Name: "claude_code", Family: famClaudeCode, Status: Refused,
-		Note: "cannot run yet: Claude Code runs its own file and shell tools, which would bypass massgen's permission checks; driving it with massgen's tools is planned (issue 14). Use type: claude for the same models through the Anthropic API."},
+	{Name: "claude_code", Family: famClaudeCode, Status: Implemented, Program: "claude",
+		Install: "install Claude Code (npm install -g @anthropic-ai/claude-code), or use type: claude for the same models through the Anthropic API",
+		Note:    "Drives the claude CLI (Claude Code; it must be on PATH) with its own tools turned off: the agent works with massgen's permission-checked tools, offered to the CLI as an MCP server (docs/claude-code.md). No key needed: the CLI's own login, or ANTHROPIC_API_KEY."},
 	{Name: "scripted", Family: famScripted, Status: Implemented, Massgen: true,
 		Note: "Deterministic demo and test backend: plays the steps of script: instead of calling a model; no key."},
 	{Name: "ag2", Status: Refused,
@@ -97,6 +98,9 @@ func permissionKeys(prefix string, what string) []Key {
 	}
 }
 
+// ccOwnToolsOff is what happens to Claude Code's tool lists.
+const ccOwnToolsOff = "Claude Code's own tools (Read, Write, Bash, ...) are turned off: the agent gets massgen's permission-checked tools instead; to narrow those, use exclude_tools or permissions.deny rules"
+
 const noDocker = "docker execution is not supported: commands run on this machine inside the kernel sandbox (landlock or bubblewrap)"
 
 var keyTable = concatKeys(
@@ -142,7 +146,10 @@ var keyTable = concatKeys(
 		{Path: "agents[].backend.script", On: []string{famScripted}, Status: Implemented, Massgen: true, Note: "The steps the scripted backend plays."},
 		{Path: "agents[].backend.script", Status: Ignored, Massgen: true, Note: "only the scripted backend plays a script"},
 		{Path: "agents[].backend.*", On: []string{famScripted}, Status: Ignored, Note: "the scripted backend calls no model"},
-		{Path: "agents[].backend.*", On: []string{famClaudeCode}, Status: Ignored, Note: "claude_code cannot run yet" + later},
+		{Path: "agents[].backend.*", On: []string{famClaudeCode}, Status: Ignored, Note: "not an option massgen passes to the claude CLI"},
+		{Path: "agents[].backend.model", On: []string{famClaudeCode}, Status: Implemented, Note: "Passed as --model (an alias such as sonnet, or a full model name); default: the CLI's."},
+		{Path: "agents[].backend.api_key", On: []string{famClaudeCode}, Status: Implemented, Note: "Passed to the claude CLI as ANTHROPIC_API_KEY; default: the CLI's own login."},
+		{Path: "agents[].backend.base_url", On: []string{famClaudeCode}, Status: Implemented, Note: "Passed to the claude CLI as ANTHROPIC_BASE_URL."},
 	},
 	scriptKeys(),
 	mcpKeys(),
@@ -227,9 +234,15 @@ var keyTable = concatKeys(
 		{Path: "agents[].backend.custom_tools", Status: Ignored, Note: "the Python functions are not offered to the agent, which runs without them" + later},
 		{Path: "agents[].backend.exclude_tools", Status: Ignored, Note: "every tool stays offered; to block one, add a permissions deny rule naming it (e.g. mcp__server__tool)" + later},
 		{Path: "agents[].backend.allowed_tools", Status: Ignored, Note: "every tool stays offered; the permission rules decide what may run"},
+		{Path: "agents[].backend.allowed_tools", On: []string{famClaudeCode}, Status: Ignored, Note: ccOwnToolsOff},
 		{Path: "agents[].backend.disallowed_tools", Status: Ignored, Note: "every tool stays offered; to block one, add a permissions deny rule naming it"},
+		{Path: "agents[].backend.disallowed_tools", On: []string{famClaudeCode}, Status: Ignored, Note: ccOwnToolsOff},
 		{Path: "agents[].backend.permission_mode", Status: Ignored, Note: "use the permissions: section (mode: acceptEdits, default or bypassPermissions)"},
-		{Path: "agents[].backend.max_thinking_tokens", Status: Ignored, Note: "a claude_code option; claude_code cannot run yet" + later},
+		{Path: "agents[].backend.permission_mode", On: []string{famClaudeCode}, Status: Ignored, Note: "Claude Code's own permission prompts are not used: massgen's permission layer decides every call (permissions.mode: acceptEdits, default or bypassPermissions)"},
+		{Path: "agents[].backend.max_thinking_tokens", On: []string{famClaudeCode}, Status: Implemented, Note: "Passed as --max-thinking-tokens."},
+		{Path: "agents[].backend.max_thinking_tokens", Status: Ignored, Note: "a claude_code option; not sent"},
+		{Path: "agents[].backend.max_turns", On: []string{famClaudeCode}, Status: Implemented, Note: "Passed as --max-turns: the model calls the CLI may make for one reply."},
+		{Path: "agents[].backend.max_turns", Status: Ignored, Note: "a claude_code option; not sent"},
 		{Path: "agents[].backend.system_prompt", Status: Refused, Note: "not supported in the backend section (MassGen refuses it too): write system_message at the agent level"},
 		{Path: "agents[].backend.append_system_prompt", Status: Refused, Note: "not supported in the backend section (MassGen refuses it too): write system_message at the agent level"},
 		{Path: "agents[].backend.enable_mcp_command_line", Status: Ignored, Same: []string{"true"}, Note: "execute_command is offered to every agent with a workspace (cwd), inside the kernel sandbox; to forbid commands, add a permissions deny rule execute_command(*)"},

@@ -10,9 +10,9 @@ import (
 )
 
 // Preflight returns what keeps a loaded config from running as written, though it loads (the
-// inspection commands still read it): a backend type that cannot run yet (claude_code), a
-// missing model, and, as warnings, MCP server commands that are not on PATH (a run continues
-// without such a server). lookPath is exec.LookPath when nil. The start of a run (LoadForRun)
+// inspection commands still read it): a backend type that cannot run, a program a backend runs
+// that is not on PATH (claude_code's claude CLI), a missing model, and, as warnings, MCP server
+// commands that are not on PATH (a run continues without such a server). lookPath is exec.LookPath when nil. The start of a run (LoadForRun)
 // and `configs validate` both call it.
 func (c *Config) Preflight(lookPath func(string) (string, error)) ([]Problem, []Warning) {
 	if lookPath == nil {
@@ -28,6 +28,11 @@ func (c *Config) Preflight(lookPath func(string) (string, error)) ([]Problem, []
 			probs = append(probs, c.problem(p+".type", "", "%s.type: %s: refused: %s", p, bt.Name, bt.Note))
 		case bt.ModelRequired && strings.TrimSpace(a.Backend.Model) == "":
 			probs = append(probs, c.missingModel(p, a.Backend))
+		}
+		if bt.Program != "" {
+			if _, err := lookPath(bt.Program); err != nil {
+				probs = append(probs, c.problem(p+".type", "", "%s.type: %s needs `%s` on PATH (not found): %s", p, bt.Name, bt.Program, bt.Install))
+			}
 		}
 		for j, s := range a.Backend.MCPServers {
 			if w, ok := c.checkMCPCommand(fmt.Sprintf("%s.mcp_servers[%d].command", p, j), s, lookPath); ok {
