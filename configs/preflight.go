@@ -107,7 +107,15 @@ func (c *Config) lineOf(path string) int {
 // LoadForRun is Load followed by Preflight: what the start of a run uses, so a run refuses what
 // `configs validate` refuses about the config itself, before any model is called.
 func LoadForRun(o LoadOptions) (*Config, []Warning, error) {
-	cfg, warnings, err := Load(o)
+	return preflightLoaded(Load(o))
+}
+
+// LoadBytesForRun is LoadBytes followed by Preflight (a config made in memory: quick mode).
+func LoadBytesForRun(file string, data []byte, o LoadOptions) (*Config, []Warning, error) {
+	return preflightLoaded(LoadBytes(file, data, o))
+}
+
+func preflightLoaded(cfg *Config, warnings []Warning, err error) (*Config, []Warning, error) {
 	if err != nil {
 		return cfg, warnings, err
 	}
