@@ -104,7 +104,7 @@ func TestResolvedYAMLMarksWhatIsNotInEffect(t *testing.T) {
       type: openai
       model: gpt-5
       enable_web_search: true
-      command_line_blocked_commands: [rm]
+      command_line_docker_image: python:3.12
       mcp_servers:
         s: {command: npx, security: {level: strict}}
   - id: b
@@ -120,7 +120,7 @@ orchestrator:
 	got := string(out)
 	for _, want := range []string{
 		"enable_web_search: true\n",
-		"command_line_blocked_commands: # ignored: not enforced: these commands are not blocked",
+		"command_line_docker_image: python:3.12 # ignored: docker execution is not supported",
 		"security: # ignored: MassGen's command and URL allow-lists are not applied",
 		"allowed_tools: # ignored (claude_code backend): Claude Code's own tools (Read, Write, Bash, ...) are turned off",
 		"max_turns: 3\n",

@@ -86,6 +86,19 @@ func (c *Config) validate(d *document) []Problem {
 				}
 			}
 		}
+		for _, l := range []struct {
+			key  string
+			pats []string
+		}{{"command_line_allowed_commands", b.CommandLineAllowedCommands}, {"command_line_blocked_commands", b.CommandLineBlockedCommands}} {
+			for j, pat := range l.pats {
+				kp := fmt.Sprintf("%s.backend.%s[%d]", p, l.key, j)
+				if strings.TrimSpace(pat) == "" {
+					add(kp, "empty pattern")
+				} else if _, err := regexp.Compile(pat); err != nil {
+					add(kp, "%q is not a regular expression massgen can use (Go's RE2 syntax; no lookarounds or backreferences): %v", pat, err)
+				}
+			}
+		}
 		if b.Type == "scripted" && len(b.Script) == 0 {
 			add(p+".backend", "the scripted backend needs a script:")
 		}

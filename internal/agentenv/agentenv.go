@@ -266,6 +266,8 @@ func (a *Agent) Spec(role Role) (permissions.Spec, error) {
 	if err != nil {
 		return permissions.Spec{}, &ConfigError{Err: fmt.Errorf("agent %q: %w", a.cfg.ID, err)}
 	}
+	// The backend's command lists are rules like any other: every view decides by them.
+	spec.Deny = append(spec.Deny, commandRules(a.cfg.Backend)...)
 	return spec, nil
 }
 
@@ -313,6 +315,7 @@ func (a *Agent) role(role Role) (*roleEnv, error) {
 		Sandbox:                 e.cfg.CommandSandbox,
 		External:                a.external,
 		ExternalOnly:            a.cfg.Backend.CWD == "",
+		Hide:                    a.hidden,
 		Logger:                  log,
 	})
 	if err != nil {
@@ -371,17 +374,15 @@ func (a *Agent) configuredExternal(r *roleEnv, tool string) bool {
 	if permissions.IsWriteTool(tool) && !r.guard.Policy().CanWrite() {
 		return false
 	}
-	for _, s := range a.cfg.Backend.MCPServers {
-		if strings.HasPrefix(tool, "mcp__"+s.Name+"__") {
-			return true
-		}
-	}
-	return false
+	server, name, ok := a.splitConfigured(tool)
+	return ok && !a.hidden(server, name)
 }
 
 func (a *Agent) notOfferedReason(role Role, tool string) string {
 	who := fmt.Sprintf("agent %s (%s role)", a.cfg.ID, roleName(role))
 	switch {
+	case a.hiddenName(tool):
+		return fmt.Sprintf("%s is not offered to %s: exclude_tools (or its MCP server's allowed_tools) leaves it out", tool, who)
 	case filesystem.IsBuiltin(tool) && a.cfg.Backend.CWD == "":
 		return fmt.Sprintf("%s is not offered to %s: it has no workspace (no cwd), so no file tools", tool, who)
 	case filesystem.IsBuiltin(tool):
