@@ -205,7 +205,9 @@ func fixedScenarios() []dScenario {
 			seed:     6,
 			extra: map[string][]func(string) toolCall{
 				"alpha/coordination": {
-					func(string) toolCall { return tc("delete_file", map[string]any{"path": "notes.txt"}) },
+					func(p string) toolCall {
+						return tc("delete_file", map[string]any{"path": filepath.Join(workspaceOf(p, "alpha"), "old.txt")})
+					},
 					func(string) toolCall { return tc("mcp__notes__echo", map[string]any{"text": "hi"}) },
 					func(p string) toolCall {
 						return tc("execute_command", map[string]any{"command": "echo ok && cat " + filepath.Join(p, srcFile)})
