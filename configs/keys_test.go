@@ -117,7 +117,7 @@ func TestLookupKeyPrefersTheMostSpecificEntry(t *testing.T) {
 		{"agents[0].backend.whatever", "scripted", Ignored, "calls no model"},
 		{"agents[0].backend.reasoning.summary", "chatcompletion", Ignored, "no reasoning summary"},
 		{"orchestrator.coordination.enable_planning_mode", "", Ignored, "MCP tools are executed during coordination"},
-		{"agents[0].backend.mcp_servers[2].security", "openai", Ignored, "allow-lists"},
+		{"agents[0].backend.mcp_servers[2].security.resolve_dns", "openai", Ignored, "not resolved"},
 	}
 	for _, tt := range tests {
 		k, ok := LookupKey(tt.path, tt.typ)
@@ -172,7 +172,7 @@ var massgenSchemaKeys = []struct {
 	{"agents[].backend.mcp_servers[].command", "openai", Implemented}, {"agents[].backend.mcp_servers[].args", "openai", Implemented},
 	{"agents[].backend.mcp_servers[].url", "openai", Implemented}, {"agents[].backend.mcp_servers[].env", "openai", Implemented},
 	{"agents[].backend.mcp_servers[].allowed_tools", "openai", Implemented}, {"agents[].backend.mcp_servers[].exclude_tools", "openai", Implemented},
-	{"agents[].backend.mcp_servers[].security", "openai", Ignored}, {"agents[].backend.mcp_servers[].headers", "openai", Ignored},
+	{"agents[].backend.mcp_servers[].security", "openai", Implemented}, {"agents[].backend.mcp_servers[].security.resolve_dns", "openai", Ignored}, {"agents[].backend.mcp_servers[].headers", "openai", Ignored},
 	{"agents[].backend.mcp_servers[].timeout", "openai", Ignored}, {"agents[].backend.mcp_servers[].http_read_timeout", "openai", Ignored},
 	{"agents[].backend.mcp_servers[].cwd", "openai", Ignored},
 	{"orchestrator.snapshot_storage", "", Implemented}, {"orchestrator.agent_temporary_workspace", "", Implemented},

@@ -85,7 +85,7 @@ ui: {display_type: simple, logging_enabled: true}
 	for _, w := range warnings {
 		keys = append(keys, w.Key)
 	}
-	if want := []string{"agents[0].backend.mcp_servers[0].security", "orchestrator.voting_sensitivity"}; !reflect.DeepEqual(keys, want) {
+	if want := []string{"orchestrator.voting_sensitivity"}; !reflect.DeepEqual(keys, want) {
 		t.Errorf("warnings about %q, want %q: %v", keys, want, warnings)
 	}
 	if got := len(cfg.Agents); got != 2 {
@@ -100,7 +100,7 @@ ui: {display_type: simple, logging_enabled: true}
 	}
 	// mcp_servers as a mapping (MassGen's other spelling) becomes a list; env key case is kept.
 	want := MCPServer{Name: "weather", Type: "stdio", Command: "npx", Args: []string{"-y", "weather"},
-		Env: map[string]string{"BRAVE_API_KEY": "abc"}, Extra: map[string]any{"security": map[string]any{"level": "moderate"}}}
+		Env: map[string]string{"BRAVE_API_KEY": "abc"}, Security: &MCPSecurity{Level: "moderate"}}
 	if !reflect.DeepEqual(a.Backend.MCPServers, []MCPServer{want}) {
 		t.Errorf("mcp servers = %#v", a.Backend.MCPServers)
 	}

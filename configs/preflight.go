@@ -35,13 +35,23 @@ func (c *Config) Preflight(lookPath func(string) (string, error)) ([]Problem, []
 			}
 		}
 		for j, s := range a.Backend.MCPServers {
-			if w, ok := c.checkMCPCommand(fmt.Sprintf("%s.mcp_servers[%d].command", p, j), s, lookPath); ok {
+			sp := fmt.Sprintf("%s.mcp_servers[%d]", p, j)
+			if refused := s.SecurityProblems(); len(refused) > 0 {
+				file, line := c.Position(sp + ".security")
+				warns = append(warns, Warning{File: file, Line: line, Key: sp + ".security",
+					Message: fmt.Sprintf("%s: MCP server %q: %s: %s", sp, s.Name, SecurityRefusal, strings.Join(refused, "; "))})
+				continue
+			}
+			if w, ok := c.checkMCPCommand(sp+".command", s, lookPath); ok {
 				warns = append(warns, w)
 			}
 		}
 	}
 	return probs, warns
 }
+
+// SecurityRefusal introduces the reasons a server's security: section refuses it.
+const SecurityRefusal = "refused by its security: section, the server will not start and the agent will not have its tools"
 
 // missingModel names the backend and, when the config has a key a typo or two from "model"
 // (modle:), that key.

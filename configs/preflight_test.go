@@ -121,7 +121,7 @@ orchestrator:
 	for _, want := range []string{
 		"enable_web_search: true\n",
 		"command_line_docker_image: python:3.12 # ignored: docker execution is not supported",
-		"security: # ignored: MassGen's command and URL allow-lists are not applied",
+		"security:\n",
 		"allowed_tools: # ignored (claude_code backend): Claude Code's own tools (Read, Write, Bash, ...) are turned off",
 		"max_turns: 3\n",
 		"skip_coordination_rounds: false\n",

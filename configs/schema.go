@@ -79,9 +79,11 @@ type MCPServer struct {
 	URL     string            `yaml:"url,omitempty" json:"url,omitempty"`
 	// AllowedTools, when set, are the only tools of the server offered; ExcludeTools are not
 	// offered (the server's own tool names).
-	AllowedTools []string       `yaml:"allowed_tools,omitempty" json:"allowed_tools,omitempty"`
-	ExcludeTools []string       `yaml:"exclude_tools,omitempty" json:"exclude_tools,omitempty"`
-	Extra        map[string]any `yaml:",inline" json:"-"`
+	AllowedTools []string `yaml:"allowed_tools,omitempty" json:"allowed_tools,omitempty"`
+	ExcludeTools []string `yaml:"exclude_tools,omitempty" json:"exclude_tools,omitempty"`
+	// Security is MassGen's checks before the server starts (mcpsecurity.go).
+	Security *MCPSecurity   `yaml:"security,omitempty" json:"security,omitempty"`
+	Extra    map[string]any `yaml:",inline" json:"-"`
 }
 
 // ScriptStep is one response of the scripted backend: either text, or tool calls, or both.

@@ -75,6 +75,19 @@ func (c *Config) validate(d *document) []Problem {
 			if s.Command == "" && s.URL == "" {
 				add(sp, "needs command: (stdio) or url: (http)")
 			}
+			if sec := s.Security; sec != nil {
+				if sec.Level != "" && !slices.Contains(securityLevels, sec.Level) {
+					add(sp+".security.level", "unknown level %q (known: %s)", sec.Level, strings.Join(securityLevels, ", "))
+				}
+				if e := sec.Env; e != nil {
+					if e.Level != "" && !slices.Contains(securityLevels, e.Level) {
+						add(sp+".security.env.level", "unknown level %q (known: %s)", e.Level, strings.Join(securityLevels, ", "))
+					}
+					if e.Mode != "" && !slices.Contains(envModes, e.Mode) {
+						add(sp+".security.env.mode", "unknown mode %q (known: %s)", e.Mode, strings.Join(envModes, ", "))
+					}
+				}
+			}
 		}
 		for j, st := range b.Script {
 			if st.Phase != "" && st.Phase != "coordination" && st.Phase != "final" {

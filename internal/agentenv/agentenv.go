@@ -200,20 +200,22 @@ func (e *Env) Agent(ctx context.Context, id string) (*Agent, error) {
 		tracker: filesystem.NewTracker(), grants: permissions.NewGrants(),
 		roles: map[Role]*roleEnv{},
 	}
+	// A server its security: section refuses never starts, and is not counted as configured.
+	a.cfg.Backend.MCPServers = e.secureServers(id, ac.Backend.MCPServers)
 	if ws := ac.Backend.CWD; ws != "" && !e.o.DecideOnly {
 		// The workspace is created on first use (the config names it; MassGen makes it).
 		if err := os.MkdirAll(ws, 0o755); err != nil {
 			return nil, fmt.Errorf("agent %q: workspace: %w", id, err)
 		}
 	}
-	if len(ac.Backend.MCPServers) > 0 && !e.o.DecideOnly {
+	if len(a.cfg.Backend.MCPServers) > 0 && !e.o.DecideOnly {
 		// Servers are given the agent's readable roots, the same in both roles.
 		pol, err := a.policy(Coordination)
 		if err != nil {
 			return nil, err
 		}
 		ext, errs := mcpclient.ConnectWith(ctx, mcpclient.Options{
-			Servers: ac.Backend.MCPServers, AllowedDirs: pol.ReadableRoots(), WorkDir: ac.Backend.CWD,
+			Servers: a.cfg.Backend.MCPServers, AllowedDirs: pol.ReadableRoots(), WorkDir: ac.Backend.CWD,
 			Logger: e.log.With(zap.String("agent", id)),
 		})
 		for _, err := range errs {

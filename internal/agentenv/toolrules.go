@@ -1,11 +1,32 @@
 package agentenv
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
+	"go.uber.org/zap"
+
 	"github.com/massgen-go/massgen/configs"
 )
+
+// secureServers are the servers whose security: section lets them start; each refused one is
+// reported through Warn, as a server that failed to start is.
+func (e *Env) secureServers(agentID string, servers []configs.MCPServer) []configs.MCPServer {
+	var out []configs.MCPServer
+	for _, s := range servers {
+		if refused := s.SecurityProblems(); len(refused) > 0 {
+			err := fmt.Errorf("MCP server %q: %s: %s", s.Name, configs.SecurityRefusal, strings.Join(refused, "; "))
+			e.log.Warn("mcp server refused", zap.String("agent", agentID), zap.Error(err))
+			if e.o.Warn != nil {
+				e.o.Warn(agentID, err)
+			}
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
 
 // commandRules are MassGen's command_line_blocked_commands and command_line_allowed_commands as
 // deny rules on execute_command (permissions' "re:" rules): each blocked pattern denies the

@@ -2,6 +2,8 @@ package agentenv
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -104,5 +106,48 @@ func TestCommandListsAreRules(t *testing.T) {
 		if dec.Allow != allow {
 			t.Errorf("decide %q: %+v, want allowed=%v", cmd, dec, allow)
 		}
+	}
+}
+
+const securityConfig = `agents:
+  - id: solo
+    backend:
+      type: openai
+      model: m
+      mcp_servers:
+        - {name: boxed, command: "{SELF}", env: {MASSGEN_AGENTENV_TEST_SERVER: "{LOG}"}, security: {level: strict}}
+        - {name: trusted, command: "{SELF}", env: {MASSGEN_AGENTENV_TEST_SERVER: "{LOG}"}, security: {allowed_executables: ["{SELFBASE}"]}}
+`
+
+// A server its security: section refuses (the test binary is not a program level strict allows)
+// never starts; the agent goes on with the others, and every view agrees.
+func TestSecurityRefusesServers(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx, cfg := newFixture(t, strings.ReplaceAll(securityConfig, "{SELFBASE}", filepath.Base(self)), "")
+	var warned []string
+	_, a := open(t, Options{Config: cfg, Warn: func(id string, err error) { warned = append(warned, id+": "+err.Error()) }}, "solo")
+	ts, err := a.Toolset(Coordination)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range ts.Tools() {
+		names = append(names, tl.Name)
+	}
+	if !slices.Equal(names, []string{"mcp__trusted__echo"}) {
+		t.Errorf("offered %q, want the trusted server's echo only", names)
+	}
+	if len(warned) != 1 || !strings.Contains(warned[0], `solo: MCP server "boxed": refused by its security: section`) || !strings.Contains(warned[0], `program "agentenv.test" is not allowed by level strict`) {
+		t.Errorf("warnings %q", warned)
+	}
+	if b, _ := os.ReadFile(fx.startLog); strings.Count(string(b), "started") != 1 {
+		t.Errorf("servers started: %q, want only the trusted one", b)
+	}
+	_, d := open(t, Options{Config: cfg, DecideOnly: true}, "solo")
+	if dec, _ := d.Decide(t.Context(), Coordination, permissions.Request{Tool: "mcp__boxed__echo", Args: map[string]any{"text": "x"}}); dec.Rule != RuleNotOffered {
+		t.Errorf("deciding a refused server's tool: %+v", dec)
 	}
 }
