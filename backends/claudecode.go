@@ -111,6 +111,10 @@ var ccFlags = []string{
 	"--setting-sources=user",
 }
 
+// ccToolNote ends the system prompt: the instructions name the tools as the orchestrator offers
+// them, the CLI shows them under its server's prefix.
+const ccToolNote = "Your tools are massgen's: the tools these instructions name are yours as mcp__" + ccServerName + "__<name> (for example mcp__" + ccServerName + "__write_file). Claude Code's own tools are not available."
+
 // ccConv is one conversation with the CLI.
 type ccConv struct {
 	system  string
@@ -254,10 +258,7 @@ func (b *claudeCodeBackend) start(ctx context.Context, c *ccConv, program, text 
 	if err != nil {
 		return err
 	}
-	args := slices.Clone(ccFlags)
-	if c.system != "" {
-		args = append(args, "--append-system-prompt="+c.system)
-	}
+	args := append(slices.Clone(ccFlags), "--append-system-prompt="+strings.TrimSpace(c.system+"\n\n"+ccToolNote))
 	args = append(args, b.args...)
 	if resume {
 		args = append(args, "--resume="+c.session)

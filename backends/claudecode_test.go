@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/zap"
+
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/internal/fakeclaude"
 )
@@ -159,7 +162,7 @@ func TestClaudeCodeCoordination(t *testing.T) {
 
 	recs := fakeLog(t, log)
 	start := recs[0]
-	for _, flag := range []string{"--append-system-prompt=You are agent1.", "--model=sonnet", "--max-turns=7", "--max-thinking-tokens=2048", "--strict-mcp-config", "--allowedTools=mcp__massgen"} {
+	for _, flag := range []string{"--append-system-prompt=You are agent1.\n\n" + ccToolNote, "--model=sonnet", "--max-turns=7", "--max-thinking-tokens=2048", "--strict-mcp-config", "--allowedTools=mcp__massgen"} {
 		if !slices.Contains(start.Args, flag) {
 			t.Errorf("the CLI was started without %s: %q", flag, start.Args)
 		}
@@ -274,4 +277,39 @@ func TestClaudeCodeRefusesOwnTools(t *testing.T) {
 			t.Errorf("a tool ran for a refused CLI: %+v", r)
 		}
 	}
+}
+
+// BenchmarkClaudeCodeBridgeCall: one tool call of the model through the bridge (MCP over
+// loopback HTTP) to the backend and its answer back: what claude_code adds to every tool call.
+func BenchmarkClaudeCodeBridgeCall(b *testing.B) {
+	bridge, err := newCCBridge([]ToolSpec{ccWriteSpec}, zap.NewNop())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer bridge.Close()
+	go func() {
+		for {
+			select {
+			case c := <-bridge.calls:
+				c.reply <- ccResult{text: `{"written":true}`}
+			case <-bridge.done:
+				return
+			}
+		}
+	}()
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).
+		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: bridge.url, DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cs.Close()
+	args := map[string]any{"path": "a.txt", "content": "x"}
+	for b.Loop() {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "write_file", Arguments: args})
+		if err != nil || res.IsError {
+			b.Fatal(err, res)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
 }

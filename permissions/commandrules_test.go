@@ -63,3 +63,30 @@ func TestCommandRegexRules(t *testing.T) {
 		t.Errorf("New with a lookahead: %v", err)
 	}
 }
+
+// BenchmarkCommandRegexRules: one decision on a command line under MassGen's command lists (five
+// blocked patterns and an allow-list), against the same decision without them.
+func BenchmarkCommandRegexRules(b *testing.B) {
+	tr := newTree(b)
+	for _, bc := range []struct {
+		name string
+		deny []string
+	}{
+		{"no lists", nil},
+		{"lists", []string{"execute_command(re:git push)", "execute_command(re:pip.*)", "execute_command(re:curl.*)",
+			"execute_command(re:wget.*)", "execute_command(re:npm publish)", "execute_command(!re:python.*|pytest.*|grep.*)"}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			s := tr.spec(Coordination)
+			s.Sandboxed, s.Deny = true, bc.deny
+			p := mustPolicy(b, s)
+			req := Request{Tool: "execute_command", Args: map[string]any{"command": "python run.py | grep x && pytest -q"}}
+			for b.Loop() {
+				if d := p.Decide(req); !d.Allow {
+					b.Fatal(d.Reason)
+				}
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "decisions/s")
+		})
+	}
+}

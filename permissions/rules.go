@@ -54,16 +54,16 @@ func parseCommandRE(arg string) (*commandRE, bool, error) {
 	return &commandRE{re: re, negate: negate}, true, nil
 }
 
-// matches judges a command line. all: an allow rule (every program must match).
-func (c *commandRE) matches(line string, all bool) bool {
-	line = strings.TrimSpace(line)
-	an, err := shellcmd.Analyze(line, "", false)
-	if err != nil || len(an.Commands) == 0 {
+// matches judges a call's command line. all: an allow rule (every program must match).
+func (c *commandRE) matches(call *ruleCall, all bool) bool {
+	line := strings.TrimSpace(call.command)
+	programs := call.programs()
+	if len(programs) == 0 {
 		// Nothing can be listed: an allow-list refuses it, a deny-list looks at the line.
 		return c.negate || (!all && line != "" && c.re.MatchString(line))
 	}
 	every, some := true, false
-	for _, p := range an.Commands {
+	for _, p := range programs {
 		m := c.re.MatchString(p)
 		every, some = every && m, some || m
 	}
@@ -161,9 +161,22 @@ func wildcard(pattern, s string) bool {
 type ruleCall struct {
 	tool    string
 	command string   // for command tools
+	listed  bool     // progs was computed
+	progs   []string // the programs command runs (regular-expression rules), listed once
 	paths   []string // candidate spellings of every path argument, grouped per path
 	groups  [][]string
 	strings []string // every string argument (other tools)
+}
+
+// programs lists the programs the command runs (nil when they cannot be listed).
+func (c *ruleCall) programs() []string {
+	if !c.listed {
+		c.listed = true
+		if an, err := shellcmd.Analyze(strings.TrimSpace(c.command), "", false); err == nil {
+			c.progs = an.Commands
+		}
+	}
+	return c.progs
 }
 
 // matches reports whether the rule applies. For deny, one matching path is enough; for allow,
@@ -176,7 +189,7 @@ func (r rule) matches(c *ruleCall, all bool) bool {
 		return true
 	}
 	if r.re != nil {
-		return IsCommandTool(c.tool) && r.re.matches(c.command, all)
+		return IsCommandTool(c.tool) && r.re.matches(c, all)
 	}
 	if IsCommandTool(c.tool) && c.command != "" {
 		return wildcard(r.arg, strings.TrimSpace(c.command))
