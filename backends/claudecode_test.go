@@ -2,10 +2,8 @@ package backends
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -28,30 +26,14 @@ func TestMain(m *testing.M) {
 // fakeCLI puts the fake claude CLI first on PATH with script; it returns the fake's log file.
 func fakeCLI(t *testing.T, script fakeclaude.Script) string {
 	t.Helper()
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "bin")
-	state := filepath.Join(dir, "state")
-	for _, d := range []string{bin, state} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := fakeclaude.Install(bin); err != nil {
-		t.Fatal(err)
-	}
-	data, err := json.Marshal(script)
+	env, log, err := fakeclaude.Setup(t.TempDir(), script)
 	if err != nil {
 		t.Fatal(err)
 	}
-	scriptPath := filepath.Join(dir, "script.json")
-	if err := os.WriteFile(scriptPath, data, 0o644); err != nil {
-		t.Fatal(err)
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
 	}
-	log := filepath.Join(dir, "log.jsonl")
-	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-	t.Setenv(fakeclaude.EnvScript, scriptPath)
-	t.Setenv(fakeclaude.EnvLog, log)
-	t.Setenv(fakeclaude.EnvState, state)
 	return log
 }
 

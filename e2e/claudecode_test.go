@@ -3,9 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -22,16 +20,6 @@ import (
 func TestClaudeCodeAgentsDeliver(t *testing.T) {
 	dir := t.TempDir()
 	proj := project(t, dir)
-	bin := filepath.Join(dir, "bin")
-	state := filepath.Join(dir, "fake-state")
-	for _, d := range []string{bin, state} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := fakeclaude.Install(bin); err != nil {
-		t.Fatal(err)
-	}
 	script := fakeclaude.Script{
 		Coordination: []fakeclaude.Step{
 			{Tool: "write_file", Args: map[string]any{"path": "notes.txt", "content": "draft"}},
@@ -44,10 +32,10 @@ func TestClaudeCodeAgentsDeliver(t *testing.T) {
 			{Text: "Final: 42"},
 		},
 	}
-	data, _ := json.Marshal(script)
-	scriptPath := filepath.Join(dir, "script.json")
-	writeFile(t, scriptPath, string(data))
-	logPath := filepath.Join(dir, "claude.jsonl")
+	fakeEnv, logPath, err := fakeclaude.Setup(filepath.Join(dir, "fake"), script)
+	if err != nil {
+		t.Fatal(err)
+	}
 	writeFile(t, filepath.Join(dir, "cfg.yaml"), fmt.Sprintf(`agents:
   - id: alpha
     backend: {type: claude_code, cwd: workspace1, model: sonnet}
@@ -64,9 +52,7 @@ orchestrator:
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, "--config", "cfg.yaml", "--yes", "--display", "plain", "What is 6*7?")
 	cmd.Dir = dir
-	cmd.Env = append(cleanEnv(t),
-		"PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
-		fakeclaude.EnvScript+"="+scriptPath, fakeclaude.EnvLog+"="+logPath, fakeclaude.EnvState+"="+state)
+	cmd.Env = append(cleanEnv(t), fakeEnv...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {

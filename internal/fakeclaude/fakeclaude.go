@@ -109,6 +109,34 @@ func Install(dir string) error {
 	return os.Symlink(self, filepath.Join(dir, "claude"))
 }
 
+// Setup prepares dir for running the fake with script: dir/bin/claude (Install), the script, a
+// state folder. It returns the environment a process needs to run it as its claude CLI (PATH
+// with dir/bin first, and the fake's variables), and the log file.
+func Setup(dir string, script Script) (env []string, log string, err error) {
+	bin, state := filepath.Join(dir, "bin"), filepath.Join(dir, "state")
+	for _, d := range []string{bin, state} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, "", err
+		}
+	}
+	if err := Install(bin); err != nil {
+		return nil, "", err
+	}
+	data, err := json.Marshal(script)
+	if err != nil {
+		return nil, "", err
+	}
+	scriptPath := filepath.Join(dir, "script.json")
+	if err := os.WriteFile(scriptPath, data, 0o644); err != nil {
+		return nil, "", err
+	}
+	log = filepath.Join(dir, "log.jsonl")
+	return []string{
+		"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"),
+		EnvScript + "=" + scriptPath, EnvLog + "=" + log, EnvState + "=" + state,
+	}, log, nil
+}
+
 // Main runs the fake on the process's own arguments and streams; it returns the exit code.
 func Main() int {
 	f := &fake{out: bufio.NewWriter(os.Stdout), pid: os.Getpid()}
