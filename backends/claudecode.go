@@ -384,6 +384,10 @@ func (b *claudeCodeBackend) handle(c *ccConv, p *ccProc, m ccMessage, text *stri
 		if m.Message == nil || (m.ParentToolUseID != nil && *m.ParentToolUseID != "") {
 			return nil, nil
 		}
+		if !c.initOK {
+			// Without its init message the session's tools cannot be checked: fail closed.
+			return nil, errors.New("claude_code: the claude CLI answered before reporting its session (no init message), so massgen cannot check which tools it offers")
+		}
 		c.usage.add(m.Message.ID, m.Message.Usage)
 		for _, bl := range m.Message.Content {
 			switch bl.Type {

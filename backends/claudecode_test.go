@@ -240,6 +240,16 @@ func TestClaudeCodeResume(t *testing.T) {
 	}
 }
 
+// A CLI that does not report its session (no init message) is refused: its tools are unknown.
+func TestClaudeCodeRefusesASessionWithoutInit(t *testing.T) {
+	fakeCLI(t, fakeclaude.Script{NoInit: true, Final: []fakeclaude.Step{{Text: "hello"}}})
+	b := newTestClaudeCode(t, nil)
+	_, err := b.Generate(testContext(t), Request{Messages: []Message{{Role: "user", Content: "go"}}}, nil)
+	if err == nil || !strings.Contains(err.Error(), "no init message") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
 // A CLI that offers tools of its own is refused before any tool runs.
 func TestClaudeCodeRefusesOwnTools(t *testing.T) {
 	log := fakeCLI(t, fakeclaude.Script{OwnTools: []string{"Bash", "Write"},

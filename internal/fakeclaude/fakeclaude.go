@@ -44,6 +44,8 @@ type Script struct {
 	Final        []Step `json:"final,omitempty"`
 	// OwnTools are reported in the init message as if the CLI offered tools of its own.
 	OwnTools []string `json:"own_tools,omitempty"`
+	// NoInit leaves the init message out, as a CLI that does not report its session.
+	NoInit bool `json:"no_init,omitempty"`
 }
 
 // Step is one thing the model does.
@@ -255,7 +257,7 @@ func (f *fake) run(args []string, stdin io.Reader) error {
 				return fmt.Errorf("bad input line %q", line)
 			}
 			f.record(Record{Event: "user", Text: msg.Message.Content})
-			if first {
+			if first && !f.script.NoInit {
 				tools := slices.Clone(f.script.OwnTools)
 				for _, n := range names {
 					tools = append(tools, "mcp__massgen__"+n)
