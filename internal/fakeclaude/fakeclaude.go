@@ -66,16 +66,16 @@ type Step struct {
 
 // Record is one line of the log.
 type Record struct {
-	Event   string          `json:"event"` // start, user, calling (a call sent), call (its answer), result
-	PID     int             `json:"pid"`
-	Args    []string        `json:"args,omitempty"`    // start: the command line
-	Session string          `json:"session,omitempty"` // start, result
-	Tools   []string        `json:"tools,omitempty"`   // start: offered by the MCP server
-	Text    string          `json:"text,omitempty"`    // user, result
-	Tool    string          `json:"tool,omitempty"`    // call
-	Input   json.RawMessage `json:"input,omitempty"`   // call
-	Output  string          `json:"output,omitempty"`  // call
-	IsError bool            `json:"is_error,omitempty"`
+	Event   string   `json:"event"` // start, user, calling (a call sent), call (its answer), result
+	PID     int      `json:"pid"`
+	Args    []string `json:"args,omitempty"`    // start: the command line
+	Session string   `json:"session,omitempty"` // start, result
+	Tools   []string `json:"tools,omitempty"`   // start: offered by the MCP server
+	Text    string   `json:"text,omitempty"`    // user, result
+	Tool    string   `json:"tool,omitempty"`    // call
+	Input   string   `json:"input,omitempty"`   // call: the arguments (JSON)
+	Output  string   `json:"output,omitempty"`  // call
+	IsError bool     `json:"is_error,omitempty"`
 }
 
 // ReadLog reads the records of a log file.
@@ -397,7 +397,7 @@ func (f *fake) call(ctx context.Context, st Step, n int) error {
 	f.assistant(n, map[string]any{"type": "tool_use", "id": id, "name": "mcp__massgen__" + st.Tool, "input": args})
 	input, _ := json.Marshal(args)
 	// A workflow call accepted by the orchestrator is never answered: log it before.
-	f.record(Record{Event: "calling", Tool: st.Tool, Input: input})
+	f.record(Record{Event: "calling", Tool: st.Tool, Input: string(input)})
 	res, err := f.mcp.CallTool(ctx, &mcp.CallToolParams{Name: st.Tool, Arguments: args})
 	out, isErr := "", false
 	if err != nil {
@@ -410,7 +410,7 @@ func (f *fake) call(ctx context.Context, st Step, n int) error {
 			}
 		}
 	}
-	f.record(Record{Event: "call", Tool: st.Tool, Input: input, Output: out, IsError: isErr})
+	f.record(Record{Event: "call", Tool: st.Tool, Input: string(input), Output: out, IsError: isErr})
 	f.emit(map[string]any{"type": "user", "session_id": f.session, "parent_tool_use_id": nil,
 		"message": map[string]any{"role": "user", "content": []any{map[string]any{"type": "tool_result", "tool_use_id": id, "content": out, "is_error": isErr}}}})
 	return nil
