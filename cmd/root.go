@@ -33,6 +33,7 @@ is interactive: one task per line (from the terminal, or each line of a piped st
 
 State lives under ./.massgen/ (workspaces, snapshots, temp_workspaces, sessions, logs).`,
 		Example: `  massgen --config @examples/demo/two_agents_deliver --yes --context . "Write hello.txt"
+  massgen --backend openai --model gpt-5 "Explain quantum computing"   # quick mode: one agent, no config
   massgen --config my.yaml --context src:write --context docs:read "Add error handling"
   massgen --config my.yaml                  # interactive; asks which context paths to add
   massgen configs list`,
@@ -60,6 +61,10 @@ State lives under ./.massgen/ (workspaces, snapshots, temp_workspaces, sessions,
 	fl.StringVar(&opts.Display, "display", "auto", "progress display: auto, plain or silent (on stderr)")
 	fl.StringVar(&opts.SessionID, "session", "", "continue the session with this ID (interactive sessions)")
 	fl.BoolVar(&opts.Continue, "continue", false, "continue the latest session")
+	fl.StringVar(&opts.Quick.Backend, "backend", "", "quick mode: run one agent of this backend type, without a config file")
+	fl.StringVar(&opts.Quick.Model, "model", "", "quick mode: the agent's model (the backend is guessed from it when --backend is not given)")
+	fl.StringVar(&opts.Quick.SystemMessage, "system-message", "", "quick mode: the agent's system message")
+	fl.StringVar(&opts.Quick.BaseURL, "base-url", "", "quick mode: the API endpoint (an OpenAI-compatible server for chatcompletion)")
 
 	root.SetIn(f.IO.In)
 	root.SetOut(f.IO.Out)

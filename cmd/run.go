@@ -63,19 +63,22 @@ type RunOptions struct {
 	IO *cmdutil.IOStreams
 	// LoadConfig loads a config by name ("": the default one); cmdutil.Factory.LoadConfig.
 	LoadConfig func(name string) (*configs.Config, []configs.Warning, error)
-	Getwd      func() (string, error)
-	HomeDir    func() (string, error)
-	LookupEnv  func(string) (string, bool)
-	Now        func() time.Time
+	// LoadBytes loads quick mode's config, made in memory (cmdutil.Factory.LoadRunBytes).
+	LoadBytes func(file string, data []byte) (*configs.Config, []configs.Warning, error)
+	Getwd     func() (string, error)
+	HomeDir   func() (string, error)
+	LookupEnv func(string) (string, bool)
+	Now       func() time.Time
 
-	ConfigName string   // --config
-	Contexts   []string // --context PATH[:read|write], repeatable
-	Yes        bool     // --yes: accept defaults, never prompt
-	Debug      bool     // --debug: debug-level logs
-	Display    string   // --display auto|plain|silent
-	SessionID  string   // --session ID: continue that session (interactive sessions)
-	Continue   bool     // --continue: continue the latest session
-	Question   string   // the QUESTION argument; empty: interactive mode
+	ConfigName string       // --config
+	Quick      QuickOptions // --backend, --model, --system-message, --base-url (quick.go)
+	Contexts   []string     // --context PATH[:read|write], repeatable
+	Yes        bool         // --yes: accept defaults, never prompt
+	Debug      bool         // --debug: debug-level logs
+	Display    string       // --display auto|plain|silent
+	SessionID  string       // --session ID: continue that session (interactive sessions)
+	Continue   bool         // --continue: continue the latest session
+	Question   string       // the QUESTION argument; empty: interactive mode
 
 	// PromptContextPaths asks for context paths; nil uses prompt.AskContextPaths.
 	PromptContextPaths ContextPrompter
@@ -85,7 +88,7 @@ type RunOptions struct {
 
 func newRunOptions(f *cmdutil.Factory) *RunOptions {
 	return &RunOptions{
-		IO: f.IO, LoadConfig: f.LoadRunConfig, Getwd: f.Getwd, HomeDir: f.HomeDir, LookupEnv: f.LookupEnv, Now: time.Now,
+		IO: f.IO, LoadConfig: f.LoadRunConfig, LoadBytes: f.LoadRunBytes, Getwd: f.Getwd, HomeDir: f.HomeDir, LookupEnv: f.LookupEnv, Now: time.Now,
 	}
 }
 
@@ -104,7 +107,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	}
 	home, _ := opts.HomeDir() // no home: ~/.massgen/.env and ~/.massgen/config.yaml are skipped
 
-	cfg, warnings, err := opts.LoadConfig(opts.ConfigName)
+	cfg, warnings, err := loadRunConfig(opts)
 	configscmd.PrintWarnings(opts.IO.ErrOut, warnings)
 	if err != nil {
 		if cmdutil.CodeOf(err) != cmdutil.ExitUsage || opts.ConfigName == "" {
@@ -193,6 +196,18 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		return turn(ctx, opts, st, opts.Question)
 	}
 	return interactive(ctx, opts, st)
+}
+
+// loadRunConfig loads the config named by --config, or makes quick mode's.
+func loadRunConfig(opts *RunOptions) (*configs.Config, []configs.Warning, error) {
+	if !opts.Quick.set() {
+		return opts.LoadConfig(opts.ConfigName)
+	}
+	name, data, err := quickConfig(opts.Quick, opts.ConfigName)
+	if err != nil {
+		return nil, nil, err
+	}
+	return opts.LoadBytes(name, data)
 }
 
 // shouldPromptContext: a terminal is attached (the prompt reads stdin and draws on stderr),

@@ -142,6 +142,9 @@ func unknownKey(path string, k *yaml.Node, parentCanon, btype string) keyFinding
 	return f
 }
 
+// Suggest returns the candidate closest to word within a few typos, or "" (for "did you mean").
+func Suggest(word string, candidates []string) string { return suggest(word, candidates) }
+
 // suggest returns the candidate closest to word within a few typos, or "".
 func suggest(word string, candidates []string) string {
 	word = strings.ToLower(word)

@@ -55,7 +55,10 @@ type BackendType struct {
 	Note   string
 	// ModelRequired: the backend has no default model, so `model:` must be set.
 	ModelRequired bool
-	Massgen       bool
+	// Program is a program the backend runs, which must be on PATH (Preflight checks it);
+	// Install says how to get it.
+	Program, Install string
+	Massgen          bool
 }
 
 // Keys returns the key table, in documentation order.
@@ -75,7 +78,7 @@ func LookupBackendType(name string) (BackendType, bool) {
 }
 
 // KnownBackendTypes returns the backend types a config may name and the backends package can
-// build (some of them, like claude_code, only as a stand-in that refuses to run).
+// build.
 // backends.TestKnownTypesMatchConfigs keeps this list and the backends' in step.
 func KnownBackendTypes() []string {
 	var names []string

@@ -117,7 +117,7 @@ func TestLookupKeyPrefersTheMostSpecificEntry(t *testing.T) {
 		{"agents[0].backend.whatever", "scripted", Ignored, "calls no model"},
 		{"agents[0].backend.reasoning.summary", "chatcompletion", Ignored, "no reasoning summary"},
 		{"orchestrator.coordination.enable_planning_mode", "", Ignored, "MCP tools are executed during coordination"},
-		{"agents[0].backend.mcp_servers[2].security", "openai", Ignored, "allow-lists"},
+		{"agents[0].backend.mcp_servers[2].security.resolve_dns", "openai", Ignored, "not resolved"},
 	}
 	for _, tt := range tests {
 		k, ok := LookupKey(tt.path, tt.typ)
@@ -147,9 +147,10 @@ var massgenSchemaKeys = []struct {
 	{"agents[].backend.api_key", "openai", Implemented}, {"agents[].backend.base_url", "chatcompletion", Implemented},
 	{"agents[].backend.cwd", "claude", Implemented}, {"agents[].backend.mcp_servers", "gemini", Implemented},
 	{"agents[].backend.temperature", "claude", Implemented}, {"agents[].backend.max_tokens", "gemini", Implemented},
-	{"agents[].backend.exclude_tools", "openai", Ignored}, {"agents[].backend.allowed_tools", "claude_code", Ignored},
+	{"agents[].backend.exclude_tools", "openai", Implemented}, {"agents[].backend.allowed_tools", "claude_code", Ignored},
 	{"agents[].backend.disallowed_tools", "claude_code", Ignored}, {"agents[].backend.permission_mode", "claude_code", Ignored},
-	{"agents[].backend.max_thinking_tokens", "claude_code", Ignored},
+	{"agents[].backend.max_thinking_tokens", "claude_code", Implemented}, {"agents[].backend.max_turns", "claude_code", Implemented},
+	{"agents[].backend.max_thinking_tokens", "openai", Ignored}, {"agents[].backend.model", "claude_code", Implemented},
 	{"agents[].backend.system_prompt", "claude_code", Refused}, {"agents[].backend.append_system_prompt", "claude", Refused},
 	{"agents[].backend.agent_config", "", Refused}, {"agents[].backend.api_version", "azure_openai", Implemented},
 	{"agents[].backend.enable_web_search", "openai", Implemented}, {"agents[].backend.enable_web_search", "claude", Implemented},
@@ -160,7 +161,7 @@ var massgenSchemaKeys = []struct {
 	{"agents[].backend.enable_image_generation", "openai", Ignored}, {"agents[].backend.enable_audio_generation", "openai", Ignored},
 	{"agents[].backend.enable_video_generation", "openai", Ignored}, {"agents[].backend.enable_file_generation", "openai", Ignored},
 	{"agents[].backend.enable_mcp_command_line", "openai", Ignored}, {"agents[].backend.command_line_execution_mode", "openai", Ignored},
-	{"agents[].backend.command_line_allowed_commands", "openai", Ignored}, {"agents[].backend.command_line_blocked_commands", "openai", Ignored},
+	{"agents[].backend.command_line_allowed_commands", "openai", Implemented}, {"agents[].backend.command_line_blocked_commands", "openai", Implemented},
 	{"agents[].backend.command_line_docker_image", "openai", Ignored}, {"agents[].backend.command_line_docker_memory_limit", "openai", Ignored},
 	{"agents[].backend.command_line_docker_cpu_limit", "openai", Ignored}, {"agents[].backend.command_line_docker_network_mode", "openai", Ignored},
 	{"agents[].backend.command_line_docker_enable_sudo", "openai", Ignored}, {"agents[].backend.command_line_docker_credentials", "openai", Ignored},
@@ -170,8 +171,8 @@ var massgenSchemaKeys = []struct {
 	{"agents[].backend.mcp_servers[].name", "openai", Implemented}, {"agents[].backend.mcp_servers[].type", "openai", Implemented},
 	{"agents[].backend.mcp_servers[].command", "openai", Implemented}, {"agents[].backend.mcp_servers[].args", "openai", Implemented},
 	{"agents[].backend.mcp_servers[].url", "openai", Implemented}, {"agents[].backend.mcp_servers[].env", "openai", Implemented},
-	{"agents[].backend.mcp_servers[].allowed_tools", "openai", Ignored}, {"agents[].backend.mcp_servers[].exclude_tools", "openai", Ignored},
-	{"agents[].backend.mcp_servers[].security", "openai", Ignored}, {"agents[].backend.mcp_servers[].headers", "openai", Ignored},
+	{"agents[].backend.mcp_servers[].allowed_tools", "openai", Implemented}, {"agents[].backend.mcp_servers[].exclude_tools", "openai", Implemented},
+	{"agents[].backend.mcp_servers[].security", "openai", Implemented}, {"agents[].backend.mcp_servers[].security.resolve_dns", "openai", Ignored}, {"agents[].backend.mcp_servers[].headers", "openai", Ignored},
 	{"agents[].backend.mcp_servers[].timeout", "openai", Ignored}, {"agents[].backend.mcp_servers[].http_read_timeout", "openai", Ignored},
 	{"agents[].backend.mcp_servers[].cwd", "openai", Ignored},
 	{"orchestrator.snapshot_storage", "", Implemented}, {"orchestrator.agent_temporary_workspace", "", Implemented},
@@ -195,9 +196,9 @@ func TestMassGenSchemaKeysHaveTheirStatus(t *testing.T) {
 			t.Errorf("%s (%s): status %q (known %v), want %q", k.path, k.backend, got.Status, ok, k.status)
 		}
 	}
-	for _, typ := range []string{"claude_code", "ag2", "autogen"} {
-		if bt, _ := LookupBackendType(typ); bt.Status != Refused {
-			t.Errorf("backend type %s: %q, want refused", typ, bt.Status)
+	for typ, want := range map[string]Status{"claude_code": Implemented, "ag2": Refused, "autogen": Refused} {
+		if bt, _ := LookupBackendType(typ); bt.Status != want {
+			t.Errorf("backend type %s: %q, want %q", typ, bt.Status, want)
 		}
 	}
 }

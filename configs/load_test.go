@@ -85,7 +85,7 @@ ui: {display_type: simple, logging_enabled: true}
 	for _, w := range warnings {
 		keys = append(keys, w.Key)
 	}
-	if want := []string{"agents[0].backend.mcp_servers[0].security", "orchestrator.voting_sensitivity"}; !reflect.DeepEqual(keys, want) {
+	if want := []string{"orchestrator.voting_sensitivity"}; !reflect.DeepEqual(keys, want) {
 		t.Errorf("warnings about %q, want %q: %v", keys, want, warnings)
 	}
 	if got := len(cfg.Agents); got != 2 {
@@ -100,7 +100,7 @@ ui: {display_type: simple, logging_enabled: true}
 	}
 	// mcp_servers as a mapping (MassGen's other spelling) becomes a list; env key case is kept.
 	want := MCPServer{Name: "weather", Type: "stdio", Command: "npx", Args: []string{"-y", "weather"},
-		Env: map[string]string{"BRAVE_API_KEY": "abc"}, Extra: map[string]any{"security": map[string]any{"level": "moderate"}}}
+		Env: map[string]string{"BRAVE_API_KEY": "abc"}, Security: &MCPSecurity{Level: "moderate"}}
 	if !reflect.DeepEqual(a.Backend.MCPServers, []MCPServer{want}) {
 		t.Errorf("mcp servers = %#v", a.Backend.MCPServers)
 	}
@@ -696,6 +696,29 @@ func TestWorkspaceContainingContextPath(t *testing.T) {
 	}
 }
 
+// MassGen's command lists are regular expressions: one massgen cannot use is a config error
+// naming the entry, before anything runs.
+func TestCommandListsMustBeRegularExpressions(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "c.yaml")
+	if err := os.WriteFile(p, []byte("agents:\n  - id: a\n    backend:\n      type: openai\n      model: m\n      command_line_allowed_commands:\n        - \"python.*\"\n        - \"(?!rm)\"\n      command_line_blocked_commands: [\"\"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := Load(LoadOptions{Name: p, BaseDir: dir})
+	var ve *ValidationError
+	if !errors.As(err, &ve) || len(ve.Problems) != 2 {
+		t.Fatalf("err = %v, want two problems", err)
+	}
+	for i, want := range []string{
+		`c.yaml:8: agents[0].backend.command_line_allowed_commands[1]: "(?!rm)" is not a regular expression massgen can use (Go's RE2 syntax; no lookarounds or backreferences)`,
+		`c.yaml:9: agents[0].backend.command_line_blocked_commands[0]: empty pattern`,
+	} {
+		if !strings.Contains(ve.Problems[i].String(), want) {
+			t.Errorf("problem %q, want %q", ve.Problems[i], want)
+		}
+	}
+}
+
 func TestUnsupportedBackendOptionsAreWarned(t *testing.T) {
 	tests := []struct {
 		name, backend string
@@ -704,8 +727,7 @@ func TestUnsupportedBackendOptionsAreWarned(t *testing.T) {
 		{"docker execution", "      command_line_execution_mode: docker\n",
 			[]string{`config.yaml:5: warning: agents[0].backend.command_line_execution_mode: ignored: commands run in the kernel sandbox (landlock or bubblewrap), never in docker`}},
 		{"local execution is what massgen does", "      command_line_execution_mode: local\n", nil},
-		{"blocked commands point at deny rules", "      command_line_blocked_commands: [\"python.*\"]\n",
-			[]string{`config.yaml:5: warning: agents[0].backend.command_line_blocked_commands: ignored: not enforced: these commands are not blocked; use permissions.deny rules such as execute_command(python*) (planned: issue 14)`}},
+		{"blocked commands are rules", "      command_line_blocked_commands: [\"python.*\"]\n", nil},
 		{"provider options stay silent", "      temperature: 0.2\n", nil},
 	}
 	for _, tc := range tests {

@@ -10,9 +10,9 @@ import (
 )
 
 // Preflight returns what keeps a loaded config from running as written, though it loads (the
-// inspection commands still read it): a backend type that cannot run yet (claude_code), a
-// missing model, and, as warnings, MCP server commands that are not on PATH (a run continues
-// without such a server). lookPath is exec.LookPath when nil. The start of a run (LoadForRun)
+// inspection commands still read it): a backend type that cannot run, a program a backend runs
+// that is not on PATH (claude_code's claude CLI), a missing model, and, as warnings, MCP server
+// commands that are not on PATH (a run continues without such a server). lookPath is exec.LookPath when nil. The start of a run (LoadForRun)
 // and `configs validate` both call it.
 func (c *Config) Preflight(lookPath func(string) (string, error)) ([]Problem, []Warning) {
 	if lookPath == nil {
@@ -29,14 +29,29 @@ func (c *Config) Preflight(lookPath func(string) (string, error)) ([]Problem, []
 		case bt.ModelRequired && strings.TrimSpace(a.Backend.Model) == "":
 			probs = append(probs, c.missingModel(p, a.Backend))
 		}
+		if bt.Program != "" {
+			if _, err := lookPath(bt.Program); err != nil {
+				probs = append(probs, c.problem(p+".type", "", "%s.type: %s needs `%s` on PATH (not found): %s", p, bt.Name, bt.Program, bt.Install))
+			}
+		}
 		for j, s := range a.Backend.MCPServers {
-			if w, ok := c.checkMCPCommand(fmt.Sprintf("%s.mcp_servers[%d].command", p, j), s, lookPath); ok {
+			sp := fmt.Sprintf("%s.mcp_servers[%d]", p, j)
+			if refused := s.SecurityProblems(); len(refused) > 0 {
+				file, line := c.Position(sp + ".security")
+				warns = append(warns, Warning{File: file, Line: line, Key: sp + ".security",
+					Message: fmt.Sprintf("%s: MCP server %q: %s: %s", sp, s.Name, SecurityRefusal, strings.Join(refused, "; "))})
+				continue
+			}
+			if w, ok := c.checkMCPCommand(sp+".command", s, lookPath); ok {
 				warns = append(warns, w)
 			}
 		}
 	}
 	return probs, warns
 }
+
+// SecurityRefusal introduces the reasons a server's security: section refuses it.
+const SecurityRefusal = "refused by its security: section, the server will not start and the agent will not have its tools"
 
 // missingModel names the backend and, when the config has a key a typo or two from "model"
 // (modle:), that key.
@@ -102,7 +117,15 @@ func (c *Config) lineOf(path string) int {
 // LoadForRun is Load followed by Preflight: what the start of a run uses, so a run refuses what
 // `configs validate` refuses about the config itself, before any model is called.
 func LoadForRun(o LoadOptions) (*Config, []Warning, error) {
-	cfg, warnings, err := Load(o)
+	return preflightLoaded(Load(o))
+}
+
+// LoadBytesForRun is LoadBytes followed by Preflight (a config made in memory: quick mode).
+func LoadBytesForRun(file string, data []byte, o LoadOptions) (*Config, []Warning, error) {
+	return preflightLoaded(LoadBytes(file, data, o))
+}
+
+func preflightLoaded(cfg *Config, warnings []Warning, err error) (*Config, []Warning, error) {
 	if err != nil {
 		return cfg, warnings, err
 	}

@@ -16,7 +16,7 @@ func TestPreflight(t *testing.T) {
 	}
 	lookPath := func(name string) (string, error) {
 		switch name {
-		case "npx", exe:
+		case "npx", exe, "claude":
 			return name, nil
 		case "/no/such/server":
 			return "", &exec.Error{Name: name, Err: os.ErrNotExist}
@@ -34,7 +34,7 @@ func TestPreflight(t *testing.T) {
 		{"missing model", "{type: vllm}", []string{"config.yaml:3: agents[0].backend: missing model: the vllm backend has no default model; add model: NAME"}, nil},
 		{"missing model behind a typo", "{type: openai, modle: gpt-5}",
 			[]string{"config.yaml:3: agents[0].backend: missing model: the openai backend has no default model; add model: NAME (modle: at line 3; did you mean model?)"}, nil},
-		{"claude_code cannot run", "{type: claude_code}", []string{"config.yaml:3: agents[0].backend.type: claude_code: refused: cannot run yet"}, nil},
+		{"claude_code with its CLI", "{type: claude_code}", nil, nil},
 		{"mcp commands", "{type: claude, mcp_servers: [{name: a, command: npx}, {name: b, command: nope-cmd}, {name: c, command: /no/such/server}, {name: d, command: ./rel.py}, {name: e, command: " + exe + "}, {name: f, type: streamable-http, url: http://x}]}",
 			nil, []string{
 				`config.yaml:3: warning: agents[0].backend.mcp_servers[1].command: MCP server "b": command "nope-cmd" is not on PATH: the server will not start`,
@@ -79,10 +79,14 @@ func TestLoadForRun(t *testing.T) {
 		t.Fatalf("cfg %v, warnings %v, err %v", cfg, warnings, err)
 	}
 	bad := write("bad.yaml", "agents:\n  - id: a\n    backend: {type: claude_code}\n  - id: b\n    backend: {type: openai, betas: [x]}\n")
+	t.Setenv("PATH", t.TempDir()) // no claude CLI
 	cfg, warnings, err = LoadForRun(LoadOptions{Name: bad, BaseDir: dir})
 	var ve *ValidationError
 	if cfg != nil || !errors.As(err, &ve) || len(ve.Problems) != 2 {
-		t.Fatalf("claude_code and a missing model must stop the run: cfg %v, err %v", cfg, err)
+		t.Fatalf("claude_code without its CLI and a missing model must stop the run: cfg %v, err %v", cfg, err)
+	}
+	if want := "agents[0].backend.type: claude_code needs `claude` on PATH (not found): install Claude Code"; !strings.Contains(ve.Problems[0].Message, want) {
+		t.Errorf("problem %q, want %q", ve.Problems[0].Message, want)
 	}
 	if len(warnings) != 1 || warnings[0].Key != "agents[1].backend.betas" {
 		t.Errorf("warnings = %v", warnings)
@@ -100,11 +104,11 @@ func TestResolvedYAMLMarksWhatIsNotInEffect(t *testing.T) {
       type: openai
       model: gpt-5
       enable_web_search: true
-      command_line_blocked_commands: [rm]
+      command_line_docker_image: python:3.12
       mcp_servers:
         s: {command: npx, security: {level: strict}}
   - id: b
-    backend: {type: claude_code}
+    backend: {type: claude_code, allowed_tools: [Read, Bash], max_turns: 3}
 orchestrator:
   skip_coordination_rounds: false
   debug_final_answer: "x"
@@ -116,9 +120,10 @@ orchestrator:
 	got := string(out)
 	for _, want := range []string{
 		"enable_web_search: true\n",
-		"command_line_blocked_commands: # ignored: not enforced: these commands are not blocked",
-		"security: # ignored: MassGen's command and URL allow-lists are not applied",
-		"type: claude_code # refused: cannot run yet",
+		"command_line_docker_image: python:3.12 # ignored: docker execution is not supported",
+		"security:\n",
+		"allowed_tools: # ignored (claude_code backend): Claude Code's own tools (Read, Write, Bash, ...) are turned off",
+		"max_turns: 3\n",
 		"skip_coordination_rounds: false\n",
 		`debug_final_answer: x # ignored: the final answer comes from the winning agent`,
 	} {

@@ -58,6 +58,13 @@ type Backend struct {
 	MCPServers []MCPServer `yaml:"mcp_servers,omitempty" json:"mcp_servers,omitempty"`
 	// Script is the step list of the deterministic `scripted` demo/test backend.
 	Script []ScriptStep `yaml:"script,omitempty" json:"script,omitempty"`
+	// CommandLineAllowedCommands and CommandLineBlockedCommands are MassGen's regular
+	// expressions over execute_command's commands; they become permission rules (agentenv).
+	CommandLineAllowedCommands []string `yaml:"command_line_allowed_commands,omitempty" json:"command_line_allowed_commands,omitempty"`
+	CommandLineBlockedCommands []string `yaml:"command_line_blocked_commands,omitempty" json:"command_line_blocked_commands,omitempty"`
+	// ExcludeTools are tools the agent is not offered: names as offered (write_file,
+	// mcp__server__tool) or as an MCP server names its own (MassGen's form).
+	ExcludeTools []string `yaml:"exclude_tools,omitempty" json:"exclude_tools,omitempty"`
 	// Extra holds every other key (temperature, reasoning, text, enable_web_search, ...).
 	Extra map[string]any `yaml:",inline" json:"-"`
 }
@@ -70,7 +77,13 @@ type MCPServer struct {
 	Args    []string          `yaml:"args,omitempty" json:"args,omitempty"`
 	Env     map[string]string `yaml:"env,omitempty" json:"env,omitempty"`
 	URL     string            `yaml:"url,omitempty" json:"url,omitempty"`
-	Extra   map[string]any    `yaml:",inline" json:"-"`
+	// AllowedTools, when set, are the only tools of the server offered; ExcludeTools are not
+	// offered (the server's own tool names).
+	AllowedTools []string `yaml:"allowed_tools,omitempty" json:"allowed_tools,omitempty"`
+	ExcludeTools []string `yaml:"exclude_tools,omitempty" json:"exclude_tools,omitempty"`
+	// Security is MassGen's checks before the server starts (mcpsecurity.go).
+	Security *MCPSecurity   `yaml:"security,omitempty" json:"security,omitempty"`
+	Extra    map[string]any `yaml:",inline" json:"-"`
 }
 
 // ScriptStep is one response of the scripted backend: either text, or tool calls, or both.

@@ -75,6 +75,19 @@ func (c *Config) validate(d *document) []Problem {
 			if s.Command == "" && s.URL == "" {
 				add(sp, "needs command: (stdio) or url: (http)")
 			}
+			if sec := s.Security; sec != nil {
+				if sec.Level != "" && !slices.Contains(securityLevels, sec.Level) {
+					add(sp+".security.level", "unknown level %q (known: %s)", sec.Level, strings.Join(securityLevels, ", "))
+				}
+				if e := sec.Env; e != nil {
+					if e.Level != "" && !slices.Contains(securityLevels, e.Level) {
+						add(sp+".security.env.level", "unknown level %q (known: %s)", e.Level, strings.Join(securityLevels, ", "))
+					}
+					if e.Mode != "" && !slices.Contains(envModes, e.Mode) {
+						add(sp+".security.env.mode", "unknown mode %q (known: %s)", e.Mode, strings.Join(envModes, ", "))
+					}
+				}
+			}
 		}
 		for j, st := range b.Script {
 			if st.Phase != "" && st.Phase != "coordination" && st.Phase != "final" {
@@ -83,6 +96,19 @@ func (c *Config) validate(d *document) []Problem {
 			for k, tc := range st.ToolCalls {
 				if tc.Name == "" {
 					add(fmt.Sprintf("%s.backend.script[%d].tool_calls[%d]", p, j, k), "missing name")
+				}
+			}
+		}
+		for _, l := range []struct {
+			key  string
+			pats []string
+		}{{"command_line_allowed_commands", b.CommandLineAllowedCommands}, {"command_line_blocked_commands", b.CommandLineBlockedCommands}} {
+			for j, pat := range l.pats {
+				kp := fmt.Sprintf("%s.backend.%s[%d]", p, l.key, j)
+				if strings.TrimSpace(pat) == "" {
+					add(kp, "empty pattern")
+				} else if _, err := regexp.Compile(pat); err != nil {
+					add(kp, "%q is not a regular expression massgen can use (Go's RE2 syntax; no lookarounds or backreferences): %v", pat, err)
 				}
 			}
 		}

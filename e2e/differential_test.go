@@ -120,6 +120,8 @@ type dAgent struct {
 	cwd   bool
 	mcp   bool
 	perms *dPerms
+	// exclude is the backend's exclude_tools; allowed and blocked its command_line_*_commands.
+	exclude, allowed, blocked []string
 }
 
 type dContext struct {
@@ -194,6 +196,30 @@ func fixedScenarios() []dScenario {
 			seed:    4,
 		},
 		{
+			name: "exclude_tools and command lists",
+			agents: []dAgent{
+				{id: "alpha", cwd: true, mcp: true, exclude: []string{"delete_file", "echo"}, blocked: []string{"cat .*"}},
+				{id: "beta", cwd: true, allowed: []string{"echo.*", "ls .*"}},
+			},
+			contexts: []dContext{{dir: "src", perm: "write"}},
+			seed:     6,
+			extra: map[string][]func(string) toolCall{
+				"alpha/coordination": {
+					func(p string) toolCall {
+						return tc("delete_file", map[string]any{"path": filepath.Join(workspaceOf(p, "alpha"), "old.txt")})
+					},
+					func(string) toolCall { return tc("mcp__notes__echo", map[string]any{"text": "hi"}) },
+					func(p string) toolCall {
+						return tc("execute_command", map[string]any{"command": "echo ok && cat " + filepath.Join(p, srcFile)})
+					},
+				},
+				"beta/coordination": {
+					func(string) toolCall { return tc("execute_command", map[string]any{"command": "echo ok"}) },
+					func(string) toolCall { return tc("execute_command", map[string]any{"command": "echo ok | wc -c"}) },
+				},
+			},
+		},
+		{
 			name:          "hooks in every layer",
 			agents:        []dAgent{{id: "alpha", cwd: true, mcp: true, perms: &dPerms{Hooks: []dHook{hookNoDocs}}}, {id: "beta", mcp: true}},
 			global:        &dPerms{Mode: "default", Hooks: []dHook{hookApprover}},
@@ -238,6 +264,15 @@ func randomScenario(seed uint64) dScenario {
 	s.projectAgents = map[string]*dPerms{}
 	for i := range n {
 		a := dAgent{id: ids[i], cwd: r.IntN(3) > 0, mcp: r.IntN(2) == 0, perms: perms()}
+		if r.IntN(4) == 0 {
+			a.exclude = []string{pick([]string{"write_file", "read_file", "mcp__notes__echo", "read_note", "execute_command"})}
+		}
+		switch r.IntN(6) {
+		case 0:
+			a.blocked = []string{pick([]string{"cat .*", "echo", "ls"})}
+		case 1:
+			a.allowed = []string{pick([]string{"cat .*", "echo.*"})}
+		}
 		s.agents = append(s.agents, a)
 		if p := perms(); p != nil {
 			s.projectAgents[a.id] = p
@@ -368,6 +403,15 @@ func (s dScenario) configYAML(p, url, self string) string {
 		}
 		if a.mcp {
 			fmt.Fprintf(&b, "      mcp_servers:\n        - name: notes\n          command: %s\n          env: {%s: \"1\"}\n", self, notesServerEnv)
+		}
+		for _, l := range []struct {
+			key  string
+			list []string
+		}{{"exclude_tools", a.exclude}, {"command_line_allowed_commands", a.allowed}, {"command_line_blocked_commands", a.blocked}} {
+			if len(l.list) > 0 {
+				q, _ := json.Marshal(l.list)
+				fmt.Fprintf(&b, "      %s: %s\n", l.key, q)
+			}
 		}
 		if !a.perms.empty() {
 			b.WriteString("    permissions:\n")

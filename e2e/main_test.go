@@ -18,6 +18,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/massgen-go/massgen/internal/fakeclaude"
 )
 
 // binary is the massgen binary built once for all tests.
@@ -25,6 +27,9 @@ import (
 var binary, xdgConfig string
 
 func TestMain(m *testing.M) {
+	if fakeclaude.IsInvoked() { // a claude_code agent's CLI (claudecode_test.go)
+		os.Exit(fakeclaude.Main())
+	}
 	if os.Getenv(notesServerEnv) == "1" { // an agent's MCP server (differential_test.go)
 		os.Exit(serveNotes())
 	}

@@ -30,7 +30,10 @@ type ToolsetOptions struct {
 	External                map[string]External // MCP server name -> tools, offered as mcp__<server>__<tool>
 	// ExternalOnly offers the External tools only: an agent without a workspace has no file tools.
 	ExternalOnly bool
-	Logger       *zap.Logger
+	// Hide, when set, hides tools from the agent (not offered, and refused if called): a
+	// built-in tool is asked with server "", an External one with its server and own name.
+	Hide   func(server, tool string) bool
+	Logger *zap.Logger
 }
 
 // Toolset is the set of tools one agent is offered in one role. It is safe for concurrent use.
@@ -126,13 +129,16 @@ func (t *Toolset) Tools() []Tool {
 		out = append(out, tl)
 	}
 	for _, name := range t.order {
-		if !t.o.ExternalOnly {
+		if !t.o.ExternalOnly && !t.hidden("", name) {
 			d := t.builtin[name]
 			add(Tool{Name: d.Name, Description: d.Description, Parameters: d.Schema, Write: d.Destructive()})
 		}
 	}
 	for _, server := range t.serverNames() {
 		for _, tl := range t.o.External[server].Tools() {
+			if t.hidden(server, tl.Name) {
+				continue
+			}
 			tl.Name = externalName(server, tl.Name)
 			tl.Write = tl.Write || permissions.IsWriteTool(tl.Name)
 			add(tl)
@@ -142,6 +148,8 @@ func (t *Toolset) Tools() []Tool {
 }
 
 func externalName(server, tool string) string { return "mcp__" + server + "__" + tool }
+
+func (t *Toolset) hidden(server, tool string) bool { return t.o.Hide != nil && t.o.Hide(server, tool) }
 
 func (t *Toolset) serverNames() []string {
 	names := make([]string, 0, len(t.o.External))
@@ -185,6 +193,9 @@ func (t *Toolset) Call(ctx context.Context, name string, raw json.RawMessage) (r
 	req := permissions.Request{Tool: name, Args: args}
 
 	if server, tool, ok := t.splitExternal(name); ok {
+		if t.hidden(server, tool) {
+			return errResult(fmt.Sprintf("%s is not offered to this agent (exclude_tools)", name), nil)
+		}
 		d := t.guard.Check(ctx, req)
 		if !d.Allow {
 			return denied(d)
@@ -196,6 +207,9 @@ func (t *Toolset) Call(ctx context.Context, name string, raw json.RawMessage) (r
 	def, ok := t.builtin[name]
 	if !ok {
 		return errResult(fmt.Sprintf("unknown tool %q", name), nil)
+	}
+	if t.hidden("", name) {
+		return errResult(fmt.Sprintf("%s is not offered to this agent (exclude_tools)", name), nil)
 	}
 	if t.o.ExternalOnly {
 		return errResult(fmt.Sprintf("%s is not available: this agent has no workspace, so no file tools", name), nil)

@@ -3,18 +3,78 @@ package permissions
 import (
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/massgen-go/massgen/permissions/shellcmd"
 )
 
 // rule is one allow/deny entry: a tool-name glob with an optional argument glob, e.g.
-// "execute_command(npm test*)" or "write_file(src/**)".
+// "execute_command(npm test*)" or "write_file(src/**)". A command tool's argument may instead be
+// a regular expression over the programs the command runs (see commandRE).
 type rule struct {
 	text    string
 	tool    string
 	arg     string
 	hasArgs bool
+	re      *commandRE
+}
+
+// commandRE is a command rule's "re:PATTERN" or "!re:PATTERN" argument: PATTERN (RE2) matched
+// at the start of each program the command line runs (shellcmd's Analysis.Commands), as
+// MassGen's command_line_*_commands are matched with Python's re.match.
+//
+//   - re:PATTERN matches a command when the pattern matches any of its programs or the whole
+//     line (deny rules: command_line_blocked_commands), or, in an allow rule, every program.
+//   - !re:PATTERN matches a command when some program does not match the pattern, or when its
+//     programs cannot be listed: as a deny rule it lets only commands made entirely of matching
+//     programs run (command_line_allowed_commands).
+type commandRE struct {
+	re     *regexp.Regexp
+	negate bool
+}
+
+// parseCommandRE reads a command rule's argument; ok is false for a glob argument.
+func parseCommandRE(arg string) (*commandRE, bool, error) {
+	pat, negate := "", false
+	switch {
+	case strings.HasPrefix(arg, "re:"):
+		pat = arg[len("re:"):]
+	case strings.HasPrefix(arg, "!re:"):
+		pat, negate = arg[len("!re:"):], true
+	default:
+		return nil, false, nil
+	}
+	re, err := regexp.Compile(`^(?:` + pat + `)`)
+	if err != nil {
+		return nil, true, err
+	}
+	return &commandRE{re: re, negate: negate}, true, nil
+}
+
+// matches judges a call's command line. all: an allow rule (every program must match).
+func (c *commandRE) matches(call *ruleCall, all bool) bool {
+	line := strings.TrimSpace(call.command)
+	programs := call.programs()
+	if len(programs) == 0 {
+		// Nothing can be listed: an allow-list refuses it, a deny-list looks at the line.
+		return c.negate || (!all && line != "" && c.re.MatchString(line))
+	}
+	every, some := true, false
+	for _, p := range programs {
+		m := c.re.MatchString(p)
+		every, some = every && m, some || m
+	}
+	switch {
+	case c.negate:
+		return !every
+	case all:
+		return every
+	default:
+		return some || c.re.MatchString(line)
+	}
 }
 
 func parseRules(list []string) ([]rule, error) {
@@ -37,6 +97,15 @@ func parseRules(list []string) ([]rule, error) {
 		if r.hasArgs && !isCommandBase(r.tool) {
 			if !doublestar.ValidatePattern(r.arg) {
 				return nil, fmt.Errorf("permissions: rule %q: bad argument pattern", t)
+			}
+		}
+		if r.hasArgs && isCommandBase(r.tool) {
+			re, ok, err := parseCommandRE(r.arg)
+			if err != nil {
+				return nil, fmt.Errorf("permissions: rule %q: bad regular expression: %w", t, err)
+			}
+			if ok {
+				r.re = re
 			}
 		}
 		out = append(out, r)
@@ -92,9 +161,22 @@ func wildcard(pattern, s string) bool {
 type ruleCall struct {
 	tool    string
 	command string   // for command tools
+	listed  bool     // progs was computed
+	progs   []string // the programs command runs (regular-expression rules), listed once
 	paths   []string // candidate spellings of every path argument, grouped per path
 	groups  [][]string
 	strings []string // every string argument (other tools)
+}
+
+// programs lists the programs the command runs (nil when they cannot be listed).
+func (c *ruleCall) programs() []string {
+	if !c.listed {
+		c.listed = true
+		if an, err := shellcmd.Analyze(strings.TrimSpace(c.command), "", false); err == nil {
+			c.progs = an.Commands
+		}
+	}
+	return c.progs
 }
 
 // matches reports whether the rule applies. For deny, one matching path is enough; for allow,
@@ -105,6 +187,9 @@ func (r rule) matches(c *ruleCall, all bool) bool {
 	}
 	if !r.hasArgs {
 		return true
+	}
+	if r.re != nil {
+		return IsCommandTool(c.tool) && r.re.matches(c, all)
 	}
 	if IsCommandTool(c.tool) && c.command != "" {
 		return wildcard(r.arg, strings.TrimSpace(c.command))

@@ -50,6 +50,20 @@ func (f *Factory) load(name string, load func(configs.LoadOptions) (*configs.Con
 	return cfg, warnings, nil
 }
 
+// LoadRunBytes is LoadRunConfig for a config made in memory (quick mode); file names it in
+// messages.
+func (f *Factory) LoadRunBytes(file string, data []byte) (*configs.Config, []configs.Warning, error) {
+	wd, err := f.Getwd()
+	if err != nil {
+		return nil, nil, WithCode(ExitFailure, fmt.Errorf("current directory: %w", err))
+	}
+	cfg, warnings, err := configs.LoadBytesForRun(file, data, configs.LoadOptions{BaseDir: wd, Home: f.home(), LookupEnv: f.LookupEnv})
+	if err != nil {
+		return nil, warnings, WithCode(ExitUsage, err)
+	}
+	return cfg, warnings, nil
+}
+
 // home is the user's home, or "" when it is unknown (~/.massgen/ is then skipped).
 func (f *Factory) home() string {
 	if f.HomeDir == nil {

@@ -48,6 +48,7 @@ func (e *testEnv) validate(files []string, strict, asJSON bool) int {
 // of each: a missing model (and the typo that hides it), every agent's missing key by variable
 // name, a backend that cannot run, a bad option value; ignored and unknown keys are warnings.
 func TestValidateFindsWhatARunRejects(t *testing.T) {
+	t.Setenv("PATH", t.TempDir()) // no claude CLI
 	e := newTestEnv(t)
 	e.write(t, "c.yaml", `agents:
   - id: a
@@ -81,7 +82,7 @@ func TestValidateFindsWhatARunRejects(t *testing.T) {
 		`c.yaml:9: warning: unknown key "agents[1].backend.temprature" (not used; did you mean "temperature"?)`,
 		`c.yaml:10: warning: agents[1].backend.enable_code_interpreter: ignored: only openai has a code interpreter`,
 		`c.yaml:12: agents[2].backend.api_key: agent "c": backend "gemini": no API key: set GEMINI_API_KEY or GOOGLE_API_KEY`,
-		`c.yaml:14: agents[3].backend.type: claude_code: refused: cannot run yet`,
+		"c.yaml:14: agents[3].backend.type: claude_code needs `claude` on PATH (not found): install Claude Code",
 		`c.yaml:16: agents[4].backend: agent "e": backend claude: max_tokens`,
 		`c.yaml:21: warning: agents[4].backend.mcp_servers[0].command: MCP server "tool": command "massgen-test-no-such-command" is not on PATH`,
 	} {
@@ -148,7 +149,7 @@ func TestShowResolvedMarksIgnoredKeys(t *testing.T) {
   - id: a
     backend: {type: gemini, temperature: 0.2, enable_code_interpreter: true, enable_web_search: true, custom_tools: [{path: t.py}]}
   - id: b
-    backend: {type: claude_code, cwd: ws}
+    backend: {type: claude_code, cwd: ws, permission_mode: bypassPermissions}
 orchestrator:
   voting_sensitivity: strict
   coordination: {enable_planning_mode: true}
@@ -163,7 +164,7 @@ ui: {logging_enabled: true}
 		"enable_code_interpreter: true # ignored: only openai has a code interpreter",
 		"enable_web_search: true\n",
 		"custom_tools: # ignored: the Python functions are not offered to the agent",
-		"type: claude_code # refused: cannot run yet",
+		"permission_mode: bypassPermissions # ignored (claude_code backend): Claude Code's own permission prompts are not used",
 		"voting_sensitivity: strict # ignored: agents get the same voting instructions",
 		"enable_planning_mode: true # ignored: MCP tools are executed during coordination too",
 		"temperature: 0.2\n",
@@ -187,6 +188,12 @@ func TestValidateMassGenConfigs(t *testing.T) {
 		}
 		return nil
 	})
+	// claude_code configs need the claude CLI on PATH (a stand-in: validation does not run it).
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "claude"), []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	e := newTestEnv(t)
 	for _, k := range []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "XAI_API_KEY", "ZAI_API_KEY",
 		"AZURE_OPENAI_API_KEY", "OPENROUTER_API_KEY", "CEREBRAS_API_KEY", "QWEN_API_KEY", "NEBIUS_API_KEY", "FIREWORKS_API_KEY",

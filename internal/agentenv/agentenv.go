@@ -203,6 +203,8 @@ func (e *Env) Agent(ctx context.Context, id string) (*Agent, error) {
 		tracker: filesystem.NewTracker(), grants: permissions.NewGrants(),
 		roles: map[Role]*roleEnv{},
 	}
+	// A server its security: section refuses never starts, and is not counted as configured.
+	a.cfg.Backend.MCPServers = e.secureServers(id, ac.Backend.MCPServers)
 	if ws := ac.Backend.CWD; ws != "" && !e.o.DecideOnly {
 		// The workspace is created on first use (the config names it; MassGen makes it).
 		if err := os.MkdirAll(ws, 0o755); err != nil {
@@ -210,15 +212,15 @@ func (e *Env) Agent(ctx context.Context, id string) (*Agent, error) {
 		}
 	}
 	if e.o.External != nil && !e.o.DecideOnly {
-		a.external = e.o.External(ctx, *ac)
-	} else if len(ac.Backend.MCPServers) > 0 && !e.o.DecideOnly {
+		a.external = e.o.External(ctx, a.cfg)
+	} else if len(a.cfg.Backend.MCPServers) > 0 && !e.o.DecideOnly {
 		// Servers are given the agent's readable roots, the same in both roles.
 		pol, err := a.policy(Coordination)
 		if err != nil {
 			return nil, err
 		}
 		ext, errs := mcpclient.ConnectWith(ctx, mcpclient.Options{
-			Servers: ac.Backend.MCPServers, AllowedDirs: pol.ReadableRoots(), WorkDir: ac.Backend.CWD,
+			Servers: a.cfg.Backend.MCPServers, AllowedDirs: pol.ReadableRoots(), WorkDir: ac.Backend.CWD,
 			Logger: e.log.With(zap.String("agent", id)),
 		})
 		for _, err := range errs {
@@ -273,6 +275,8 @@ func (a *Agent) Spec(role Role) (permissions.Spec, error) {
 	}
 	// The built-in tools' path arguments come from their one declaration.
 	spec.Tools = filesystem.Table()
+	// The backend's command lists are rules like any other: every view decides by them.
+	spec.Deny = append(spec.Deny, commandRules(a.cfg.Backend)...)
 	return spec, nil
 }
 
@@ -320,6 +324,7 @@ func (a *Agent) role(role Role) (*roleEnv, error) {
 		Sandbox:                 e.cfg.CommandSandbox,
 		External:                a.external,
 		ExternalOnly:            a.cfg.Backend.CWD == "",
+		Hide:                    a.hidden,
 		Logger:                  log,
 	})
 	if err != nil {
@@ -378,17 +383,15 @@ func (a *Agent) configuredExternal(r *roleEnv, tool string) bool {
 	if permissions.IsWriteTool(tool) && !r.guard.Policy().CanWrite() {
 		return false
 	}
-	for _, s := range a.cfg.Backend.MCPServers {
-		if strings.HasPrefix(tool, "mcp__"+s.Name+"__") {
-			return true
-		}
-	}
-	return false
+	server, name, ok := a.splitConfigured(tool)
+	return ok && !a.hidden(server, name)
 }
 
 func (a *Agent) notOfferedReason(role Role, tool string) string {
 	who := fmt.Sprintf("agent %s (%s role)", a.cfg.ID, roleName(role))
 	switch {
+	case a.hiddenName(tool):
+		return fmt.Sprintf("%s is not offered to %s: exclude_tools (or its MCP server's allowed_tools) leaves it out", tool, who)
 	case filesystem.IsBuiltin(tool) && a.cfg.Backend.CWD == "":
 		return fmt.Sprintf("%s is not offered to %s: it has no workspace (no cwd), so no file tools", tool, who)
 	case filesystem.IsBuiltin(tool):

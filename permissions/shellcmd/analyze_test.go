@@ -248,3 +248,30 @@ func TestDeleteAccess(t *testing.T) {
 		}
 	}
 }
+
+// Commands lists every program a line runs, wherever it sits: what command-line allow and deny
+// lists are matched against.
+func TestAnalyzeCommands(t *testing.T) {
+	tests := []struct{ command, want string }{
+		{"python x.py", "python x.py"},
+		{"cd src && python 'my file.py' > out.txt", "cd src | python my file.py"},
+		{`"gi"t push --force`, "git push --force"},
+		{"cat a | grep x; ls", "cat a | grep x | ls"},
+		{"sh -c 'pip install x'", "sh -c pip install x | pip install x"},
+		{"eval 'git push'", "eval git push | git push"},
+		{"env FOO=1 pip install x", "env FOO=1 pip install x | pip install x"},
+		{"echo $(git push)", "echo  | git push"},
+		{"find . -exec rm {} +", "find . -exec rm {} + | rm <the paths find -exec passes on>"},
+		{"X=1 python run.py", "python run.py"},
+	}
+	for _, tt := range tests {
+		a, err := Analyze(tt.command, "", false)
+		if err != nil {
+			t.Errorf("%s: %v", tt.command, err)
+			continue
+		}
+		if got := strings.Join(a.Commands, " | "); got != tt.want {
+			t.Errorf("%s: commands %q, want %q", tt.command, got, tt.want)
+		}
+	}
+}

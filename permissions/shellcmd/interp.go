@@ -13,6 +13,7 @@ import (
 // command analyses one simple command given as words: its name, then what the table says of
 // its arguments.
 func (a *analyzer) command(words []word, st *shellState, simple bool, depth int) error {
+	a.Commands = append(a.Commands, commandText(words))
 	name := words[0]
 	switch {
 	case name.stands != "":
@@ -46,6 +47,19 @@ func (a *analyzer) command(words []word, st *shellState, simple bool, depth int)
 	}
 	c := &call{a: a, e: e, name: base, st: st, opSt: st, simple: simple, depth: depth}
 	return c.run(args)
+}
+
+// commandText is a program run as its words; a word standing for paths the text does not show
+// is written as what it stands for, in angle brackets.
+func commandText(words []word) string {
+	parts := make([]string, len(words))
+	for i, w := range words {
+		parts[i] = w.s
+		if w.stands != "" {
+			parts[i] = "<" + w.stands + ">"
+		}
+	}
+	return strings.Join(parts, " ")
 }
 
 // call is one run of a program: what the table says of it, where it runs.

@@ -36,6 +36,11 @@ type Analysis struct {
 	// Inline lists interpreters given program text (python3 -c, node -e, awk '...', code on
 	// stdin): that text is never taken as a path, and it is not analysed.
 	Inline []string
+	// Commands lists every program the line runs, in the order written, as its words (after
+	// quote removal and brace expansion) joined by spaces: those of pipelines and lists, of
+	// nested shells (sh -c, eval), and those wrappers run (env, xargs, find -exec, ...). A word
+	// holding an expansion keeps only its literal text.
+	Commands []string
 }
 
 // Analyze parses command as bash would and lists the paths it reads, writes and deletes.
