@@ -19,6 +19,7 @@ import (
 	"github.com/massgen-go/massgen/cmd/permissionscmd"
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/display"
+	"github.com/massgen-go/massgen/internal/runlock"
 	"github.com/massgen-go/massgen/logging"
 	"github.com/massgen-go/massgen/orchestrator"
 	"github.com/massgen-go/massgen/prompt"
@@ -76,6 +77,7 @@ type RunOptions struct {
 	SessionID  string   // --session ID: continue that session (interactive sessions)
 	Continue   bool     // --continue: continue the latest session
 	Question   string   // the QUESTION argument; empty: interactive mode
+	Wait       bool     // --wait: wait for another run of the project to end instead of refusing
 
 	// PromptContextPaths asks for context paths; nil uses prompt.AskContextPaths.
 	PromptContextPaths ContextPrompter
@@ -130,6 +132,12 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if err := cfg.AddContextPaths(wd, flagPaths...); err != nil {
 		return cmdutil.WithCode(cmdutil.ExitUsage, err)
 	}
+	// One run at a time per project: everything below writes under .massgen/.
+	lock, err := lockProject(ctx, opts, cfg)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = lock.Release() }()
 
 	prompted := false
 	if shouldPromptContext(opts, cfg) {
@@ -193,6 +201,27 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		return turn(ctx, opts, st, opts.Question)
 	}
 	return interactive(ctx, opts, st)
+}
+
+// lockProject takes the project's run lock (internal/runlock): a second run refuses at once
+// (exit 5) naming the first, or with --wait waits for it to end.
+func lockProject(ctx context.Context, opts *RunOptions, cfg *configs.Config) (*runlock.Lock, error) {
+	me := runlock.Holder{PID: os.Getpid(), Started: opts.Now(), Command: "massgen"}
+	lock, err := runlock.Acquire(ctx, cfg.MassgenDir(), me, opts.Wait, func(h runlock.Holder) {
+		if h.PID > 0 {
+			fmt.Fprintf(opts.IO.ErrOut, "Waiting for the massgen run with pid %d (started %s) to end...\n", h.PID, h.Started.Local().Format("15:04:05"))
+		} else {
+			fmt.Fprintln(opts.IO.ErrOut, "Waiting for another massgen run in this project to end...")
+		}
+	})
+	var busy *runlock.BusyError
+	switch {
+	case errors.As(err, &busy):
+		return nil, cmdutil.WithCode(cmdutil.ExitBusy, err)
+	case err != nil:
+		return nil, cancelOr(err, cmdutil.ExitFailure)
+	}
+	return lock, nil
 }
 
 // shouldPromptContext: a terminal is attached (the prompt reads stdin and draws on stderr),
