@@ -1,7 +1,11 @@
 package cmd
 
 import (
+	"bufio"
 	"context"
+	"errors"
+	"io"
+	"runtime"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -47,4 +51,91 @@ func TestSecondRunIsBusy(t *testing.T) {
 			t.Errorf("%v: exit %d while a run holds the project:\n%s", args, code, e.errOut)
 		}
 	}
+}
+
+// A task over the limit is refused with exit 2 and a message naming the flag and the key; the
+// limit is raised by either. Piped interactive input is read line by line without keeping an
+// over-long line.
+func TestTaskSizeLimit(t *testing.T) {
+	big := strings.Repeat("x", 2000)
+	tests := []struct {
+		name     string
+		flag     int    // --max-task-bytes
+		key      string // orchestrator.max_task_bytes
+		question string
+		stdin    string
+		wantCode int
+		wantRan  []string
+	}{
+		{"question under the default", 0, "", "small", "", 0, []string{"small"}},
+		{"question over the flag", 1000, "", big, "", cmdutil.ExitUsage, nil},
+		{"question over the key", 0, "1000", big, "", cmdutil.ExitUsage, nil},
+		{"the flag raises the key", 4000, "1000", big, "", 0, []string{big}},
+		{"piped line over the limit stops the run", 1000, "", "", "first\n" + big + "\nthird\n", cmdutil.ExitUsage, []string{"first"}},
+		{"piped last line without newline", 1000, "", "", big, cmdutil.ExitUsage, nil},
+		{"piped line at the limit", 2000, "", "", big + "\n", 0, []string{big}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newTestEnv(t, tt.stdin)
+			cfg := workspaceConfig
+			if tt.key != "" {
+				cfg += "  max_task_bytes: " + tt.key + "\n"
+			}
+			e.write(t, "c.yaml", cfg)
+			rec := &recorder{}
+			opts := e.runOpts(rec)
+			opts.ConfigName, opts.Question, opts.Yes, opts.MaxTaskBytes = "c.yaml", tt.question, true, tt.flag
+			err := runRun(context.Background(), opts)
+			if code := cmdutil.CodeOf(err); code != tt.wantCode {
+				t.Fatalf("exit %d (%v), want %d", code, err, tt.wantCode)
+			}
+			if tt.wantCode == cmdutil.ExitUsage {
+				for _, want := range []string{"2000 bytes", "limit of 1000", "--max-task-bytes", "orchestrator.max_task_bytes"} {
+					if !strings.Contains(err.Error(), want) {
+						t.Errorf("message lacks %q: %v", want, err)
+					}
+				}
+			}
+			if strings.Join(rec.tasks, "|") != strings.Join(tt.wantRan, "|") {
+				t.Errorf("ran %d tasks %.40q, want %.40q", len(rec.tasks), rec.tasks, tt.wantRan)
+			}
+		})
+	}
+}
+
+// readLine keeps at most the limit of an over-long line in memory, whatever the line's size.
+func TestReadLineBounded(t *testing.T) {
+	const size = 8 << 20
+	r := bufio.NewReaderSize(io.MultiReader(&repeatReader{n: size}, strings.NewReader("\nnext\n")), 4096)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, ok, err := readLine(context.Background(), r, 1024)
+	runtime.ReadMemStats(&after)
+	var tooLarge *taskTooLargeError
+	if !ok || !errors.As(err, &tooLarge) || tooLarge.size != size {
+		t.Fatalf("ok %v, err %v, want a taskTooLargeError of %d bytes", ok, err, size)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<20 {
+		t.Errorf("reading an %d-byte line allocated %d bytes", size, grew)
+	}
+	if line, ok, err := readLine(context.Background(), r, 1024); !ok || err != nil || line != "next\n" {
+		t.Errorf("the next line = %q %v %v", line, ok, err)
+	}
+}
+
+// repeatReader yields n bytes of 'x'.
+type repeatReader struct{ n int }
+
+func (r *repeatReader) Read(p []byte) (int, error) {
+	if r.n == 0 {
+		return 0, io.EOF
+	}
+	n := min(len(p), r.n)
+	for i := range n {
+		p[i] = 'x'
+	}
+	r.n -= n
+	return n, nil
 }

@@ -60,6 +60,7 @@ State lives under ./.massgen/ (workspaces, snapshots, temp_workspaces, sessions,
 	fl.StringVar(&opts.Display, "display", "auto", "progress display: auto, plain or silent (on stderr)")
 	fl.StringVar(&opts.SessionID, "session", "", "continue the session with this ID (interactive sessions)")
 	fl.BoolVar(&opts.Continue, "continue", false, "continue the latest session")
+	fl.IntVar(&opts.MaxTaskBytes, "max-task-bytes", 0, "the largest task accepted, in bytes (default: orchestrator.max_task_bytes, else 1048576)")
 	fl.BoolVar(&opts.Wait, "wait", false, "when another run works in this project, wait for it to end (default: refuse, exit 5)")
 
 	root.SetIn(f.IO.In)

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -51,6 +52,7 @@ type runState struct {
 	runDir  string // .massgen/logs/log_<timestamp>/
 	turns   int
 	session *sessionState
+	maxTask int // the largest task accepted, in bytes
 }
 
 // ContextPrompter asks the user which context paths to add (prompt.AskContextPaths).
@@ -78,6 +80,9 @@ type RunOptions struct {
 	Continue   bool     // --continue: continue the latest session
 	Question   string   // the QUESTION argument; empty: interactive mode
 	Wait       bool     // --wait: wait for another run of the project to end instead of refusing
+	// MaxTaskBytes is --max-task-bytes: the largest task accepted (0: the config's
+	// orchestrator.max_task_bytes, else 1 MiB).
+	MaxTaskBytes int
 
 	// PromptContextPaths asks for context paths; nil uses prompt.AskContextPaths.
 	PromptContextPaths ContextPrompter
@@ -114,6 +119,12 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		}
 		configscmd.PrintLoadError(opts.IO.ErrOut, opts.ConfigName, err)
 		return cmdutil.Silent(cmdutil.ExitUsage)
+	}
+	if opts.MaxTaskBytes < 0 {
+		return cmdutil.FlagErrorf("--max-task-bytes %d: must not be negative", opts.MaxTaskBytes)
+	}
+	if err := checkTask(opts.Question, taskLimit(opts, cfg)); err != nil {
+		return err
 	}
 	// Rule files an agent could have written (.massgen/permissions.yaml, a config with hooks)
 	// take effect only once the user approved them.
@@ -180,7 +191,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		return err
 	}
 	defer func() { _ = closeLog() }()
-	st := &runState{cfg: cfg, logger: logger, runDir: runDir}
+	st := &runState{cfg: cfg, logger: logger, runDir: runDir, maxTask: taskLimit(opts, cfg)}
 	logger.Info("run start",
 		zap.String("config", cfg.Source), zap.String("cwd", wd),
 		zap.Int("agents", len(cfg.Agents)), zap.Any("context_paths", cfg.Orchestrator.ContextPaths),
@@ -248,7 +259,7 @@ func turn(ctx context.Context, opts *RunOptions, st *runState, task string) erro
 			return cmdutil.WithCode(cmdutil.ExitFailure, err)
 		}
 	}
-	st.logger.Info("turn start", zap.Int("turn", t.Number), zap.String("task", task))
+	st.logger.Info("turn start", zap.Int("turn", t.Number), logging.Text("task", task))
 	started := opts.Now()
 	res, err := runner(ctx, opts, t)
 	if err == nil && res == nil {
@@ -290,7 +301,18 @@ func interactive(ctx context.Context, opts *RunOptions, st *runState) error {
 		if editor != nil {
 			line, ok, err = editor.readLine(ctx)
 		} else {
-			line, ok, err = readLine(ctx, in)
+			line, ok, err = readLine(ctx, in, st.maxTask)
+		}
+		if err == nil && ok {
+			err = checkTask(strings.TrimRight(line, "\r\n"), st.maxTask) // the line editor reads whole lines
+		}
+		var tooLarge *taskTooLargeError
+		if errors.As(err, &tooLarge) {
+			if !tty {
+				return cmdutil.WithCode(cmdutil.ExitUsage, err)
+			}
+			fmt.Fprintln(opts.IO.ErrOut, "Error:", err)
+			continue
 		}
 		if err != nil && ctx.Err() == nil && errors.Is(err, context.Canceled) {
 			fmt.Fprintln(opts.IO.ErrOut) // Ctrl-C at the prompt: leave quietly, exit 130
@@ -334,24 +356,50 @@ func interactive(ctx context.Context, opts *RunOptions, st *runState) error {
 	}
 }
 
-// readLine reads one line, or returns ctx's error when it is cancelled first (Ctrl-C at the
-// prompt). Only one read is in flight, and only while waiting for a task, so nothing reads
-// stdin while a turn runs (a permission prompt may need it). ok is false at end of input.
-func readLine(ctx context.Context, r *bufio.Reader) (line string, ok bool, err error) {
+// readLine reads one line of at most limit bytes, or returns ctx's error when it is cancelled
+// first (Ctrl-C at the prompt). Only one read is in flight, and only while waiting for a task, so
+// nothing reads stdin while a turn runs (a permission prompt may need it). ok is false at end of
+// input. A longer line is read to its end without being kept (memory stays bounded) and gives a
+// *taskTooLargeError.
+func readLine(ctx context.Context, r *bufio.Reader, limit int) (line string, ok bool, err error) {
 	type result struct {
-		s   string
-		err error
+		s    string
+		size int64 // bytes in the line, without its newline
+		over bool  // the line was longer than limit: s is empty
+		err  error
 	}
 	ch := make(chan result, 1)
 	go func() {
-		s, err := r.ReadString('\n')
-		ch <- result{s, err}
+		var buf []byte
+		var res result
+		for {
+			chunk, err := r.ReadSlice('\n')
+			res.size += int64(len(chunk))
+			if !res.over {
+				buf = append(buf, chunk...)
+				res.over = len(bytes.TrimSuffix(buf, []byte("\n"))) > limit
+				if res.over {
+					buf = nil
+				}
+			}
+			if errors.Is(err, bufio.ErrBufferFull) {
+				continue
+			}
+			if len(chunk) > 0 && chunk[len(chunk)-1] == '\n' {
+				res.size--
+			}
+			res.s, res.err = string(buf), err
+			ch <- res
+			return
+		}
 	}()
 	select {
 	case <-ctx.Done():
 		return "", false, ctx.Err()
 	case res := <-ch:
 		switch {
+		case res.over:
+			return "", true, &taskTooLargeError{size: res.size, limit: limit}
 		case res.err == nil:
 			return res.s, true, nil
 		case errors.Is(res.err, io.EOF) && res.s != "":
@@ -362,6 +410,33 @@ func readLine(ctx context.Context, r *bufio.Reader) (line string, ok bool, err e
 			return "", false, fmt.Errorf("reading stdin: %w", res.err)
 		}
 	}
+}
+
+// taskLimit is the largest task accepted: --max-task-bytes, else the config's
+// orchestrator.max_task_bytes, else 1 MiB.
+func taskLimit(opts *RunOptions, cfg *configs.Config) int {
+	if opts.MaxTaskBytes > 0 {
+		return opts.MaxTaskBytes
+	}
+	return cfg.MaxTaskBytes()
+}
+
+// taskTooLargeError is a task over the size limit (exit 2).
+type taskTooLargeError struct {
+	size  int64
+	limit int
+}
+
+func (e *taskTooLargeError) Error() string {
+	return fmt.Sprintf("the task is %d bytes, more than the limit of %d bytes: shorten it (put long material in a file and add it with --context), or raise the limit with --max-task-bytes N or orchestrator.max_task_bytes in the config", e.size, e.limit)
+}
+
+// checkTask refuses a task over limit bytes.
+func checkTask(task string, limit int) error {
+	if len(task) > limit {
+		return cmdutil.WithCode(cmdutil.ExitUsage, &taskTooLargeError{size: int64(len(task)), limit: limit})
+	}
+	return nil
 }
 
 // cancelOr maps a cancellation (Ctrl-C, prompt aborted) to exit 130 and any other error to code

@@ -321,6 +321,18 @@ func (c *Config) EnforceReadBeforeDelete() bool {
 	return true
 }
 
+// DefaultMaxTaskBytes is the largest task accepted unless the config or --max-task-bytes says
+// otherwise: a task goes into every agent's every prompt, the logs and the session.
+const DefaultMaxTaskBytes = 1 << 20
+
+// MaxTaskBytes is orchestrator.max_task_bytes, DefaultMaxTaskBytes by default.
+func (c *Config) MaxTaskBytes() int {
+	if n := c.Orchestrator.MaxTaskBytes; n > 0 {
+		return n
+	}
+	return DefaultMaxTaskBytes
+}
+
 // OverallTimeout is orchestrator.timeout_seconds, else
 // timeout_settings.orchestrator_timeout_seconds, else 30 minutes.
 func (c *Config) OverallTimeout() time.Duration {
