@@ -5,8 +5,8 @@ import (
 	"context"
 	"errors"
 	"io"
-	"runtime"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 

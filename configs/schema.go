@@ -49,14 +49,14 @@ type Agent struct {
 // Backend is `agents[].backend`. Known keys are typed; every other key is kept in Extra and
 // passed through to the provider.
 type Backend struct {
-	Type    string `yaml:"type" json:"type"`
-	Model   string `yaml:"model,omitempty" json:"model,omitempty"`
-	CWD     string `yaml:"cwd,omitempty" json:"cwd,omitempty"`
+	Type  string `yaml:"type" json:"type"`
+	Model string `yaml:"model,omitempty" json:"model,omitempty"`
+	CWD   string `yaml:"cwd,omitempty" json:"cwd,omitempty"`
 	// CWDOwned says massgen may own CWD although it is an existing folder outside
 	// .massgen/workspaces/: it then clears it at restarts, moving what it removes to the trash.
-	CWDOwned bool `yaml:"cwd_owned,omitempty" json:"cwd_owned,omitempty"`
-	APIKey  string `yaml:"api_key,omitempty" json:"api_key,omitempty"`
-	BaseURL string `yaml:"base_url,omitempty" json:"base_url,omitempty"`
+	CWDOwned bool   `yaml:"cwd_owned,omitempty" json:"cwd_owned,omitempty"`
+	APIKey   string `yaml:"api_key,omitempty" json:"api_key,omitempty"`
+	BaseURL  string `yaml:"base_url,omitempty" json:"base_url,omitempty"`
 	// MCPServers are external MCP servers (MassGen format: stdio command/args/env or url).
 	MCPServers []MCPServer `yaml:"mcp_servers,omitempty" json:"mcp_servers,omitempty"`
 	// Script is the step list of the deterministic `scripted` demo/test backend.
