@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/massgen-go/massgen/cmd/cmdutil"
+	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/orchestrator"
 	"github.com/massgen-go/massgen/internal/runlock"
 )
 
@@ -138,4 +140,112 @@ func (r *repeatReader) Read(p []byte) (int, error) {
 	}
 	r.n -= n
 	return n, nil
+}
+
+// The event stream decides who failed and what was not saved; the outcome decides the code.
+func TestOutcomeFromEvents(t *testing.T) {
+	cfg := &configs.Config{Agents: []configs.Agent{{ID: "alpha"}, {ID: "beta"}, {ID: "gamma"}}}
+	ev := func(kind orchestrator.EventKind, agent, text string) orchestrator.Event {
+		return orchestrator.Event{Kind: kind, Agent: agent, Text: text}
+	}
+	tests := []struct {
+		name       string
+		events     []orchestrator.Event
+		endedEarly string
+		wantFailed []string
+		wantSaved  int // NotSaved lines
+		wantCode   int
+	}{
+		{"clean", []orchestrator.Event{ev(orchestrator.EventAnswer, "alpha", "x")}, "", nil, 0, cmdutil.ExitOK},
+		{"stopped agents in config order", []orchestrator.Event{
+			ev(orchestrator.EventStopped, "gamma", "agent timeout (5s) reached"),
+			ev(orchestrator.EventStopped, "beta", "backend error: the reply ended early"),
+		}, "some agents were stopped: ...", []string{"beta", "gamma"}, 0, cmdutil.ExitPartial},
+		{"final presentation failed", []orchestrator.Event{ev(orchestrator.EventError, "alpha", "final presentation failed: boom")}, "", []string{"alpha"}, 0, cmdutil.ExitPartial},
+		{"snapshot not saved", []orchestrator.Event{ev(orchestrator.EventError, "beta", "saving the answer snapshot: no space left on device")}, "", nil, 1, cmdutil.ExitPartial},
+		{"an MCP server is a warning", []orchestrator.Event{ev(orchestrator.EventError, "beta", "MCP server unavailable, going on without it: x")}, "", nil, 0, cmdutil.ExitOK},
+		{"timeout", nil, "the overall timeout (1m0s) was reached before every agent voted; presenting the best answer so far", nil, 0, cmdutil.ExitTimeout},
+		{"timeout and a failure", []orchestrator.Event{ev(orchestrator.EventStopped, "beta", "x")}, "the overall timeout (1m0s) was reached", []string{"beta"}, 0, cmdutil.ExitPartial},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newOutcomeRecorder(cfg)
+			for _, e := range tt.events {
+				r.handle(e)
+			}
+			o := r.outcome(&orchestrator.Result{EndedEarly: tt.endedEarly})
+			var failed []string
+			for _, f := range o.Failed {
+				failed = append(failed, f.Agent)
+			}
+			if strings.Join(failed, ",") != strings.Join(tt.wantFailed, ",") || len(o.NotSaved) != tt.wantSaved || o.code() != tt.wantCode {
+				t.Errorf("failed %v, not saved %v, code %d; want %v, %d, %d", failed, o.NotSaved, o.code(), tt.wantFailed, tt.wantSaved, tt.wantCode)
+			}
+		})
+	}
+}
+
+// A run with no answer ends with one line per failed agent and says "no agent produced an
+// answer" once (the display shows the event; silent mode prints it).
+func TestNoAnswerReportedOnce(t *testing.T) {
+	for _, display := range []string{"plain", "silent"} {
+		t.Run(display, func(t *testing.T) {
+			e := newTestEnv(t, "")
+			e.write(t, "c.yaml", workspaceConfig)
+			opts := e.runOpts(&recorder{})
+			opts.ConfigName, opts.Question, opts.Yes, opts.Display = "c.yaml", "q", true, display
+			opts.RunTurn = func(ctx context.Context, _ *RunOptions, tr *Turn) (*orchestrator.Result, error) {
+				tr.Outcome = &Outcome{Failed: []AgentFailure{{"a1", "backend error: the reply ended early"}, {"a2", "backend error: HTTP 500"}}}
+				return nil, orchestrator.ErrNoAnswer
+			}
+			err := runRun(context.Background(), opts)
+			if code := cmdutil.CodeOf(err); code != cmdutil.ExitFailure {
+				t.Fatalf("exit %d (%v)", code, err)
+			}
+			var printed strings.Builder
+			printed.WriteString(e.errOut.String())
+			if ee := (*cmdutil.ExitError)(nil); errors.As(err, &ee) && ee.Err != nil {
+				printed.WriteString("Error: " + err.Error() + "\n") // what Execute prints
+			}
+			got := printed.String()
+			wantNoAnswer := 0
+			if display == "silent" {
+				wantNoAnswer = 1 // no display showed the event
+			}
+			if n := strings.Count(got, orchestrator.ErrNoAnswer.Error()); n != wantNoAnswer {
+				t.Errorf("%q appears %d times, want %d:\n%s", orchestrator.ErrNoAnswer, n, wantNoAnswer, got)
+			}
+			lines := strings.Split(strings.TrimSpace(got), "\n")
+			last := lines[len(lines)-2:]
+			if last[0] != "Failed: agent a1: backend error: the reply ended early" || last[1] != "Failed: agent a2: backend error: HTTP 500" {
+				t.Errorf("the run ends with:\n%s", strings.Join(last, "\n"))
+			}
+		})
+	}
+}
+
+// Interactive turns that answered but are partial keep the session going; the run ends with the
+// worst code.
+func TestInteractivePartialGoesOn(t *testing.T) {
+	e := newTestEnv(t, "one\ntwo\n")
+	e.write(t, "c.yaml", workspaceConfig)
+	rec := &recorder{}
+	opts := e.runOpts(rec)
+	opts.ConfigName, opts.Yes = "c.yaml", true
+	opts.RunTurn = func(ctx context.Context, o *RunOptions, tr *Turn) (*orchestrator.Result, error) {
+		if tr.Task == "one" {
+			tr.Outcome = &Outcome{Failed: []AgentFailure{{"a2", "agent timeout (5s) reached"}}}
+		}
+		return rec.run(ctx, o, tr)
+	}
+	err := runRun(context.Background(), opts)
+	if code := cmdutil.CodeOf(err); code != cmdutil.ExitPartial {
+		t.Fatalf("exit %d (%v), want partial", code, err)
+	}
+	if strings.Join(rec.tasks, ",") != "one,two" {
+		t.Errorf("ran %v", rec.tasks)
+	}
+	if !strings.Contains(e.errOut.String(), "Failed: agent a2: agent timeout (5s) reached") {
+		t.Errorf("stderr:\n%s", e.errOut)
+	}
 }

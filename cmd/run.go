@@ -42,6 +42,8 @@ type Turn struct {
 	// final workspace, read-only.
 	History  []orchestrator.Exchange
 	ReadOnly []string
+	// Outcome is set by the runner: failed agents, state not saved, timeout (nil: none).
+	Outcome *Outcome
 }
 
 // runState is what one invocation keeps between turns: the config (the /context command adds
@@ -53,6 +55,7 @@ type runState struct {
 	turns   int
 	session *sessionState
 	maxTask int // the largest task accepted, in bytes
+	code    int // the worst exit code of the turns that gave an answer (partial, timeout)
 }
 
 // ContextPrompter asks the user which context paths to add (prompt.AskContextPaths).
@@ -265,8 +268,24 @@ func turn(ctx context.Context, opts *RunOptions, st *runState, task string) erro
 	if err == nil && res == nil {
 		err = errors.New("the turn returned no result")
 	}
+	out := t.Outcome
+	if out == nil {
+		out = &Outcome{}
+	}
 	if err != nil {
 		st.logger.Error("turn failed", zap.Int("turn", t.Number), zap.Error(err))
+		if cmdutil.CodeOf(cancelOr(err, cmdutil.ExitFailure)) == cmdutil.ExitCanceled {
+			return cancelOr(err, cmdutil.ExitFailure)
+		}
+		if errors.Is(err, orchestrator.ErrNoAnswer) {
+			// The display showed the event already; the agents' causes end the run, once each.
+			if opts.Display == "silent" {
+				fmt.Fprintln(opts.IO.ErrOut, "Error:", err)
+			}
+			out.print(opts.IO.ErrOut)
+			return cmdutil.Silent(cmdutil.ExitFailure)
+		}
+		out.print(opts.IO.ErrOut)
 		return cancelOr(err, cmdutil.ExitFailure)
 	}
 	answer := res.FinalAnswer
@@ -275,7 +294,22 @@ func turn(ctx context.Context, opts *RunOptions, st *runState, task string) erro
 		answer = display.ForTerminal(answer)
 	}
 	fmt.Fprintln(opts.IO.Out, strings.TrimRight(answer, "\n"))
-	return saveTurn(opts, st, t, started, res)
+	saveTurn(opts, st, t, started, res, out)
+	out.print(opts.IO.ErrOut)
+	code := out.code()
+	st.logger.Info("turn outcome", zap.Int("turn", t.Number), zap.Int("exit_code", code),
+		zap.Int("failed_agents", len(out.Failed)), zap.Strings("not_saved", out.NotSaved), zap.Bool("timed_out", out.TimedOut))
+	if code != cmdutil.ExitOK {
+		st.code = cmdutil.Worst(st.code, code)
+		return cmdutil.Silent(code)
+	}
+	return nil
+}
+
+// answered: a turn that ended with code still gave its answer (it timed out or is partial), so
+// an interactive session goes on.
+func answered(code int) bool {
+	return code == cmdutil.ExitOK || code == cmdutil.ExitPartial || code == cmdutil.ExitTimeout
 }
 
 // interactive reads one task per line until end of input or /quit. On a terminal a failed turn
@@ -325,16 +359,19 @@ func interactive(ctx context.Context, opts *RunOptions, st *runState) error {
 			if tty {
 				fmt.Fprintln(opts.IO.ErrOut)
 			}
-			return nil
+			return st.exit()
 		}
 		switch line = strings.TrimSpace(line); line {
 		case "":
 			continue
 		case "/quit", "/exit", "quit", "exit":
-			return nil
+			return st.exit()
 		}
 		if strings.HasPrefix(line, "/") {
 			if quit, err := slashCommand(ctx, opts, st, line); quit || err != nil {
+				if err == nil {
+					err = st.exit()
+				}
 				return err
 			}
 			continue
@@ -347,6 +384,9 @@ func interactive(ctx context.Context, opts *RunOptions, st *runState) error {
 			fmt.Fprintln(opts.IO.ErrOut, "Turn cancelled; the session is kept (Ctrl-C again at the prompt exits).")
 			continue
 		}
+		if err != nil && answered(cmdutil.CodeOf(err)) {
+			continue // reported; the worst code is kept in st.code for the end
+		}
 		if err != nil {
 			if !tty || cmdutil.CodeOf(err) == cmdutil.ExitCanceled {
 				return err
@@ -354,6 +394,15 @@ func interactive(ctx context.Context, opts *RunOptions, st *runState) error {
 			fmt.Fprintln(opts.IO.ErrOut, "Error:", err)
 		}
 	}
+}
+
+// exit is how an interactive session ends: with the worst code of its turns that answered
+// (partial, timeout), already reported.
+func (st *runState) exit() error {
+	if st.code != cmdutil.ExitOK {
+		return cmdutil.Silent(st.code)
+	}
+	return nil
 }
 
 // readLine reads one line of at most limit bytes, or returns ctx's error when it is cancelled
