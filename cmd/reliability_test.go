@@ -12,8 +12,8 @@ import (
 
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/configs"
-	"github.com/massgen-go/massgen/orchestrator"
 	"github.com/massgen-go/massgen/internal/runlock"
+	"github.com/massgen-go/massgen/orchestrator"
 )
 
 // A second run in a project refuses at once with exit 5, naming the run that holds it, and
