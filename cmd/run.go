@@ -21,6 +21,7 @@ import (
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/display"
 	"github.com/massgen-go/massgen/internal/runlock"
+	"github.com/massgen-go/massgen/internal/tmpsweep"
 	"github.com/massgen-go/massgen/logging"
 	"github.com/massgen-go/massgen/orchestrator"
 	"github.com/massgen-go/massgen/prompt"
@@ -195,6 +196,10 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	}
 	defer func() { _ = closeLog() }()
 	st := &runState{cfg: cfg, logger: logger, runDir: runDir, maxTask: taskLimit(opts, cfg)}
+	// Temp files of writes killed half-way, in the user's folders: swept before the agents start
+	// and after they are done (internal/tmpsweep).
+	sweepTemp(ctx, opts, st, "start")
+	defer sweepTemp(context.WithoutCancel(ctx), opts, st, "end")
 	logger.Info("run start",
 		zap.String("config", cfg.Source), zap.String("cwd", wd),
 		zap.Int("agents", len(cfg.Agents)), zap.Any("context_paths", cfg.Orchestrator.ContextPaths),
@@ -236,6 +241,22 @@ func lockProject(ctx context.Context, opts *RunOptions, cfg *configs.Config) (*r
 		return nil, cancelOr(err, cmdutil.ExitFailure)
 	}
 	return lock, nil
+}
+
+// sweepTemp removes the temp files interrupted writes left in the context paths, and says so.
+func sweepTemp(ctx context.Context, opts *RunOptions, st *runState, when string) {
+	var roots []string
+	for _, cp := range st.cfg.Orchestrator.ContextPaths {
+		roots = append(roots, cp.Path)
+	}
+	rep, err := tmpsweep.Sweep(ctx, roots, st.logger.With(zap.String("sweep", when)))
+	if err != nil {
+		st.logger.Warn("sweeping temp files", zap.Error(err))
+		fmt.Fprintf(opts.IO.ErrOut, "Warning: removing the temp files of interrupted writes: %v\n", err)
+	}
+	if n := len(rep.Removed); n > 0 && opts.Display != "silent" {
+		fmt.Fprintf(opts.IO.ErrOut, "Removed %s left in context paths by an interrupted write (see the log).\n", plural(n, "temp file"))
+	}
 }
 
 // shouldPromptContext: a terminal is attached (the prompt reads stdin and draws on stderr),
