@@ -98,11 +98,7 @@ func (s *sessionState) save(cfg *configs.Config, task string, started, ended tim
 			}
 		}
 	}
-	dir, err := s.cur.SaveTurn(t)
-	if err != nil {
-		return dir, fmt.Errorf("sessions: saving the turn: %w", err)
-	}
-	return dir, nil
+	return s.cur.SaveTurn(t)
 }
 
 // turns is the number of turns saved in the current session.

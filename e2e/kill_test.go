@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -16,15 +17,35 @@ import (
 // started is a massgen process running in the background.
 type started struct {
 	cmd            *exec.Cmd
-	stdout, stderr *bytes.Buffer
+	stdout, stderr *lockedBuffer
 	done           chan struct{}
 	err            error
 }
 
+// lockedBuffer is a buffer the process writes while the test reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func (b *lockedBuffer) Len() int { return len(b.String()) }
+
 // start runs massgen in dir without waiting for it.
 func start(t *testing.T, dir, stdin string, args ...string) *started {
 	t.Helper()
-	s := &started{cmd: exec.Command(binary, args...), stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}, done: make(chan struct{})}
+	s := &started{cmd: exec.Command(binary, args...), stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, done: make(chan struct{})}
 	s.cmd.Dir, s.cmd.Env, s.cmd.Stdin = dir, cleanEnv(t), strings.NewReader(stdin)
 	s.cmd.Stdout, s.cmd.Stderr = s.stdout, s.stderr
 	if err := s.cmd.Start(); err != nil {

@@ -122,7 +122,15 @@ func removeFile(p string) error {
 // whatever was being saved is not saved.
 type WriteError struct{ Err error }
 
-func (e *WriteError) Error() string { return "writing the copy: " + e.Err.Error() }
+// Error names the cause only (no space left on device, read-only file system): the path is
+// massgen's staging copy, which says nothing to the user.
+func (e *WriteError) Error() string {
+	var errno syscall.Errno
+	if errors.As(e.Err, &errno) {
+		return "could not write the copy: " + errno.Error()
+	}
+	return "could not write the copy: " + e.Err.Error()
+}
 func (e *WriteError) Unwrap() error { return e.Err }
 
 // copyOpen copies the open regular file in to the new file dst, keeping mode and mtime. It
