@@ -76,14 +76,13 @@ func Acquire(ctx context.Context, massgenDir string, me Holder, wait bool, onWai
 			f.Close()
 			return nil, fmt.Errorf("runlock: locking %s: %w", path, err)
 		}
-		busy := &BusyError{Path: path, Holder: readHolder(path)}
 		if !wait {
 			f.Close()
-			return nil, busy
+			return nil, &BusyError{Path: path, Holder: awaitHolder(path)}
 		}
 		if ticker == nil {
 			if onWait != nil {
-				onWait(busy.Holder)
+				onWait(awaitHolder(path))
 			}
 			ticker = time.NewTicker(pollEvery)
 			defer ticker.Stop()
@@ -124,6 +123,18 @@ func (l *Lock) Release() error {
 	}
 	l.f = nil
 	return err
+}
+
+// awaitHolder reads the holder record, giving a run that has just taken the lock a moment to
+// write it (it does so right after locking).
+func awaitHolder(path string) Holder {
+	for range 50 {
+		if h := readHolder(path); h.PID > 0 {
+			return h
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	return readHolder(path)
 }
 
 // readHolder reads the holder record; a missing or half-written one gives a zero Holder.
