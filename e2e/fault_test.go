@@ -269,3 +269,21 @@ func TestOneBrokenAgentAmongTwo(t *testing.T) {
 		})
 	}
 }
+
+// The overall timeout ends coordination with the best answer so far presented: exit 3.
+func TestOverallTimeoutExits3(t *testing.T) {
+	dir := t.TempDir()
+	p := newProvider(t, map[string]func(turn) reply{
+		"fast": healthyScript("best so far"),
+		"slow": func(tr turn) reply { return reply{block: true} },
+	})
+	writeFile(t, filepath.Join(dir, "cfg.yaml"), "agents:\n"+agentYAML("fast", "fast", p.URL(), "w1")+agentYAML("slow", "slow", p.URL(), "w2")+
+		"orchestrator:\n  timeout_seconds: 3\n")
+	res := run(t, dir, "--config", "cfg.yaml", "--display", "plain", "Answer")
+	if res.code != 3 || res.stdout != "best so far\n" {
+		t.Fatalf("exit %d, stdout %q, want 3 and the best answer\n%s", res.code, res.stdout, res.stderr)
+	}
+	if !strings.Contains(res.stderr, "Ended early: the overall timeout") {
+		t.Errorf("stderr:\n%s", res.stderr)
+	}
+}
