@@ -54,7 +54,7 @@ func TestContextPromptInTmux(t *testing.T) {
 	// waitFor polls the pane until it shows want (the UI redraws asynchronously).
 	waitFor := func(want string) string {
 		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
+		deadline := time.Now().Add(60 * time.Second) // generous: CI machines may be loaded
 		var pane string
 		for time.Now().Before(deadline) {
 			pane = tmux("capture-pane", "-p", "-t", "t")

@@ -49,6 +49,7 @@ func orchestrateTurn(ctx context.Context, opts *RunOptions, t *Turn) (*orchestra
 	}
 
 	d := display.New(mode, opts.IO.ErrOut, display.Options{Width: width, Height: height})
+	rec := newOutcomeRecorder(cfg)
 	if s, ok := d.(display.Suspender); ok && asker != nil {
 		asker = suspendingAsker{asker: asker, s: s}
 	}
@@ -59,17 +60,24 @@ func orchestrateTurn(ctx context.Context, opts *RunOptions, t *Turn) (*orchestra
 		ReadOnly:  t.ReadOnly,
 		RunDir:    t.RunDir,
 		Asker:     asker,
-		Events:    d.Handle,
+		Events:    func(ev orchestrator.Event) { rec.handle(ev); d.Handle(ev) },
 		Logger:    logger,
 		LookupEnv: cfg.LookupEnv,
 		Home:      home,
 	})
 	d.Close()
+	t.Outcome = rec.outcome(res)
 	if err != nil {
 		return nil, err
 	}
 	if mode != display.ModeSilent {
-		fmt.Fprint(opts.IO.ErrOut, display.Summary(res))
+		// Why the run ended early is said by the lines that end it (Outcome.print), once; only
+		// the overall timeout is left to the summary.
+		shown := *res
+		if !t.Outcome.TimedOut {
+			shown.EndedEarly = ""
+		}
+		fmt.Fprint(opts.IO.ErrOut, display.Summary(&shown))
 		if opts.IO.StdoutTTY { // the answer follows on the same screen
 			fmt.Fprint(opts.IO.ErrOut, "\nFinal answer:\n")
 		}

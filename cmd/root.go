@@ -65,6 +65,8 @@ State lives under ./.massgen/ (workspaces, snapshots, temp_workspaces, sessions,
 	fl.StringVar(&opts.Quick.Model, "model", "", "quick mode: the agent's model (the backend is guessed from it when --backend is not given)")
 	fl.StringVar(&opts.Quick.SystemMessage, "system-message", "", "quick mode: the agent's system message")
 	fl.StringVar(&opts.Quick.BaseURL, "base-url", "", "quick mode: the API endpoint (an OpenAI-compatible server for chatcompletion)")
+	fl.IntVar(&opts.MaxTaskBytes, "max-task-bytes", 0, "the largest task accepted, in bytes (default: orchestrator.max_task_bytes, else 1048576)")
+	fl.BoolVar(&opts.Wait, "wait", false, "when another run works in this project, wait for it to end (default: refuse, exit 5)")
 
 	root.SetIn(f.IO.In)
 	root.SetOut(f.IO.Out)

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -19,6 +20,8 @@ import (
 	"github.com/massgen-go/massgen/cmd/permissionscmd"
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/display"
+	"github.com/massgen-go/massgen/internal/runlock"
+	"github.com/massgen-go/massgen/internal/tmpsweep"
 	"github.com/massgen-go/massgen/logging"
 	"github.com/massgen-go/massgen/orchestrator"
 	"github.com/massgen-go/massgen/prompt"
@@ -40,6 +43,8 @@ type Turn struct {
 	// final workspace, read-only.
 	History  []orchestrator.Exchange
 	ReadOnly []string
+	// Outcome is set by the runner: failed agents, state not saved, timeout (nil: none).
+	Outcome *Outcome
 }
 
 // runState is what one invocation keeps between turns: the config (the /context command adds
@@ -50,6 +55,8 @@ type runState struct {
 	runDir  string // .massgen/logs/log_<timestamp>/
 	turns   int
 	session *sessionState
+	maxTask int // the largest task accepted, in bytes
+	code    int // the worst exit code of the turns that gave an answer (partial, timeout)
 }
 
 // ContextPrompter asks the user which context paths to add (prompt.AskContextPaths).
@@ -79,6 +86,10 @@ type RunOptions struct {
 	SessionID  string       // --session ID: continue that session (interactive sessions)
 	Continue   bool         // --continue: continue the latest session
 	Question   string       // the QUESTION argument; empty: interactive mode
+	Wait       bool         // --wait: wait for another run of the project to end instead of refusing
+	// MaxTaskBytes is --max-task-bytes: the largest task accepted (0: the config's
+	// orchestrator.max_task_bytes, else 1 MiB).
+	MaxTaskBytes int
 
 	// PromptContextPaths asks for context paths; nil uses prompt.AskContextPaths.
 	PromptContextPaths ContextPrompter
@@ -116,6 +127,12 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		configscmd.PrintLoadError(opts.IO.ErrOut, opts.ConfigName, err)
 		return cmdutil.Silent(cmdutil.ExitUsage)
 	}
+	if opts.MaxTaskBytes < 0 {
+		return cmdutil.FlagErrorf("--max-task-bytes %d: must not be negative", opts.MaxTaskBytes)
+	}
+	if err := checkTask(opts.Question, taskLimit(opts, cfg)); err != nil {
+		return err
+	}
 	// Rule files an agent could have written (.massgen/permissions.yaml, a config with hooks)
 	// take effect only once the user approved them.
 	if err := permissionscmd.RequireApproval(cfg, permissionscmd.ApproveOptions{IO: opts.IO, Now: opts.Now, Yes: opts.Yes}); err != nil {
@@ -133,6 +150,12 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if err := cfg.AddContextPaths(wd, flagPaths...); err != nil {
 		return cmdutil.WithCode(cmdutil.ExitUsage, err)
 	}
+	// One run at a time per project: everything below writes under .massgen/.
+	lock, err := lockProject(ctx, opts, cfg)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = lock.Release() }()
 
 	prompted := false
 	if shouldPromptContext(opts, cfg) {
@@ -175,7 +198,11 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		return err
 	}
 	defer func() { _ = closeLog() }()
-	st := &runState{cfg: cfg, logger: logger, runDir: runDir}
+	st := &runState{cfg: cfg, logger: logger, runDir: runDir, maxTask: taskLimit(opts, cfg)}
+	// Temp files of writes killed half-way, in the user's folders: swept before the agents start
+	// and after they are done (internal/tmpsweep).
+	sweepTemp(ctx, opts, st, "start")
+	defer sweepTemp(context.WithoutCancel(ctx), opts, st, "end")
 	logger.Info("run start",
 		zap.String("config", cfg.Source), zap.String("cwd", wd),
 		zap.Int("agents", len(cfg.Agents)), zap.Any("context_paths", cfg.Orchestrator.ContextPaths),
@@ -210,6 +237,43 @@ func loadRunConfig(opts *RunOptions) (*configs.Config, []configs.Warning, error)
 	return opts.LoadBytes(name, data)
 }
 
+// lockProject takes the project's run lock (internal/runlock): a second run refuses at once
+// (exit 5) naming the first, or with --wait waits for it to end.
+func lockProject(ctx context.Context, opts *RunOptions, cfg *configs.Config) (*runlock.Lock, error) {
+	me := runlock.Holder{PID: os.Getpid(), Started: opts.Now(), Command: "massgen"}
+	lock, err := runlock.Acquire(ctx, cfg.MassgenDir(), me, opts.Wait, func(h runlock.Holder) {
+		if h.PID > 0 {
+			fmt.Fprintf(opts.IO.ErrOut, "Waiting for the massgen run with pid %d (started %s) to end...\n", h.PID, h.Started.Local().Format("15:04:05"))
+		} else {
+			fmt.Fprintln(opts.IO.ErrOut, "Waiting for another massgen run in this project to end...")
+		}
+	})
+	var busy *runlock.BusyError
+	switch {
+	case errors.As(err, &busy):
+		return nil, cmdutil.WithCode(cmdutil.ExitBusy, err)
+	case err != nil:
+		return nil, cancelOr(err, cmdutil.ExitFailure)
+	}
+	return lock, nil
+}
+
+// sweepTemp removes the temp files interrupted writes left in the context paths, and says so.
+func sweepTemp(ctx context.Context, opts *RunOptions, st *runState, when string) {
+	var roots []string
+	for _, cp := range st.cfg.Orchestrator.ContextPaths {
+		roots = append(roots, cp.Path)
+	}
+	rep, err := tmpsweep.Sweep(ctx, roots, st.logger.With(zap.String("sweep", when)))
+	if err != nil {
+		st.logger.Warn("sweeping temp files", zap.Error(err))
+		fmt.Fprintf(opts.IO.ErrOut, "Warning: removing the temp files of interrupted writes: %v\n", err)
+	}
+	if n := len(rep.Removed); n > 0 && opts.Display != "silent" {
+		fmt.Fprintf(opts.IO.ErrOut, "Removed %s left in context paths by an interrupted write (see the log).\n", plural(n, "temp file"))
+	}
+}
+
 // shouldPromptContext: a terminal is attached (the prompt reads stdin and draws on stderr),
 // some agent has a workspace, and neither --context nor --yes was given.
 func shouldPromptContext(opts *RunOptions, cfg *configs.Config) bool {
@@ -234,14 +298,30 @@ func turn(ctx context.Context, opts *RunOptions, st *runState, task string) erro
 			return cmdutil.WithCode(cmdutil.ExitFailure, err)
 		}
 	}
-	st.logger.Info("turn start", zap.Int("turn", t.Number), zap.String("task", task))
+	st.logger.Info("turn start", zap.Int("turn", t.Number), logging.Text("task", task))
 	started := opts.Now()
 	res, err := runner(ctx, opts, t)
 	if err == nil && res == nil {
 		err = errors.New("the turn returned no result")
 	}
+	out := t.Outcome
+	if out == nil {
+		out = &Outcome{}
+	}
 	if err != nil {
 		st.logger.Error("turn failed", zap.Int("turn", t.Number), zap.Error(err))
+		if cmdutil.CodeOf(cancelOr(err, cmdutil.ExitFailure)) == cmdutil.ExitCanceled {
+			return cancelOr(err, cmdutil.ExitFailure)
+		}
+		if errors.Is(err, orchestrator.ErrNoAnswer) {
+			// The display showed the event already; the agents' causes end the run, once each.
+			if opts.Display == "silent" {
+				fmt.Fprintln(opts.IO.ErrOut, "Error:", err)
+			}
+			out.print(opts.IO.ErrOut)
+			return cmdutil.Silent(cmdutil.ExitFailure)
+		}
+		out.print(opts.IO.ErrOut)
 		return cancelOr(err, cmdutil.ExitFailure)
 	}
 	answer := res.FinalAnswer
@@ -250,7 +330,22 @@ func turn(ctx context.Context, opts *RunOptions, st *runState, task string) erro
 		answer = display.ForTerminal(answer)
 	}
 	fmt.Fprintln(opts.IO.Out, strings.TrimRight(answer, "\n"))
-	return saveTurn(opts, st, t, started, res)
+	saveTurn(opts, st, t, started, res, out)
+	out.print(opts.IO.ErrOut)
+	code := out.code()
+	st.logger.Info("turn outcome", zap.Int("turn", t.Number), zap.Int("exit_code", code),
+		zap.Int("failed_agents", len(out.Failed)), zap.Strings("not_saved", out.NotSaved), zap.Bool("timed_out", out.TimedOut))
+	if code != cmdutil.ExitOK {
+		st.code = cmdutil.Worst(st.code, code)
+		return cmdutil.Silent(code)
+	}
+	return nil
+}
+
+// answered: a turn that ended with code still gave its answer (it timed out or is partial), so
+// an interactive session goes on.
+func answered(code int) bool {
+	return code == cmdutil.ExitOK || code == cmdutil.ExitPartial || code == cmdutil.ExitTimeout
 }
 
 // interactive reads one task per line until end of input or /quit. On a terminal a failed turn
@@ -276,7 +371,18 @@ func interactive(ctx context.Context, opts *RunOptions, st *runState) error {
 		if editor != nil {
 			line, ok, err = editor.readLine(ctx)
 		} else {
-			line, ok, err = readLine(ctx, in)
+			line, ok, err = readLine(ctx, in, st.maxTask)
+		}
+		if err == nil && ok {
+			err = checkTask(strings.TrimRight(line, "\r\n"), st.maxTask) // the line editor reads whole lines
+		}
+		var tooLarge *taskTooLargeError
+		if errors.As(err, &tooLarge) {
+			if !tty {
+				return cmdutil.WithCode(cmdutil.ExitUsage, err)
+			}
+			fmt.Fprintln(opts.IO.ErrOut, "Error:", err)
+			continue
 		}
 		if err != nil && ctx.Err() == nil && errors.Is(err, context.Canceled) {
 			fmt.Fprintln(opts.IO.ErrOut) // Ctrl-C at the prompt: leave quietly, exit 130
@@ -289,16 +395,19 @@ func interactive(ctx context.Context, opts *RunOptions, st *runState) error {
 			if tty {
 				fmt.Fprintln(opts.IO.ErrOut)
 			}
-			return nil
+			return st.exit()
 		}
 		switch line = strings.TrimSpace(line); line {
 		case "":
 			continue
 		case "/quit", "/exit", "quit", "exit":
-			return nil
+			return st.exit()
 		}
 		if strings.HasPrefix(line, "/") {
 			if quit, err := slashCommand(ctx, opts, st, line); quit || err != nil {
+				if err == nil {
+					err = st.exit()
+				}
 				return err
 			}
 			continue
@@ -311,6 +420,9 @@ func interactive(ctx context.Context, opts *RunOptions, st *runState) error {
 			fmt.Fprintln(opts.IO.ErrOut, "Turn cancelled; the session is kept (Ctrl-C again at the prompt exits).")
 			continue
 		}
+		if err != nil && answered(cmdutil.CodeOf(err)) {
+			continue // reported; the worst code is kept in st.code for the end
+		}
 		if err != nil {
 			if !tty || cmdutil.CodeOf(err) == cmdutil.ExitCanceled {
 				return err
@@ -320,24 +432,59 @@ func interactive(ctx context.Context, opts *RunOptions, st *runState) error {
 	}
 }
 
-// readLine reads one line, or returns ctx's error when it is cancelled first (Ctrl-C at the
-// prompt). Only one read is in flight, and only while waiting for a task, so nothing reads
-// stdin while a turn runs (a permission prompt may need it). ok is false at end of input.
-func readLine(ctx context.Context, r *bufio.Reader) (line string, ok bool, err error) {
+// exit is how an interactive session ends: with the worst code of its turns that answered
+// (partial, timeout), already reported.
+func (st *runState) exit() error {
+	if st.code != cmdutil.ExitOK {
+		return cmdutil.Silent(st.code)
+	}
+	return nil
+}
+
+// readLine reads one line of at most limit bytes, or returns ctx's error when it is cancelled
+// first (Ctrl-C at the prompt). Only one read is in flight, and only while waiting for a task, so
+// nothing reads stdin while a turn runs (a permission prompt may need it). ok is false at end of
+// input. A longer line is read to its end without being kept (memory stays bounded) and gives a
+// *taskTooLargeError.
+func readLine(ctx context.Context, r *bufio.Reader, limit int) (line string, ok bool, err error) {
 	type result struct {
-		s   string
-		err error
+		s    string
+		size int64 // bytes in the line, without its newline
+		over bool  // the line was longer than limit: s is empty
+		err  error
 	}
 	ch := make(chan result, 1)
 	go func() {
-		s, err := r.ReadString('\n')
-		ch <- result{s, err}
+		var buf []byte
+		var res result
+		for {
+			chunk, err := r.ReadSlice('\n')
+			res.size += int64(len(chunk))
+			if !res.over {
+				buf = append(buf, chunk...)
+				res.over = len(bytes.TrimSuffix(buf, []byte("\n"))) > limit
+				if res.over {
+					buf = nil
+				}
+			}
+			if errors.Is(err, bufio.ErrBufferFull) {
+				continue
+			}
+			if len(chunk) > 0 && chunk[len(chunk)-1] == '\n' {
+				res.size--
+			}
+			res.s, res.err = string(buf), err
+			ch <- res
+			return
+		}
 	}()
 	select {
 	case <-ctx.Done():
 		return "", false, ctx.Err()
 	case res := <-ch:
 		switch {
+		case res.over:
+			return "", true, &taskTooLargeError{size: res.size, limit: limit}
 		case res.err == nil:
 			return res.s, true, nil
 		case errors.Is(res.err, io.EOF) && res.s != "":
@@ -348,6 +495,33 @@ func readLine(ctx context.Context, r *bufio.Reader) (line string, ok bool, err e
 			return "", false, fmt.Errorf("reading stdin: %w", res.err)
 		}
 	}
+}
+
+// taskLimit is the largest task accepted: --max-task-bytes, else the config's
+// orchestrator.max_task_bytes, else 1 MiB.
+func taskLimit(opts *RunOptions, cfg *configs.Config) int {
+	if opts.MaxTaskBytes > 0 {
+		return opts.MaxTaskBytes
+	}
+	return cfg.MaxTaskBytes()
+}
+
+// taskTooLargeError is a task over the size limit (exit 2).
+type taskTooLargeError struct {
+	size  int64
+	limit int
+}
+
+func (e *taskTooLargeError) Error() string {
+	return fmt.Sprintf("the task is %d bytes, more than the limit of %d bytes: shorten it (put long material in a file and add it with --context), or raise the limit with --max-task-bytes N or orchestrator.max_task_bytes in the config", e.size, e.limit)
+}
+
+// checkTask refuses a task over limit bytes.
+func checkTask(task string, limit int) error {
+	if len(task) > limit {
+		return cmdutil.WithCode(cmdutil.ExitUsage, &taskTooLargeError{size: int64(len(task)), limit: limit})
+	}
+	return nil
 }
 
 // cancelOr maps a cancellation (Ctrl-C, prompt aborted) to exit 130 and any other error to code

@@ -98,11 +98,7 @@ func (s *sessionState) save(cfg *configs.Config, task string, started, ended tim
 			}
 		}
 	}
-	dir, err := s.cur.SaveTurn(t)
-	if err != nil {
-		return "", fmt.Errorf("sessions: saving the turn: %w", err)
-	}
-	return dir, nil
+	return s.cur.SaveTurn(t)
 }
 
 // turns is the number of turns saved in the current session.
@@ -241,23 +237,28 @@ func startSession(opts *RunOptions, st *runState) error {
 }
 
 // saveTurn keeps the turn just run in the session (no-op without one). A turn that cannot be
-// saved is reported but does not undo the turn: its answer is printed and its files delivered.
-func saveTurn(opts *RunOptions, st *runState, t *Turn, started time.Time, res *orchestrator.Result) error {
+// saved whole is not marked saved; it does not undo the turn (its answer is printed and its files
+// delivered) but is recorded in out, so the run ends with "Not saved" and exit code partial.
+func saveTurn(opts *RunOptions, st *runState, t *Turn, started time.Time, res *orchestrator.Result, out *Outcome) {
 	s := st.session
 	if s == nil {
-		return nil
+		return
 	}
 	dir, err := s.save(st.cfg, t.Task, started, opts.Now(), res)
-	if err != nil {
+	switch {
+	case err != nil && dir != "":
+		st.logger.Error("saving the session summary", zap.String("dir", dir), zap.Error(err))
+		out.notSaved("turn %d was saved in %s, but the session summary was not updated: %v", t.Number, dir, err)
+	case err != nil:
 		st.logger.Error("saving the turn", zap.Error(err))
-		fmt.Fprintf(opts.IO.ErrOut, "Warning: turn %d was not saved in the session: %v\n", t.Number, err)
-		return nil
+		out.notSaved("turn %d was not saved in the session: %v", t.Number, err)
+		return
+	default:
+		st.logger.Info("turn saved", zap.String("dir", dir))
 	}
-	st.logger.Info("turn saved", zap.String("dir", dir))
 	if opts.Display != "silent" {
 		fmt.Fprintf(opts.IO.ErrOut, "Saved turn %d of session %s: %s\n", s.turns(), s.cur.ID, dir)
 	}
-	return nil
 }
 
 func plural(n int, word string) string {

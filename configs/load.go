@@ -97,6 +97,9 @@ func loadSource(o LoadOptions, src source) (*Config, []Warning, error) {
 	if len(probs) == 0 {
 		probs = append(probs, cfg.relocate(d, o.Home)...)
 	}
+	if len(probs) == 0 {
+		probs = append(probs, cfg.checkWorkspaces(d)...)
+	}
 	if len(probs) > 0 {
 		sortProblems(probs)
 		return nil, sortWarnings(warnings), &ValidationError{Problems: probs}
@@ -121,6 +124,59 @@ func loadSource(o LoadOptions, src source) (*Config, []Warning, error) {
 	}
 	log.Debug("config loaded", zap.String("source", cfg.Source), zap.Int("agents", len(cfg.Agents)))
 	return cfg, warnings, nil
+}
+
+// checkWorkspaces refuses a cwd that is an existing folder massgen did not make: an agent's
+// workspace is emptied when the agent restarts, so a cwd pointing at the project, a source tree
+// or any folder of the user's would lose its files. Existing folders under .massgen/workspaces/
+// are massgen's; anything else needs cwd_owned: true, and a folder holding massgen's own state
+// (the project folder, .massgen/ or a folder in it) is refused even then.
+func (c *Config) checkWorkspaces(d *document) []Problem {
+	var probs []Problem
+	mg := realPath(c.MassgenDir())
+	workspaces := filepath.Join(mg, WorkspacesDirName)
+	for i, a := range c.Agents {
+		if a.Backend.CWD == "" {
+			continue
+		}
+		real, err := filepath.EvalSymlinks(a.Backend.CWD)
+		if err != nil {
+			continue // missing: massgen creates it, so it is massgen's
+		}
+		key := fmt.Sprintf("agents[%d].backend.cwd", i)
+		shown := a.Backend.CWD
+		if real != a.Backend.CWD {
+			shown += " (" + real + ")"
+		}
+		var msg string
+		switch {
+		case within(real, mg):
+			msg = fmt.Sprintf("%s: %s holds massgen's own state (%s), and an agent's workspace is emptied when the agent restarts; give the agent a folder of its own (a relative cwd goes under .massgen/workspaces/)", key, shown, mg)
+		case within(workspaces, real) && real != workspaces:
+			continue
+		case within(mg, real):
+			msg = fmt.Sprintf("%s: %s is one of massgen's own folders, and an agent's workspace is emptied when the agent restarts; give the agent a folder under .massgen/workspaces/ (a relative cwd goes there)", key, shown)
+		case a.Backend.CWDOwned:
+			continue
+		default:
+			msg = fmt.Sprintf("%s: %s is an existing folder outside .massgen/workspaces/, and massgen empties an agent's workspace when the agent restarts, so it only uses folders it creates: name a new folder (a relative cwd goes under .massgen/workspaces/), or add cwd_owned: true to let massgen own this one (what it clears then goes to .massgen/trash/)", key, shown)
+		}
+		probs = append(probs, Problem{File: d.file, Line: d.lineOf(key), Key: key, Message: msg})
+	}
+	return probs
+}
+
+// realPath resolves the symlinks of p's longest existing prefix (p itself may not exist yet).
+func realPath(p string) string {
+	p = filepath.Clean(p)
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	parent := filepath.Dir(p)
+	if parent == p {
+		return p
+	}
+	return filepath.Join(realPath(parent), filepath.Base(p))
 }
 
 func sortProblems(p []Problem) {
@@ -319,6 +375,18 @@ func (c *Config) EnforceReadBeforeDelete() bool {
 		return *p
 	}
 	return true
+}
+
+// DefaultMaxTaskBytes is the largest task accepted unless the config or --max-task-bytes says
+// otherwise: a task goes into every agent's every prompt, the logs and the session.
+const DefaultMaxTaskBytes = 1 << 20
+
+// MaxTaskBytes is orchestrator.max_task_bytes, DefaultMaxTaskBytes by default.
+func (c *Config) MaxTaskBytes() int {
+	if n := c.Orchestrator.MaxTaskBytes; n > 0 {
+		return n
+	}
+	return DefaultMaxTaskBytes
 }
 
 // OverallTimeout is orchestrator.timeout_seconds, else

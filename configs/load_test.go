@@ -2,6 +2,7 @@ package configs
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -667,20 +668,21 @@ agents:
 
 func TestWorkspaceContainingContextPath(t *testing.T) {
 	base := t.TempDir()
-	write(t, base, "proj/a.txt", "x")
-	proj := filepath.Join(base, "proj")
+	write(t, base, "outer/proj/a.txt", "x")
+	proj := filepath.Join(base, "outer", "proj")
 	tests := []struct {
 		name, cwd string
 		wantErr   bool
 	}{
 		{"workspace is the context path", proj, true},
-		{"workspace contains the context path", base, true},
+		{"workspace contains the context path", filepath.Join(base, "outer"), true},
 		{"workspace inside the context path (.massgen in the project)", filepath.Join(proj, ".massgen/workspaces/w"), false},
 		{"relocated workspace", "ws", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg, warnings := mustLoad(t, base, "agents:\n  - id: a\n    backend: {type: openai, cwd: \""+tt.cwd+"\"}\norchestrator:\n  context_paths: [{path: proj, permission: write}]\n", nil)
+			// cwd_owned: existing folders are refused at load otherwise (TestExistingCwdRefused).
+			cfg, warnings := mustLoad(t, base, "agents:\n  - id: a\n    backend: {type: openai, cwd_owned: true, cwd: \""+tt.cwd+"\"}\norchestrator:\n  context_paths: [{path: outer/proj, permission: write}]\n", nil)
 			outside := len(warnings) == 1 && strings.Contains(warnings[0].String(), "config.yaml:3: warning: agent a's workspace "+filepath.Clean(tt.cwd)+" is outside .massgen/")
 			if wantOutside := filepath.IsAbs(tt.cwd); outside != wantOutside {
 				t.Errorf("warnings = %v, want the outside-.massgen warning: %v", warnings, wantOutside)
@@ -716,6 +718,47 @@ func TestCommandListsMustBeRegularExpressions(t *testing.T) {
 		if !strings.Contains(ve.Problems[i].String(), want) {
 			t.Errorf("problem %q, want %q", ve.Problems[i], want)
 		}
+	}
+}
+
+// A cwd that is an existing folder massgen did not make is refused, saying why and what to do;
+// cwd_owned lets massgen own a user folder, never one holding massgen's own state.
+func TestExistingCwdRefused(t *testing.T) {
+	base := t.TempDir()
+	write(t, base, "src/main.go", "package main")
+	write(t, base, ".massgen/workspaces/old/notes.txt", "from an earlier run")
+	write(t, base, ".massgen/snapshots/a/x.txt", "x")
+	user := t.TempDir()
+	link := filepath.Join(base, ".massgen", "workspaces", "link")
+	if err := os.Symlink(user, link); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, cwd string
+		owned     bool
+		want      string // "" = accepted
+	}{
+		{"a new folder", filepath.Join(user, "new"), false, ""},
+		{"a relative new folder", "w1", false, ""},
+		{"an existing folder under .massgen/workspaces", "old", false, ""},
+		{"an existing user folder", user, false, "is an existing folder outside .massgen/workspaces/"},
+		{"an existing user folder, owned", user, true, ""},
+		{"the project folder", base, false, "holds massgen's own state"},
+		{"the project folder, owned", base, true, "holds massgen's own state"},
+		{"a source folder of the project", filepath.Join(base, "src"), false, "cwd_owned: true"},
+		{"massgen's snapshots", ".massgen/snapshots", true, "one of massgen's own folders"},
+		{"a symlink under workspaces to a user folder", "link", false, "(" + user + ") is an existing folder outside"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := load(t, base, fmt.Sprintf("agents:\n  - id: a\n    backend: {type: openai, cwd_owned: %v, cwd: %q}\n", tt.owned, tt.cwd), nil)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "config.yaml:3: agents[0].backend.cwd: ")):
+				t.Errorf("Load = %v, want a config.yaml:3 problem containing %q", err, tt.want)
+			}
+		})
 	}
 }
 

@@ -49,11 +49,14 @@ type Agent struct {
 // Backend is `agents[].backend`. Known keys are typed; every other key is kept in Extra and
 // passed through to the provider.
 type Backend struct {
-	Type    string `yaml:"type" json:"type"`
-	Model   string `yaml:"model,omitempty" json:"model,omitempty"`
-	CWD     string `yaml:"cwd,omitempty" json:"cwd,omitempty"`
-	APIKey  string `yaml:"api_key,omitempty" json:"api_key,omitempty"`
-	BaseURL string `yaml:"base_url,omitempty" json:"base_url,omitempty"`
+	Type  string `yaml:"type" json:"type"`
+	Model string `yaml:"model,omitempty" json:"model,omitempty"`
+	CWD   string `yaml:"cwd,omitempty" json:"cwd,omitempty"`
+	// CWDOwned says massgen may own CWD although it is an existing folder outside
+	// .massgen/workspaces/: it then clears it at restarts, moving what it removes to the trash.
+	CWDOwned bool   `yaml:"cwd_owned,omitempty" json:"cwd_owned,omitempty"`
+	APIKey   string `yaml:"api_key,omitempty" json:"api_key,omitempty"`
+	BaseURL  string `yaml:"base_url,omitempty" json:"base_url,omitempty"`
 	// MCPServers are external MCP servers (MassGen format: stdio command/args/env or url).
 	MCPServers []MCPServer `yaml:"mcp_servers,omitempty" json:"mcp_servers,omitempty"`
 	// Script is the step list of the deterministic `scripted` demo/test backend.
@@ -117,6 +120,8 @@ type Orchestrator struct {
 	// TimeoutSeconds is the overall coordination timeout (also read from timeout_settings).
 	TimeoutSeconds      int `yaml:"timeout_seconds,omitempty" json:"timeout_seconds,omitempty"`
 	AgentTimeoutSeconds int `yaml:"agent_timeout_seconds,omitempty" json:"agent_timeout_seconds,omitempty"`
+	// MaxTaskBytes is the largest task accepted (0: DefaultMaxTaskBytes); --max-task-bytes wins.
+	MaxTaskBytes int `yaml:"max_task_bytes,omitempty" json:"max_task_bytes,omitempty"`
 	// EnforceReadBeforeDelete defaults to true when nil.
 	EnforceReadBeforeDelete *bool `yaml:"enforce_read_before_delete,omitempty" json:"enforce_read_before_delete,omitempty"`
 	// Extra keeps MassGen options we accept but do not act on (voting_sensitivity, coordination, ...).

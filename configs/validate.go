@@ -141,6 +141,7 @@ func (c *Config) validate(d *document) []Problem {
 		{"orchestrator.timeout_seconds", o.TimeoutSeconds},
 		{"orchestrator.agent_timeout_seconds", o.AgentTimeoutSeconds},
 		{"orchestrator.max_new_answers_per_agent", o.MaxNewAnswersPerAgent},
+		{"orchestrator.max_task_bytes", o.MaxTaskBytes},
 		{"timeout_settings.orchestrator_timeout_seconds", c.TimeoutSettings.OrchestratorTimeoutSeconds},
 	} {
 		if f.v < 0 {

@@ -112,7 +112,7 @@ func tc(name string, args map[string]any) toolCall { return toolCall{name, args}
 // the request content alone.
 type provider struct {
 	*httptest.Server
-	t       *testing.T
+	t       testing.TB
 	scripts map[string]func(turn) reply
 
 	mu   sync.Mutex
@@ -120,7 +120,7 @@ type provider struct {
 	seen map[string]chan struct{}
 }
 
-func newProvider(t *testing.T, scripts map[string]func(turn) reply) *provider {
+func newProvider(t testing.TB, scripts map[string]func(turn) reply) *provider {
 	p := &provider{t: t, scripts: scripts, reqs: map[string][][]byte{}}
 	p.Server = httptest.NewServer(http.HandlerFunc(p.handle))
 	t.Cleanup(p.Close)
@@ -290,7 +290,7 @@ func cleanEnv(t *testing.T) []string {
 	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TMPDIR=" + os.TempDir(), "XDG_CONFIG_HOME=" + xdgConfig}
 }
 
-func writeFile(t *testing.T, path, content string) {
+func writeFile(t testing.TB, path, content string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)

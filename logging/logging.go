@@ -4,13 +4,15 @@
 package logging
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-
 	"time"
+	"unicode/utf8"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -65,4 +67,35 @@ func New(runDir string, debug bool) (*zap.Logger, func() error, error) {
 		return f.Close()
 	}
 	return logger, closeFn, nil
+}
+
+// TextLimit is the largest text a log line keeps whole; Text keeps a head and a hash of longer
+// ones.
+const TextLimit = 4 << 10
+
+// textHead is how much of a long text Text keeps.
+const textHead = 1 << 10
+
+// Text is a field for user- or model-supplied text of any size (a task, an answer): whole up to
+// TextLimit bytes; beyond, an object with its first bytes (cut at a character boundary), its
+// size and its SHA-256, so the log stays small and the text can still be recognised.
+func Text(key, s string) zap.Field {
+	if len(s) <= TextLimit {
+		return zap.String(key, s)
+	}
+	return zap.Object(key, longText(s))
+}
+
+type longText string
+
+func (t longText) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	head := string(t[:textHead])
+	for !utf8.ValidString(head) && len(head) > textHead-utf8.UTFMax {
+		head = head[:len(head)-1]
+	}
+	sum := sha256.Sum256([]byte(t))
+	enc.AddString("head", head)
+	enc.AddInt("bytes", len(t))
+	enc.AddString("sha256", hex.EncodeToString(sum[:]))
+	return nil
 }

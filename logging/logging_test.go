@@ -1,12 +1,15 @@
 package logging
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 func TestNewRunDir(t *testing.T) {
@@ -80,5 +83,63 @@ func TestNewWritesOnlyToFile(t *testing.T) {
 func TestNewMissingDir(t *testing.T) {
 	if _, _, err := New(filepath.Join(t.TempDir(), "nope"), false); err == nil {
 		t.Error("New in a missing folder succeeded")
+	}
+}
+
+func TestTextKeepsHeadAndHashOfLongText(t *testing.T) {
+	long := strings.Repeat("é", TextLimit) // 2 bytes each: the head must not cut one in half
+	tests := []struct {
+		name, text string
+		whole      bool
+	}{
+		{"short", "Write hello.txt", true},
+		{"at the limit", strings.Repeat("x", TextLimit), true},
+		{"long", long, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			logger, closeFn, err := New(dir, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			logger.Info("turn start", Text("task", tt.text))
+			if err := closeFn(); err != nil {
+				t.Fatal(err)
+			}
+			data, err := os.ReadFile(filepath.Join(dir, FileName))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var line struct {
+				Task json.RawMessage `json:"task"`
+			}
+			if err := json.Unmarshal(data, &line); err != nil {
+				t.Fatal(err)
+			}
+			if tt.whole {
+				var s string
+				if err := json.Unmarshal(line.Task, &s); err != nil || s != tt.text {
+					t.Errorf("task logged as %.80s, want the whole text", line.Task)
+				}
+				return
+			}
+			var obj struct {
+				Head   string `json:"head"`
+				Bytes  int    `json:"bytes"`
+				SHA256 string `json:"sha256"`
+			}
+			if err := json.Unmarshal(line.Task, &obj); err != nil {
+				t.Fatalf("task logged as %.80s: %v", line.Task, err)
+			}
+			sum := sha256.Sum256([]byte(tt.text))
+			if obj.Bytes != len(tt.text) || obj.SHA256 != hex.EncodeToString(sum[:]) || !strings.HasPrefix(tt.text, obj.Head) ||
+				len(obj.Head) == 0 || len(obj.Head) > textHead || !utf8.ValidString(obj.Head) {
+				t.Errorf("logged %d bytes, sha %s, head of %d bytes", obj.Bytes, obj.SHA256, len(obj.Head))
+			}
+			if len(data) > 2*textHead+500 {
+				t.Errorf("the log line is %d bytes", len(data))
+			}
+		})
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/massgen-go/massgen/backends"
-	"github.com/massgen-go/massgen/snapshots"
 )
 
 // run does coordination, picks the winner and has it present.
@@ -335,7 +334,7 @@ func (r *run) saveAndClear(ctx context.Context, a *agent) {
 		r.emit(Event{Kind: EventError, Agent: a.id, Anon: a.anon, Text: "saving partial work: " + err.Error()})
 		return // keep the workspace rather than lose work
 	}
-	if err := snapshots.ClearWorkspace(a.workspace); err != nil {
+	if err := a.env.ClearWorkspace(); err != nil {
 		r.emit(Event{Kind: EventError, Agent: a.id, Anon: a.anon, Text: "clearing the workspace: " + err.Error()})
 	}
 }

@@ -300,7 +300,7 @@ func (ses *Session) SaveTurn(t Turn) (string, error) {
 	defer os.RemoveAll(tmp) // nothing left once renamed
 
 	if err := snapshots.CopyTree(context.Background(), t.Workspace, filepath.Join(tmp, workspaceDir), ses.logger); err != nil {
-		return "", fmt.Errorf("session: turn %d workspace: %w", n, err)
+		return "", fmt.Errorf("session: copying the final workspace into turn %d: %w", n, err)
 	}
 	if err := writeFileAtomic(filepath.Join(tmp, answerFile), []byte(t.Answer)); err != nil {
 		return "", err

@@ -117,8 +117,25 @@ func removeFile(p string) error {
 	return nil
 }
 
+// WriteError is a failure to write massgen's own copy (a full disk, a read-only or failing
+// filesystem), as opposed to a workspace file that could not be read: the copy is incomplete, so
+// whatever was being saved is not saved.
+type WriteError struct{ Err error }
+
+// Error names the cause only (no space left on device, read-only file system): the path is
+// massgen's staging copy, which says nothing to the user.
+func (e *WriteError) Error() string {
+	var errno syscall.Errno
+	if errors.As(e.Err, &errno) {
+		return "could not write the copy: " + errno.Error()
+	}
+	return "could not write the copy: " + e.Err.Error()
+}
+func (e *WriteError) Unwrap() error { return e.Err }
+
 // copyOpen copies the open regular file in to the new file dst, keeping mode and mtime. It
-// returns in's stat as copied.
+// returns in's stat as copied. Once in is open and stat'ed, any failure is a *WriteError: an
+// agent can make its file unreadable or vanish before that, not after.
 func copyOpen(in *os.File, dst string) (fs.FileInfo, error) {
 	fi, err := in.Stat()
 	if err != nil {
@@ -129,7 +146,7 @@ func copyOpen(in *os.File, dst string) (fs.FileInfo, error) {
 	}
 	out, err := createExcl(dst, fi.Mode())
 	if err != nil {
-		return nil, err
+		return nil, &WriteError{Err: err}
 	}
 	_, err = io.Copy(out, in) // copy_file_range on Linux
 	if err == nil {
@@ -143,7 +160,7 @@ func copyOpen(in *os.File, dst string) (fs.FileInfo, error) {
 	}
 	if err != nil {
 		_ = removeFile(dst)
-		return nil, err
+		return nil, &WriteError{Err: err}
 	}
 	return fi, nil
 }
@@ -197,6 +214,17 @@ func ignoreEOF(err error) error {
 // workers is how many file operations run at once: file copies and links spend most of their
 // time in the kernel, so a few more than the CPUs overlap well.
 func workers() int { return max(4, 2*runtime.GOMAXPROCS(0)) }
+
+// firstError shortens the errors parallel joined to the first one and a count (a full disk
+// fails every file alike); errors.As still finds the first.
+func firstError(err error) error {
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok || len(j.Unwrap()) < 2 {
+		return err
+	}
+	errs := j.Unwrap()
+	return fmt.Errorf("%w (and %d more)", errs[0], len(errs)-1)
+}
 
 // parallel runs fn for every item on a few goroutines and returns the errors joined.
 func parallel[T any](ctx context.Context, items []T, fn func(T) error) error {

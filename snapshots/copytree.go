@@ -15,7 +15,8 @@ import (
 // rules snapshots follow: src is read through os.Root, so nothing outside it is ever read;
 // regular files are copied (never linked: the workspace stays writable), keeping mode and mtime;
 // symlinks are kept as symlinks only when they resolve inside src; other file types and
-// unreadable files are left out (and logged). A missing src gives an empty dst.
+// unreadable files are left out (and logged). A missing src gives an empty dst. A failure to
+// write dst (a full disk) is an error wrapping *WriteError: the copy is incomplete.
 func CopyTree(ctx context.Context, src, dst string, log *zap.Logger) error {
 	if log == nil {
 		log = zap.NewNop()
@@ -51,13 +52,18 @@ func CopyTree(ctx context.Context, src, dst string, log *zap.Logger) error {
 		}
 	}
 	err = parallel(ctx, files, func(e entry) error {
-		if _, err := copyFromWorkspace(root, e.rel, filepath.Join(dst, e.rel)); err != nil {
+		_, err := copyFromWorkspace(root, e.rel, filepath.Join(dst, e.rel))
+		var we *WriteError
+		if errors.As(err, &we) {
+			return fmt.Errorf("%s: %w", e.rel, err)
+		}
+		if err != nil {
 			log.Warn("copy: file left out", zap.String("path", e.rel), zap.Error(err))
 		}
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("snapshots: copy %s: %w", src, err)
+		return fmt.Errorf("snapshots: copy %s: %w", src, firstError(err))
 	}
 	return nil
 }

@@ -67,9 +67,11 @@ func (s *Store) Save(ctx context.Context, agentID, workspace, reason string) (bo
 		a.index = nil // unknown state: the next save rebuilds from scratch
 		return false, fmt.Errorf("snapshots: save %s: %w", agentID, err)
 	}
-	s.logCopy(ctx, a, reason, changed)
 	s.log.Info("snapshot saved", zap.String("agent", agentID), zap.String("reason", reason),
 		zap.Bool("changed", changed), zap.Int("entries", len(a.index)))
+	if err := s.logCopy(ctx, a, reason, changed); err != nil {
+		return true, fmt.Errorf("snapshots: save %s: the snapshot is in place, but its copy in the run's log folder failed: %w", agentID, err)
+	}
 	return true, nil
 }
 
@@ -104,8 +106,8 @@ func (s *Store) saveFull(ctx context.Context, a *agentState, root *os.Root, ents
 			files = append(files, e)
 		}
 	}
-	failed := s.copyFiles(ctx, a, root, files, func(e *entry) string { return filepath.Join(stage, e.rel) }, start)
-	if err := ctx.Err(); err != nil {
+	failed, err := s.copyFiles(ctx, a, root, files, func(e *entry) string { return filepath.Join(stage, e.rel) }, start)
+	if err != nil {
 		return err
 	}
 	index := make(map[string]entry, len(ents))
@@ -138,12 +140,17 @@ func (s *Store) saveFull(ctx context.Context, a *agentState, root *os.Root, ents
 
 // copyFiles copies workspace files in parallel, recording in each entry the stat of what was
 // copied. Files that cannot be read are left out with a warning (an agent cannot make its own
-// snapshot fail) and returned.
-func (s *Store) copyFiles(ctx context.Context, a *agentState, root *os.Root, files []*entry, to func(*entry) string, start int64) map[string]bool {
+// snapshot fail) and returned; a failure to write a copy (*WriteError: a full disk) is an error,
+// and the caller keeps the previous snapshot.
+func (s *Store) copyFiles(ctx context.Context, a *agentState, root *os.Root, files []*entry, to func(*entry) string, start int64) (map[string]bool, error) {
 	var mu sync.Mutex
 	failed := map[string]bool{}
-	_ = parallel(ctx, files, func(e *entry) error {
+	err := parallel(ctx, files, func(e *entry) error {
 		fi, err := copyFromWorkspace(root, e.rel, to(e))
+		var we *WriteError
+		if errors.As(err, &we) {
+			return fmt.Errorf("%s: %w", e.rel, err)
+		}
 		if err != nil {
 			s.log.Warn("snapshot: file left out", zap.String("agent", a.id), zap.String("path", e.rel), zap.Error(err))
 			mu.Lock()
@@ -157,7 +164,7 @@ func (s *Store) copyFiles(ctx context.Context, a *agentState, root *os.Root, fil
 		e.readAt = start
 		return nil
 	})
-	return failed
+	return failed, firstError(err)
 }
 
 // saveDelta updates the existing snapshot with what changed since the last save.
@@ -227,8 +234,8 @@ func (s *Store) saveDelta(ctx context.Context, a *agentState, root *os.Root, wor
 			staged[e] = filepath.Join(stage, strconv.Itoa(i))
 		}
 	}
-	failed := s.copyFiles(ctx, a, root, files, func(e *entry) string { return staged[e] }, start)
-	if err := ctx.Err(); err != nil {
+	failed, err := s.copyFiles(ctx, a, root, files, func(e *entry) string { return staged[e] }, start)
+	if err != nil {
 		return false, err
 	}
 
@@ -301,16 +308,16 @@ func (s *Store) saveDelta(ctx context.Context, a *agentState, root *os.Root, wor
 }
 
 // logCopy keeps the snapshot under LogDir/snapshots/<agent>/<timestamp>_<reason>/. When nothing
-// changed since the previous save the entry is a symlink to the previous copy. Failures are
-// logged, not returned: the snapshot itself is in place.
-func (s *Store) logCopy(ctx context.Context, a *agentState, reason string, changed bool) {
+// changed since the previous save the entry is a symlink to the previous copy. A copy that
+// failed half-way is removed.
+func (s *Store) logCopy(ctx context.Context, a *agentState, reason string, changed bool) error {
 	if s.o.LogDir == "" {
-		return
+		return nil
 	}
 	dir := filepath.Join(s.o.LogDir, "snapshots", a.id)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		s.log.Warn("snapshot log copy", zap.String("agent", a.id), zap.Error(err))
-		return
+		return err
 	}
 	name := time.Now().Format("20060102_150405.000000") + "_" + reason
 	to := filepath.Join(dir, name)
@@ -327,9 +334,12 @@ func (s *Store) logCopy(ctx context.Context, a *agentState, reason string, chang
 		// Only Save (which holds saveMu) changes the snapshot, so no lock is needed to read it.
 		if err = cloneTree(ctx, s.SnapshotDir(a.id), to, s.logMode); err == nil {
 			a.lastLog = to
+		} else {
+			_ = os.RemoveAll(to)
 		}
 	}
 	if err != nil {
 		s.log.Warn("snapshot log copy", zap.String("agent", a.id), zap.String("path", to), zap.Error(err))
 	}
+	return err
 }

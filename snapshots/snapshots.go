@@ -8,12 +8,15 @@ package snapshots
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 
 	"go.uber.org/zap"
+
+	"github.com/massgen-go/massgen/internal/wsowner"
 )
 
 // Options configures a Store.
@@ -68,8 +71,8 @@ type journalEntry struct {
 	rels []string
 }
 
-// New creates the store. A run starts clean: TempRoot is emptied (stale data from earlier runs)
-// and so are the configured agents' snapshot folders, so that no agent mistakes a previous run's
+// New creates the store. A run starts clean: the configured agents' temp workspaces and snapshot
+// folders are removed (stale data from earlier runs), so that no agent mistakes a previous run's
 // work for a peer's current work.
 func New(o Options) (*Store, error) {
 	if o.SnapshotRoot == "" || o.TempRoot == "" {
@@ -106,13 +109,15 @@ func New(o Options) (*Store, error) {
 	if err := os.MkdirAll(o.SnapshotRoot, 0o755); err != nil {
 		return nil, fmt.Errorf("snapshots: %w", err)
 	}
-	if err := ClearWorkspace(o.TempRoot); err != nil {
-		return nil, fmt.Errorf("snapshots: clearing stale temp workspaces: %w", err)
-	}
 	if err := os.RemoveAll(s.stagingRoot()); err != nil {
 		return nil, fmt.Errorf("snapshots: %w", err)
 	}
+	// Only the folders the store makes, by agent id: TempRoot and SnapshotRoot may be folders of
+	// the user's (the config names them), whose other entries are not massgen's to remove.
 	for _, id := range o.Agents {
+		if err := os.RemoveAll(s.TempDir(id)); err != nil {
+			return nil, fmt.Errorf("snapshots: clearing the stale temp workspace of %s: %w", id, err)
+		}
 		if err := os.RemoveAll(s.SnapshotDir(id)); err != nil {
 			return nil, fmt.Errorf("snapshots: clearing stale snapshot of %s: %w", id, err)
 		}
@@ -168,9 +173,28 @@ func (s *Store) HasSnapshot(agentID string) bool {
 	return a.has
 }
 
-// ClearWorkspace empties dir and keeps it (creating it if missing). Symlinks inside are removed,
-// never followed.
-func ClearWorkspace(dir string) error {
+// ClearWorkspace empties the agent workspace dir, keeping the folder, when it is one of
+// massgen's own: created (or adopted) by massgen under a .massgen folder, as recorded by
+// internal/wsowner. Any other folder is left whole and a *wsowner.NotOwnedError says why. See
+// Clear for folders the config gives massgen (cwd_owned).
+func ClearWorkspace(dir string) error { return Clear(dir, ClearOptions{}) }
+
+// ClearOptions say how Clear treats folders outside .massgen.
+type ClearOptions struct {
+	// MassgenDir keeps the records of owned folders that are in no .massgen folder ("": such
+	// folders are never cleared).
+	MassgenDir string
+	// Trash moves the entry name of dir to the trash. Entries of a folder the config gives
+	// massgen (cwd_owned) go there instead of being deleted; without Trash such a folder is not
+	// cleared.
+	Trash func(dir, name string) error
+}
+
+// Clear empties the workspace dir when massgen owns it (internal/wsowner): entries of a folder
+// it created are deleted, those of a folder the config gives it (cwd_owned) are moved with
+// o.Trash. A missing dir is created (and recorded as massgen's). Symlinks inside are removed,
+// never followed. Anything massgen does not own is left whole: a *wsowner.NotOwnedError.
+func Clear(dir string, o ClearOptions) error {
 	if dir == "" {
 		return errors.New("snapshots: ClearWorkspace: empty path")
 	}
@@ -185,21 +209,44 @@ func ClearWorkspace(dir string) error {
 	if fi, err := os.Stat(abs); err == nil && !fi.IsDir() {
 		return fmt.Errorf("snapshots: ClearWorkspace: %q is not a directory", abs)
 	}
-	if err := os.MkdirAll(abs, 0o755); err != nil {
+	root, err := os.OpenRoot(abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		_, err = wsowner.Claim(abs, o.MassgenDir, false)
+		return err
+	}
+	if err != nil {
 		return fmt.Errorf("snapshots: ClearWorkspace: %w", err)
 	}
-	ents, err := os.ReadDir(abs)
+	defer root.Close()
+	how, err := wsowner.Owner(root, abs, o.MassgenDir)
+	if err != nil {
+		return err
+	}
+	if how == wsowner.Owned && o.Trash == nil {
+		return &wsowner.NotOwnedError{Dir: abs, Reason: "it is a folder of yours that the config gives massgen (cwd_owned), and no trash was given to move its files to"}
+	}
+	d, err := root.Open(".")
+	if err != nil {
+		return fmt.Errorf("snapshots: ClearWorkspace: %w", err)
+	}
+	ents, err := d.ReadDir(-1)
+	d.Close()
 	if err != nil {
 		return fmt.Errorf("snapshots: ClearWorkspace: %w", err)
 	}
 	var errs []error
 	for _, e := range ents {
-		if err := os.RemoveAll(filepath.Join(abs, e.Name())); err != nil {
+		if how == wsowner.Owned {
+			err = o.Trash(abs, e.Name())
+		} else {
+			err = root.RemoveAll(e.Name())
+		}
+		if err != nil {
 			errs = append(errs, err)
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("snapshots: ClearWorkspace %q: %w", abs, err)
+		return fmt.Errorf("snapshots: ClearWorkspace %q: %w", abs, firstError(err))
 	}
 	return nil
 }

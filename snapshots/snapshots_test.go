@@ -2,6 +2,7 @@ package snapshots
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -13,6 +14,8 @@ import (
 	"time"
 
 	"go.uber.org/zap/zaptest"
+
+	"github.com/massgen-go/massgen/internal/wsowner"
 )
 
 type fixture struct {
@@ -37,8 +40,8 @@ func newFixture(t *testing.T, agents ...string) *fixture {
 	}
 	f := &fixture{t: t, base: base, store: s, ws: map[string]string{}}
 	for _, a := range agents {
-		f.ws[a] = filepath.Join(base, "workspaces", a)
-		if err := os.MkdirAll(f.ws[a], 0o755); err != nil {
+		f.ws[a] = filepath.Join(base, ".massgen", "workspaces", a)
+		if _, err := wsowner.Claim(f.ws[a], filepath.Join(base, ".massgen"), false); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -527,8 +530,11 @@ func TestNewRejectsBadOptions(t *testing.T) {
 
 func TestClearWorkspaceDoesNotFollowSymlinks(t *testing.T) {
 	base := t.TempDir()
-	ws := filepath.Join(base, "ws")
+	mg := filepath.Join(base, ".massgen")
+	ws := filepath.Join(mg, "workspaces", "ws")
 	keep := filepath.Join(base, "keep")
+	_, err := wsowner.Claim(ws, mg, false)
+	must(t, err)
 	writeFile(t, filepath.Join(keep, "precious.txt"), "keep me")
 	writeFile(t, filepath.Join(ws, "a", "b.txt"), "x")
 	must(t, os.Symlink(keep, filepath.Join(ws, "link-to-keep")))
@@ -542,10 +548,74 @@ func TestClearWorkspaceDoesNotFollowSymlinks(t *testing.T) {
 	if err := ClearWorkspace("/"); err == nil {
 		t.Fatal("ClearWorkspace(/) accepted")
 	}
-	must(t, ClearWorkspace(filepath.Join(base, "new")))
-	if fi, err := os.Stat(filepath.Join(base, "new")); err != nil || !fi.IsDir() {
+	must(t, ClearWorkspace(filepath.Join(mg, "workspaces", "new")))
+	if fi, err := os.Stat(filepath.Join(mg, "workspaces", "new")); err != nil || !fi.IsDir() {
 		t.Fatal("ClearWorkspace did not create a missing directory")
 	}
+}
+
+// ClearWorkspace leaves whole every folder massgen did not create: a user folder, the project
+// holding .massgen itself, a workspace swapped for a symlink to a user folder. A folder the
+// config gives massgen (cwd_owned) is cleared only with a trash, into it.
+func TestClearWorkspaceOnlyWhatMassgenMade(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup func(t *testing.T, project, mg, user string) string
+	}{
+		{"a user folder", func(t *testing.T, _, _, user string) string { return user }},
+		{"the project folder", func(t *testing.T, project, _, _ string) string { return project }},
+		{"a workspace swapped for a symlink", func(t *testing.T, _, mg, user string) string {
+			ws := filepath.Join(mg, "workspaces", "w1")
+			_, err := wsowner.Claim(ws, mg, false)
+			must(t, err)
+			must(t, os.Remove(ws))
+			must(t, os.Symlink(user, ws))
+			return ws
+		}},
+		{"cwd_owned without a trash", func(t *testing.T, _, mg, user string) string {
+			_, err := wsowner.Claim(user, mg, true)
+			must(t, err)
+			return user
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			project := filepath.Join(t.TempDir(), "project")
+			mg, user := filepath.Join(project, ".massgen"), filepath.Join(t.TempDir(), "user")
+			writeFile(t, filepath.Join(user, "precious.txt"), "mine")
+			writeFile(t, filepath.Join(project, "main.go"), "package main")
+			writeFile(t, filepath.Join(mg, "logs", "run.log"), "log")
+			before := map[string]map[string]string{"user": tree(t, user), "project": tree(t, project)}
+			ws := tt.setup(t, project, mg, user)
+			for _, err := range []error{ClearWorkspace(ws), Clear(ws, ClearOptions{MassgenDir: mg})} {
+				var no *wsowner.NotOwnedError
+				if !errors.As(err, &no) || !strings.Contains(err.Error(), "not cleared") {
+					t.Errorf("clearing %s = %v, want a NotOwnedError", ws, err)
+				}
+			}
+			assertTree(t, "user folder", tree(t, user), before["user"])
+			if tt.name != "a workspace swapped for a symlink" && tt.name != "cwd_owned without a trash" {
+				assertTree(t, "project", tree(t, project), before["project"])
+			}
+		})
+	}
+	t.Run("cwd_owned with a trash", func(t *testing.T) {
+		mg, user := filepath.Join(t.TempDir(), ".massgen"), filepath.Join(t.TempDir(), "user")
+		writeFile(t, filepath.Join(user, "precious.txt"), "mine")
+		writeFile(t, filepath.Join(user, "sub", "deep.txt"), "deep")
+		_, err := wsowner.Claim(user, mg, true)
+		must(t, err)
+		var trashed []string
+		trash := func(dir, name string) error {
+			trashed = append(trashed, name)
+			return os.Rename(filepath.Join(dir, name), filepath.Join(mg, name))
+		}
+		must(t, Clear(user, ClearOptions{MassgenDir: mg, Trash: trash}))
+		slices.Sort(trashed)
+		if strings.Join(trashed, ",") != "precious.txt,sub" || len(tree(t, user)) != 0 {
+			t.Errorf("trashed %v, left %v", trashed, tree(t, user))
+		}
+	})
 }
 
 // TestConcurrentSaveAndFillTemp runs every agent's goroutine at once: each rewrites its whole

@@ -51,13 +51,48 @@ func NewFactory() *Factory {
 	return &Factory{IO: System(), Getwd: os.Getwd, LookupEnv: os.LookupEnv, HomeDir: os.UserHomeDir}
 }
 
-// Exit codes used across commands.
+// Exit codes used across commands (README.md, "Exit codes"). When several apply to a run, the
+// most severe wins: cancelled, failed, usage, busy, partial, timeout.
 const (
-	ExitOK       = 0
-	ExitFailure  = 1 // a denial or a failed operation
-	ExitUsage    = 2 // bad flags, bad config
-	ExitCanceled = 130
+	ExitOK       = 0   // done
+	ExitFailure  = 1   // failed: no answer, a denial or a failed operation
+	ExitUsage    = 2   // bad flags, bad config, bad input (a task over the size limit)
+	ExitTimeout  = 3   // the overall timeout was reached; the best answer so far was presented
+	ExitPartial  = 4   // an answer was given, but an agent failed or massgen's state was not all saved
+	ExitBusy     = 5   // another massgen run holds the project (.massgen/run.lock)
+	ExitCanceled = 130 // cancelled by Ctrl-C (SIGINT) or SIGTERM
 )
+
+// severity ranks exit codes for Worst: a higher rank wins; unknown non-zero codes rank as failed.
+func severity(code int) int {
+	switch code {
+	case ExitOK:
+		return 0
+	case ExitTimeout:
+		return 1
+	case ExitPartial:
+		return 2
+	case ExitBusy:
+		return 3
+	case ExitUsage:
+		return 4
+	case ExitCanceled:
+		return 6
+	default:
+		return 5
+	}
+}
+
+// Worst returns the most severe of codes (ExitOK when none is given).
+func Worst(codes ...int) int {
+	w := ExitOK
+	for _, c := range codes {
+		if severity(c) > severity(w) {
+			w = c
+		}
+	}
+	return w
+}
 
 // ExitError carries the process exit code with the error that caused it.
 type ExitError struct {

@@ -85,3 +85,31 @@ func TestMarkUsageErrors(t *testing.T) {
 		t.Error("a wrapped FlagError must exit 2")
 	}
 }
+
+func TestWorst(t *testing.T) {
+	tests := []struct {
+		codes []int
+		want  int
+	}{
+		{nil, ExitOK},
+		{[]int{ExitOK, ExitTimeout}, ExitTimeout},
+		{[]int{ExitTimeout, ExitPartial}, ExitPartial},
+		{[]int{ExitPartial, ExitTimeout}, ExitPartial},
+		{[]int{ExitPartial, ExitFailure, ExitUsage}, ExitFailure},
+		{[]int{ExitFailure, ExitCanceled}, ExitCanceled},
+		{[]int{ExitBusy, ExitPartial}, ExitBusy},
+	}
+	for _, tt := range tests {
+		if got := Worst(tt.codes...); got != tt.want {
+			t.Errorf("Worst(%v) = %d, want %d", tt.codes, got, tt.want)
+		}
+	}
+	// Every code is distinct.
+	seen := map[int]bool{}
+	for _, c := range []int{ExitOK, ExitFailure, ExitUsage, ExitTimeout, ExitPartial, ExitBusy, ExitCanceled} {
+		if seen[c] {
+			t.Errorf("exit code %d used twice", c)
+		}
+		seen[c] = true
+	}
+}

@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -22,7 +21,9 @@ import (
 	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/filesystem/sandbox"
 	"github.com/massgen-go/massgen/internal/mcpclient"
+	"github.com/massgen-go/massgen/internal/wsowner"
 	"github.com/massgen-go/massgen/permissions"
+	"github.com/massgen-go/massgen/snapshots"
 )
 
 // Role is the role an agent's tools are built for.
@@ -206,10 +207,13 @@ func (e *Env) Agent(ctx context.Context, id string) (*Agent, error) {
 	// A server its security: section refuses never starts, and is not counted as configured.
 	a.cfg.Backend.MCPServers = e.secureServers(id, ac.Backend.MCPServers)
 	if ws := ac.Backend.CWD; ws != "" && !e.o.DecideOnly {
-		// The workspace is created on first use (the config names it; MassGen makes it).
-		if err := os.MkdirAll(ws, 0o755); err != nil {
-			return nil, fmt.Errorf("agent %q: workspace: %w", id, err)
+		// The workspace is created on first use (the config names it; MassGen makes it), and
+		// recorded as massgen's when it made it: only such a folder is ever cleared.
+		how, err := wsowner.Claim(ws, e.cfg.MassgenDir(), ac.Backend.CWDOwned)
+		if err != nil {
+			return nil, fmt.Errorf("agent %q: %w", id, err)
 		}
+		e.log.Info("workspace", zap.String("agent", id), zap.String("dir", ws), zap.String("owned", how))
 	}
 	if e.o.External != nil && !e.o.DecideOnly {
 		a.external = e.o.External(ctx, a.cfg)
@@ -233,6 +237,23 @@ func (e *Env) Agent(ctx context.Context, id string) (*Agent, error) {
 	}
 	e.agents[id] = a
 	return a, nil
+}
+
+// ClearWorkspace empties the agent's workspace for a fresh start (a restart), if massgen owns it
+// (internal/wsowner): what it created is deleted; what is in a folder the config gives it
+// (cwd_owned) goes to the trash, restorable with `massgen trash restore`. Any other folder is left
+// whole and the error says why.
+func (a *Agent) ClearWorkspace() error {
+	ws := a.cfg.Backend.CWD
+	if ws == "" {
+		return nil
+	}
+	return snapshots.Clear(ws, snapshots.ClearOptions{
+		MassgenDir: a.env.cfg.MassgenDir(),
+		Trash: func(dir, name string) error {
+			return trashEntry(a.env.trashDir, filepath.Join(dir, name), a.cfg.ID)
+		},
+	})
 }
 
 // ID is the agent's id.

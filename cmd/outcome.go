@@ -1,0 +1,129 @@
+package cmd
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/massgen-go/massgen/cmd/cmdutil"
+	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/orchestrator"
+)
+
+// Outcome is what a turn reports besides its result: the agents that failed, the state massgen
+// could not save, and whether the overall timeout cut coordination short. It decides the exit
+// code (see code) and the lines that end the run on stderr (see print).
+type Outcome struct {
+	Failed   []AgentFailure // in config order
+	NotSaved []string       // one sentence per step whose state was not saved
+	TimedOut bool
+}
+
+// AgentFailure is one agent that failed, with the cause in words.
+type AgentFailure struct {
+	Agent string
+	Cause string
+}
+
+// code is the exit code of a turn that gave an answer: partial when an agent failed or state was
+// not saved, timeout when the overall timeout was reached, done otherwise.
+func (o *Outcome) code() int {
+	c := cmdutil.ExitOK
+	if o.TimedOut {
+		c = cmdutil.ExitTimeout
+	}
+	if len(o.Failed) > 0 || len(o.NotSaved) > 0 {
+		c = cmdutil.Worst(c, cmdutil.ExitPartial)
+	}
+	return c
+}
+
+// print ends the run on stderr: one line per failed agent, then one per step not saved.
+func (o *Outcome) print(w io.Writer) {
+	for _, f := range o.Failed {
+		fmt.Fprintf(w, "Failed: agent %s: %s\n", f.Agent, oneLine(f.Cause))
+	}
+	for _, s := range o.NotSaved {
+		fmt.Fprintf(w, "Not saved: %s\n", oneLine(s))
+	}
+}
+
+// notSaved records a step whose state was not saved.
+func (o *Outcome) notSaved(format string, args ...any) {
+	o.NotSaved = append(o.NotSaved, fmt.Sprintf(format, args...))
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// outcomeRecorder builds a turn's Outcome from the orchestrator's event stream: an agent that
+// stopped (a backend error, its timeout, too many invalid replies) or whose final presentation
+// failed has failed; an error saving snapshots, clearing a workspace or filling a temp workspace
+// is state not saved. Other error events (an MCP server unavailable) are warnings.
+type outcomeRecorder struct {
+	order map[string]int // agent id -> config index
+
+	mu       sync.Mutex
+	failed   map[string]string
+	notSaved []string
+}
+
+// isStateError: the text of an orchestrator error event about massgen's own state ("saving the
+// answer snapshot: ...", "clearing the workspace: ...", "filling the temp workspace: ...").
+func isStateError(text string) bool {
+	for _, p := range [...]string{"saving ", "clearing ", "filling "} {
+		if strings.HasPrefix(text, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// finalFailedPrefix starts the text of the error event of a failed final presentation.
+const finalFailedPrefix = "final presentation failed: "
+
+func newOutcomeRecorder(cfg *configs.Config) *outcomeRecorder {
+	r := &outcomeRecorder{order: map[string]int{}, failed: map[string]string{}}
+	for i, a := range cfg.Agents {
+		r.order[a.ID] = i
+	}
+	return r
+}
+
+func (r *outcomeRecorder) handle(ev orchestrator.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case ev.Kind == orchestrator.EventStopped && ev.Agent != "":
+		r.failed[ev.Agent] = ev.Text
+	case ev.Kind == orchestrator.EventError && ev.Agent != "" && strings.HasPrefix(ev.Text, finalFailedPrefix):
+		r.failed[ev.Agent] = strings.TrimPrefix(ev.Text, "final ") // "presentation failed: ..."
+	case ev.Kind == orchestrator.EventError && ev.Agent != "" && isStateError(ev.Text):
+		r.notSaved = append(r.notSaved, fmt.Sprintf("agent %s: %s", ev.Agent, ev.Text))
+	}
+}
+
+// outcome is what was recorded, with the result's timeout.
+func (r *outcomeRecorder) outcome(res *orchestrator.Result) *Outcome {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	o := &Outcome{NotSaved: append([]string(nil), r.notSaved...)}
+	ids := make([]string, 0, len(r.failed))
+	for id := range r.failed {
+		ids = append(ids, id)
+	}
+	slices.SortFunc(ids, func(a, b string) int { return r.order[a] - r.order[b] })
+	for _, id := range ids {
+		o.Failed = append(o.Failed, AgentFailure{Agent: id, Cause: r.failed[id]})
+	}
+	if res != nil {
+		o.TimedOut = timedOut(res)
+	}
+	return o
+}
+
+// timedOut says coordination ended at the overall timeout (orchestrator's Result.EndedEarly).
+func timedOut(res *orchestrator.Result) bool {
+	return strings.HasPrefix(res.EndedEarly, "the overall timeout")
+}

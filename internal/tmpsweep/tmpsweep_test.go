@@ -1,0 +1,173 @@
+package tmpsweep
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+func write(t testing.TB, p, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSweepRemovesOnlyAbandonedTempFiles(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	proj := filepath.Join(root, "proj")
+	abandoned := []string{
+		filepath.Join(proj, ".f12.txt.massgen-tmp-a8cd01234567"),
+		filepath.Join(proj, "sub", "deeper", ".page.html.massgen-tmp-0123456789ab"),
+	}
+	for _, p := range abandoned {
+		write(t, p, "half a file")
+	}
+	kept := map[string]string{
+		filepath.Join(proj, "f12.txt"):                                     "the user's file",
+		filepath.Join(proj, ".f12.txt.massgen-tmp-xyz"):                    "not the pattern",
+		filepath.Join(proj, ".f12.txt.massgen-tmp-A8CD01234567"):           "not the pattern (upper case)",
+		filepath.Join(proj, ".git", ".x.massgen-tmp-a8cd01234567"):         "agents never write in .git",
+		filepath.Join(proj, "node_modules", ".y.massgen-tmp-a8cd01234567"): "nor in node_modules",
+	}
+	for p := range kept {
+		write(t, p, "keep")
+	}
+	// Held open by a live writer (this process).
+	live := filepath.Join(proj, ".live.txt.massgen-tmp-ffffffffffff")
+	write(t, live, "being written")
+	f, err := os.Open(live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	kept[live] = "open"
+	// A second link: not a temp file massgen made.
+	linked := filepath.Join(proj, ".linked.massgen-tmp-eeeeeeeeeeee")
+	write(t, linked, "linked")
+	if err := os.Link(linked, filepath.Join(root, "elsewhere")); err != nil {
+		t.Fatal(err)
+	}
+	kept[linked] = "linked"
+	// A symlink with the name, to a user file outside.
+	outside := filepath.Join(root, "outside.txt")
+	write(t, outside, "outside")
+	if err := os.Symlink(outside, filepath.Join(proj, ".s.massgen-tmp-dddddddddddd")); err != nil {
+		t.Fatal(err)
+	}
+	kept[outside] = "symlink target"
+
+	rep, err := Sweep(ctx, []string{proj}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(abandoned)
+	if !slices.Equal(rep.Removed, abandoned) {
+		t.Errorf("removed %v, want %v", rep.Removed, abandoned)
+	}
+	for _, p := range abandoned {
+		if _, err := os.Lstat(p); err == nil {
+			t.Errorf("%s is still there", p)
+		}
+	}
+	for p, why := range kept {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s (%s) was removed", p, why)
+		}
+	}
+	var reasons []string
+	for _, k := range rep.Kept {
+		reasons = append(reasons, filepath.Base(k.Path)+": "+k.Reason)
+	}
+	slices.Sort(reasons)
+	want := []string{".linked.massgen-tmp-eeeeeeeeeeee: it has other links", ".live.txt.massgen-tmp-ffffffffffff: a process has it open (a write in progress)"}
+	if !slices.Equal(reasons, want) {
+		t.Errorf("kept %q, want %q", reasons, want)
+	}
+}
+
+// A context path that is a file: only its own temp files, beside it, are swept.
+func TestSweepFileContextPath(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "README.md")
+	write(t, file, "readme")
+	mine := filepath.Join(dir, ".README.md.massgen-tmp-0123456789ab")
+	other := filepath.Join(dir, ".other.txt.massgen-tmp-0123456789ab")
+	write(t, mine, "half")
+	write(t, other, "half")
+	rep, err := Sweep(context.Background(), []string{file, filepath.Join(dir, "missing")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(rep.Removed, []string{mine}) {
+		t.Errorf("removed %v, want only %s", rep.Removed, mine)
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Error("a temp file of another file outside the context path was removed")
+	}
+}
+
+// Writers race the sweep: each writes a temp file, keeps it open, renames it into place and
+// only then closes it, as filesystem's atomic write does. No writer ever loses its temp file to
+// a sweep, and no temp file is left once they stop.
+func TestSweepNeverTakesALiveWrite(t *testing.T) {
+	dir := t.TempDir()
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for w := range 4 {
+		wg.Go(func() {
+			for i := 0; !stop.Load(); i++ {
+				name := fmt.Sprintf("f%d.txt", w)
+				tmp := filepath.Join(dir, fmt.Sprintf(".%s.massgen-tmp-%012x", name, i))
+				f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+				if err != nil {
+					errs <- err
+					return
+				}
+				_, err = f.WriteString(fmt.Sprint(i))
+				if err == nil {
+					err = os.Rename(tmp, filepath.Join(dir, name))
+				}
+				f.Close()
+				if err != nil {
+					errs <- fmt.Errorf("writer %d, write %d: %w", w, i, err)
+					return
+				}
+			}
+		})
+	}
+	defer func() { stop.Store(true); wg.Wait() }()
+	removed := 0
+	for range 300 {
+		rep, err := Sweep(context.Background(), []string{dir}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		removed += len(rep.Removed)
+	}
+	stop.Store(true)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if removed != 0 {
+		t.Errorf("the sweep removed %d temp files of live writes", removed)
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if IsTempName(e.Name()) {
+			t.Errorf("%s left behind", e.Name())
+		}
+	}
+}
