@@ -106,8 +106,8 @@ func TestResolvedYAMLMarksWhatIsNotInEffect(t *testing.T) {
   - id: b
     backend: {type: claude_code}
 orchestrator:
-  skip_coordination_rounds: false
-  debug_final_answer: "x"
+  coordination: {enable_agent_task_planning: false}
+  dspy: {enabled: true}
 `, nil)
 	out, err := cfg.ResolvedYAML()
 	if err != nil {
@@ -119,8 +119,8 @@ orchestrator:
 		"command_line_blocked_commands: # ignored: not enforced: these commands are not blocked",
 		"security: # ignored: MassGen's command and URL allow-lists are not applied",
 		"type: claude_code # refused: cannot run yet",
-		"skip_coordination_rounds: false\n",
-		`debug_final_answer: x # ignored: the final answer comes from the winning agent`,
+		"enable_agent_task_planning: false\n",
+		`dspy: # ignored: the question is not paraphrased`,
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("resolved YAML lacks %q:\n%s", want, got)

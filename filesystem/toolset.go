@@ -30,7 +30,11 @@ type ToolsetOptions struct {
 	External                map[string]External // MCP server name -> tools, offered as mcp__<server>__<tool>
 	// ExternalOnly offers the External tools only: an agent without a workspace has no file tools.
 	ExternalOnly bool
-	Logger       *zap.Logger
+	// Planning is MassGen's planning mode (coordination with enable_planning_mode): an External
+	// tool not declared read-only may act on the world outside massgen's sandbox, so it is not
+	// run; the call is answered with a note that the agent presenting the final answer will.
+	Planning bool
+	Logger   *zap.Logger
 }
 
 // Toolset is the set of tools one agent is offered in one role. It is safe for concurrent use.
@@ -143,6 +147,33 @@ func (t *Toolset) Tools() []Tool {
 
 func externalName(server, tool string) string { return "mcp__" + server + "__" + tool }
 
+// Planned reports whether planning mode keeps a tool from running (ToolsetOptions.Planning).
+func (t *Toolset) Planned(name string) bool {
+	server, tool, ok := t.splitExternal(name)
+	return ok && t.planned(server, tool)
+}
+
+// planned: in planning mode, every external tool its server does not declare read-only.
+func (t *Toolset) planned(server, tool string) bool {
+	if !t.o.Planning {
+		return false
+	}
+	for _, tl := range t.o.External[server].Tools() {
+		if tl.Name == tool {
+			return !tl.ReadOnly
+		}
+	}
+	return true
+}
+
+// plannedResult answers a call that planning mode does not run. It is an error result: the
+// call did not do what was asked.
+func plannedResult(name string) Result {
+	msg := fmt.Sprintf("not run: planning mode: during coordination %s is not executed, since it may act outside massgen's sandbox (its server does not declare it read-only). "+
+		"Describe what you would do with it; the agent presenting the final answer will run it.", name)
+	return errResult(msg, nil)
+}
+
 func (t *Toolset) serverNames() []string {
 	names := make([]string, 0, len(t.o.External))
 	for s := range t.o.External {
@@ -185,6 +216,9 @@ func (t *Toolset) Call(ctx context.Context, name string, raw json.RawMessage) (r
 	req := permissions.Request{Tool: name, Args: args}
 
 	if server, tool, ok := t.splitExternal(name); ok {
+		if t.planned(server, tool) {
+			return plannedResult(name)
+		}
 		d := t.guard.Check(ctx, req)
 		if !d.Allow {
 			return denied(d)

@@ -320,6 +320,7 @@ func (a *Agent) role(role Role) (*roleEnv, error) {
 		Sandbox:                 e.cfg.CommandSandbox,
 		External:                a.external,
 		ExternalOnly:            a.cfg.Backend.CWD == "",
+		Planning:                role == Coordination && e.cfg.Orchestrator.Coordination.EnablePlanningMode,
 		Logger:                  log,
 	})
 	if err != nil {
