@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -58,7 +60,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 			}
 		}
 		res.FinalAnswer = final
-		res.Delivered = sortedKeys(delivered)
+		res.Delivered = slices.Sorted(maps.Keys(delivered))
 		res.FinalWorkspace = winner.workspace
 		res.Attempts = attempt
 		r.mu.Lock()

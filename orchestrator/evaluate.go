@@ -246,12 +246,3 @@ func restartSpec() backends.ToolSpec {
 		},
 	}
 }
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}

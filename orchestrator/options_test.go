@@ -314,7 +314,7 @@ func TestDebugFinalAnswer(t *testing.T) {
 	}
 }
 
-// chatServer is an MCP server over streamable HTTP with a tool that acts on the world
+// chatMCP is an MCP server over streamable HTTP with a tool that acts on the world
 // (post_message, no annotations) and one its server declares read-only (get_messages). It
 // counts the calls that reach it, by tool.
 type chatMCP struct {
