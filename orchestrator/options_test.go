@@ -405,3 +405,28 @@ func TestPlanningMode(t *testing.T) {
 		})
 	}
 }
+
+// An evaluation that decides nothing (a reply without submit or restart_orchestration) keeps
+// the final answer, as in MassGen.
+func TestEvaluationWithoutDecisionSubmits(t *testing.T) {
+	base := fakeprovider.Agreeable()
+	srv := newFake(t, func(r fakeprovider.Request) fakeprovider.Reply {
+		if r.HasTool(ToolRestartOrchestration) {
+			return fakeprovider.Reply{Text: "Looks fine to me."}
+		}
+		return base(r)
+	})
+	h := wireHarness(t, "chatcompletion", srv, "alice", "bob")
+	h.cfg.Orchestrator.Coordination.MaxOrchestrationRestarts = 1
+	res, err := h.wireRun(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := h.ev.of(EventEvaluation, "")
+	if res.Attempts != 1 || len(evaluations(srv)) != 1 || len(evs) != 1 || !strings.Contains(evs[0].Text, "no decision") {
+		t.Fatalf("attempts %d, evaluations %d, events %+v", res.Attempts, len(evaluations(srv)), evs)
+	}
+	if res.FinalAnswer != "Final answer from "+res.Winner+"." {
+		t.Errorf("final answer %q", res.FinalAnswer)
+	}
+}
