@@ -116,8 +116,8 @@ func TestLookupKeyPrefersTheMostSpecificEntry(t *testing.T) {
 		{"agents[0].backend.temperature", "scripted", Ignored, "not a parameter"},
 		{"agents[0].backend.whatever", "scripted", Ignored, "calls no model"},
 		{"agents[0].backend.reasoning.summary", "chatcompletion", Ignored, "no reasoning summary"},
-		{"orchestrator.coordination.enable_planning_mode", "", Ignored, "MCP tools are executed during coordination"},
 		{"agents[0].backend.mcp_servers[2].security.resolve_dns", "openai", Ignored, "not resolved"},
+		{"orchestrator.coordination.use_skills", "", Ignored, "skills are not offered"},
 	}
 	for _, tt := range tests {
 		k, ok := LookupKey(tt.path, tt.typ)
@@ -178,14 +178,14 @@ var massgenSchemaKeys = []struct {
 	{"orchestrator.snapshot_storage", "", Implemented}, {"orchestrator.agent_temporary_workspace", "", Implemented},
 	{"orchestrator.session_storage", "", Implemented}, {"orchestrator.context_paths[].path", "", Implemented},
 	{"orchestrator.context_paths[].permission", "", Implemented}, {"orchestrator.max_new_answers_per_agent", "", Implemented},
-	{"orchestrator.coordination.enable_planning_mode", "", Ignored}, {"orchestrator.coordination.planning_mode_instruction", "", Ignored},
-	{"orchestrator.coordination.max_orchestration_restarts", "", Ignored}, {"orchestrator.coordination.enable_agent_task_planning", "", Ignored},
+	{"orchestrator.coordination.enable_planning_mode", "", Implemented}, {"orchestrator.coordination.planning_mode_instruction", "", Implemented},
+	{"orchestrator.coordination.max_orchestration_restarts", "", Implemented}, {"orchestrator.coordination.enable_agent_task_planning", "", Ignored},
 	{"orchestrator.coordination.max_tasks_per_plan", "", Ignored}, {"orchestrator.coordination.task_planning_filesystem_mode", "", Ignored},
 	{"orchestrator.coordination.enable_memory_filesystem_mode", "", Ignored}, {"orchestrator.coordination.use_skills", "", Ignored},
 	{"orchestrator.coordination.massgen_skills", "", Ignored}, {"orchestrator.coordination.skills_directory", "", Ignored},
-	{"orchestrator.skip_coordination_rounds", "", Ignored}, {"orchestrator.debug_final_answer", "", Ignored},
-	{"orchestrator.timeout", "", Ignored}, {"orchestrator.voting_sensitivity", "", Ignored},
-	{"orchestrator.answer_novelty_requirement", "", Ignored}, {"orchestrator.dspy", "", Ignored},
+	{"orchestrator.skip_coordination_rounds", "", Implemented}, {"orchestrator.debug_final_answer", "", Implemented},
+	{"orchestrator.timeout", "", Ignored}, {"orchestrator.voting_sensitivity", "", Implemented},
+	{"orchestrator.answer_novelty_requirement", "", Implemented}, {"orchestrator.dspy", "", Ignored},
 	{"ui.display_type", "", Implemented}, {"ui.logging_enabled", "", Ignored},
 }
 

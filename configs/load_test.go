@@ -79,6 +79,7 @@ orchestrator:
   timeout_seconds: 90
   max_new_answers_per_agent: 2
   voting_sensitivity: strict
+  dspy: {enabled: true}
 ui: {display_type: simple, logging_enabled: true}
 `, nil)
 	// The keys massgen does not act on are each reported, with what happens instead.
@@ -86,7 +87,7 @@ ui: {display_type: simple, logging_enabled: true}
 	for _, w := range warnings {
 		keys = append(keys, w.Key)
 	}
-	if want := []string{"orchestrator.voting_sensitivity"}; !reflect.DeepEqual(keys, want) {
+	if want := []string{"orchestrator.dspy"}; !reflect.DeepEqual(keys, want) {
 		t.Errorf("warnings about %q, want %q: %v", keys, want, warnings)
 	}
 	if got := len(cfg.Agents); got != 2 {
@@ -111,7 +112,7 @@ ui: {display_type: simple, logging_enabled: true}
 	if cfg.OverallTimeout().Seconds() != 90 || cfg.Orchestrator.MaxNewAnswersPerAgent != 2 {
 		t.Errorf("orchestrator = %+v", cfg.Orchestrator)
 	}
-	if cfg.Orchestrator.Extra["voting_sensitivity"] != "strict" || cfg.UI.DisplayType != "simple" {
+	if cfg.Orchestrator.VotingSensitivity != "strict" || cfg.Orchestrator.Extra["dspy"] == nil || cfg.UI.DisplayType != "simple" {
 		t.Errorf("orchestrator extra / ui = %#v / %+v", cfg.Orchestrator.Extra, cfg.UI)
 	}
 	if _, ok := cfg.AgentByID("a2"); !ok {
@@ -165,7 +166,7 @@ func TestUnknownKeysAreWarningsWithLines(t *testing.T) {
       anything_goes: 1
 orchestrator:
   snapshot_storge: snaps
-  coordination: {max_orchestration_restarts: 2}
+  coordination: {use_skills: true}
 memory:
   enabled: true
 ui:
@@ -179,7 +180,7 @@ ui:
 		`config.yaml:3: warning: unknown key "agents[0].colour" (not used)`,
 		`config.yaml:6: warning: unknown key "agents[0].backend.anything_goes" (not used)`,
 		`config.yaml:8: warning: unknown key "orchestrator.snapshot_storge" (not used; did you mean "snapshot_storage"?)`,
-		`config.yaml:9: warning: orchestrator.coordination.max_orchestration_restarts: ignored: the run never restarts after the final answer (planned: issue 14)`,
+		`config.yaml:9: warning: orchestrator.coordination.use_skills: ignored: skills are not offered`,
 		`config.yaml:10: warning: memory: ignored: no conversation compression or persistent memory: agents see the session's conversation history only (planned: issue 14)`,
 		`config.yaml:13: warning: ui.type: ignored: not read (MassGen 0.1.12 does not read it either); ui.display_type chooses the display`,
 	}
@@ -251,6 +252,12 @@ func TestValidationProblems(t *testing.T) {
 		{"protected path escaping", "agents:\n  - id: a\n    backend: {type: openai}\norchestrator:\n  context_paths:\n    - path: .\n      protected_paths: [../other]\n",
 			[]string{`config.yaml:7: orchestrator.context_paths[0].protected_paths: protected path "../other" is outside its context path`}},
 		{"scripted without script", "agents:\n  - id: a\n    backend: {type: scripted}\n", []string{"config.yaml:3: agents[0].backend: the scripted backend needs a script:"}},
+		{"coordination option values", "agents:\n  - id: a\n    backend: {type: openai}\norchestrator:\n  voting_sensitivity: picky\n  answer_novelty_requirement: Strict\n  coordination: {max_orchestration_restarts: -1}\n",
+			[]string{`config.yaml:5: orchestrator.voting_sensitivity: unknown level "picky" (known: lenient, balanced, strict)`,
+				`config.yaml:6: orchestrator.answer_novelty_requirement: unknown level "Strict" (known: lenient, balanced, strict)`,
+				"config.yaml:7: orchestrator.coordination.max_orchestration_restarts: must not be negative (got -1)"}},
+		{"planning mode takes a boolean", "agents:\n  - id: a\n    backend: {type: openai}\norchestrator:\n  coordination:\n    enable_planning_mode: sometimes\n",
+			[]string{`config.yaml:6: `}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -784,5 +791,21 @@ func TestUnsupportedBackendOptionsAreWarned(t *testing.T) {
 				t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
 			}
 		})
+	}
+}
+
+// debug_final_answer takes a text, or a boolean as MassGen does: false is no override, true the
+// text MassGen would format (True).
+func TestDebugFinalAnswerForms(t *testing.T) {
+	for _, tt := range []struct{ value, want string }{
+		{"\"John Lennon was born in 1940\"", "John Lennon was born in 1940"},
+		{"|\n    two\n    lines\n", "two\nlines\n"},
+		{"false", ""},
+		{"true", "True"},
+	} {
+		cfg, _ := mustLoad(t, t.TempDir(), "agents:\n  - id: a\n    backend: {type: openai}\norchestrator:\n  debug_final_answer: "+tt.value+"\n", nil)
+		if got := string(cfg.Orchestrator.DebugFinalAnswer); got != tt.want {
+			t.Errorf("debug_final_answer: %s = %q, want %q", tt.value, got, tt.want)
+		}
 	}
 }

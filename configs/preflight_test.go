@@ -110,8 +110,8 @@ func TestResolvedYAMLMarksWhatIsNotInEffect(t *testing.T) {
   - id: b
     backend: {type: claude_code, allowed_tools: [Read, Bash], max_turns: 3}
 orchestrator:
-  skip_coordination_rounds: false
-  debug_final_answer: "x"
+  coordination: {enable_agent_task_planning: false}
+  dspy: {enabled: true}
 `, nil)
 	out, err := cfg.ResolvedYAML()
 	if err != nil {
@@ -124,8 +124,8 @@ orchestrator:
 		"security:\n",
 		"allowed_tools: # ignored (claude_code backend): Claude Code's own tools (Read, Write, Bash, ...) are turned off",
 		"max_turns: 3\n",
-		"skip_coordination_rounds: false\n",
-		`debug_final_answer: x # ignored: the final answer comes from the winning agent`,
+		"enable_agent_task_planning: false\n",
+		`dspy: # ignored: the question is not paraphrased`,
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("resolved YAML lacks %q:\n%s", want, got)

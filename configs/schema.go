@@ -3,6 +3,8 @@
 // built-in example configs embedded with go:embed.
 package configs
 
+import "gopkg.in/yaml.v3"
+
 // Config is a loaded MassGen-compatible configuration. Field names follow MassGen's YAML keys.
 // After Resolve, every path field is absolute and relocated (see relocate.go).
 type Config struct {
@@ -124,8 +126,59 @@ type Orchestrator struct {
 	MaxTaskBytes int `yaml:"max_task_bytes,omitempty" json:"max_task_bytes,omitempty"`
 	// EnforceReadBeforeDelete defaults to true when nil.
 	EnforceReadBeforeDelete *bool `yaml:"enforce_read_before_delete,omitempty" json:"enforce_read_before_delete,omitempty"`
-	// Extra keeps MassGen options we accept but do not act on (voting_sensitivity, coordination, ...).
+	// VotingSensitivity and AnswerNoveltyRequirement are MassGen's lenient (default), balanced or
+	// strict: how good the best answer must be for a vote, and how different a new answer must
+	// be from the existing ones (docs/orchestrator.md, "MassGen's coordination options").
+	VotingSensitivity        string `yaml:"voting_sensitivity,omitempty" json:"voting_sensitivity,omitempty"`
+	AnswerNoveltyRequirement string `yaml:"answer_novelty_requirement,omitempty" json:"answer_novelty_requirement,omitempty"`
+	// SkipCoordinationRounds sends the first agent straight to the final presentation.
+	SkipCoordinationRounds bool `yaml:"skip_coordination_rounds,omitempty" json:"skip_coordination_rounds,omitempty"`
+	// DebugFinalAnswer replaces the final answer the first post-evaluation judges.
+	DebugFinalAnswer DebugAnswer `yaml:"debug_final_answer,omitempty" json:"debug_final_answer,omitempty"`
+	// Coordination is MassGen's `coordination:` block.
+	Coordination Coordination `yaml:"coordination,omitempty" json:"coordination,omitempty"`
+	// Extra keeps MassGen options we accept but do not act on (dspy, timeout, ...).
 	Extra map[string]any `yaml:",inline" json:"-"`
+}
+
+// Coordination is `orchestrator.coordination`.
+type Coordination struct {
+	// EnablePlanningMode: during coordination, MCP tools that may act outside massgen's sandbox
+	// are not run (agents plan); only the agent presenting the final answer runs them.
+	EnablePlanningMode bool `yaml:"enable_planning_mode,omitempty" json:"enable_planning_mode,omitempty"`
+	// PlanningModeInstruction is added to the coordination system prompt in planning mode
+	// (empty: MassGen's default instruction).
+	PlanningModeInstruction string `yaml:"planning_mode_instruction,omitempty" json:"planning_mode_instruction,omitempty"`
+	// MaxOrchestrationRestarts is how many times the winner's post-evaluation may restart the
+	// whole coordination (0: no post-evaluation).
+	MaxOrchestrationRestarts int `yaml:"max_orchestration_restarts,omitempty" json:"max_orchestration_restarts,omitempty"`
+	// Extra keeps the coordination options massgen does not act on (task planning, skills, ...).
+	Extra map[string]any `yaml:",inline" json:"-"`
+}
+
+// DebugAnswer is debug_final_answer: a text, or a boolean as MassGen accepts it (false: none;
+// true stands for the text "True", as MassGen formats it).
+type DebugAnswer string
+
+// UnmarshalYAML reads a string, or a boolean as MassGen does.
+func (d *DebugAnswer) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!bool" {
+		var b bool
+		if err := n.Decode(&b); err != nil {
+			return err
+		}
+		*d = ""
+		if b {
+			*d = "True"
+		}
+		return nil
+	}
+	var s string
+	if err := n.Decode(&s); err != nil {
+		return err
+	}
+	*d = DebugAnswer(s)
+	return nil
 }
 
 // ContextPath is one entry of `orchestrator.context_paths`.

@@ -17,6 +17,16 @@ var (
 	mcpTypes        = []string{"stdio", "streamable-http", "http", "sse"}
 )
 
+// The levels of voting_sensitivity and answer_novelty_requirement (empty means Lenient, MassGen's
+// default).
+const (
+	Lenient  = "lenient"
+	Balanced = "balanced"
+	Strict   = "strict"
+)
+
+var strictness = []string{Lenient, Balanced, Strict}
+
 // validate checks values the decoder cannot: required fields, enumerations, unique ids.
 func (c *Config) validate(d *document) []Problem {
 	var probs []Problem
@@ -143,9 +153,18 @@ func (c *Config) validate(d *document) []Problem {
 		{"orchestrator.max_new_answers_per_agent", o.MaxNewAnswersPerAgent},
 		{"orchestrator.max_task_bytes", o.MaxTaskBytes},
 		{"timeout_settings.orchestrator_timeout_seconds", c.TimeoutSettings.OrchestratorTimeoutSeconds},
+		{"orchestrator.coordination.max_orchestration_restarts", o.Coordination.MaxOrchestrationRestarts},
 	} {
 		if f.v < 0 {
 			add(f.path, "must not be negative (got %d)", f.v)
+		}
+	}
+	for _, f := range []struct{ path, v string }{
+		{"orchestrator.voting_sensitivity", o.VotingSensitivity},
+		{"orchestrator.answer_novelty_requirement", o.AnswerNoveltyRequirement},
+	} {
+		if f.v != "" && !slices.Contains(strictness, f.v) {
+			add(f.path, "unknown level %q (known: %s)", f.v, strings.Join(strictness, ", "))
 		}
 	}
 	if c.CommandSandbox != "" && !slices.Contains(sandboxModes, c.CommandSandbox) {

@@ -121,6 +121,9 @@ func Summary(res *orchestrator.Result) string {
 	if res.EndedEarly != "" {
 		fmt.Fprintf(&b, "Ended early: %s\n", clean(res.EndedEarly))
 	}
+	if res.Attempts > 1 {
+		fmt.Fprintf(&b, "Attempts: %d (the winner's evaluation restarted the coordination %d times)\n", res.Attempts, res.Attempts-1)
+	}
 	if len(res.Delivered) > 0 {
 		b.WriteString("Delivered:\n")
 		for _, p := range res.Delivered {

@@ -72,6 +72,10 @@ func plainLine(ev orchestrator.Event) string {
 		return "massgen: " + ev.Text
 	case orchestrator.EventFinalStart:
 		return who + " presenting the final answer"
+	case orchestrator.EventEvaluation:
+		return fmt.Sprintf("%s evaluation: %s", who, oneLine(ev.Text, 200))
+	case orchestrator.EventAttempt:
+		return "massgen: " + oneLine(ev.Text, 200)
 	case orchestrator.EventError:
 		if ev.Agent == "" {
 			return "massgen: error: " + oneLine(ev.Text, 200)

@@ -16,6 +16,9 @@ type Tool struct {
 	Parameters  map[string]any
 	// Write is true for tools that modify files (hidden when the agent may write nowhere).
 	Write bool
+	// ReadOnly is an external tool whose server declares that it does not change its
+	// environment (the MCP readOnlyHint annotation); planning mode runs only those.
+	ReadOnly bool
 }
 
 // Result is a tool's answer. Content is a JSON object; IsError marks a denial or a failure

@@ -32,8 +32,12 @@ type ToolsetOptions struct {
 	ExternalOnly bool
 	// Hide, when set, hides tools from the agent (not offered, and refused if called): a
 	// built-in tool is asked with server "", an External one with its server and own name.
-	Hide   func(server, tool string) bool
-	Logger *zap.Logger
+	Hide func(server, tool string) bool
+	// Planning is MassGen's planning mode (coordination with enable_planning_mode): an External
+	// tool not declared read-only may act on the world outside massgen's sandbox, so it is not
+	// run; the call is answered with a note that the agent presenting the final answer will.
+	Planning bool
+	Logger   *zap.Logger
 }
 
 // Toolset is the set of tools one agent is offered in one role. It is safe for concurrent use.
@@ -151,6 +155,33 @@ func externalName(server, tool string) string { return "mcp__" + server + "__" +
 
 func (t *Toolset) hidden(server, tool string) bool { return t.o.Hide != nil && t.o.Hide(server, tool) }
 
+// Planned reports whether planning mode keeps a tool from running (ToolsetOptions.Planning).
+func (t *Toolset) Planned(name string) bool {
+	server, tool, ok := t.splitExternal(name)
+	return ok && t.planned(server, tool)
+}
+
+// planned: in planning mode, every external tool its server does not declare read-only.
+func (t *Toolset) planned(server, tool string) bool {
+	if !t.o.Planning {
+		return false
+	}
+	for _, tl := range t.o.External[server].Tools() {
+		if tl.Name == tool {
+			return !tl.ReadOnly
+		}
+	}
+	return true
+}
+
+// plannedResult answers a call that planning mode does not run. It is an error result: the
+// call did not do what was asked.
+func plannedResult(name string) Result {
+	msg := fmt.Sprintf("not run: planning mode: during coordination %s is not executed, since it may act outside massgen's sandbox (its server does not declare it read-only). "+
+		"Describe what you would do with it; the agent presenting the final answer will run it.", name)
+	return errResult(msg, nil)
+}
+
 func (t *Toolset) serverNames() []string {
 	names := make([]string, 0, len(t.o.External))
 	for s := range t.o.External {
@@ -195,6 +226,9 @@ func (t *Toolset) Call(ctx context.Context, name string, raw json.RawMessage) (r
 	if server, tool, ok := t.splitExternal(name); ok {
 		if t.hidden(server, tool) {
 			return errResult(fmt.Sprintf("%s is not offered to this agent (exclude_tools)", name), nil)
+		}
+		if t.planned(server, tool) {
+			return plannedResult(name)
 		}
 		d := t.guard.Check(ctx, req)
 		if !d.Allow {

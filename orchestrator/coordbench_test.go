@@ -2,123 +2,43 @@ package orchestrator
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"slices"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/internal/fakeprovider"
 )
 
-// chatServer is the coordination benchmark's provider: an httptest server speaking OpenAI Chat
-// Completions (streamed), where each agent's model answers once (while its own anonymous id
-// is not offered in the vote tool) and then votes for the first answer offered. The model
-// name is the agent's id; delay[id] is how long each of its requests takes (0: zero latency).
-// It counts the requests and the characters of the messages sent.
-type chatServer struct {
-	anon     map[string]string // model (agent id) -> anonymous id
-	delay    map[string]time.Duration
-	steps    int // tool-call replies an answer takes (work before it)
-	requests atomic.Int64
-	chars    atomic.Int64
-}
-
-type chatRequest struct {
-	Model    string `json:"model"`
-	Messages []struct {
-		Role    string          `json:"role"`
-		Content json.RawMessage `json:"content"`
-	} `json:"messages"`
-	Tools []struct {
-		Function struct {
-			Name       string `json:"name"`
-			Parameters struct {
-				Properties struct {
-					AgentID struct {
-						Enum []string `json:"enum"`
-					} `json:"agent_id"`
-				} `json:"properties"`
-			} `json:"parameters"`
-		} `json:"function"`
-	} `json:"tools"`
-}
-
-func (s *chatServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
-	var req chatRequest
-	if err == nil {
-		err = json.Unmarshal(body, &req)
-	}
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	s.requests.Add(1)
-	worked := 0
-	for _, m := range req.Messages {
-		if m.Role == "assistant" {
-			worked++
+// benchModel is the coordination benchmark's model, on the fake provider (OpenAI Chat
+// Completions): each agent (the model name is its id) answers once, after steps tool-call
+// replies of work, while its own anonymous id is not offered in the vote tool, and then votes
+// for the first answer offered. delay[id] is how long each of its requests takes (0: zero
+// latency).
+func benchModel(anon map[string]string, delay map[string]time.Duration, steps int) fakeprovider.Model {
+	return func(r fakeprovider.Request) fakeprovider.Reply {
+		reply := fakeprovider.Reply{Delay: delay[r.Model]}
+		worked := 0
+		for _, m := range r.Messages {
+			if m.Role == "assistant" {
+				worked++
+			}
 		}
-		var text string
-		if json.Unmarshal(m.Content, &text) == nil {
-			s.chars.Add(int64(len(text)))
+		me := anon[r.Model]
+		vote, _ := r.Tool(ToolVote)
+		switch {
+		case !r.HasTool(ToolNewAnswer): // the final presentation
+			reply.Text = "final"
+		case !slices.Contains(vote.Enum, me) && worked < steps:
+			reply.Calls = []fakeprovider.Call{{Name: "list_directory", Args: map[string]string{"path": "."}}}
+		case !slices.Contains(vote.Enum, me):
+			reply.Calls = []fakeprovider.Call{{Name: ToolNewAnswer, Args: map[string]string{"content": "the answer of " + me}}}
+		default:
+			reply.Calls = []fakeprovider.Call{{Name: ToolVote, Args: map[string]string{"agent_id": vote.Enum[0], "reason": "first"}}}
 		}
+		return reply
 	}
-	if d := s.delay[req.Model]; d > 0 {
-		t := time.NewTimer(d)
-		select {
-		case <-t.C:
-		case <-r.Context().Done():
-			t.Stop()
-			return
-		}
-	}
-	workflow, offered := false, []string(nil)
-	for _, t := range req.Tools {
-		switch t.Function.Name {
-		case ToolNewAnswer:
-			workflow = true
-		case ToolVote:
-			offered = t.Function.Parameters.Properties.AgentID.Enum
-		}
-	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	chunk := func(v any) {
-		b, _ := json.Marshal(v)
-		fmt.Fprintf(w, "data: %s\n\n", b)
-	}
-	delta := map[string]any{"role": "assistant"}
-	finish := "stop"
-	switch me := s.anon[req.Model]; {
-	case !workflow: // the final presentation
-		delta["content"] = "final"
-	case !slices.Contains(offered, me) && worked < s.steps:
-		delta["tool_calls"] = []any{map[string]any{"index": 0, "id": "w1", "type": "function",
-			"function": map[string]any{"name": "list_directory", "arguments": `{"path":"."}`}}}
-		finish = "tool_calls"
-	case !slices.Contains(offered, me):
-		args, _ := json.Marshal(map[string]string{"content": "the answer of " + me})
-		delta["tool_calls"] = []any{map[string]any{"index": 0, "id": "c1", "type": "function",
-			"function": map[string]any{"name": ToolNewAnswer, "arguments": string(args)}}}
-		finish = "tool_calls"
-	default:
-		args, _ := json.Marshal(map[string]string{"agent_id": offered[0], "reason": "first"})
-		delta["tool_calls"] = []any{map[string]any{"index": 0, "id": "c1", "type": "function",
-			"function": map[string]any{"name": ToolVote, "arguments": string(args)}}}
-		finish = "tool_calls"
-	}
-	chunk(map[string]any{"id": "x", "object": "chat.completion.chunk", "model": req.Model,
-		"choices": []any{map[string]any{"index": 0, "delta": delta}}})
-	chunk(map[string]any{"id": "x", "object": "chat.completion.chunk", "model": req.Model,
-		"choices": []any{map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": finish}}})
-	chunk(map[string]any{"id": "x", "object": "chat.completion.chunk", "model": req.Model, "choices": []any{},
-		"usage": map[string]any{"prompt_tokens": len(body) / 4, "completion_tokens": 10, "total_tokens": len(body)/4 + 10}})
-	fmt.Fprint(w, "data: [DONE]\n\n")
 }
 
 // scenario is one coordination benchmark setting.
@@ -135,13 +55,13 @@ type figures struct {
 	wall            time.Duration
 }
 
-// coordinate runs one coordination of sc on a chatServer, every agent answering once and then
+// coordinate runs one coordination of sc on the fake provider (benchModel), every agent answering once and then
 // voting (max_new_answers_per_agent: 1).
 func coordinate(tb testing.TB, sc scenario) (figures, *Result) {
 	tb.Helper()
-	srv := &chatServer{anon: map[string]string{}, delay: map[string]time.Duration{}, steps: sc.steps}
-	ts := httptest.NewServer(srv)
-	defer ts.Close()
+	anon, delay := map[string]string{}, map[string]time.Duration{}
+	srv := fakeprovider.New(benchModel(anon, delay, sc.steps))
+	defer srv.Close()
 	base := tb.TempDir()
 	cfg := &configs.Config{BaseDir: base}
 	cfg.Orchestrator.SnapshotStorage = base + "/.massgen/snapshots"
@@ -149,9 +69,9 @@ func coordinate(tb testing.TB, sc scenario) (figures, *Result) {
 	cfg.Orchestrator.MaxNewAnswersPerAgent = 1
 	for i := range sc.agents {
 		id := fmt.Sprintf("a%02d", i)
-		srv.anon[id] = fmt.Sprintf("agent%d", i+1)
-		srv.delay[id] = time.Duration(i) * sc.stagger
-		cfg.Agents = append(cfg.Agents, configs.Agent{ID: id, Backend: configs.Backend{Type: "chatcompletion", Model: id, BaseURL: ts.URL}})
+		anon[id] = fmt.Sprintf("agent%d", i+1)
+		delay[id] = time.Duration(i) * sc.stagger
+		cfg.Agents = append(cfg.Agents, configs.Agent{ID: id, Backend: configs.Backend{Type: "chatcompletion", Model: id, BaseURL: srv.BaseURL("chatcompletion")}})
 	}
 	o := Options{Config: cfg, Task: "bench", RunDir: tb.TempDir(), LookupEnv: func(string) (string, bool) { return "", false }}
 	start := time.Now()
@@ -163,7 +83,7 @@ func coordinate(tb testing.TB, sc scenario) (figures, *Result) {
 	if res.EndedEarly != "" || len(res.Votes) != sc.agents {
 		tb.Fatalf("coordination did not end with every vote: %q, %d votes", res.EndedEarly, len(res.Votes))
 	}
-	return figures{requests: srv.requests.Load(), chars: srv.chars.Load(), wall: wall}, res
+	return figures{requests: srv.Count(), chars: srv.Chars(), wall: wall}, res
 }
 
 func benchScenario(b *testing.B, sc scenario) {

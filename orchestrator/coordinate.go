@@ -4,14 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/massgen-go/massgen/backends"
+	"github.com/massgen-go/massgen/configs"
 )
 
-// run does coordination, picks the winner and has it present.
+// run does coordination, picks the winner and has it present; with
+// coordination.max_orchestration_restarts the winner then evaluates the final answer and may
+// have the whole coordination run again (MassGen's orchestration restart, see evaluate.go).
 func (r *run) run(ctx context.Context) (*Result, error) {
 	names := make([]string, len(r.agents))
 	for i, a := range r.agents {
@@ -20,6 +25,68 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	r.emit(Event{Kind: EventRunStart, Phase: PhaseCoordination, Text: strings.Join(names, ", ")})
 	defer r.emit(Event{Kind: EventDone})
 
+	attempts := 1 + r.cfg.Orchestrator.Coordination.MaxOrchestrationRestarts
+	delivered := map[string]bool{}
+	for attempt := 1; ; attempt++ {
+		res, winner, err := r.coordinate(ctx)
+		if err != nil || winner == nil {
+			return res, err
+		}
+		final, files, err := r.present(ctx, winner)
+		presented := err == nil
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("run cancelled: %w", ctx.Err())
+			}
+			// The presentation failed: the winning answer still stands.
+			r.emit(Event{Kind: EventError, Agent: winner.id, Anon: winner.anon, Phase: PhaseFinal, Text: "final presentation failed: " + err.Error()})
+			if res.EndedEarly == "" {
+				res.EndedEarly = "the final presentation failed (" + err.Error() + "); showing the winning answer"
+			}
+			final = res.Answers[winner.id]
+		}
+		for _, f := range files { // files delivered by a rejected attempt stay delivered
+			delivered[f] = true
+		}
+		if presented && attempt < attempts {
+			fb, err := r.evaluate(ctx, winner, final, attempt, attempts)
+			if err != nil {
+				return nil, fmt.Errorf("run cancelled: %w", err)
+			}
+			if fb != nil {
+				r.restartOrchestration(fb, attempt+1, attempts)
+				continue
+			}
+		}
+		res.FinalAnswer = final
+		res.Delivered = slices.Sorted(maps.Keys(delivered))
+		res.FinalWorkspace = winner.workspace
+		res.Attempts = attempt
+		r.mu.Lock()
+		for _, a := range r.agents {
+			res.Usage[a.id] = a.usage
+		}
+		r.mu.Unlock()
+		r.emit(Event{Kind: EventFinal, Agent: winner.id, Anon: winner.anon, Status: StatusDone, Phase: PhaseFinal, Text: final})
+		return res, nil
+	}
+}
+
+// coordinate runs one coordination (or skips it: skip_coordination_rounds makes the first agent
+// the winner at once, as MassGen does) and returns its outcome and winner. The winner is nil,
+// with ErrNoAnswer, when no agent answered.
+func (r *run) coordinate(ctx context.Context) (*Result, *agent, error) {
+	if r.cfg.Orchestrator.SkipCoordinationRounds {
+		w := r.agents[0]
+		r.mu.Lock()
+		r.skipped = true
+		r.mu.Unlock()
+		res := r.result()
+		res.Winner, res.WinnerAnon = w.id, w.anon
+		r.emit(Event{Kind: EventDecision, Agent: w.id, Anon: w.anon, Target: w.id,
+			Text: fmt.Sprintf("coordination skipped (skip_coordination_rounds): %s (%s) presents the final answer", w.id, w.anon)})
+		return res, w, nil
+	}
 	overall := r.cfg.OverallTimeout()
 	coordCtx, cancelCoord := context.WithTimeout(ctx, overall)
 	defer cancelCoord()
@@ -45,40 +112,18 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	cancelCoord()
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("run cancelled: %w", err)
+		return nil, nil, fmt.Errorf("run cancelled: %w", err)
 	}
 
 	res := r.result()
 	winner := r.winner()
 	if winner == nil {
 		r.emit(Event{Kind: EventError, Text: "no agent produced an answer"})
-		return res, ErrNoAnswer
+		return res, nil, ErrNoAnswer
 	}
 	res.Winner, res.WinnerAnon = winner.id, winner.anon
 	r.emit(Event{Kind: EventDecision, Agent: winner.id, Anon: winner.anon, Target: winner.id, Text: r.decisionText(winner)})
-
-	final, delivered, err := r.present(ctx, winner)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("run cancelled: %w", ctx.Err())
-		}
-		// The presentation failed: the winning answer still stands.
-		r.emit(Event{Kind: EventError, Agent: winner.id, Anon: winner.anon, Phase: PhaseFinal, Text: "final presentation failed: " + err.Error()})
-		if res.EndedEarly == "" {
-			res.EndedEarly = "the final presentation failed (" + err.Error() + "); showing the winning answer"
-		}
-		final = res.Answers[winner.id]
-	}
-	res.FinalAnswer = final
-	res.Delivered = delivered
-	res.FinalWorkspace = winner.workspace
-	r.mu.Lock()
-	for _, a := range r.agents {
-		res.Usage[a.id] = a.usage
-	}
-	r.mu.Unlock()
-	r.emit(Event{Kind: EventFinal, Agent: winner.id, Anon: winner.anon, Status: StatusDone, Phase: PhaseFinal, Text: final})
-	return res, nil
+	return res, winner, nil
 }
 
 // The wake-up and restart policy. A run pays for answers, not for churn: with answers arriving
@@ -533,7 +578,54 @@ func (r *run) answerProblemLocked(a *agent, text string) string {
 			return fmt.Sprintf("this answer is identical to %s's existing answer; give a different, better answer or vote for %s.", b.anon, b.anon)
 		}
 	}
+	if limit, msg := noveltyLimit(r.cfg.Orchestrator.AnswerNoveltyRequirement); limit > 0 {
+		for _, b := range r.agents {
+			if ans := r.answers[b.id]; ans != nil && wordOverlap(text, ans.text) > limit {
+				return msg
+			}
+		}
+	}
 	return ""
+}
+
+// noveltyLimit is MassGen's answer_novelty_requirement: the word overlap (Jaccard similarity of
+// the sets of lower-cased words) above which a new answer is refused, and the message saying
+// so; 0 for lenient (no check).
+func noveltyLimit(level string) (float64, string) {
+	switch level {
+	case configs.Strict:
+		return 0.5, "your answer is too similar to existing answers (>50% overlap). Please use a fundamentally different approach, employ different tools/techniques, or vote for an existing answer."
+	case configs.Balanced:
+		return 0.7, "your answer is too similar to existing answers (>70% overlap). Please provide a meaningfully different solution with new insights, approaches, or tools, or vote for an existing answer."
+	}
+	return 0, ""
+}
+
+// wordOverlap is the Jaccard similarity of the two texts' sets of lower-cased,
+// whitespace-separated words, as MassGen computes it.
+func wordOverlap(a, b string) float64 {
+	wa, wb := wordSet(a), wordSet(b)
+	switch {
+	case len(wa) == 0 && len(wb) == 0:
+		return 1
+	case len(wa) == 0 || len(wb) == 0:
+		return 0
+	}
+	inter := 0
+	for w := range wa {
+		if wb[w] {
+			inter++
+		}
+	}
+	return float64(inter) / float64(len(wa)+len(wb)-inter)
+}
+
+func wordSet(s string) map[string]bool {
+	set := map[string]bool{}
+	for _, w := range strings.Fields(strings.ToLower(s)) {
+		set[w] = true
+	}
+	return set
 }
 
 // answerIDsLocked lists the anonymous ids that have an answer, in config order.

@@ -24,6 +24,8 @@ const (
 	EventDecision   EventKind = "decision"    // coordination is over; Target = winner, Text = why
 	EventFinalStart EventKind = "final_start" // the winner starts its final presentation
 	EventFinal      EventKind = "final"       // the final answer; Text
+	EventEvaluation EventKind = "evaluation"  // the winner's evaluation of the final answer (max_orchestration_restarts); Text says the outcome
+	EventAttempt    EventKind = "attempt"     // the evaluation restarts the whole coordination; Text says which attempt and why
 	EventUsage      EventKind = "usage"       // token use so far for Agent (cumulative)
 	EventError      EventKind = "error"       // a problem that did not stop the run; Text
 	EventRetry      EventKind = "retry"       // the backend retries a request (429/5xx); Text says why
@@ -52,7 +54,7 @@ type Event struct {
 	Agent  string // real agent id ("" for run-wide events)
 	Anon   string // the agent's anonymous id (agent1, ...)
 	Status Status // the agent's status after this event
-	Phase  string // "coordination" or "final"
+	Phase  string // "coordination", "final" or "post_evaluation"
 	Tool   string
 	Args   string // tool arguments, shortened
 	Target string // vote target / winner (real id)

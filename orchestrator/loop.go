@@ -184,10 +184,10 @@ func toolMessages(calls []backends.ToolCall, results []*filesystem.Result) []bac
 }
 
 func statusFor(phase string) Status {
-	if phase == PhaseFinal {
-		return StatusPresenting
+	if phase == PhaseCoordination {
+		return StatusWorking
 	}
-	return StatusWorking
+	return StatusPresenting
 }
 
 // onBackendEvent reports a backend's retries; streamed text and tool calls are not events (the

@@ -71,6 +71,9 @@ type Result struct {
 	Delivered []string
 	// EndedEarly says why coordination ended before every agent voted ("" when it did not).
 	EndedEarly string
+	// Attempts is how many times coordination ran: 1, plus one per orchestration restart
+	// (coordination.max_orchestration_restarts).
+	Attempts int
 }
 
 // Phases, as passed to backends in Request.Phase.

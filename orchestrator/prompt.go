@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/massgen-go/massgen/backends"
+	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem"
 )
 
@@ -20,6 +21,7 @@ func (r *run) coordinationSystem(a *agent, single, answersLeft bool) string {
 		b.WriteString(s)
 		b.WriteString("\n\n")
 	}
+	b.WriteString(r.planningInstruction(a))
 	if single {
 		b.WriteString("You are working on the task below. When you are done, call the new_answer tool with your complete answer. ")
 		b.WriteString("Afterwards you will present the final answer and deliver any files.\n")
@@ -32,6 +34,8 @@ func (r *run) coordinationSystem(a *agent, single, answersLeft bool) string {
 	b.WriteString("- vote(agent_id, reason): the best existing answer (yours included), when you cannot improve on it.\n")
 	b.WriteString("Other tool calls may come in the same reply. If another agent posts a new answer while you work, you are restarted at your next step and shown every answer; ")
 	b.WriteString("what you had done so far is kept in your own folder of the temporary workspace.\n")
+	b.WriteString(votingCriteria(r.cfg.Orchestrator.VotingSensitivity))
+	b.WriteString(noveltyCriteria(r.cfg.Orchestrator.AnswerNoveltyRequirement))
 	if !answersLeft {
 		b.WriteString("You have posted the maximum number of new answers: vote now.\n")
 	}
@@ -41,6 +45,7 @@ func (r *run) coordinationSystem(a *agent, single, answersLeft bool) string {
 // coordinationPromptLocked is the user message: the task, every current answer, and the paths.
 func (r *run) coordinationPromptLocked(a *agent) string {
 	var b strings.Builder
+	r.writeFeedbackLocked(&b)
 	r.writeTask(&b)
 	if len(r.agents) > 1 {
 		r.writeAnswersLocked(&b, "<CURRENT ANSWERS from the agents>", "<END OF CURRENT ANSWERS>")
@@ -149,8 +154,12 @@ func (r *run) finalSystem(a *agent) string {
 // finalPromptLocked shows the task, every answer and the votes, all under anonymous ids.
 func (r *run) finalPromptLocked(a *agent, ts *filesystem.Toolset) string {
 	var b strings.Builder
+	r.writeFeedbackLocked(&b)
 	r.writeTask(&b)
-	if len(r.agents) > 1 {
+	switch {
+	case r.skipped:
+		b.WriteString("There was no coordination (skip_coordination_rounds): work on the task and present the final answer yourself.\n\n")
+	case len(r.agents) > 1:
 		r.writeAnswersLocked(&b, "<ALL ANSWERS>", "<END OF ALL ANSWERS>")
 		b.WriteString("<VOTES>\n")
 		for _, v := range r.agents {
@@ -160,9 +169,84 @@ func (r *run) finalPromptLocked(a *agent, ts *filesystem.Toolset) string {
 		}
 		b.WriteString("<END OF VOTES>\n\n")
 		fmt.Fprintf(&b, "You are %s and your answer was selected. Present the final answer, improving on it with the others' work where useful.\n\n", a.anon)
-	} else if ans := r.answers[a.id]; ans != nil {
-		fmt.Fprintf(&b, "<YOUR ANSWER>\n%s\n<END OF YOUR ANSWER>\n\nPresent the final answer.\n\n", ans.text)
+	default:
+		if ans := r.answers[a.id]; ans != nil {
+			fmt.Fprintf(&b, "<YOUR ANSWER>\n%s\n<END OF YOUR ANSWER>\n\nPresent the final answer.\n\n", ans.text)
+		}
 	}
 	r.writePaths(&b, a, true, ts)
 	return b.String()
+}
+
+// votingCriteria is MassGen's evaluation section for voting_sensitivity: how good the best
+// answer must be before the agent votes for it instead of answering.
+func votingCriteria(level string) string {
+	switch level {
+	case configs.Strict:
+		return `Does the best CURRENT ANSWER address the ORIGINAL MESSAGE exceptionally well? Consider:
+- Is it comprehensive, addressing ALL aspects and edge cases?
+- Is it technically accurate and well-reasoned?
+- Does it provide clear explanations and proper justification?
+- Is it complete with no significant gaps or weaknesses?
+- Could it serve as a reference-quality solution?
+Only use the vote tool if the best answer meets high standards of excellence. Otherwise, digest the existing answers, combine their strengths, address their weaknesses, and post a better answer with new_answer.
+`
+	case configs.Balanced:
+		return `Does the best CURRENT ANSWER address the ORIGINAL MESSAGE well? Consider:
+- Is it comprehensive, accurate, and complete?
+- Could it be meaningfully improved, refined, or expanded?
+- Are there weaknesses, gaps, or better approaches?
+Only use the vote tool if the best answer is strong and complete. Otherwise, digest the existing answers, combine their strengths, address their weaknesses, and post a better answer with new_answer.
+`
+	}
+	return `Does the best CURRENT ANSWER address the ORIGINAL MESSAGE well? If YES, use the vote tool and do not post a new answer. Otherwise, digest the existing answers, combine their strengths, address their weaknesses, and post a better answer with new_answer.
+`
+}
+
+// noveltyCriteria is MassGen's instruction for answer_novelty_requirement ("" for lenient); the
+// matching check is in answerProblemLocked.
+func noveltyCriteria(level string) string {
+	switch level {
+	case configs.Strict:
+		return `CRITICAL: New answers must be SUBSTANTIALLY different from existing answers.
+- Use a fundamentally different approach or methodology
+- Employ different tools or techniques
+- Provide significantly more depth or novel perspectives
+- If you cannot provide a truly novel solution, vote instead
+`
+	case configs.Balanced:
+		return `IMPORTANT: If you provide a new answer, it must be meaningfully different from existing answers.
+- Don't just rephrase or reword existing solutions
+- Introduce new insights, approaches, or tools
+- Make substantive improvements, not cosmetic changes
+`
+	}
+	return ""
+}
+
+// defaultPlanningInstruction is MassGen's planning_mode_instruction.
+const defaultPlanningInstruction = "During coordination, describe what you would do without actually executing actions. Only provide concrete implementation details without calling external APIs or tools."
+
+// planningInstruction is the planning-mode part of a coordination system prompt ("" without
+// planning mode): the configured (or MassGen's) instruction, and which of the agent's tools
+// are not run until the final presentation.
+func (r *run) planningInstruction(a *agent) string {
+	c := r.cfg.Orchestrator.Coordination
+	if !c.EnablePlanningMode {
+		return ""
+	}
+	text := strings.TrimSpace(c.PlanningModeInstruction)
+	if text == "" {
+		text = defaultPlanningInstruction
+	}
+	var planned []string
+	for _, t := range a.tools {
+		if a.toolset != nil && a.toolset.Planned(t.Name) {
+			planned = append(planned, t.Name)
+		}
+	}
+	if len(planned) > 0 {
+		text += "\nThese tools are not run during coordination (a call gets a note instead); the agent presenting the final answer runs them: " + strings.Join(planned, ", ") + "."
+	}
+	return text + "\n\n"
 }

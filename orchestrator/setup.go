@@ -63,8 +63,10 @@ type run struct {
 	votes     map[string]vote // voter id -> vote
 	finished  bool
 	doneCh    chan struct{}
-	ended     string // why coordination ended early ("" when everyone voted)
-	maxSteps  int    // model calls per execution (maxSteps; benchmarks raise it)
+	ended     string    // why coordination ended early ("" when everyone voted)
+	skipped   bool      // skip_coordination_rounds: this attempt had no coordination
+	feedback  *feedback // why the previous attempt was restarted (nil on the first)
+	maxSteps  int       // model calls per execution (maxSteps; benchmarks raise it)
 	// restartGrace, when set (tests, benchmarks), is a fixed grace for pending restarts instead
 	// of graceLocked's estimate from clock.
 	restartGrace time.Duration

@@ -152,7 +152,7 @@ func TestShowResolvedMarksIgnoredKeys(t *testing.T) {
     backend: {type: claude_code, cwd: ws, permission_mode: bypassPermissions}
 orchestrator:
   voting_sensitivity: strict
-  coordination: {enable_planning_mode: true}
+  coordination: {enable_planning_mode: true, use_skills: true}
 ui: {logging_enabled: true}
 `)
 	opts := &ShowOptions{IO: e.f.IO, Loader: loader(e.f), Name: "c.yaml", Resolved: true}
@@ -165,8 +165,9 @@ ui: {logging_enabled: true}
 		"enable_web_search: true\n",
 		"custom_tools: # ignored: the Python functions are not offered to the agent",
 		"permission_mode: bypassPermissions # ignored (claude_code backend): Claude Code's own permission prompts are not used",
-		"voting_sensitivity: strict # ignored: agents get the same voting instructions",
-		"enable_planning_mode: true # ignored: MCP tools are executed during coordination too",
+		"voting_sensitivity: strict\n",
+		"enable_planning_mode: true\n",
+		"use_skills: true # ignored: skills are not offered",
 		"temperature: 0.2\n",
 		"logging_enabled: true\n",
 	} {

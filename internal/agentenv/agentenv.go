@@ -346,6 +346,7 @@ func (a *Agent) role(role Role) (*roleEnv, error) {
 		External:                a.external,
 		ExternalOnly:            a.cfg.Backend.CWD == "",
 		Hide:                    a.hidden,
+		Planning:                role == Coordination && e.cfg.Orchestrator.Coordination.EnablePlanningMode,
 		Logger:                  log,
 	})
 	if err != nil {

@@ -333,6 +333,7 @@ func toolFromMCP(t *mcp.Tool) filesystem.Tool {
 		Description: desc,
 		Parameters:  params,
 		Write:       permissions.IsWriteTool(t.Name),
+		ReadOnly:    t.Annotations != nil && t.Annotations.ReadOnlyHint,
 	}
 }
 
