@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"go.uber.org/zap"
@@ -71,6 +72,9 @@ type Result struct {
 	Delivered []string
 	// EndedEarly says why coordination ended before every agent voted ("" when it did not).
 	EndedEarly string
+	// Timeline is the run's start, answers, votes, restarts, stops, decision and final answer,
+	// in order (see Moment).
+	Timeline []Moment
 }
 
 // Phases, as passed to backends in Request.Phase.
@@ -143,7 +147,13 @@ func runTuned(ctx context.Context, o Options, tune func(*run)) (*Result, error) 
 	if tune != nil {
 		tune(r)
 	}
-	return r.run(ctx)
+	res, err := r.run(ctx)
+	if res != nil {
+		r.emitMu.Lock()
+		res.Timeline = slices.Clone(r.timeline.moments)
+		r.emitMu.Unlock()
+	}
+	return res, err
 }
 
 // defaultDir returns dir, or massgenDir/name when dir is empty.
