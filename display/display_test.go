@@ -97,7 +97,7 @@ func TestLiveFrame(t *testing.T) {
 	frame := l.frameLocked()
 	l.mu.Unlock()
 	text := strings.Join(frame, "\n")
-	for _, want := range []string{"alice (agent1)  answered", "120 tokens", "bob (agent2)  voted", "denied: write_file (context-read-only): Access denied", "waiting: new answer from agent1", "massgen: alice (agent1) wins"} {
+	for _, want := range []string{"alice (agent1)  answered", "120 tokens", "bob (agent2)  voted", "denied: write_file (context-read-only): Access denied", "waiting: new answer from agent1", ": alice (agent1) wins"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("frame lacks %q:\n%s", want, text)
 		}
@@ -131,7 +131,7 @@ func TestPrintResult(t *testing.T) {
 			t.Errorf("silent wrote %q to stderr", errb.String())
 		}
 		if m != ModeSilent {
-			for _, want := range []string{"Winner: alice", "alice -> alice, bob -> alice", "Ended early: bob stopped", "/p/page.html", "alice 10 in / 5 out (total 15)"} {
+			for _, want := range []string{"Winner: alice", "Votes (2 cast):\n  alice  ████████████████████  2/2  alice, bob  winner", "Ended early: bob stopped", "/p/page.html", "alice 10 in / 5 out (total 15)"} {
 				if !strings.Contains(errb.String(), want) {
 					t.Errorf("%s: summary lacks %q:\n%s", m, want, errb.String())
 				}
