@@ -146,7 +146,7 @@ func (l *live) apply(ev orchestrator.Event) {
 		case ev.Denied:
 			p.denials++
 			p.denial = toolText(ev) + ruleNote(ev.Rule) + ": " + ev.Text
-			p.activity = line{}.add("⊘ denied ", sgrRed).add(toolText(ev), sgrNone)
+			p.activity = nil // the denial line says it all
 		case ev.IsError:
 			p.activity = line{}.add("✗ ", sgrRed).add(toolText(ev)+": "+ev.Text, sgrNone)
 		default:

@@ -174,8 +174,10 @@ const maxTimelineLines = 60
 // itemsPerLine is how many grouped moments share one timeline line.
 const itemsPerLine = 4
 
-// timelineLines draws the timeline compactly: one line per moment, time from the run's start,
-// consecutive answers, votes, restarts or stops in the same second grouped on one line.
+// timelineLines draws the timeline compactly: one line per moment, time from the run's start;
+// consecutive votes or restarts (a round of votes, the restarts an answer caused) share a line,
+// at the time of the first. Grouping does not depend on timing, so the same run always
+// draws the same lines.
 func timelineLines(o Outcome) []line {
 	if len(o.Timeline) == 0 {
 		return nil
@@ -189,7 +191,7 @@ func timelineLines(o Outcome) []line {
 	}
 	var groups []group
 	push := func(at string, kind orchestrator.EventKind, item string, joinable bool) {
-		if n := len(groups); joinable && n > 0 && groups[n-1].at == at && groups[n-1].kind == kind && len(groups[n-1].items) < itemsPerLine {
+		if n := len(groups); joinable && n > 0 && groups[n-1].kind == kind && len(groups[n-1].items) < itemsPerLine {
 			groups[n-1].items = append(groups[n-1].items, item)
 			return
 		}
@@ -200,7 +202,7 @@ func timelineLines(o Outcome) []line {
 		switch m.Kind {
 		case orchestrator.EventAnswer:
 			counts[m.Agent]++
-			push(at, m.Kind, counts.label(m.Agent), true)
+			push(at, m.Kind, counts.label(m.Agent), false)
 		case orchestrator.EventVote:
 			push(at, m.Kind, m.Agent+" → "+counts.label(m.Target), true)
 		case orchestrator.EventRestart:

@@ -124,8 +124,7 @@ func TestTimeline(t *testing.T) {
 		"    0:09  answer   bob #1",
 		"    0:12  vote     carol → bob #1",
 		"    0:15  answer   alice #2",
-		"    0:21  vote     alice → alice #2, bob → alice #2",
-		"    0:22  vote     carol → bob #1",
+		"    0:21  vote     alice → alice #2, bob → alice #2, carol → bob #1",
 		"    0:22  decided  alice (agent1) wins with 2 of 3 votes",
 		"    1:15  final    alice presented the final answer",
 	}
