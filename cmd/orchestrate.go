@@ -48,7 +48,8 @@ func orchestrateTurn(ctx context.Context, opts *RunOptions, t *Turn) (*orchestra
 		asker = prompt.NewAsker(prompt.AskOptions{In: opts.IO.In, Out: opts.IO.ErrOut, Accessible: accessible})
 	}
 
-	d := display.New(mode, opts.IO.ErrOut, display.Options{Width: width, Height: height})
+	color := display.ColorEnabled(opts.IO.StderrTTY, opts.LookupEnv)
+	d := display.New(mode, opts.IO.ErrOut, display.Options{Width: width, Height: height, Color: color})
 	rec := newOutcomeRecorder(cfg)
 	if s, ok := d.(display.Suspender); ok && asker != nil {
 		asker = suspendingAsker{asker: asker, s: s}
@@ -77,7 +78,7 @@ func orchestrateTurn(ctx context.Context, opts *RunOptions, t *Turn) (*orchestra
 		if !t.Outcome.TimedOut {
 			shown.EndedEarly = ""
 		}
-		fmt.Fprint(opts.IO.ErrOut, display.Summary(&shown))
+		fmt.Fprint(opts.IO.ErrOut, display.SummaryWith(&shown, display.Style{Color: color}))
 		if opts.IO.StdoutTTY { // the answer follows on the same screen
 			fmt.Fprint(opts.IO.ErrOut, "\nFinal answer:\n")
 		}

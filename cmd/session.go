@@ -91,6 +91,9 @@ func (s *sessionState) save(cfg *configs.Config, task string, started, ended tim
 	if res != nil {
 		t.Answer, t.Winner, t.Votes = res.FinalAnswer, res.Winner, res.Votes
 		t.FilesDelivered, t.Workspace = res.Delivered, res.FinalWorkspace
+		for _, m := range res.Timeline {
+			t.Timeline = append(t.Timeline, session.Moment{Time: m.Time, Kind: string(m.Kind), Agent: m.Agent, Target: m.Target, Text: m.Text})
+		}
 		if len(res.Usage) > 0 {
 			t.Tokens = map[string]session.TokenUsage{}
 			for id, u := range res.Usage {

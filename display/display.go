@@ -8,6 +8,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/massgen-go/massgen/orchestrator"
@@ -68,6 +69,10 @@ type Suspender interface {
 type Options struct {
 	// Width and Height are the terminal's size for the live view (0: 100 columns, 40 rows).
 	Width, Height int
+	// Color turns on the live view's colours (see ColorEnabled).
+	Color bool
+	// Now is the clock for elapsed times (nil: time.Now).
+	Now func() time.Time
 }
 
 // New returns the display for a concrete mode (see Resolve), writing to errOut.
@@ -88,7 +93,8 @@ func (silent) Handle(orchestrator.Event) {}
 func (silent) Close()                    {}
 
 // PrintResult prints the final answer to out (stdout), and, unless silent, a summary of the
-// outcome to errOut (stderr): winner, votes, delivered files, tokens, and why it ended early.
+// outcome to errOut (stderr): vote tally, timeline, winner, delivered files, tokens, and why it
+// ended early.
 func PrintResult(m Mode, out, errOut io.Writer, res *orchestrator.Result) {
 	if res == nil {
 		return
@@ -103,20 +109,21 @@ func PrintResult(m Mode, out, errOut io.Writer, res *orchestrator.Result) {
 	fmt.Fprint(out, answer)
 }
 
-// Summary is the end-of-run report shown on stderr.
-func Summary(res *orchestrator.Result) string {
+// Summary is the end-of-run report shown on stderr, without colours (see SummaryWith).
+func Summary(res *orchestrator.Result) string { return SummaryWith(res, Style{}) }
+
+// SummaryWith is the end-of-run report: the vote tally (a bar per answer), the timeline of
+// answers, votes and restarts, the winner, why it ended early, the delivered files, the final
+// workspace and the tokens. Everything from a model or the file system is cleaned (see clean).
+func SummaryWith(res *orchestrator.Result, st Style) string {
 	var b strings.Builder
 	b.WriteString("\n")
+	o := OutcomeOf(res)
+	for _, l := range append(TallyLines(o, st), TimelineLines(o, st)...) {
+		b.WriteString(l + "\n")
+	}
 	if res.Winner != "" {
 		fmt.Fprintf(&b, "Winner: %s\n", clean(res.Winner))
-	}
-	if len(res.Votes) > 0 {
-		voters := sortedKeys(res.Votes)
-		parts := make([]string, len(voters))
-		for i, v := range voters {
-			parts[i] = v + " -> " + res.Votes[v]
-		}
-		fmt.Fprintf(&b, "Votes: %s\n", clean(strings.Join(parts, ", ")))
 	}
 	if res.EndedEarly != "" {
 		fmt.Fprintf(&b, "Ended early: %s\n", clean(res.EndedEarly))
@@ -146,18 +153,9 @@ func Summary(res *orchestrator.Result) string {
 			total += u.InputTokens + u.OutputTokens
 			parts[i] = fmt.Sprintf("%s %d in / %d out", id, u.InputTokens, u.OutputTokens)
 		}
-		fmt.Fprintf(&b, "Tokens: %s (total %d)\n", strings.Join(parts, ", "), total)
+		fmt.Fprintf(&b, "Tokens: %s (total %d)\n", clean(strings.Join(parts, ", ")), total)
 	}
 	return b.String()
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // clean makes model- or server-supplied text safe to print on the user's terminal: control

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -97,7 +98,7 @@ func TestLiveFrame(t *testing.T) {
 	frame := l.frameLocked()
 	l.mu.Unlock()
 	text := strings.Join(frame, "\n")
-	for _, want := range []string{"alice (agent1)  answered", "120 tokens", "bob (agent2)  voted", "denied: write_file (context-read-only): Access denied", "waiting: new answer from agent1", "massgen: alice (agent1) wins"} {
+	for _, want := range []string{"alice (agent1)  answered", "120 tokens", "bob (agent2)  voted", "denied: write_file (context-read-only): Access denied", "waiting: new answer from agent1", ": alice (agent1) wins"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("frame lacks %q:\n%s", want, text)
 		}
@@ -131,7 +132,7 @@ func TestPrintResult(t *testing.T) {
 			t.Errorf("silent wrote %q to stderr", errb.String())
 		}
 		if m != ModeSilent {
-			for _, want := range []string{"Winner: alice", "alice -> alice, bob -> alice", "Ended early: bob stopped", "/p/page.html", "alice 10 in / 5 out (total 15)"} {
+			for _, want := range []string{"Winner: alice", "Votes (2 cast):\n  alice  ████████████████████  2/2  alice, bob  winner", "Ended early: bob stopped", "/p/page.html", "alice 10 in / 5 out (total 15)"} {
 				if !strings.Contains(errb.String(), want) {
 					t.Errorf("%s: summary lacks %q:\n%s", m, want, errb.String())
 				}
@@ -202,6 +203,8 @@ func TestDisplaysCleanHostileText(t *testing.T) {
 	events := []orchestrator.Event{
 		{Kind: orchestrator.EventRunStart, Text: hostile},
 		{Kind: orchestrator.EventToolCall, Agent: "a", Anon: "agent1", Tool: "mcp__x__" + hostile, Args: hostile},
+		{Kind: orchestrator.EventToolCall, Agent: "a", Anon: "agent1", Tool: "write_file", Summary: "write_file " + hostile},
+		{Kind: orchestrator.EventText, Agent: "a", Anon: "agent1", Text: hostile},
 		{Kind: orchestrator.EventToolResult, Agent: "a", Anon: "agent1", Tool: "write_file", Denied: true, IsError: true, Text: hostile},
 		{Kind: orchestrator.EventToolResult, Agent: "a", Anon: "agent1", Tool: "x", IsError: true, Text: hostile},
 		{Kind: orchestrator.EventAnswer, Agent: "a", Anon: "agent1", Text: hostile},
@@ -238,10 +241,33 @@ func TestDisplaysCleanHostileText(t *testing.T) {
 			}
 		}
 	}
-	sum := Summary(&orchestrator.Result{Winner: hostile, Votes: map[string]string{"a": hostile}, EndedEarly: hostile, Delivered: []string{"/p/" + hostile}, FinalWorkspace: hostile})
-	for _, line := range strings.Split(sum, "\n") {
-		if bad(line) {
-			t.Errorf("summary prints control characters: %q", line)
+	res := &orchestrator.Result{Winner: hostile, Votes: map[string]string{"a": hostile}, EndedEarly: hostile, Delivered: []string{"/p/" + hostile}, FinalWorkspace: hostile,
+		Timeline: []orchestrator.Moment{{Kind: orchestrator.EventRunStart}, {Kind: orchestrator.EventAnswer, Agent: hostile}, {Kind: orchestrator.EventStopped, Agent: "a", Text: hostile}, {Kind: orchestrator.EventDecision, Text: hostile}}}
+	for _, st := range []Style{{}, {Color: true}} {
+		sum := SummaryWith(res, st)
+		if st.Color {
+			sum = regexp.MustCompile(`\x1b\[[0-9;]*m`).ReplaceAllString(sum, "") // the report's own colours
+		}
+		for _, line := range strings.Split(sum, "\n") {
+			if bad(line) {
+				t.Errorf("summary (colour %v) prints control characters: %q", st.Color, line)
+			}
+		}
+	}
+	for _, color := range []bool{false, true} {
+		l := newLive(io.Discard, Options{Width: 200, Color: color})
+		for _, ev := range events {
+			l.Handle(ev)
+		}
+		l.Close()
+		l.mu.Lock()
+		frame := strings.Join(l.frameLocked(), "\n")
+		l.mu.Unlock()
+		if color {
+			frame = regexp.MustCompile(`\x1b\[[0-9;]*m`).ReplaceAllString(frame, "")
+		}
+		if bad(frame) {
+			t.Errorf("live frame (colour %v) prints control characters: %q", color, frame)
 		}
 	}
 	if !strings.Contains(PlainLine(events[4]), "evil") {

@@ -9,34 +9,50 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mattn/go-runewidth"
-
 	"github.com/massgen-go/massgen/orchestrator"
 )
 
-// live redraws one panel per agent in place with ANSI cursor moves, at most every 100ms.
+// live redraws one panel per agent in place with ANSI cursor moves: when something changed, at
+// most every 100ms, and every second for the elapsed times.
 type live struct {
-	mu     sync.Mutex
-	w      io.Writer
-	width  int
-	height int
-	panels map[string]*panel
-	status string // run-wide line (decision, presenting)
-	drawn  int    // lines of the last frame
-	dirty  bool
-	closed bool
-	paused int // Suspend depth: no redraws while the user is asked something
-	stop   chan struct{}
-	done   chan struct{}
+	mu       sync.Mutex
+	w        io.Writer
+	width    int
+	height   int
+	color    bool
+	now      func() time.Time
+	panels   map[string]*panel
+	status   string    // run-wide line (decision, presenting)
+	started  time.Time // the run's start
+	ended    time.Time // set by Close: elapsed times stop
+	answers  int
+	votes    int
+	drawn    int // lines of the last frame
+	lastDraw time.Time
+	dirty    bool
+	closed   bool
+	paused   int // Suspend depth: no redraws while the user is asked something
+	stop     chan struct{}
+	done     chan struct{}
 }
 
+// panel is what the live view shows of one agent.
 type panel struct {
 	id, anon string
+	order    int // position in the run's agent list
 	status   orchestrator.Status
-	activity string // current tool call, or the last answer/vote
-	denial   string // last permission denial
+	since    time.Time // when the status began
+	text     string    // latest line of the model's streamed text
+	activity line      // current tool call and its outcome, or the last answer/vote/restart
+	denial   string    // last permission denial
 	tokens   int64
+	answers  int
+	restarts int
+	denials  int
 }
+
+// redrawEvery is how often the elapsed times move when nothing else changes.
+const redrawEvery = time.Second
 
 func newLive(w io.Writer, o Options) *live {
 	width := o.Width
@@ -47,7 +63,11 @@ func newLive(w io.Writer, o Options) *live {
 	if height <= 0 {
 		height = 40
 	}
-	l := &live{w: w, width: width, height: height, panels: map[string]*panel{}, stop: make(chan struct{}), done: make(chan struct{})}
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	l := &live{w: w, width: width, height: height, color: o.Color, now: now, panels: map[string]*panel{}, stop: make(chan struct{}), done: make(chan struct{})}
 	go l.loop()
 	return l
 }
@@ -66,11 +86,11 @@ func (l *live) loop() {
 	}
 }
 
-// tick redraws when something changed, unless suspended.
+// tick redraws when something changed or a second passed, unless suspended.
 func (l *live) tick() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.dirty && l.paused == 0 {
+	if l.paused == 0 && (l.dirty || (l.drawn > 0 && l.now().Sub(l.lastDraw) >= redrawEvery)) {
 		l.redrawLocked()
 	}
 }
@@ -81,6 +101,9 @@ func (l *live) Handle(ev orchestrator.Event) {
 	if l.closed {
 		return
 	}
+	if ev.Time.IsZero() {
+		ev.Time = l.now()
+	}
 	l.apply(ev)
 	l.dirty = true
 }
@@ -90,6 +113,8 @@ func (l *live) apply(ev orchestrator.Event) {
 	switch ev.Kind {
 	case orchestrator.EventRunStart:
 		l.status = "coordinating"
+		l.started = ev.Time
+		l.addAgents(ev)
 		return
 	case orchestrator.EventDecision:
 		l.status = ev.Text
@@ -105,87 +130,194 @@ func (l *live) apply(ev orchestrator.Event) {
 	if ev.Agent == "" {
 		return
 	}
-	p := l.panels[ev.Agent]
-	if p == nil {
-		p = &panel{id: ev.Agent, anon: ev.Anon, status: orchestrator.StatusWaiting}
-		l.panels[ev.Agent] = p
-	}
-	if ev.Status != "" {
-		p.status = ev.Status
+	p := l.panel(ev.Agent, ev.Anon, ev.Time)
+	if ev.Status != "" && ev.Status != p.status {
+		p.status, p.since = ev.Status, ev.Time
 	}
 	switch ev.Kind {
 	case orchestrator.EventStart:
-		p.activity = "thinking"
+		p.activity, p.text = line{}.add("thinking", sgrDim), ""
+	case orchestrator.EventText:
+		p.text = ev.Text
 	case orchestrator.EventToolCall:
-		p.activity = ev.Tool + " " + ev.Args
+		p.activity = line{}.add("→ ", sgrYellow).add(toolText(ev), sgrNone)
 	case orchestrator.EventToolResult:
-		if ev.Denied {
-			p.denial = ev.Tool + ruleNote(ev.Rule) + ": " + ev.Text
+		switch {
+		case ev.Denied:
+			p.denials++
+			p.denial = toolText(ev) + ruleNote(ev.Rule) + ": " + ev.Text
+			p.activity = nil // the denial line says it all
+		case ev.IsError:
+			p.activity = line{}.add("✗ ", sgrRed).add(toolText(ev)+": "+ev.Text, sgrNone)
+		default:
+			p.activity = line{}.add("✓ ", sgrGreen).add(toolText(ev), sgrNone)
 		}
 	case orchestrator.EventAnswer:
-		p.activity = "answered: " + ev.Text
+		p.answers++
+		l.answers++
+		p.activity = line{}.add("★ answer #"+strconv.Itoa(p.answers)+": ", sgrCyan).add(ev.Text, sgrNone)
 	case orchestrator.EventVote:
-		p.activity = "voted for " + ev.Target + ": " + ev.Text
+		l.votes++
+		p.activity = line{}.add("✓ voted for "+ev.Target, sgrGreen).add(": "+ev.Text, sgrNone)
 	case orchestrator.EventInvalid:
-		p.activity = "invalid: " + ev.Text
+		p.activity = line{}.add("✗ invalid: ", sgrRed).add(ev.Text, sgrNone)
 	case orchestrator.EventRestart:
-		p.activity = "restarting: " + ev.Text
 		if ev.Status == orchestrator.StatusWaiting {
-			p.activity = "waiting: " + ev.Text
+			p.activity = line{}.add("… waiting: ", sgrDim).add(ev.Text, sgrNone)
+		} else {
+			p.restarts++
+			p.activity = line{}.add("↻ restarting: ", sgrMagenta).add(ev.Text, sgrNone)
 		}
 	case orchestrator.EventRetry:
-		p.activity = "retrying: " + ev.Text
+		p.activity = line{}.add("↻ retrying: ", sgrYellow).add(ev.Text, sgrNone)
 	case orchestrator.EventStopped:
-		p.activity = "stopped: " + ev.Text
+		p.activity = line{}.add("✗ stopped: ", sgrRed).add(ev.Text, sgrNone)
 	case orchestrator.EventFinalStart:
-		p.activity = "presenting the final answer"
+		p.activity, p.text = line{}.add("presenting the final answer", sgrBold), ""
 		l.status = ev.Agent + " presents the final answer"
 	case orchestrator.EventFinal:
-		p.activity = "done"
+		p.activity = line{}.add("✓ final answer ready", sgrGreen)
 		l.status = "final answer ready"
 	case orchestrator.EventUsage:
 		p.tokens = ev.Usage.InputTokens + ev.Usage.OutputTokens
 	case orchestrator.EventError:
-		p.activity = "error: " + ev.Text
+		p.activity = line{}.add("error: ", sgrRed).add(ev.Text, sgrNone)
 	}
 }
 
-// Frame renders the current view (exported through the live type for tests).
+// addAgents shows every agent from the start: the run-start event lists them ("alice=agent1,
+// bob=agent2"), in config order.
+func (l *live) addAgents(ev orchestrator.Event) {
+	for _, pair := range strings.Split(ev.Text, ", ") {
+		i := strings.LastIndex(pair, "=")
+		if i <= 0 {
+			continue
+		}
+		l.panel(pair[:i], pair[i+1:], ev.Time)
+	}
+}
+
+func (l *live) panel(id, anon string, at time.Time) *panel {
+	p := l.panels[id]
+	if p == nil {
+		p = &panel{id: id, anon: anon, order: len(l.panels), status: orchestrator.StatusWaiting, since: at}
+		l.panels[id] = p
+	}
+	if p.anon == "" {
+		p.anon = anon
+	}
+	return p
+}
+
+// toolText is a tool call as the user reads it: its summary, or its name and arguments.
+func toolText(ev orchestrator.Event) string {
+	if ev.Summary != "" {
+		return ev.Summary
+	}
+	if ev.Args == "" {
+		return ev.Tool
+	}
+	return ev.Tool + " " + ev.Args
+}
+
+// frameLocked renders the current view, one string per terminal line.
 func (l *live) frameLocked() []string {
+	now := l.now()
+	if !l.ended.IsZero() {
+		now = l.ended
+	}
 	ids := make([]string, 0, len(l.panels))
 	for id := range l.panels {
 		ids = append(ids, id)
 	}
-	sort.Slice(ids, func(i, j int) bool { return anonNum(l.panels[ids[i]].anon) < anonNum(l.panels[ids[j]].anon) })
-	var lines []string
+	sort.Slice(ids, func(i, j int) bool {
+		a, b := l.panels[ids[i]], l.panels[ids[j]]
+		if x, y := anonNum(a.anon), anonNum(b.anon); x != y {
+			return x < y
+		}
+		return a.order < b.order
+	})
+	var lines []line
 	for _, id := range ids {
 		p := l.panels[id]
-		lines = append(lines, fmt.Sprintf("%s %s (%s)  %-10s  %d tokens", mark(p.status), p.id, p.anon, p.status, p.tokens))
-		if p.activity != "" {
-			lines = append(lines, "    "+oneLine(p.activity, l.width-5))
+		lines = append(lines, l.header(p, now))
+		if p.text != "" {
+			lines = append(lines, line{}.add("  › ", sgrDim).add(oneLine(p.text, 0), sgrDim))
+		}
+		if len(p.activity) > 0 {
+			lines = append(lines, append(line{}.add("  ", sgrNone), p.activity...))
 		}
 		if p.denial != "" {
-			lines = append(lines, "    denied: "+oneLine(p.denial, l.width-13))
+			lines = append(lines, line{}.add("  ⊘ denied: ", sgrRed).add(oneLine(p.denial, 0), sgrNone))
 		}
 	}
 	if len(lines) > l.height-2 { // too tall to redraw in place: one line per agent
 		lines = lines[:0]
 		for i, id := range ids {
 			if i >= l.height-3 {
-				lines = append(lines, fmt.Sprintf("... and %d more agents", len(ids)-i))
+				lines = append(lines, line{}.add(fmt.Sprintf("... and %d more agents", len(ids)-i), sgrDim))
 				break
 			}
 			p := l.panels[id]
-			lines = append(lines, fmt.Sprintf("%s %s  %-10s  %6d tok  %s", mark(p.status), p.id, p.status, p.tokens, oneLine(p.activity, l.width)))
+			what := p.activity.plainText()
+			if p.text != "" {
+				what = "› " + p.text
+			}
+			lines = append(lines, line{}.add(mark(p.status)+" ", statusColor(p.status)).add(p.id, sgrBold).
+				add(fmt.Sprintf("  %s %s", p.status, clock(now.Sub(p.since))), statusColor(p.status)).
+				add(fmt.Sprintf("  %6d tok  ", p.tokens), sgrDim).add(oneLine(what, 0), sgrNone))
 		}
 	}
 	if l.status != "" {
-		lines = append(lines, "massgen: "+oneLine(l.status, l.width-10))
+		foot := line{}.add("massgen", sgrBold)
+		if !l.started.IsZero() {
+			foot = foot.add(" "+clock(now.Sub(l.started)), sgrDim)
+		}
+		foot = foot.add(": "+oneLine(l.status, 0), sgrNone)
+		if l.answers > 0 || l.votes > 0 {
+			foot = foot.add(" · "+plural(l.answers, "answer")+" · "+plural(l.votes, "vote"), sgrDim)
+		}
+		lines = append(lines, foot)
 	}
-	for i, s := range lines {
-		lines[i] = truncate(clean(s), l.width-1) // never wrap: the redraw counts lines; no escapes
+	out := make([]string, len(lines))
+	for i, ln := range lines {
+		out[i] = ln.render(l.width-1, l.color) // never wrap: the redraw counts lines
 	}
-	return lines
+	return out
+}
+
+// header is a panel's first line: mark, agent, status with its elapsed time, then tokens and
+// counts of answers, restarts and denials.
+func (l *live) header(p *panel, now time.Time) line {
+	h := line{}.add(mark(p.status)+" ", statusColor(p.status)).add(p.id, sgrBold)
+	if p.anon != "" {
+		h = h.add(" ("+p.anon+")", sgrDim)
+	}
+	h = h.add(fmt.Sprintf("  %s %s", p.status, clock(now.Sub(p.since))), statusColor(p.status))
+	var notes []string
+	if p.tokens > 0 {
+		notes = append(notes, fmt.Sprintf("%d tokens", p.tokens))
+	}
+	if p.answers > 0 {
+		notes = append(notes, plural(p.answers, "answer"))
+	}
+	if p.restarts > 0 {
+		notes = append(notes, plural(p.restarts, "restart"))
+	}
+	if p.denials > 0 {
+		notes = append(notes, plural(p.denials, "denial"))
+	}
+	if len(notes) > 0 {
+		h = h.add("  "+strings.Join(notes, " · "), sgrDim)
+	}
+	return h
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return strconv.Itoa(n) + " " + word + "s"
 }
 
 func (l *live) redrawLocked() {
@@ -201,6 +333,7 @@ func (l *live) redrawLocked() {
 	}
 	io.WriteString(l.w, b.String())
 	l.drawn = len(lines)
+	l.lastDraw = l.now()
 	l.dirty = false
 }
 
@@ -223,7 +356,7 @@ func (l *live) Resume() {
 	l.dirty = true
 }
 
-// Close draws the last frame and stops redrawing.
+// Close draws the last frame, with the elapsed times stopped, and stops redrawing.
 func (l *live) Close() {
 	l.mu.Lock()
 	if l.closed {
@@ -235,6 +368,7 @@ func (l *live) Close() {
 	close(l.stop)
 	<-l.done
 	l.mu.Lock()
+	l.ended = l.now()
 	l.redrawLocked()
 	l.mu.Unlock()
 }
@@ -253,19 +387,26 @@ func mark(s orchestrator.Status) string {
 	return "•"
 }
 
+func statusColor(s orchestrator.Status) string {
+	switch s {
+	case orchestrator.StatusWorking, orchestrator.StatusPresenting:
+		return sgrYellow
+	case orchestrator.StatusVoted, orchestrator.StatusDone:
+		return sgrGreen
+	case orchestrator.StatusAnswered:
+		return sgrCyan
+	case orchestrator.StatusStopped:
+		return sgrRed
+	case orchestrator.StatusRestarting:
+		return sgrMagenta
+	}
+	return sgrDim
+}
+
 func anonNum(anon string) int {
 	n, err := strconv.Atoi(strings.TrimPrefix(anon, "agent"))
 	if err != nil {
 		return 1 << 30
 	}
 	return n
-}
-
-// truncate cuts s to n terminal columns, keeping its spacing: wide runes (CJK, emoji) count
-// two, so a line never wraps and the in-place redraw keeps its line count.
-func truncate(s string, n int) string {
-	if n <= 0 || runewidth.StringWidth(s) <= n {
-		return s
-	}
-	return runewidth.Truncate(s, n, "…")
 }

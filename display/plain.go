@@ -42,13 +42,13 @@ func plainLine(ev orchestrator.Event) string {
 	case orchestrator.EventStart:
 		return who + " working"
 	case orchestrator.EventToolCall:
-		return fmt.Sprintf("%s %s %s", who, ev.Tool, oneLine(ev.Args, 120))
+		return fmt.Sprintf("%s %s", who, oneLine(toolText(ev), 160))
 	case orchestrator.EventToolResult:
 		switch {
 		case ev.Denied:
-			return fmt.Sprintf("%s DENIED %s%s: %s", who, ev.Tool, ruleNote(ev.Rule), oneLine(ev.Text, 200))
+			return fmt.Sprintf("%s DENIED %s%s: %s", who, oneLine(toolText(ev), 160), ruleNote(ev.Rule), oneLine(ev.Text, 200))
 		case ev.IsError:
-			return fmt.Sprintf("%s %s failed: %s", who, ev.Tool, oneLine(ev.Text, 200))
+			return fmt.Sprintf("%s %s failed: %s", who, oneLine(toolText(ev), 160), oneLine(ev.Text, 200))
 		case len(ev.Changes) > 0:
 			return fmt.Sprintf("%s %s: %s", who, ev.Tool, oneLine(changesText(ev.Changes), 200))
 		}

@@ -14,8 +14,9 @@ type EventKind string
 const (
 	EventRunStart   EventKind = "run_start"   // coordination begins; Text lists the agents
 	EventStart      EventKind = "start"       // an agent starts (or restarts) an execution
-	EventToolCall   EventKind = "tool_call"   // an agent calls a tool; Tool, Args
-	EventToolResult EventKind = "tool_result" // its result; Denied, Rule, IsError, Text (short), Changes
+	EventText       EventKind = "text"        // the model's streamed text; Text = its latest line (throttled, see textStream)
+	EventToolCall   EventKind = "tool_call"   // an agent calls a tool; Tool, Args, Summary
+	EventToolResult EventKind = "tool_result" // its result; Summary, Denied, Rule, IsError, Text (short), Changes
 	EventAnswer     EventKind = "answer"      // an agent posted a new answer; Text
 	EventVote       EventKind = "vote"        // an agent voted; Target (real id), Text = reason
 	EventInvalid    EventKind = "invalid"     // an invalid workflow call; Text says what was wrong
@@ -57,8 +58,11 @@ type Event struct {
 	Phase  string // "coordination", "final" or "post_evaluation"
 	Tool   string
 	Args   string // tool arguments, shortened
-	Target string // vote target / winner (real id)
-	Text   string
+	// Summary is the tool call in words, from the tool's declared arguments:
+	// "write_file index.html (38 B)", "execute_command npm test" (see ToolSummary).
+	Summary string
+	Target  string // vote target / winner (real id)
+	Text    string
 	// Denied marks a tool call refused by the permission layer, Rule the rule that refused it;
 	// IsError any failed call. Changes are the paths the call created, modified or deleted.
 	Denied  bool
@@ -66,4 +70,44 @@ type Event struct {
 	IsError bool
 	Changes []filesystem.Change
 	Usage   backends.Usage // cumulative for Agent (EventUsage)
+}
+
+// Moment is one step of coordination kept for the end-of-run timeline (Result.Timeline): the
+// run's start, answers, votes, restarts of working agents, stops, the decision and the final
+// answer, in the order they were emitted.
+type Moment struct {
+	Time   time.Time
+	Kind   EventKind // EventRunStart, EventAnswer, EventVote, EventRestart, EventStopped, EventDecision or EventFinal
+	Agent  string    // real id ("" for the run's start)
+	Target string    // the vote's target, the winner (real ids)
+	Text   string    // short: why it restarted or stopped, the decision
+}
+
+// maxMomentText bounds the text kept per moment (a stop reason can quote a model).
+const maxMomentText = 200
+
+// timeline collects the moments of a run as they are emitted (emit calls note, under emitMu).
+type timeline struct {
+	moments []Moment
+}
+
+// note keeps ev if it is a moment of the timeline. Idle agents told to vote again (restart
+// events with StatusWaiting) are not: they follow every answer and say nothing new.
+func (t *timeline) note(ev Event) {
+	m := Moment{Time: ev.Time, Kind: ev.Kind, Agent: ev.Agent, Target: ev.Target}
+	switch ev.Kind {
+	case EventRunStart:
+		m.Agent = ""
+	case EventAnswer, EventVote, EventFinal:
+	case EventRestart:
+		if ev.Status == StatusWaiting {
+			return
+		}
+		m.Text = shorten(ev.Text, maxMomentText)
+	case EventStopped, EventDecision:
+		m.Text = shorten(ev.Text, maxMomentText)
+	default:
+		return
+	}
+	t.moments = append(t.moments, m)
 }

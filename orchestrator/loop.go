@@ -51,7 +51,9 @@ func (r *run) converse(ctx context.Context, a *agent, req *backends.Request, rul
 			return errStepLimit
 		}
 		r.replyStarted(a)
-		resp, err := a.backend.Generate(ctx, *req, r.onBackendEvent(a, rules.phase))
+		stream := r.newTextStream(a, rules.phase)
+		resp, err := a.backend.Generate(ctx, *req, stream.onEvent)
+		stream.close()
 		if err == nil && resp == nil {
 			err = errNoResponse
 		}
@@ -105,6 +107,7 @@ func (r *run) runCalls(ctx context.Context, a *agent, calls []backends.ToolCall,
 func (r *run) callTool(ctx context.Context, a *agent, tc backends.ToolCall, phase string, ts *filesystem.Toolset) filesystem.Result {
 	ev := r.agentEvent(a, EventToolCall, statusFor(phase), phase)
 	ev.Tool, ev.Args = shorten(tc.Name, 100), shorten(string(tc.Arguments), 200)
+	ev.Summary = ToolSummary(r.tools, tc.Name, tc.Arguments, a.shortPath)
 	r.emit(ev)
 
 	var res filesystem.Result
@@ -119,7 +122,7 @@ func (r *run) callTool(ctx context.Context, a *agent, tc backends.ToolCall, phas
 	}
 
 	rev := r.agentEvent(a, EventToolResult, statusFor(phase), phase)
-	rev.Tool, rev.Args = ev.Tool, ev.Args
+	rev.Tool, rev.Args, rev.Summary = ev.Tool, ev.Args, ev.Summary
 	rev.IsError = res.IsError
 	if res.Denied != nil {
 		rev.Denied, rev.Rule = true, string(res.Denied.Rule)
@@ -188,18 +191,6 @@ func statusFor(phase string) Status {
 		return StatusWorking
 	}
 	return StatusPresenting
-}
-
-// onBackendEvent reports a backend's retries; streamed text and tool calls are not events (the
-// executed tool calls are).
-func (r *run) onBackendEvent(a *agent, phase string) func(backends.Event) {
-	return func(ev backends.Event) {
-		if ev.Kind == backends.EventRetry {
-			e := r.agentEvent(a, EventRetry, "", phase)
-			e.Text = ev.Text
-			r.emit(e)
-		}
-	}
 }
 
 func (r *run) usageEvent(a *agent, u backends.Usage, phase string) {

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"go.uber.org/zap"
@@ -74,6 +75,9 @@ type Result struct {
 	// Attempts is how many times coordination ran: 1, plus one per orchestration restart
 	// (coordination.max_orchestration_restarts).
 	Attempts int
+	// Timeline is the run's start, answers, votes, restarts, stops, decision and final answer,
+	// in order (see Moment).
+	Timeline []Moment
 }
 
 // Phases, as passed to backends in Request.Phase.
@@ -146,7 +150,13 @@ func runTuned(ctx context.Context, o Options, tune func(*run)) (*Result, error) 
 	if tune != nil {
 		tune(r)
 	}
-	return r.run(ctx)
+	res, err := r.run(ctx)
+	if res != nil {
+		r.emitMu.Lock()
+		res.Timeline = slices.Clone(r.timeline.moments)
+		r.emitMu.Unlock()
+	}
+	return res, err
 }
 
 // defaultDir returns dir, or massgenDir/name when dir is empty.

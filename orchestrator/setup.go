@@ -15,6 +15,7 @@ import (
 	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/internal/agentenv"
 	"github.com/massgen-go/massgen/permissions"
+	"github.com/massgen-go/massgen/permissions/toolargs"
 	"github.com/massgen-go/massgen/snapshots"
 )
 
@@ -55,7 +56,9 @@ type run struct {
 	agents []*agent
 	byAnon map[string]*agent
 
-	emitMu sync.Mutex
+	emitMu   sync.Mutex
+	timeline timeline       // guarded by emitMu
+	tools    toolargs.Table // the built-in tools' declarations, for tool summaries
 
 	mu        sync.Mutex
 	answers   map[string]*answer // agent id -> latest answer
@@ -93,6 +96,7 @@ func newRun(ctx context.Context, o Options) (*run, error) {
 		votes:    map[string]vote{},
 		doneCh:   make(chan struct{}),
 		maxSteps: maxSteps,
+		tools:    filesystem.Table(),
 	}
 	ids := make([]string, len(cfg.Agents))
 	for i, a := range cfg.Agents {
@@ -225,7 +229,7 @@ func (r *run) emit(ev Event) {
 		fields = append(fields, zap.String("phase", ev.Phase))
 	}
 	if ev.Tool != "" {
-		fields = append(fields, zap.String("tool", ev.Tool), zap.String("args", ev.Args))
+		fields = append(fields, zap.String("tool", ev.Tool), zap.String("args", ev.Args), zap.String("summary", ev.Summary))
 	}
 	if ev.Target != "" {
 		fields = append(fields, zap.String("target", ev.Target))
@@ -239,7 +243,12 @@ func (r *run) emit(ev Event) {
 	if ev.Kind == EventUsage {
 		fields = append(fields, zap.Int64("input_tokens", ev.Usage.InputTokens), zap.Int64("output_tokens", ev.Usage.OutputTokens))
 	}
-	r.log.Info("orchestrator event", fields...)
+	r.timeline.note(ev)
+	if ev.Kind == EventText { // throttled, yet many: only with --debug
+		r.log.Debug("orchestrator event", fields...)
+	} else {
+		r.log.Info("orchestrator event", fields...)
+	}
 	if r.o.Events != nil {
 		r.o.Events(ev)
 	}

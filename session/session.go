@@ -88,6 +88,8 @@ type Turn struct {
 	// Workspace is the final agent's workspace: SaveTurn copies it to turn_N/workspace/; in the
 	// turns a Session returns it is that copy.
 	Workspace string
+	// Timeline is the turn's coordination, in order (answers, votes, restarts, ...).
+	Timeline []Moment
 }
 
 // Exchange is one turn of the conversation.
@@ -113,6 +115,7 @@ type metadata struct {
 	Answer          string                `json:"answer_file"`
 	Workspace       string                `json:"workspace"`
 	SourceWorkspace string                `json:"source_workspace,omitempty"`
+	Timeline        []Moment              `json:"timeline,omitempty"`
 }
 
 // Open opens (creating if needed) the sessions folder root.
@@ -277,6 +280,7 @@ func (ses *Session) load() error {
 			Task: md.Task, Answer: string(answer), Winner: md.Winner, Votes: md.Votes,
 			Agents: md.Agents, Started: md.Started, Ended: md.Ended, Tokens: md.Tokens,
 			FilesDelivered: md.FilesDelivered, Workspace: filepath.Join(dir, workspaceDir),
+			Timeline: md.Timeline,
 		})
 	}
 	return nil
@@ -310,6 +314,7 @@ func (ses *Session) SaveTurn(t Turn) (string, error) {
 		Agents: nonNilSlice(t.Agents), Started: t.Started, Ended: t.Ended,
 		Tokens: nonNil(t.Tokens), FilesDelivered: nonNilSlice(t.FilesDelivered),
 		Answer: answerFile, Workspace: workspaceDir, SourceWorkspace: t.Workspace,
+		Timeline: t.Timeline,
 	}
 	if !t.Started.IsZero() && !t.Ended.IsZero() {
 		md.DurationSeconds = t.Ended.Sub(t.Started).Seconds()

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -17,6 +16,8 @@ import (
 
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/display"
+	"github.com/massgen-go/massgen/orchestrator"
 	"github.com/massgen-go/massgen/session"
 )
 
@@ -145,10 +146,12 @@ func showRun(opts *Options) error {
 		}
 		return cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("%s in %s: %w", what, dir, err))
 	}
-	return printSession(opts.IO.Out, s)
+	return printSession(opts.IO.Out, s, display.Style{Color: display.ColorEnabled(opts.IO.StdoutTTY, opts.LookupEnv)})
 }
 
-func printSession(w io.Writer, s *session.Session) error {
+// printSession prints a session and its turns; each turn's vote tally and timeline are the ones
+// printed at the end of its run (display.TallyLines, display.TimelineLines).
+func printSession(w io.Writer, s *session.Session, st display.Style) error {
 	turns := s.Turns()
 	in := s.Info()
 	fmt.Fprintf(w, "Session %s\n", s.ID)
@@ -165,17 +168,9 @@ func printSession(w io.Writer, s *session.Session) error {
 		if t.Winner != "" {
 			fmt.Fprintf(w, "Winner:  %s\n", t.Winner)
 		}
-		if len(t.Votes) > 0 {
-			voters := make([]string, 0, len(t.Votes))
-			for v := range t.Votes {
-				voters = append(voters, v)
-			}
-			slices.Sort(voters)
-			var vs []string
-			for _, v := range voters {
-				vs = append(vs, v+" -> "+t.Votes[v])
-			}
-			fmt.Fprintf(w, "Votes:   %s\n", strings.Join(vs, ", "))
+		o := outcome(t)
+		for _, l := range append(display.TallyLines(o, st), display.TimelineLines(o, st)...) {
+			fmt.Fprintln(w, l)
 		}
 		if len(t.Tokens) > 0 {
 			var in, out int64
@@ -194,6 +189,15 @@ func printSession(w io.Writer, s *session.Session) error {
 		fmt.Fprintf(w, "Answer:\n%s\n", indent(t.Answer))
 	}
 	return nil
+}
+
+// outcome is what a stored turn says of its coordination, for the tally and the timeline.
+func outcome(t session.Turn) display.Outcome {
+	o := display.Outcome{Winner: t.Winner, Votes: t.Votes}
+	for _, m := range t.Timeline {
+		o.Timeline = append(o.Timeline, orchestrator.Moment{Time: m.Time, Kind: orchestrator.EventKind(m.Kind), Agent: m.Agent, Target: m.Target, Text: m.Text})
+	}
+	return o
 }
 
 func indent(s string) string {

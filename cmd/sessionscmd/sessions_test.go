@@ -47,18 +47,27 @@ func TestSessionsListAndShow(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(ws, "app.js"), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	turn := func(s *session.Session, task, answer string, at time.Time) {
+	turn := func(s *session.Session, task, answer string, at time.Time, timeline ...session.Moment) {
 		t.Helper()
 		if _, err := s.SaveTurn(session.Turn{
 			Task: task, Answer: answer, Winner: "agent_a", Agents: []string{"agent_a", "agent_b"},
 			Votes:   map[string]string{"agent_a": "agent_a", "agent_b": "agent_a"},
-			Started: at, Ended: at.Add(time.Minute), Workspace: ws,
+			Started: at, Ended: at.Add(time.Minute), Workspace: ws, Timeline: timeline,
 		}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	turn(older, "Create a React app with authentication", "Created the app.", start)
-	turn(older, "Add user profile management", "Added profiles.", start.Add(time.Hour))
+	sec := func(n int) time.Time { return start.Add(time.Duration(n) * time.Second) }
+	turn(older, "Create a React app with authentication", "Created the app.", start,
+		session.Moment{Time: sec(0), Kind: "run_start"},
+		session.Moment{Time: sec(4), Kind: "answer", Agent: "agent_b"},
+		session.Moment{Time: sec(5), Kind: "restart", Agent: "agent_a", Text: "new answer from agent2"},
+		session.Moment{Time: sec(9), Kind: "answer", Agent: "agent_a"},
+		session.Moment{Time: sec(12), Kind: "vote", Agent: "agent_a", Target: "agent_a"},
+		session.Moment{Time: sec(12), Kind: "vote", Agent: "agent_b", Target: "agent_a"},
+		session.Moment{Time: sec(12), Kind: "decision", Agent: "agent_a", Target: "agent_a", Text: "agent_a (agent1) wins with 2 of 2 votes"},
+		session.Moment{Time: sec(30), Kind: "final", Agent: "agent_a"})
+	turn(older, "Add user profile management", "Added profiles.", start.Add(time.Hour)) // stored before timelines
 	newer, err := store.New(start.Add(24 * time.Hour))
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +93,21 @@ func TestSessionsListAndShow(t *testing.T) {
 	if err != nil {
 		t.Fatalf("show: %v", err)
 	}
-	for _, want := range []string{"Session " + older.ID, "Turns:   2", "--- Turn 1", "Create a React app with authentication", "Created the app.", "--- Turn 2", "Added profiles.", "Winner:  agent_a", "Votes:   agent_a -> agent_a, agent_b -> agent_a", "Agents:  agent_a, agent_b", "massgen --session " + older.ID} {
+	for _, want := range []string{"Session " + older.ID, "Turns:   2", "--- Turn 1", "Create a React app with authentication", "Created the app.", "--- Turn 2", "Added profiles.", "Winner:  agent_a", "Agents:  agent_a, agent_b",
+		// Turn 1: the tally and the timeline as the run printed them.
+		"Votes (2 cast):\n" +
+			"  agent_a #1  ████████████████████  2/2  agent_a, agent_b  winner\n" +
+			"  agent_b #1  ░░░░░░░░░░░░░░░░░░░░  0/2\n" +
+			"Timeline:\n" +
+			"    0:04  answer   agent_b #1\n" +
+			"    0:05  restart  agent_a\n" +
+			"    0:09  answer   agent_a #1\n" +
+			"    0:12  vote     agent_a → agent_a #1, agent_b → agent_a #1\n" +
+			"    0:12  decided  agent_a (agent1) wins with 2 of 2 votes\n" +
+			"    0:30  final    agent_a presented the final answer\n",
+		// Turn 2, stored without a timeline: the tally from the votes.
+		"--- Turn 2 (" + filepath.Join(older.Dir, "turn_2") + ") ---\nWhen:    " + start.Add(time.Hour).Local().Format("2006-01-02 15:04:05") + " (1m0s)\nAgents:  agent_a, agent_b\nWinner:  agent_a\n" +
+			"Votes (2 cast):\n  agent_a  ████████████████████  2/2  agent_a, agent_b  winner\nWorkspace:", "massgen --session " + older.ID} {
 		if !strings.Contains(out, want) {
 			t.Errorf("show lacks %q:\n%s", want, out)
 		}
