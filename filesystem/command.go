@@ -108,6 +108,7 @@ func (t *Toolset) executeCommand(ctx context.Context, c *call) (any, error) {
 	}
 	defer dirFile.Close()
 	pol := t.sandboxPolicy()
+	inv, pol, note := t.beforeCommand(ctx, pol) // change journal: see journal_command.go
 	started := time.Now()
 	res, err := sandbox.Run(ctx, sandbox.Options{
 		Mode: t.o.Sandbox, Command: command, Dir: w.Path, DirHandle: dirFile,
@@ -121,6 +122,8 @@ func (t *Toolset) executeCommand(ctx context.Context, c *call) (any, error) {
 			out.Stderr += fmt.Sprintf("\nmassgen: removed %s: .git, .env and .massgen are never created outside your workspace\n", strings.Join(removed, ", "))
 		}
 	}
+	t.afterCommand(ctx, inv, pol.Keep)
+	out.Stderr += note
 	if err != nil {
 		return nil, err
 	}

@@ -31,6 +31,9 @@ type ToolsetOptions struct {
 	// ExternalOnly offers the External tools only: an agent without a workspace has no file tools.
 	ExternalOnly bool
 	Logger       *zap.Logger
+	// Journal, when set, keeps the original of every entry of a writable context path before a
+	// tool first changes it in this turn (change review and undo; see journal.go).
+	Journal *Journal
 }
 
 // Toolset is the set of tools one agent is offered in one role. It is safe for concurrent use.
