@@ -17,6 +17,7 @@ import (
 
 	"github.com/massgen-go/massgen/backends"
 	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/permissions"
 )
 
@@ -48,6 +49,9 @@ type Options struct {
 	LookupEnv func(string) (string, bool)
 	// Home is used for ~ expansion in permission rules (empty: the user's home).
 	Home string
+	// Journal, when set, records the final agent's changes to context paths (change review
+	// and undo); the caller finishes it after the run.
+	Journal *filesystem.Journal
 }
 
 // Result is the outcome of a run.

@@ -125,7 +125,8 @@ func newRun(ctx context.Context, o Options) (*run, error) {
 		Warn: func(id string, err error) {
 			r.emit(Event{Kind: EventError, Agent: id, Anon: store.AnonID(id), Text: "MCP server unavailable, going on without it: " + err.Error()})
 		},
-		Logger: o.Logger,
+		Logger:  o.Logger,
+		Journal: o.Journal,
 	})
 	if err != nil {
 		return nil, errorf("%w", err)
