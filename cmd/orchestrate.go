@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 
 	"go.uber.org/zap"
 	"golang.org/x/term"
@@ -43,12 +44,20 @@ func orchestrateTurn(ctx context.Context, opts *RunOptions, t *Turn) (*orchestra
 	home, _ := opts.HomeDir()
 
 	var asker permissions.Asker // nil without a terminal: asks become denies with a reason
+	var counter *prompt.Asker   // counts the user's denials for the summary
 	if opts.IO.StdinTTY && opts.IO.StderrTTY {
 		_, accessible := opts.LookupEnv("ACCESSIBLE")
-		asker = prompt.NewAsker(prompt.AskOptions{In: opts.IO.In, Out: opts.IO.ErrOut, Accessible: accessible})
+		_, noColor := opts.LookupEnv("NO_COLOR")
+		counter = prompt.NewAsker(prompt.AskOptions{In: opts.IO.In, Out: opts.IO.ErrOut, Accessible: accessible,
+			Width: width, Height: height, Color: !noColor})
+		asker = counter
 	}
 
 	d := display.New(mode, opts.IO.ErrOut, display.Options{Width: width, Height: height})
+	events := d.Handle
+	if jd := t.JSON; jd != nil { // --output json: the same events as JSON Lines on stdout
+		events = func(ev orchestrator.Event) { d.Handle(ev); jd.Handle(ev) }
+	}
 	if s, ok := d.(display.Suspender); ok && asker != nil {
 		asker = suspendingAsker{asker: asker, s: s}
 	}
@@ -59,17 +68,26 @@ func orchestrateTurn(ctx context.Context, opts *RunOptions, t *Turn) (*orchestra
 		ReadOnly:  t.ReadOnly,
 		RunDir:    t.RunDir,
 		Asker:     asker,
-		Events:    d.Handle,
+		Events:    events,
 		Logger:    logger,
 		LookupEnv: cfg.LookupEnv,
 		Home:      home,
+		Journal:   t.Journal,
 	})
 	d.Close()
+	if counter != nil {
+		t.UserDenials = counter.Denials()
+	}
 	if err != nil {
 		return nil, err
 	}
+	cs := finishChanges(ctx, t)
 	if mode != display.ModeSilent {
 		fmt.Fprint(opts.IO.ErrOut, display.Summary(res))
+		fmt.Fprint(opts.IO.ErrOut, cs.Summary())
+		if n := len(t.UserDenials); n > 0 {
+			fmt.Fprintf(opts.IO.ErrOut, "You denied %s: %s\n", plural(n, "request"), strings.Join(t.UserDenials, "; "))
+		}
 		if opts.IO.StdoutTTY { // the answer follows on the same screen
 			fmt.Fprint(opts.IO.ErrOut, "\nFinal answer:\n")
 		}

@@ -49,7 +49,7 @@ State lives under ./.massgen/ (workspaces, snapshots, temp_workspaces, sessions,
 			if err := applyEnvDefaults(cmd, f.LookupEnv); err != nil {
 				return err
 			}
-			return runRun(cmd.Context(), opts)
+			return runRunOutput(cmd.Context(), opts)
 		},
 	}
 	fl := root.Flags()
@@ -58,8 +58,9 @@ State lives under ./.massgen/ (workspaces, snapshots, temp_workspaces, sessions,
 	fl.BoolVarP(&opts.Yes, "yes", "y", false, "accept defaults and never prompt")
 	fl.BoolVar(&opts.Debug, "debug", false, "debug-level logs (in .massgen/logs/)")
 	fl.StringVar(&opts.Display, "display", "auto", "progress display: auto, plain or silent (on stderr)")
-	fl.StringVar(&opts.SessionID, "session", "", "continue the session with this ID (interactive sessions)")
-	fl.BoolVar(&opts.Continue, "continue", false, "continue the latest session")
+	fl.StringVar(&opts.SessionID, "session", "", "continue the session with this ID, with its config and context paths (flags given override them)")
+	fl.BoolVar(&opts.Continue, "continue", false, "continue the latest session with its config and context paths (flags given override them)")
+	fl.StringVar(&opts.Output, "output", "text", "stdout format: text (the final answer) or json (JSON Lines events and a result object; see docs/output.md)")
 
 	root.SetIn(f.IO.In)
 	root.SetOut(f.IO.Out)

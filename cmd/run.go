@@ -19,6 +19,7 @@ import (
 	"github.com/massgen-go/massgen/cmd/permissionscmd"
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/display"
+	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/logging"
 	"github.com/massgen-go/massgen/orchestrator"
 	"github.com/massgen-go/massgen/prompt"
@@ -40,6 +41,13 @@ type Turn struct {
 	// final workspace, read-only.
 	History  []orchestrator.Exchange
 	ReadOnly []string
+	// Journal records the final agent's changes to context paths; Changes is what it found at
+	// the end of the turn (cmd/changes.go). UserDenials are the calls the user refused.
+	Journal     *filesystem.Journal
+	Changes     *filesystem.ChangeSet
+	UserDenials []string
+	// JSON is the --output json display (nil otherwise).
+	JSON *display.JSON
 }
 
 // runState is what one invocation keeps between turns: the config (the /context command adds
@@ -50,6 +58,7 @@ type runState struct {
 	runDir  string // .massgen/logs/log_<timestamp>/
 	turns   int
 	session *sessionState
+	json    *display.JSON // --output json
 }
 
 // ContextPrompter asks the user which context paths to add (prompt.AskContextPaths).
@@ -75,12 +84,15 @@ type RunOptions struct {
 	Display    string   // --display auto|plain|silent
 	SessionID  string   // --session ID: continue that session (interactive sessions)
 	Continue   bool     // --continue: continue the latest session
+	Output     string   // --output text|json (cmd/output.go)
 	Question   string   // the QUESTION argument; empty: interactive mode
 
 	// PromptContextPaths asks for context paths; nil uses prompt.AskContextPaths.
 	PromptContextPaths ContextPrompter
 	// RunTurn runs one turn; nil uses runTurn (turn.go).
 	RunTurn TurnRunner
+
+	jsonOut *display.JSON // --output json (runRunOutput)
 }
 
 func newRunOptions(f *cmdutil.Factory) *RunOptions {
@@ -104,8 +116,16 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	}
 	home, _ := opts.HomeDir() // no home: ~/.massgen/.env and ~/.massgen/config.yaml are skipped
 
-	cfg, warnings, err := opts.LoadConfig(opts.ConfigName)
+	// --continue / --session without --config: the session names its config (cmd/resume.go).
+	resumed, cfgName, err := resumeBeforeConfig(opts, wd, home)
+	if err != nil {
+		return err
+	}
+	cfg, warnings, err := opts.LoadConfig(cfgName)
 	configscmd.PrintWarnings(opts.IO.ErrOut, warnings)
+	if err != nil && resumed != nil {
+		return cmdutil.WithCode(cmdutil.CodeOf(err), fmt.Errorf("session %s ran with config %s: %w (pass --config to use another)", resumed.cur.ID, cfgName, err))
+	}
 	if err != nil {
 		if cmdutil.CodeOf(err) != cmdutil.ExitUsage || opts.ConfigName == "" {
 			return err
@@ -129,6 +149,14 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	}
 	if err := cfg.AddContextPaths(wd, flagPaths...); err != nil {
 		return cmdutil.WithCode(cmdutil.ExitUsage, err)
+	}
+	if opts.resuming() && resumed == nil {
+		if resumed, err = openSession(cfg, opts.SessionID, opts.Continue); err != nil {
+			return err
+		}
+	}
+	if err := resumeContextPaths(opts, resumed, cfg, wd); err != nil {
+		return err
 	}
 
 	prompted := false
@@ -172,7 +200,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		return err
 	}
 	defer func() { _ = closeLog() }()
-	st := &runState{cfg: cfg, logger: logger, runDir: runDir}
+	st := &runState{cfg: cfg, logger: logger, runDir: runDir, json: newJSONOutput(opts)}
 	logger.Info("run start",
 		zap.String("config", cfg.Source), zap.String("cwd", wd),
 		zap.Int("agents", len(cfg.Agents)), zap.Any("context_paths", cfg.Orchestrator.ContextPaths),
@@ -184,26 +212,26 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		fmt.Fprintf(opts.IO.ErrOut, "Logs: %s\n", runDir)
 	}
 
-	if opts.Question == "" || opts.SessionID != "" || opts.Continue {
-		if err := startSession(opts, st); err != nil {
-			return err
-		}
+	if err := startSession(opts, st, resumed); err != nil { // every run is a session
+		return err
 	}
 	if opts.Question != "" {
 		return turn(ctx, opts, st, opts.Question)
 	}
-	return interactive(ctx, opts, st)
+	err = interactive(ctx, opts, st)
+	printResumeHint(opts, st)
+	return err
 }
 
 // shouldPromptContext: a terminal is attached (the prompt reads stdin and draws on stderr),
 // some agent has a workspace, and neither --context nor --yes was given.
 func shouldPromptContext(opts *RunOptions, cfg *configs.Config) bool {
 	return opts.IO.StdinTTY && opts.IO.StderrTTY && cfg.HasWorkspaces() &&
-		len(opts.Contexts) == 0 && !opts.Yes
+		len(opts.Contexts) == 0 && !opts.Yes && !opts.resuming()
 }
 
 // turn runs one task and prints its answer on stdout.
-func turn(ctx context.Context, opts *RunOptions, st *runState, task string) error {
+func turn(ctx context.Context, opts *RunOptions, st *runState, task string) (err error) {
 	st.turns++
 	runner := opts.RunTurn
 	if runner == nil {
@@ -211,8 +239,11 @@ func turn(ctx context.Context, opts *RunOptions, st *runState, task string) erro
 	}
 	t := &Turn{
 		Task: task, Number: st.turns, Config: st.cfg, Logger: st.logger, RunDir: st.runDir,
-		History: st.session.history(), ReadOnly: st.session.readOnly(),
+		History: st.session.history(), ReadOnly: st.session.readOnly(), JSON: st.json,
 	}
+	var res *orchestrator.Result
+	// --output json: the turn's last lines, whatever the turn's outcome.
+	defer func() { emitResult(st, t, res, err) }()
 	if opts.Question == "" { // interactive: one log folder per turn
 		t.RunDir = filepath.Join(st.runDir, fmt.Sprintf("turn_%d", t.Number))
 		if err := os.MkdirAll(t.RunDir, 0o755); err != nil {
@@ -220,21 +251,28 @@ func turn(ctx context.Context, opts *RunOptions, st *runState, task string) erro
 		}
 	}
 	st.logger.Info("turn start", zap.Int("turn", t.Number), zap.String("task", task))
+	t.Journal = newJournal(st, t)
 	started := opts.Now()
-	res, err := runner(ctx, opts, t)
+	res, err = runner(ctx, opts, t)
 	if err == nil && res == nil {
 		err = errors.New("the turn returned no result")
 	}
 	if err != nil {
 		st.logger.Error("turn failed", zap.Int("turn", t.Number), zap.Error(err))
+		if note := changesNote(finishChanges(ctx, t)); note != "" {
+			fmt.Fprint(opts.IO.ErrOut, note)
+		}
 		return cancelOr(err, cmdutil.ExitFailure)
 	}
+	finishChanges(ctx, t)
 	answer := res.FinalAnswer
 	st.logger.Info("turn done", zap.Int("turn", t.Number), zap.Int("answer_bytes", len(answer)))
 	if opts.IO.StdoutTTY { // redirected output stays exactly what the model wrote
 		answer = display.ForTerminal(answer)
 	}
-	fmt.Fprintln(opts.IO.Out, strings.TrimRight(answer, "\n"))
+	if st.json == nil { // with --output json, stdout carries JSON Lines only
+		fmt.Fprintln(opts.IO.Out, strings.TrimRight(answer, "\n"))
+	}
 	return saveTurn(opts, st, t, started, res)
 }
 
