@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
+	"github.com/massgen-go/massgen/cmd/changescmd"
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/cmd/configscmd"
 	"github.com/massgen-go/massgen/cmd/mcpcmd"
@@ -72,6 +73,8 @@ State lives under ./.massgen/ (workspaces, snapshots, temp_workspaces, sessions,
 		trashcmd.NewCmd(f),
 		mcpcmd.NewCmd(f),
 		sessionscmd.NewCmd(f),
+		changescmd.NewDiffCmd(f),
+		changescmd.NewUndoCmd(f),
 	)
 	cmdutil.MarkUsageErrors(root)
 	return root

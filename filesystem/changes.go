@@ -255,6 +255,8 @@ func (cs *ChangeSet) Undo(ctx context.Context, o UndoOptions) (UndoReport, error
 		case redirected:
 			rep.Skipped = append(rep.Skipped, UndoSkip{r.Path, "a symbolic link now stands on the way to it; not touched"})
 			continue
+		case cur.same(r.Before):
+			continue // already as before the turn (put back by hand, or by an earlier undo)
 		case r.Before.Type == EntryFile && !keptExists(cs, r.Before.Kept):
 			rep.Skipped = append(rep.Skipped, UndoSkip{r.Path, "its original is no longer kept in the trash (restored or emptied?)"})
 			continue
