@@ -1,6 +1,7 @@
 package display
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"strings"
@@ -96,8 +97,10 @@ func (j *JSON) Close() {}
 
 // Emit writes one object as a line.
 func (j *JSON) Emit(v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // answers and files are often HTML: keep them readable
+	if err := enc.Encode(v); err != nil {
 		return
 	}
 	j.mu.Lock()
@@ -105,7 +108,7 @@ func (j *JSON) Emit(v any) {
 	if j.err != nil {
 		return
 	}
-	_, j.err = j.w.Write(append(b, '\n'))
+	_, j.err = j.w.Write(buf.Bytes())
 }
 
 // FilesChanged writes the files_changed line of a turn (also when nothing changed).
