@@ -97,6 +97,7 @@ type Journal struct {
 	copies  int
 	lines   *os.File // journal.jsonl: one line per record, written as it is made (crash safety)
 	broken  error    // a change that could not be recorded after it happened
+	done    *ChangeSet
 }
 
 // NewJournal returns a journal keeping its copies in dir (absolute, normally
@@ -346,6 +347,17 @@ const changesFile = "changes.json"
 func (j *Journal) Finish(ctx context.Context) (*ChangeSet, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	if j.done != nil {
+		return j.done, nil
+	}
+	cs, err := j.finish(ctx)
+	if err == nil {
+		j.done = cs
+	}
+	return cs, err
+}
+
+func (j *Journal) finish(ctx context.Context) (*ChangeSet, error) {
 	if j.lines != nil {
 		j.lines.Close()
 		j.lines = nil
@@ -355,6 +367,9 @@ func (j *Journal) Finish(ctx context.Context) (*ChangeSet, error) {
 		cs.Incomplete = j.broken.Error()
 	}
 	if len(j.records) == 0 {
+		// Commands may have made the folder for copies they did not need: leave nothing.
+		_ = os.Remove(filepath.Join(j.dir, "originals"))
+		_ = os.Remove(j.dir)
 		return cs, nil
 	}
 	for i := 0; i < len(j.records); i++ {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -31,14 +32,19 @@ const (
 // invEntry is one entry of a pre-command inventory.
 type invEntry struct {
 	info  fsx.Info
-	state EntryState // what undo puts back (a file's copy is state.Kept)
-	known bool       // the journal knew it already: nothing was copied
+	state EntryState // what undo puts back; a file's content is at off in the blob
+	off   int64
+	known bool // the journal knew it already: nothing was copied
 }
 
-// inventory is what the writable part of the context paths held before a command.
+// inventory is what the writable part of the context paths held before a command. The files'
+// contents are copied one after the other into one blob (one file created per command, not one
+// per file: creating files is what costs); after the command, only the changed ones are taken
+// out of it, and it is removed.
 type inventory struct {
 	roots   []string
 	entries map[string]invEntry
+	blob    *os.File
 }
 
 // commandRoots are the writable roots of pol that are journaled context paths.
@@ -64,36 +70,57 @@ func (t *Toolset) beforeCommand(ctx context.Context, pol sandbox.Policy) (*inven
 	defer j.mu.Unlock()
 	inv := &inventory{roots: roots, entries: map[string]invEntry{}}
 	var files, bytes int64
-	err := t.walkWritable(ctx, roots, pol.Keep, func(dir *fsx.Dir, name, p string, info fsx.Info) error {
-		if known, absent := j.knownBefore(p); known || absent {
-			inv.entries[p] = invEntry{info: info, known: true}
-			return nil
-		}
-		var st EntryState
-		switch {
-		case info.IsDir():
-			st = EntryState{Type: EntryDir, Mode: info.Mode.Perm()}
-		case info.IsRegular() || info.IsLink():
-			if info.IsRegular() {
+	blobPath, err := j.newCopyPath("originals")
+	if err == nil {
+		inv.blob, err = os.OpenFile(blobPath+".command", os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	}
+	if err == nil {
+		os.Remove(inv.blob.Name()) // unnamed: it goes away with the descriptor, whatever happens
+	}
+	if err == nil {
+		err = t.walkWritable(ctx, roots, pol.Keep, func(dir *fsx.Dir, name, p string, info fsx.Info) error {
+			if known, absent := j.knownBefore(p); known || absent {
+				inv.entries[p] = invEntry{info: info, known: true}
+				return nil
+			}
+			e := invEntry{info: info}
+			switch {
+			case info.IsDir():
+				e.state = EntryState{Type: EntryDir, Mode: info.Mode.Perm()}
+			case info.IsLink():
+				target, err := dir.Readlink(name)
+				if err != nil {
+					return err
+				}
+				e.state = EntryState{Type: EntrySymlink, Target: target}
+			case info.IsRegular():
 				files, bytes = files+1, bytes+info.Size
 				if files > maxKeepFiles || bytes > maxKeepBytes {
 					return errTooMuch
 				}
+				f, fi, err := dir.OpenFileSame(name, info)
+				if err != nil {
+					return err
+				}
+				if e.off, err = inv.blob.Seek(0, io.SeekCurrent); err == nil {
+					e.state.Size, err = io.Copy(inv.blob, f)
+				}
+				f.Close()
+				if err != nil {
+					return fmt.Errorf("keeping the original of %s: %w", p, err)
+				}
+				e.state.Type, e.state.Mode = EntryFile, fi.Mode.Perm()
+			default:
+				return nil // sockets, FIFOs: nothing a command's change to could be undone
 			}
-			var err error
-			if st, err = j.keepEntry(dir, name, p, info); err != nil {
-				return err
-			}
-		default:
-			return nil // sockets, FIFOs: nothing a command's change to could be undone
-		}
-		inv.entries[p] = invEntry{info: info, state: st}
-		return nil
-	})
+			inv.entries[p] = e
+			return nil
+		})
+	}
 	if err == nil {
 		return inv, pol, ""
 	}
-	inv.dropCopies()
+	inv.close()
 	why := err.Error()
 	if errors.Is(err, errTooMuch) {
 		why = fmt.Sprintf("keeping their originals for `massgen undo` would copy more than %d files or %d MiB", maxKeepFiles, maxKeepBytes>>20)
@@ -120,13 +147,29 @@ func readOnlyRoots(pol sandbox.Policy, roots []string) sandbox.Policy {
 	return out
 }
 
-// dropCopies removes the copies an inventory made.
-func (inv *inventory) dropCopies() {
-	for _, e := range inv.entries {
-		if e.state.Kept != "" {
-			os.Remove(e.state.Kept)
-		}
+// close drops the blob of copies.
+func (inv *inventory) close() {
+	if inv.blob != nil {
+		inv.blob.Close()
 	}
+}
+
+// keep takes the original of a changed file out of the blob into a kept copy (caller holds
+// the journal's mu).
+func (inv *inventory) keep(j *Journal, e invEntry) (EntryState, error) {
+	st := e.state
+	if st.Type != EntryFile {
+		return st, nil
+	}
+	dst, err := j.newCopyPath("originals")
+	if err != nil {
+		return st, err
+	}
+	if st.SHA256, _, err = copyHashed(io.NewSectionReader(inv.blob, e.off, st.Size), dst); err != nil {
+		return st, err
+	}
+	st.Kept = dst
+	return st, nil
 }
 
 // afterCommand journals what the command created, changed or removed, and drops the copies of
@@ -136,6 +179,7 @@ func (t *Toolset) afterCommand(ctx context.Context, inv *inventory, keep []strin
 		return
 	}
 	ctx = context.WithoutCancel(ctx) // a cancelled command may still have changed files
+	defer inv.close()
 	j := t.o.Journal
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -161,12 +205,14 @@ func (t *Toolset) afterCommand(ctx context.Context, inv *inventory, keep []strin
 			continue
 		}
 		if ok && unchanged(e.info, cur) {
-			if e.state.Kept != "" {
-				os.Remove(e.state.Kept)
-			}
 			continue
 		}
-		j.note(j.add(p, e.state))
+		st, err := inv.keep(j, e)
+		if err != nil {
+			j.note(fmt.Errorf("keeping the original of %s, changed by a command: %w", p, err))
+			continue
+		}
+		j.note(j.add(p, st))
 	}
 	for _, p := range order {
 		if _, ok := inv.entries[p]; ok {
