@@ -82,8 +82,8 @@ type RunOptions struct {
 	Yes        bool     // --yes: accept defaults, never prompt
 	Debug      bool     // --debug: debug-level logs
 	Display    string   // --display auto|plain|silent
-	SessionID  string   // --session ID: continue that session (interactive sessions)
-	Continue   bool     // --continue: continue the latest session
+	SessionID  string   // --session ID: continue that session
+	Continue   bool     // --continue: continue the latest session (cmd/resume.go)
 	Output     string   // --output text|json (cmd/output.go)
 	Question   string   // the QUESTION argument; empty: interactive mode
 
