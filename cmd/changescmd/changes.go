@@ -13,7 +13,10 @@ import (
 
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/cmd/sessionscmd"
+	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem"
+	"github.com/massgen-go/massgen/internal/pathx"
+	"github.com/massgen-go/massgen/permissions"
 	"github.com/massgen-go/massgen/session"
 )
 
@@ -122,7 +125,48 @@ func turnChanges(o *Options) (*session.Session, int, session.Turn, *filesystem.C
 	if err != nil {
 		return fail(cmdutil.WithCode(cmdutil.ExitFailure, err))
 	}
+	if cs != nil {
+		wd, err := o.Getwd()
+		if err != nil {
+			return fail(cmdutil.WithCode(cmdutil.ExitFailure, err))
+		}
+		if err := checkChangeSet(cs, filepath.Join(wd, configs.MassgenDirName, permissions.TrashDirName), t); err != nil {
+			return fail(cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("turn %d of session %s: %w", n, s.ID, err)))
+		}
+	}
 	return s, n, t, cs, nil
+}
+
+// checkChangeSet refuses a change set that does not belong here: its copies must be in this
+// project's trash (massgen keeps them there; run diff and undo from the folder the run was in)
+// and every path it names inside one of the turn's context paths. Undo writes those paths from
+// those copies, so a changes.json edited by anyone else must not steer it.
+func checkChangeSet(cs *filesystem.ChangeSet, trash string, t session.Turn) error {
+	same := func(a, b string) bool {
+		ra, err1 := filepath.EvalSymlinks(a)
+		rb, err2 := filepath.EvalSymlinks(b)
+		return err1 == nil && err2 == nil && ra == rb
+	}
+	if !same(cs.TrashRoot, trash) {
+		return fmt.Errorf("its changes are kept in %s, not in this folder's %s: run massgen from the folder the run was in", cs.TrashRoot, trash)
+	}
+	var roots []string
+	for _, cp := range t.ContextPaths {
+		roots = append(roots, filepath.Clean(cp.Path))
+		if r, err := filepath.EvalSymlinks(cp.Path); err == nil {
+			roots = append(roots, r)
+		}
+	}
+	for _, r := range cs.Records {
+		inside := false
+		for _, root := range roots {
+			inside = inside || pathx.Within(r.Path, root)
+		}
+		if !inside {
+			return fmt.Errorf("changes.json names %s, which is in none of the turn's context paths; refusing", r.Path)
+		}
+	}
+	return nil
 }
 
 func diffRun(o *Options) error {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/massgen-go/massgen/cmd/cmdutil"
+	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/permissions"
 	"github.com/massgen-go/massgen/session"
@@ -62,7 +63,8 @@ func turnWith(t *testing.T, dir string, calls map[string]map[string]any) string 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.SaveTurn(session.Turn{Task: "t", Answer: "a", Workspace: ws, Changes: cs}); err != nil {
+	if _, err := s.SaveTurn(session.Turn{Task: "t", Answer: "a", Workspace: ws, Changes: cs,
+		ContextPaths: []configs.ContextPath{{Path: proj, Permission: "write"}}}); err != nil {
 		t.Fatal(err)
 	}
 	return proj
@@ -172,6 +174,57 @@ func TestTurnChangesErrors(t *testing.T) {
 			err := diffRun(&o)
 			if cmdutil.CodeOf(err) != tt.code || err == nil || !strings.Contains(err.Error(), tt.message) {
 				t.Errorf("err = %v (code %d), want code %d and %q", err, cmdutil.CodeOf(err), tt.code, tt.message)
+			}
+		})
+	}
+}
+
+// TestTamperedChangesAreRefused: a changes.json naming copies outside this folder's trash, or a
+// path outside the turn's context paths, is refused before undo touches anything.
+func TestTamperedChangesAreRefused(t *testing.T) {
+	tests := []struct {
+		name   string
+		tamper func(cs map[string]any, dir string)
+		want   string
+	}{
+		{"path outside the context paths", func(cs map[string]any, dir string) {
+			cs["changes"].([]any)[0].(map[string]any)["path"] = filepath.Join(dir, "outside.txt")
+		}, "in none of the turn's context paths"},
+		{"copies in another trash", func(cs map[string]any, dir string) {
+			other := filepath.Join(dir, "elsewhere")
+			_ = os.MkdirAll(other, 0o755)
+			cs["trash_root"] = other
+			rec := cs["changes"].([]any)[0].(map[string]any)
+			rec["before"].(map[string]any)["kept"] = ""
+			rec["after"].(map[string]any)["kept"] = ""
+		}, "not in this folder's"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			turnWith(t, dir, map[string]map[string]any{"write_file": {"path": filepath.Join(dir, "project", "index.html"), "content": "new\n"}})
+			files, _ := filepath.Glob(filepath.Join(dir, ".massgen", "sessions", "*", "turn_1", "changes.json"))
+			if len(files) != 1 {
+				t.Fatalf("changes.json: %v", files)
+			}
+			raw, _ := os.ReadFile(files[0])
+			var cs map[string]any
+			if err := json.Unmarshal(raw, &cs); err != nil {
+				t.Fatal(err)
+			}
+			tt.tamper(cs, dir)
+			raw, _ = json.Marshal(cs)
+			if err := os.WriteFile(files[0], raw, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			ios, _, _ := cmdutil.TestStreams("")
+			o := &Options{IO: ios, Getwd: func() (string, error) { return dir, nil }, LookupEnv: func(string) (string, bool) { return "", false }, Now: time.Now, Force: true}
+			err := undoRun(context.Background(), o)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("undo: %v, want %q", err, tt.want)
+			}
+			if b, _ := os.ReadFile(filepath.Join(dir, "project", "index.html")); string(b) != "new\n" {
+				t.Errorf("a refused undo changed index.html: %q", b)
 			}
 		})
 	}
