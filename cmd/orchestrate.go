@@ -49,7 +49,7 @@ func orchestrateTurn(ctx context.Context, opts *RunOptions, t *Turn) (*orchestra
 		_, accessible := opts.LookupEnv("ACCESSIBLE")
 		_, noColor := opts.LookupEnv("NO_COLOR")
 		counter = prompt.NewAsker(prompt.AskOptions{In: opts.IO.In, Out: opts.IO.ErrOut, Accessible: accessible,
-			Width: width, Height: height, Color: !noColor})
+			Width: width, Height: height, Color: !noColor, Erase: mode == display.ModeLive})
 		asker = counter
 	}
 

@@ -155,6 +155,8 @@ func (cs *ChangeSet) WriteDiff(w io.Writer, color bool) error {
 		switch {
 		case r.Before.Type == EntrySymlink || r.After.Type == EntrySymlink:
 			fmt.Fprintf(&out, "symlink: %s -> %s\n", describeState(r.Before), describeState(r.After))
+		case (!okB && r.Before.Size > maxDiffBytes) || (!okA && r.After.Size > maxDiffBytes):
+			fmt.Fprintf(&out, "File %s is too large to diff (%s -> %s)\n", r.Path, describeState(r.Before), describeState(r.After))
 		case !okB || !okA:
 			fmt.Fprintf(&out, "Binary file %s differs (%s -> %s)\n", r.Path, describeState(r.Before), describeState(r.After))
 		default:

@@ -30,6 +30,10 @@ type AskOptions struct {
 	Width, Height int
 	// Color paints the diff preview (a terminal, and NO_COLOR unset).
 	Color bool
+	// Erase erases the prompt once answered, leaving one line saying what was answered: set
+	// when nothing else writes to the terminal meanwhile (the live view, which the CLI
+	// suspends); plain progress lines would be erased instead.
+	Erase bool
 }
 
 // Asker implements permissions.Asker with a huh prompt. Agents run concurrently, but the user
@@ -137,9 +141,10 @@ func (a *Asker) ask(ctx context.Context, req permissions.AskRequest) (permission
 		answer, err = permissions.AskDeny, ctx.Err()
 	}
 	if !a.o.Accessible {
-		// Erase the header so the live view comes back where it was, and leave one line saying
-		// what was answered.
-		fmt.Fprintf(a.o.Out, "\x1b[%dA\r\x1b[J", len(header))
+		if a.o.Erase {
+			// Erase the header so the live view comes back where it was.
+			fmt.Fprintf(a.o.Out, "\x1b[%dA\r\x1b[J", len(header))
+		}
 		fmt.Fprintln(a.o.Out, a.fit(Outcome(req, answer)))
 	}
 	return answer, err
