@@ -275,7 +275,8 @@ func (j *Journal) created(p string) {
 }
 
 // trashed records the entry p a tool moved to the trash: data is its copy there (a file, a link
-// or a whole tree), which is the original undo puts back.
+// or a whole tree), which is the original undo puts back. The trash is massgen's own folder,
+// which agents cannot reach, so it is walked by path.
 func (j *Journal) trashed(p, data string) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
