@@ -84,4 +84,7 @@ func TestContextPromptInTmux(t *testing.T) {
 			t.Errorf("pane lacks %q:\n%s", s, pane)
 		}
 	}
+	// The run goes on (and fails: its provider is unreachable); it must be over before the
+	// temporary folders it writes in are removed.
+	waitFor("EXIT=")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 
 	"go.uber.org/zap"
 	"golang.org/x/term"
@@ -43,14 +44,22 @@ func orchestrateTurn(ctx context.Context, opts *RunOptions, t *Turn) (*orchestra
 	home, _ := opts.HomeDir()
 
 	var asker permissions.Asker // nil without a terminal: asks become denies with a reason
+	var counter *prompt.Asker   // counts the user's denials for the summary
 	if opts.IO.StdinTTY && opts.IO.StderrTTY {
 		_, accessible := opts.LookupEnv("ACCESSIBLE")
-		asker = prompt.NewAsker(prompt.AskOptions{In: opts.IO.In, Out: opts.IO.ErrOut, Accessible: accessible})
+		_, noColor := opts.LookupEnv("NO_COLOR")
+		counter = prompt.NewAsker(prompt.AskOptions{In: opts.IO.In, Out: opts.IO.ErrOut, Accessible: accessible,
+			Width: width, Height: height, Color: !noColor, Erase: mode == display.ModeLive})
+		asker = counter
 	}
 
 	color := display.ColorEnabled(opts.IO.StderrTTY, opts.LookupEnv)
 	d := display.New(mode, opts.IO.ErrOut, display.Options{Width: width, Height: height, Color: color})
 	rec := newOutcomeRecorder(cfg)
+	events := func(ev orchestrator.Event) { rec.handle(ev); d.Handle(ev) }
+	if jd := t.JSON; jd != nil { // --output json: the same events as JSON Lines on stdout
+		events = func(ev orchestrator.Event) { rec.handle(ev); d.Handle(ev); jd.Handle(ev) }
+	}
 	if s, ok := d.(display.Suspender); ok && asker != nil {
 		asker = suspendingAsker{asker: asker, s: s}
 	}
@@ -61,16 +70,21 @@ func orchestrateTurn(ctx context.Context, opts *RunOptions, t *Turn) (*orchestra
 		ReadOnly:  t.ReadOnly,
 		RunDir:    t.RunDir,
 		Asker:     asker,
-		Events:    func(ev orchestrator.Event) { rec.handle(ev); d.Handle(ev) },
+		Events:    events,
 		Logger:    logger,
 		LookupEnv: cfg.LookupEnv,
 		Home:      home,
+		Journal:   t.Journal,
 	})
 	d.Close()
 	t.Outcome = rec.outcome(res)
+	if counter != nil {
+		t.UserDenials = counter.Denials()
+	}
 	if err != nil {
 		return nil, err
 	}
+	cs := finishChanges(ctx, t)
 	if mode != display.ModeSilent {
 		// Why the run ended early is said by the lines that end it (Outcome.print), once; only
 		// the overall timeout is left to the summary.
@@ -79,6 +93,10 @@ func orchestrateTurn(ctx context.Context, opts *RunOptions, t *Turn) (*orchestra
 			shown.EndedEarly = ""
 		}
 		fmt.Fprint(opts.IO.ErrOut, display.SummaryWith(&shown, display.Style{Color: color}))
+		fmt.Fprint(opts.IO.ErrOut, cs.Summary())
+		if n := len(t.UserDenials); n > 0 {
+			fmt.Fprintf(opts.IO.ErrOut, "You denied %s: %s\n", plural(n, "request"), strings.Join(t.UserDenials, "; "))
+		}
 		if opts.IO.StdoutTTY { // the answer follows on the same screen
 			fmt.Fprint(opts.IO.ErrOut, "\nFinal answer:\n")
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
+	"github.com/massgen-go/massgen/cmd/changescmd"
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/cmd/configscmd"
 	"github.com/massgen-go/massgen/cmd/mcpcmd"
@@ -50,7 +51,7 @@ State lives under ./.massgen/ (workspaces, snapshots, temp_workspaces, sessions,
 			if err := applyEnvDefaults(cmd, f.LookupEnv); err != nil {
 				return err
 			}
-			return runRun(cmd.Context(), opts)
+			return runRunOutput(cmd.Context(), opts)
 		},
 	}
 	fl := root.Flags()
@@ -59,8 +60,9 @@ State lives under ./.massgen/ (workspaces, snapshots, temp_workspaces, sessions,
 	fl.BoolVarP(&opts.Yes, "yes", "y", false, "accept defaults and never prompt")
 	fl.BoolVar(&opts.Debug, "debug", false, "debug-level logs (in .massgen/logs/)")
 	fl.StringVar(&opts.Display, "display", "auto", "progress display: auto, plain or silent (on stderr)")
-	fl.StringVar(&opts.SessionID, "session", "", "continue the session with this ID (interactive sessions)")
-	fl.BoolVar(&opts.Continue, "continue", false, "continue the latest session")
+	fl.StringVar(&opts.SessionID, "session", "", "continue the session with this ID, with its config and context paths (flags given override them)")
+	fl.BoolVar(&opts.Continue, "continue", false, "continue the latest session with its config and context paths (flags given override them)")
+	fl.StringVar(&opts.Output, "output", "text", "stdout format: text (the final answer) or json (JSON Lines events and a result object; see docs/output.md)")
 	fl.StringVar(&opts.Quick.Backend, "backend", "", "quick mode: run one agent of this backend type, without a config file")
 	fl.StringVar(&opts.Quick.Model, "model", "", "quick mode: the agent's model (the backend is guessed from it when --backend is not given)")
 	fl.StringVar(&opts.Quick.SystemMessage, "system-message", "", "quick mode: the agent's system message")
@@ -78,6 +80,8 @@ State lives under ./.massgen/ (workspaces, snapshots, temp_workspaces, sessions,
 		trashcmd.NewCmd(f),
 		mcpcmd.NewCmd(f),
 		sessionscmd.NewCmd(f),
+		changescmd.NewDiffCmd(f),
+		changescmd.NewUndoCmd(f),
 	)
 	cmdutil.MarkUsageErrors(root)
 	return root

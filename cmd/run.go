@@ -20,6 +20,7 @@ import (
 	"github.com/massgen-go/massgen/cmd/permissionscmd"
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/display"
+	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/internal/runlock"
 	"github.com/massgen-go/massgen/internal/tmpsweep"
 	"github.com/massgen-go/massgen/logging"
@@ -45,6 +46,13 @@ type Turn struct {
 	ReadOnly []string
 	// Outcome is set by the runner: failed agents, state not saved, timeout (nil: none).
 	Outcome *Outcome
+	// Journal records the final agent's changes to context paths; Changes is what it found at
+	// the end of the turn (cmd/changes.go). UserDenials are the calls the user refused.
+	Journal     *filesystem.Journal
+	Changes     *filesystem.ChangeSet
+	UserDenials []string
+	// JSON is the --output json display (nil otherwise).
+	JSON *display.JSON
 }
 
 // runState is what one invocation keeps between turns: the config (the /context command adds
@@ -55,8 +63,9 @@ type runState struct {
 	runDir  string // .massgen/logs/log_<timestamp>/
 	turns   int
 	session *sessionState
-	maxTask int // the largest task accepted, in bytes
-	code    int // the worst exit code of the turns that gave an answer (partial, timeout)
+	maxTask int           // the largest task accepted, in bytes
+	code    int           // the worst exit code of the turns that gave an answer (partial, timeout)
+	json    *display.JSON // --output json
 }
 
 // ContextPrompter asks the user which context paths to add (prompt.AskContextPaths).
@@ -83,18 +92,21 @@ type RunOptions struct {
 	Yes        bool         // --yes: accept defaults, never prompt
 	Debug      bool         // --debug: debug-level logs
 	Display    string       // --display auto|plain|silent
-	SessionID  string       // --session ID: continue that session (interactive sessions)
-	Continue   bool         // --continue: continue the latest session
+	SessionID  string       // --session ID: continue that session
+	Continue   bool         // --continue: continue the latest session (cmd/resume.go)
 	Question   string       // the QUESTION argument; empty: interactive mode
 	Wait       bool         // --wait: wait for another run of the project to end instead of refusing
 	// MaxTaskBytes is --max-task-bytes: the largest task accepted (0: the config's
 	// orchestrator.max_task_bytes, else 1 MiB).
 	MaxTaskBytes int
+	Output       string // --output text|json (cmd/output.go)
 
 	// PromptContextPaths asks for context paths; nil uses prompt.AskContextPaths.
 	PromptContextPaths ContextPrompter
 	// RunTurn runs one turn; nil uses runTurn (turn.go).
 	RunTurn TurnRunner
+
+	jsonOut *display.JSON // --output json (runRunOutput)
 }
 
 func newRunOptions(f *cmdutil.Factory) *RunOptions {
@@ -118,8 +130,16 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	}
 	home, _ := opts.HomeDir() // no home: ~/.massgen/.env and ~/.massgen/config.yaml are skipped
 
-	cfg, warnings, err := loadRunConfig(opts)
+	// --continue / --session without --config: the session names its config (cmd/resume.go).
+	resumed, cfgName, err := resumeBeforeConfig(opts, wd, home)
+	if err != nil {
+		return err
+	}
+	cfg, warnings, err := loadRunConfig(opts, cfgName)
 	configscmd.PrintWarnings(opts.IO.ErrOut, warnings)
+	if err != nil && resumed != nil {
+		return cmdutil.WithCode(cmdutil.CodeOf(err), fmt.Errorf("session %s ran with config %s: %w (pass --config to use another)", resumed.cur.ID, cfgName, err))
+	}
 	if err != nil {
 		if cmdutil.CodeOf(err) != cmdutil.ExitUsage || opts.ConfigName == "" {
 			return err
@@ -156,6 +176,14 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		return err
 	}
 	defer func() { _ = lock.Release() }()
+	if opts.resuming() && resumed == nil {
+		if resumed, err = openSession(cfg, opts.SessionID, opts.Continue); err != nil {
+			return err
+		}
+	}
+	if err := resumeContextPaths(opts, resumed, cfg, wd); err != nil {
+		return err
+	}
 
 	prompted := false
 	if shouldPromptContext(opts, cfg) {
@@ -198,7 +226,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		return err
 	}
 	defer func() { _ = closeLog() }()
-	st := &runState{cfg: cfg, logger: logger, runDir: runDir, maxTask: taskLimit(opts, cfg)}
+	st := &runState{cfg: cfg, logger: logger, runDir: runDir, maxTask: taskLimit(opts, cfg), json: newJSONOutput(opts)}
 	// Temp files of writes killed half-way, in the user's folders: swept before the agents start
 	// and after they are done (internal/tmpsweep).
 	sweepTemp(ctx, opts, st, "start")
@@ -214,21 +242,21 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		fmt.Fprintf(opts.IO.ErrOut, "Logs: %s\n", runDir)
 	}
 
-	if opts.Question == "" || opts.SessionID != "" || opts.Continue {
-		if err := startSession(opts, st); err != nil {
-			return err
-		}
+	if err := startSession(opts, st, resumed); err != nil { // every run is a session
+		return err
 	}
 	if opts.Question != "" {
 		return turn(ctx, opts, st, opts.Question)
 	}
-	return interactive(ctx, opts, st)
+	err = interactive(ctx, opts, st)
+	printResumeHint(opts, st)
+	return err
 }
 
 // loadRunConfig loads the config named by --config, or makes quick mode's.
-func loadRunConfig(opts *RunOptions) (*configs.Config, []configs.Warning, error) {
+func loadRunConfig(opts *RunOptions, name string) (*configs.Config, []configs.Warning, error) {
 	if !opts.Quick.set() {
-		return opts.LoadConfig(opts.ConfigName)
+		return opts.LoadConfig(name)
 	}
 	name, data, err := quickConfig(opts.Quick, opts.ConfigName)
 	if err != nil {
@@ -278,11 +306,11 @@ func sweepTemp(ctx context.Context, opts *RunOptions, st *runState, when string)
 // some agent has a workspace, and neither --context nor --yes was given.
 func shouldPromptContext(opts *RunOptions, cfg *configs.Config) bool {
 	return opts.IO.StdinTTY && opts.IO.StderrTTY && cfg.HasWorkspaces() &&
-		len(opts.Contexts) == 0 && !opts.Yes
+		len(opts.Contexts) == 0 && !opts.Yes && !opts.resuming()
 }
 
 // turn runs one task and prints its answer on stdout.
-func turn(ctx context.Context, opts *RunOptions, st *runState, task string) error {
+func turn(ctx context.Context, opts *RunOptions, st *runState, task string) (err error) {
 	st.turns++
 	runner := opts.RunTurn
 	if runner == nil {
@@ -290,8 +318,11 @@ func turn(ctx context.Context, opts *RunOptions, st *runState, task string) erro
 	}
 	t := &Turn{
 		Task: task, Number: st.turns, Config: st.cfg, Logger: st.logger, RunDir: st.runDir,
-		History: st.session.history(), ReadOnly: st.session.readOnly(),
+		History: st.session.history(), ReadOnly: st.session.readOnly(), JSON: st.json,
 	}
+	var res *orchestrator.Result
+	// --output json: the turn's last lines, whatever the turn's outcome.
+	defer func() { emitResult(st, t, res, err) }()
 	if opts.Question == "" { // interactive: one log folder per turn
 		t.RunDir = filepath.Join(st.runDir, fmt.Sprintf("turn_%d", t.Number))
 		if err := os.MkdirAll(t.RunDir, 0o755); err != nil {
@@ -299,8 +330,9 @@ func turn(ctx context.Context, opts *RunOptions, st *runState, task string) erro
 		}
 	}
 	st.logger.Info("turn start", zap.Int("turn", t.Number), logging.Text("task", task))
+	t.Journal = newJournal(st, t)
 	started := opts.Now()
-	res, err := runner(ctx, opts, t)
+	res, err = runner(ctx, opts, t)
 	if err == nil && res == nil {
 		err = errors.New("the turn returned no result")
 	}
@@ -310,6 +342,9 @@ func turn(ctx context.Context, opts *RunOptions, st *runState, task string) erro
 	}
 	if err != nil {
 		st.logger.Error("turn failed", zap.Int("turn", t.Number), zap.Error(err))
+		if note := changesNote(finishChanges(ctx, t)); note != "" {
+			fmt.Fprint(opts.IO.ErrOut, note)
+		}
 		if cmdutil.CodeOf(cancelOr(err, cmdutil.ExitFailure)) == cmdutil.ExitCanceled {
 			return cancelOr(err, cmdutil.ExitFailure)
 		}
@@ -324,12 +359,15 @@ func turn(ctx context.Context, opts *RunOptions, st *runState, task string) erro
 		out.print(opts.IO.ErrOut)
 		return cancelOr(err, cmdutil.ExitFailure)
 	}
+	finishChanges(ctx, t)
 	answer := res.FinalAnswer
 	st.logger.Info("turn done", zap.Int("turn", t.Number), zap.Int("answer_bytes", len(answer)))
 	if opts.IO.StdoutTTY { // redirected output stays exactly what the model wrote
 		answer = display.ForTerminal(answer)
 	}
-	fmt.Fprintln(opts.IO.Out, strings.TrimRight(answer, "\n"))
+	if st.json == nil { // with --output json, stdout carries JSON Lines only
+		fmt.Fprintln(opts.IO.Out, strings.TrimRight(answer, "\n"))
+	}
 	saveTurn(opts, st, t, started, res, out)
 	out.print(opts.IO.ErrOut)
 	code := out.code()

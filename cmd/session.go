@@ -13,6 +13,7 @@ import (
 
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/orchestrator"
 	"github.com/massgen-go/massgen/prompt"
 	"github.com/massgen-go/massgen/session"
@@ -76,7 +77,7 @@ func (s *sessionState) readOnly() []string {
 }
 
 // save stores a finished turn, starting the session folder on the first one.
-func (s *sessionState) save(cfg *configs.Config, task string, started, ended time.Time, res *orchestrator.Result) (string, error) {
+func (s *sessionState) save(cfg *configs.Config, task string, started, ended time.Time, res *orchestrator.Result, changes *filesystem.ChangeSet) (string, error) {
 	if s.cur == nil {
 		cur, err := s.store.New(started)
 		if err != nil {
@@ -84,7 +85,8 @@ func (s *sessionState) save(cfg *configs.Config, task string, started, ended tim
 		}
 		s.cur = cur
 	}
-	t := session.Turn{Task: task, Started: started, Ended: ended}
+	t := session.Turn{Task: task, Started: started, Ended: ended,
+		Config: cfg.Source, ContextPaths: cfg.Orchestrator.ContextPaths, Changes: changes}
 	for _, a := range cfg.Agents {
 		t.Agents = append(t.Agents, a.ID)
 	}
@@ -224,12 +226,15 @@ func addContext(ctx context.Context, opts *RunOptions, cfg *configs.Config, arg 
 	return nil
 }
 
-// startSession opens the session of this invocation: always in interactive mode, and for a
-// single question with --session or --continue.
-func startSession(opts *RunOptions, st *runState) error {
-	s, err := openSession(st.cfg, opts.SessionID, opts.Continue)
-	if err != nil {
-		return err
+// startSession opens the session of this invocation (every run is one): resumed, the one
+// --continue or --session found; otherwise a new one, saved with the first turn.
+func startSession(opts *RunOptions, st *runState, resumed *sessionState) error {
+	s := resumed
+	if s == nil {
+		var err error
+		if s, err = openSession(st.cfg, "", false); err != nil {
+			return err
+		}
 	}
 	st.session = s
 	if s.cur != nil && opts.Display != "silent" {
@@ -247,7 +252,7 @@ func saveTurn(opts *RunOptions, st *runState, t *Turn, started time.Time, res *o
 	if s == nil {
 		return
 	}
-	dir, err := s.save(st.cfg, t.Task, started, opts.Now(), res)
+	dir, err := s.save(st.cfg, t.Task, started, opts.Now(), res, t.Changes)
 	switch {
 	case err != nil && dir != "":
 		st.logger.Error("saving the session summary", zap.String("dir", dir), zap.Error(err))

@@ -337,12 +337,16 @@ func (l *live) redrawLocked() {
 	l.dirty = false
 }
 
-// Suspend stops redrawing, so a prompt can use the terminal; the next frame is drawn below
-// whatever the prompt printed.
+// Suspend stops redrawing and erases the panels, so a prompt can use their place; once the
+// prompt has erased itself, the next frame is drawn there again (below any line the prompt
+// left), not repeated below it.
 func (l *live) Suspend() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.paused++
+	if l.paused == 1 && l.drawn > 0 {
+		fmt.Fprintf(l.w, "\x1b[%dA\r\x1b[J", l.drawn)
+	}
 	l.drawn = 0
 }
 

@@ -122,15 +122,20 @@ func (t *Toolset) executeCommand(ctx context.Context, c *call) (any, error) {
 	}
 	defer dirFile.Close()
 	sandbox.ReportFallback(t.o.Sandbox, t.log)
+	pol := t.sandboxPolicy()
+	inv, pol, note := t.beforeCommand(ctx, pol) // change journal: see journal_command.go
 	res, err := sandbox.Run(ctx, sandbox.Options{
 		Mode: t.o.Sandbox, Command: command, Dir: w.Path, DirHandle: dirFile,
 		Timeout: time.Duration(timeout) * time.Second, MaxOutput: maxCommandOutput,
-		Policy: t.sandboxPolicy(), Trash: t.trashFromDir, Log: t.log,
+		Policy: pol, Trash: t.trashFromDir, Log: t.log,
 	})
+	t.afterCommand(ctx, inv, pol.Keep)
 	if err != nil {
 		return nil, err
 	}
-	return commandResult{Command: command, WorkDir: w.Path, Success: res.ExitCode == 0 && !res.TimedOut, Result: res}, nil
+	out := commandResult{Command: command, WorkDir: w.Path, Success: res.ExitCode == 0 && !res.TimedOut, Result: res}
+	out.Stderr += note
+	return out, nil
 }
 
 // trashFromDir moves what a command's clean-up takes away (name in the opened directory dir)

@@ -19,12 +19,15 @@ import (
 var errExists = errors.New("exists (set overwrite=true to replace it)")
 
 // copyInto copies the open regular file src to name in dir and records it.
-func (t *Toolset) copyInto(c *call, src *os.File, info fsx.Info, dir *fsx.Dir, name string, overwrite bool) error {
+func (t *Toolset) copyInto(ctx context.Context, c *call, src *os.File, info fsx.Info, dir *fsx.Dir, name string, overwrite bool) error {
 	p := fsx.Join(dir.Path, name)
 	if !overwrite {
 		if _, err := dir.Lstat(name); err == nil {
 			return fmt.Errorf("%s %w", p, errExists)
 		}
+	}
+	if err := t.keepOriginal(ctx, dir, name, p); err != nil {
+		return err
 	}
 	created, _, err := dir.WriteFile(name, src, info.Mode.Perm())
 	if err != nil {
@@ -94,6 +97,7 @@ func (t *Toolset) copyFile(ctx context.Context, c *call) (any, error) {
 			var made string
 			dir, made, err = dst.MakeParent()
 			if made != "" {
+				t.noteCreated(made)
 				c.changed(made, Created)
 			}
 		}
@@ -101,7 +105,7 @@ func (t *Toolset) copyFile(ctx context.Context, c *call) (any, error) {
 			return nil, pathErr(dst.Path, err)
 		}
 		defer dir.Close()
-		if err := t.copyInto(c, f, info, dir, name, overwrite); err != nil {
+		if err := t.copyInto(ctx, c, f, info, dir, name, overwrite); err != nil {
 			return nil, pathErr(src.Path, err)
 		}
 		out := fsx.Join(dir.Path, name)
@@ -113,7 +117,7 @@ func (t *Toolset) copyFile(ctx context.Context, c *call) (any, error) {
 	}
 	defer sd.Close()
 	existed := dst.Exists
-	dd, err := destDir(c, dst)
+	dd, err := t.destDir(c, dst)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +153,7 @@ func (c *call) copyEnds(srcArg, dstArg string) (src, dst *fsx.Walk, err error) {
 }
 
 // destDir opens the directory a walk leads to, creating it (and missing parents) when missing.
-func destDir(c *call, w *fsx.Walk) (*fsx.Dir, error) {
+func (t *Toolset) destDir(c *call, w *fsx.Walk) (*fsx.Dir, error) {
 	if w.Exists {
 		if !w.Info.IsDir() {
 			return nil, fmt.Errorf("%s exists and is not a directory", w.Path)
@@ -166,6 +170,7 @@ func destDir(c *call, w *fsx.Walk) (*fsx.Dir, error) {
 	names := append(append([]string(nil), w.Missing...), w.Name)
 	d, made, err := w.Dir.MkdirAll(names)
 	if made != "" {
+		t.noteCreated(made)
 		c.changed(made, Created)
 	}
 	if err != nil {
@@ -226,7 +231,7 @@ func (t *Toolset) copyTree(ctx context.Context, c *call, src, dst *fsx.Dir, incl
 			res.Skipped = append(res.Skipped, skipped{target, err.Error()})
 			continue
 		}
-		if err := t.copyRel(c, src, dst, f, overwrite); err != nil {
+		if err := t.copyRel(ctx, c, src, dst, f, overwrite); err != nil {
 			if errors.Is(err, errExists) {
 				res.Skipped = append(res.Skipped, skipped{target, "exists (overwrite is false)"})
 			} else {
@@ -241,7 +246,7 @@ func (t *Toolset) copyTree(ctx context.Context, c *call, src, dst *fsx.Dir, incl
 
 // copyRel copies the file f below src to the same place below dst, both reached through
 // descriptors; the source must still be the file listed.
-func (t *Toolset) copyRel(c *call, src, dst *fsx.Dir, f treeFile, overwrite bool) error {
+func (t *Toolset) copyRel(ctx context.Context, c *call, src, dst *fsx.Dir, f treeFile, overwrite bool) error {
 	sdir, name, err := dirRel(src, f.rel, false)
 	if err != nil {
 		return err
@@ -252,12 +257,13 @@ func (t *Toolset) copyRel(c *call, src, dst *fsx.Dir, f treeFile, overwrite bool
 		return err
 	}
 	defer in.Close()
-	ddir, dname, err := dirRel(dst, f.rel, true)
+	ddir, dname, made, err := dirRelMade(dst, f.rel)
 	if err != nil {
 		return err
 	}
 	defer ddir.Close()
-	return t.copyInto(c, in, info, ddir, dname, overwrite)
+	t.noteCreated(made)
+	return t.copyInto(ctx, c, in, info, ddir, dname, overwrite)
 }
 
 func (t *Toolset) copyFilesBatch(ctx context.Context, c *call) (any, error) {
@@ -284,7 +290,7 @@ func (t *Toolset) copyFilesBatch(ctx context.Context, c *call) (any, error) {
 		return nil, pathErr(src.Path, err)
 	}
 	defer sd.Close()
-	dd, err := destDir(c, dst)
+	dd, err := t.destDir(c, dst)
 	if err != nil {
 		return nil, err
 	}
@@ -336,7 +342,14 @@ func (t *Toolset) moveFile(ctx context.Context, c *call) (any, error) {
 	}
 	defer dir.Close()
 	if made != "" {
+		t.noteCreated(made)
 		c.changed(made, Created)
+	}
+	if err := t.keepOriginal(ctx, src.Dir, src.Name, src.Path); err != nil {
+		return nil, err
+	}
+	if err := t.keepOriginal(ctx, dir, dst.Name, dst.Path); err != nil {
+		return nil, err
 	}
 	err = fsx.Rename(src.Dir, src.Name, dir, dst.Name)
 	if errors.Is(err, unix.EXDEV) {
@@ -398,7 +411,7 @@ func (t *Toolset) moveAcrossDevices(ctx context.Context, c *call, src *fsx.Walk,
 		return err
 	}
 	defer f.Close()
-	if err := t.copyInto(c, f, info, dir, name, false); err != nil {
+	if err := t.copyInto(ctx, c, f, info, dir, name, false); err != nil {
 		return err
 	}
 	return src.Dir.Remove(src.Name)

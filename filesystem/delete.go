@@ -104,6 +104,7 @@ func (t *Toolset) deleteFile(ctx context.Context, c *call) (any, error) {
 		if err != nil {
 			return nil, err
 		}
+		t.noteTrashed(w.Path, e)
 		out["trash_id"] = e.ID
 		out["note"] = "moved to the trash; the user can restore it with `massgen trash restore " + e.ID + "`"
 	}
@@ -218,6 +219,7 @@ func (t *Toolset) deleteIn(c *call, d *fsx.Dir, f treeFile, abs string, res *bat
 		if err != nil {
 			return err
 		}
+		t.noteTrashed(abs, e)
 		res.TrashIDs = append(res.TrashIDs, e.ID)
 	}
 	c.changed(abs, Deleted)

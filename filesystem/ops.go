@@ -144,7 +144,7 @@ func dirRel(d *fsx.Dir, rel string, create bool) (*fsx.Dir, string, error) {
 	name := parts[len(parts)-1]
 	dirs := parts[:len(parts)-1]
 	if create {
-		parent, _, err := d.MkdirAll(dirs)
+		parent, name, _, err := dirRelMade(d, rel)
 		return parent, name, err
 	}
 	cur, _, err := d.MkdirAll(nil)
@@ -160,4 +160,12 @@ func dirRel(d *fsx.Dir, rel string, create bool) (*fsx.Dir, string, error) {
 		cur = next
 	}
 	return cur, name, nil
+}
+
+// dirRelMade is dirRel creating the missing directories; made is the first one it created ("":
+// none).
+func dirRelMade(d *fsx.Dir, rel string) (dir *fsx.Dir, name, made string, err error) {
+	parts := strings.Split(rel, "/")
+	dir, made, err = d.MkdirAll(parts[:len(parts)-1])
+	return dir, parts[len(parts)-1], made, err
 }

@@ -38,6 +38,9 @@ type ToolsetOptions struct {
 	// run; the call is answered with a note that the agent presenting the final answer will.
 	Planning bool
 	Logger   *zap.Logger
+	// Journal, when set, keeps the original of every entry of a writable context path before a
+	// tool first changes it in this turn (change review and undo; see journal.go).
+	Journal *Journal
 }
 
 // Toolset is the set of tools one agent is offered in one role. It is safe for concurrent use.

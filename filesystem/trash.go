@@ -40,15 +40,21 @@ func (t *Toolset) trash(dir *fsx.Dir, name, p string, info fsx.Info) (TrashEntry
 	if t.o.TrashDir == "" {
 		return TrashEntry{}, errNoTrash
 	}
-	if err := os.MkdirAll(t.o.TrashDir, 0o700); err != nil {
+	return moveToTrash(t.o.TrashDir, dir, name, p, info, t.pol.Spec().Agent)
+}
+
+// moveToTrash moves the entry name of dir (canonical path p, lstat info) into a new slot of
+// trashDir, recording who removed it (an agent, or "massgen undo").
+func moveToTrash(trashDir string, dir *fsx.Dir, name, p string, info fsx.Info, by string) (TrashEntry, error) {
+	if err := os.MkdirAll(trashDir, 0o700); err != nil {
 		return TrashEntry{}, fmt.Errorf("trash: %w", err)
 	}
-	slot, seq, err := newSlot(t.o.TrashDir)
+	slot, seq, err := newSlot(trashDir)
 	if err != nil {
 		return TrashEntry{}, err
 	}
-	run := filepath.Base(t.o.TrashDir)
-	e := TrashEntry{ID: run + "/" + seq, Run: run, OriginalPath: p, Agent: t.pol.Spec().Agent,
+	run := filepath.Base(trashDir)
+	e := TrashEntry{ID: run + "/" + seq, Run: run, OriginalPath: p, Agent: by,
 		DeletedAt: time.Now().UTC(), IsDir: info.IsDir(), Size: info.Size, Mode: info.Mode.String()}
 	// Metadata first: a crash after the move still leaves a restorable entry.
 	b, _ := json.MarshalIndent(e, "", "  ")

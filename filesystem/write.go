@@ -14,7 +14,7 @@ import (
 
 // writeWalk writes data where a walk leads, creating the missing parent directories (without
 // following links), atomically (see fsx.Dir.WriteFile), and records the change.
-func (t *Toolset) writeWalk(c *call, w *fsx.Walk, src io.Reader, mode fs.FileMode) (bool, int64, error) {
+func (t *Toolset) writeWalk(ctx context.Context, c *call, w *fsx.Walk, src io.Reader, mode fs.FileMode) (bool, int64, error) {
 	if w.Exists && w.Info.IsDir() {
 		return false, 0, fmt.Errorf("%s is a directory", w.Path)
 	}
@@ -24,7 +24,11 @@ func (t *Toolset) writeWalk(c *call, w *fsx.Walk, src io.Reader, mode fs.FileMod
 	}
 	defer dir.Close()
 	if made != "" {
+		t.noteCreated(made)
 		c.changed(made, Created)
+	}
+	if err := t.keepOriginal(ctx, dir, w.Name, w.Path); err != nil {
+		return false, 0, err
 	}
 	created, n, err := dir.WriteFile(w.Name, src, mode)
 	if err != nil {
@@ -49,7 +53,7 @@ func (t *Toolset) writeFile(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	created, n, err := t.writeWalk(c, w, strings.NewReader(content), 0)
+	created, n, err := t.writeWalk(ctx, c, w, strings.NewReader(content), 0)
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +170,7 @@ func (t *Toolset) editFile(ctx context.Context, c *call) (any, error) {
 	}
 	diff, added, removed := unifiedDiff(w.Path, w.Path, string(data), updated, 3)
 	if !dry && updated != string(data) {
-		if _, _, err := t.writeWalk(c, w, strings.NewReader(updated), 0); err != nil {
+		if _, _, err := t.writeWalk(ctx, c, w, strings.NewReader(updated), 0); err != nil {
 			return nil, err
 		}
 	}
@@ -200,6 +204,7 @@ func (t *Toolset) createDirectory(ctx context.Context, c *call) (any, error) {
 		// counts as its own for read-before-delete (re-creating an existing directory, such
 		// as a context path's root, must not make the user's files in it deletable).
 		t.tracker.MarkTree(made)
+		t.noteCreated(made)
 		c.changed(made, Created)
 	}
 	return map[string]any{"path": w.Path, "created": made != ""}, nil

@@ -54,6 +54,9 @@ type Options struct {
 	// External, when set, provides each agent's external tools instead of its MCP servers
 	// (tests).
 	External func(ctx context.Context, agent configs.Agent) map[string]filesystem.External
+	// Journal, when set, records the final agent's changes to context paths (change review
+	// and undo); the caller finishes it after the run.
+	Journal *filesystem.Journal
 }
 
 // Result is the outcome of a run.

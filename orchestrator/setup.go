@@ -137,6 +137,7 @@ func newRun(ctx context.Context, o Options) (*run, error) {
 		},
 		External: o.External,
 		Logger:   o.Logger,
+		Journal:  o.Journal,
 	})
 	if err != nil {
 		return nil, errorf("%w", err)

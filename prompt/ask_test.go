@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -43,12 +45,12 @@ func TestAskAccessible(t *testing.T) {
 		input string
 		want  permissions.AskAnswer
 	}{
-		{"allow once", "1\n", permissions.AskAllowOnce},
-		{"allow for this run", "2\n", permissions.AskAllowRun},
-		{"deny", "3\n", permissions.AskDeny},
+		{"deny", "1\n", permissions.AskDeny},
+		{"allow once", "2\n", permissions.AskAllowOnce},
+		{"allow for this run", "3\n", permissions.AskAllowRun},
 		{"enter takes the default, deny", "\n", permissions.AskDeny},
 		{"end of input denies", "", permissions.AskDeny},
-		{"invalid choice asks again", "9\nyes\n1\n", permissions.AskAllowOnce},
+		{"invalid choice asks again", "9\nyes\n2\n", permissions.AskAllowOnce},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -73,7 +75,7 @@ func TestAskAccessible(t *testing.T) {
 func TestAskSequentialAnswersFromOneStream(t *testing.T) {
 	// Three asks read three answers from the same stream, in order.
 	var out bytes.Buffer
-	a := NewAsker(AskOptions{In: oneByteReader{strings.NewReader("2\n\n1\n")}, Out: &out, Accessible: true})
+	a := NewAsker(AskOptions{In: oneByteReader{strings.NewReader("3\n\n2\n")}, Out: &out, Accessible: true})
 	want := []permissions.AskAnswer{permissions.AskAllowRun, permissions.AskDeny, permissions.AskAllowOnce}
 	for i, w := range want {
 		req := sampleRequest("agent_a")
@@ -90,7 +92,7 @@ func TestAskSequentialAnswersFromOneStream(t *testing.T) {
 // prompts ran at once, -race would report it and the answers would be garbled.
 func TestAskQueuesConcurrentAgents(t *testing.T) {
 	var out bytes.Buffer
-	a := NewAsker(AskOptions{In: oneByteReader{strings.NewReader("1\n3\n")}, Out: &out, Accessible: true})
+	a := NewAsker(AskOptions{In: oneByteReader{strings.NewReader("2\n1\n")}, Out: &out, Accessible: true})
 
 	agents := []string{"agent_a", "agent_b"}
 	answers := make(map[string]permissions.AskAnswer)
@@ -169,7 +171,7 @@ func TestAskQueuedPromptGivesUpWhenCancelled(t *testing.T) {
 		t.Errorf("queued ask with a cancelled context = %v, %v; want deny, context.Canceled", ans, err)
 	}
 
-	if _, err := pw.Write([]byte("2\n")); err != nil {
+	if _, err := pw.Write([]byte("3\n")); err != nil {
 		t.Fatal(err)
 	}
 	if got := <-firstDone; got != permissions.AskAllowRun {
@@ -194,7 +196,7 @@ func TestDetailsForCommandWithoutPaths(t *testing.T) {
 // second prompt.
 func TestAskAllowForThisRunAnswersQueuedDuplicates(t *testing.T) {
 	var out bytes.Buffer
-	a := NewAsker(AskOptions{In: oneByteReader{strings.NewReader("2\n")}, Out: &out, Accessible: true})
+	a := NewAsker(AskOptions{In: oneByteReader{strings.NewReader("3\n")}, Out: &out, Accessible: true})
 	var wg sync.WaitGroup
 	answers := make([]permissions.AskAnswer, 2)
 	for i := range answers {
@@ -218,5 +220,65 @@ func TestAskAllowForThisRunAnswersQueuedDuplicates(t *testing.T) {
 	other.Paths = []string{"/proj/other.html"}
 	if ans, _ := a.Ask(t.Context(), other); ans != permissions.AskDeny {
 		t.Errorf("other path = %v, want deny", ans)
+	}
+}
+
+// TestAskShowsTheChange: a write shows the diff of the file against the new content, an edit
+// the diff of the edit, a command the command; the user's denials are counted.
+func TestAskShowsTheChange(t *testing.T) {
+	dir := t.TempDir()
+	page := filepath.Join(dir, "index.html")
+	if err := os.WriteFile(page, []byte("<h1>old</h1>\n<p>same</p>\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		req  permissions.AskRequest
+		want []string
+	}{
+		{"write_file", permissions.AskRequest{Agent: "a", Role: permissions.Final, Tool: "write_file",
+			Args: map[string]any{"path": page, "content": "<h1>new</h1>\n<p>same</p>\n"}, Paths: []string{page}},
+			[]string{"--- " + page, "+++ " + page, "-<h1>old</h1>", "+<h1>new</h1>", " <p>same</p>"}},
+		{"write_file of a new file", permissions.AskRequest{Agent: "a", Role: permissions.Final, Tool: "write_file",
+			Args: map[string]any{"path": page + ".new", "content": "hello\n"}, Paths: []string{page + ".new"}},
+			[]string{"--- /dev/null", "+hello"}},
+		{"edit_file", permissions.AskRequest{Agent: "a", Role: permissions.Final, Tool: "edit_file",
+			Args: map[string]any{"path": page, "edits": []any{map[string]any{"oldText": "same", "newText": "changed"}}}, Paths: []string{page}},
+			[]string{"-<p>same</p>", "+<p>changed</p>"}},
+		{"execute_command", permissions.AskRequest{Agent: "a", Tool: "execute_command",
+			Args: map[string]any{"command": "make deploy", "work_dir": dir}, Paths: []string{dir}},
+			[]string{"command: make deploy", "paths: " + dir}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			a := NewAsker(AskOptions{In: oneByteReader{strings.NewReader("1\n")}, Out: &out, Accessible: true})
+			got, err := a.Ask(t.Context(), tt.req)
+			if err != nil || got != permissions.AskDeny {
+				t.Fatalf("Ask = %v, %v", got, err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(out.String(), w) {
+					t.Errorf("prompt lacks %q:\n%s", w, out.String())
+				}
+			}
+			if d := a.Denials(); len(d) != 1 || !strings.Contains(d[0], tt.req.Tool) {
+				t.Errorf("Denials = %q", d)
+			}
+		})
+	}
+}
+
+// TestAskCleansModelText: paths and content from a model cannot drive the terminal.
+func TestAskCleansModelText(t *testing.T) {
+	var out bytes.Buffer
+	a := NewAsker(AskOptions{In: oneByteReader{strings.NewReader("\n")}, Out: &out, Accessible: true})
+	req := permissions.AskRequest{Agent: "a", Tool: "write_file", Args: map[string]any{"path": "/x", "content": "\x1b]0;pwned\x07\x1b[2J\n"},
+		Paths: []string{"/p\x1b[31mred"}}
+	_, _ = a.Ask(t.Context(), req)
+	for _, bad := range []string{"\x1b]0;", "\x1b[2J", "\x1b[31mred"} {
+		if strings.Contains(out.String(), bad) {
+			t.Errorf("output carries %q:\n%q", bad, out.String())
+		}
 	}
 }

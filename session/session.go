@@ -21,8 +21,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/massgen-go/massgen/snapshots"
 	"go.uber.org/zap"
+
+	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/filesystem"
+	"github.com/massgen-go/massgen/snapshots"
 )
 
 const (
@@ -90,6 +93,16 @@ type Turn struct {
 	Workspace string
 	// Timeline is the turn's coordination, in order (answers, votes, restarts, ...).
 	Timeline []Moment
+	// What the turn ran with, so --continue and --session restore it: the config (its
+	// Config.Source) and the context paths with their permissions and protected paths.
+	Config       string
+	ContextPaths []configs.ContextPath
+	// Changes is what the turn changed in context paths (nil: nothing); SaveTurn keeps it in
+	// turn_N/changes.json, which ChangesFile names in the turns a Session returns.
+	Changes     *filesystem.ChangeSet
+	ChangesFile string
+	// Undone is when `massgen undo` put the turn's changes back (zero: never).
+	Undone time.Time
 }
 
 // Exchange is one turn of the conversation.
@@ -116,6 +129,10 @@ type metadata struct {
 	Workspace       string                `json:"workspace"`
 	SourceWorkspace string                `json:"source_workspace,omitempty"`
 	Timeline        []Moment              `json:"timeline,omitempty"`
+	Config          string                `json:"config,omitempty"`
+	ContextPaths    []configs.ContextPath `json:"context_paths"`
+	FilesChanged    []changedFile         `json:"files_changed"`
+	Changes         string                `json:"changes_file,omitempty"`
 }
 
 // Open opens (creating if needed) the sessions folder root.
@@ -276,12 +293,15 @@ func (ses *Session) load() error {
 		if err != nil {
 			return fmt.Errorf("session: %w", err)
 		}
-		ses.turns = append(ses.turns, Turn{
+		t := Turn{
 			Task: md.Task, Answer: string(answer), Winner: md.Winner, Votes: md.Votes,
 			Agents: md.Agents, Started: md.Started, Ended: md.Ended, Tokens: md.Tokens,
 			FilesDelivered: md.FilesDelivered, Workspace: filepath.Join(dir, workspaceDir),
 			Timeline: md.Timeline,
-		})
+			Config:   md.Config, ContextPaths: md.ContextPaths,
+		}
+		loadChanges(dir, md, &t)
+		ses.turns = append(ses.turns, t)
 	}
 	return nil
 }
@@ -309,12 +329,18 @@ func (ses *Session) SaveTurn(t Turn) (string, error) {
 	if err := writeFileAtomic(filepath.Join(tmp, answerFile), []byte(t.Answer)); err != nil {
 		return "", err
 	}
+	changes, err := writeChanges(tmp, t.Changes)
+	if err != nil {
+		return "", err
+	}
 	md := metadata{
 		Session: ses.ID, Turn: n, Task: t.Task, Winner: t.Winner, Votes: nonNil(t.Votes),
 		Agents: nonNilSlice(t.Agents), Started: t.Started, Ended: t.Ended,
 		Tokens: nonNil(t.Tokens), FilesDelivered: nonNilSlice(t.FilesDelivered),
 		Answer: answerFile, Workspace: workspaceDir, SourceWorkspace: t.Workspace,
 		Timeline: t.Timeline,
+		Config:   t.Config, ContextPaths: nonNilSlice(t.ContextPaths),
+		FilesChanged: filesChanged(t.Changes), Changes: changes,
 	}
 	if !t.Started.IsZero() && !t.Ended.IsZero() {
 		md.DurationSeconds = t.Ended.Sub(t.Started).Seconds()
@@ -340,6 +366,9 @@ func (ses *Session) SaveTurn(t Turn) (string, error) {
 		return "", err
 	}
 	t.Workspace = filepath.Join(final, workspaceDir)
+	if changes != "" {
+		t.ChangesFile = filepath.Join(final, changes)
+	}
 	ses.turns = append(ses.turns, t)
 	if err := ses.writeSummary(); err != nil {
 		return final, err

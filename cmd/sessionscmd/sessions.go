@@ -17,6 +17,7 @@ import (
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/display"
+	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/orchestrator"
 	"github.com/massgen-go/massgen/session"
 )
@@ -65,8 +66,9 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	return cmd
 }
 
-// sessionsDir is the config's session_storage, or ./.massgen/sessions without --config.
-func sessionsDir(opts *Options) (string, error) {
+// Dir is the sessions folder: the config's session_storage, or ./.massgen/sessions without
+// --config. `massgen diff` and `massgen undo` find sessions the same way.
+func Dir(opts *Options) (string, error) {
 	wd, err := opts.Getwd()
 	if err != nil {
 		return "", cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("current directory: %w", err))
@@ -89,7 +91,7 @@ func sessionsDir(opts *Options) (string, error) {
 }
 
 func listRun(opts *Options) error {
-	dir, err := sessionsDir(opts)
+	dir, err := Dir(opts)
 	if err != nil {
 		return err
 	}
@@ -118,7 +120,7 @@ func listRun(opts *Options) error {
 }
 
 func showRun(opts *Options) error {
-	dir, err := sessionsDir(opts)
+	dir, err := Dir(opts)
 	if err != nil {
 		return err
 	}
@@ -182,6 +184,7 @@ func printSession(w io.Writer, s *session.Session, st display.Style) error {
 		for _, f := range t.FilesDelivered {
 			fmt.Fprintf(w, "Delivered: %s\n", f)
 		}
+		printChanges(w, s.ID, i+1, t)
 		if t.Workspace != "" {
 			fmt.Fprintf(w, "Workspace: %s\n", t.Workspace)
 		}
@@ -221,4 +224,25 @@ func formatTime(t time.Time) string {
 		return "-"
 	}
 	return t.Local().Format("2006-01-02 15:04:05")
+}
+
+// printChanges shows what a turn changed in context paths and how to review or undo it.
+func printChanges(w io.Writer, id string, n int, t session.Turn) {
+	if t.ChangesFile == "" {
+		return
+	}
+	cs, err := filesystem.LoadChangeSet(t.ChangesFile)
+	if err != nil {
+		fmt.Fprintf(w, "Changes: unreadable (%v)\n", err)
+		return
+	}
+	files := cs.Files()
+	fmt.Fprintf(w, "Changed: %d file(s) in context paths", len(files))
+	if !t.Undone.IsZero() {
+		fmt.Fprintf(w, ", undone %s", formatTime(t.Undone))
+	}
+	fmt.Fprintf(w, " (massgen diff --session %s --turn %d)\n", id, n)
+	for _, r := range files {
+		fmt.Fprintf(w, "  %-8s %s  %s\n", r.Op(), r.Path, r.LineCounts())
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/massgen-go/massgen/cmd/cmdutil"
+	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/session"
 )
 
@@ -139,5 +140,37 @@ func TestSessionsShowWithoutSessions(t *testing.T) {
 	}
 	if _, statErr := os.Stat(filepath.Join(wd, ".massgen")); !os.IsNotExist(statErr) {
 		t.Errorf("show created .massgen: %v", statErr)
+	}
+}
+
+// TestShowListsChanges: a turn that changed context paths shows its files with line counts,
+// how to diff it, and whether it was undone.
+func TestShowListsChanges(t *testing.T) {
+	wd := t.TempDir()
+	store, err := session.Open(filepath.Join(wd, ".massgen", "sessions"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := store.New(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	trash := filepath.Join(wd, ".massgen", "trash")
+	cs := &filesystem.ChangeSet{Version: 1, Dir: filepath.Join(trash, "j"), TrashRoot: trash, Records: []filesystem.ChangeRecord{
+		{Path: "/p/new.txt", Before: filesystem.EntryState{Type: filesystem.EntryAbsent}, After: filesystem.EntryState{Type: filesystem.EntryFile}, Added: 3},
+	}}
+	if _, err := s.SaveTurn(session.Turn{Task: "t", Answer: "a", Workspace: t.TempDir(), Changes: cs}); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := run(t, wd, "show")
+	if err != nil || !strings.Contains(out, "Changed: 1 file(s) in context paths (massgen diff --session "+s.ID+" --turn 1)") ||
+		!strings.Contains(out, "created  /p/new.txt  +3") {
+		t.Fatalf("show: %v\n%s", err, out)
+	}
+	if err := s.MarkUndone(1, time.Now(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if out, _, _ := run(t, wd, "show"); !strings.Contains(out, ", undone ") {
+		t.Errorf("show after undo:\n%s", out)
 	}
 }

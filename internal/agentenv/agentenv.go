@@ -64,6 +64,9 @@ type Options struct {
 	// servers (tests stand in for a server with it).
 	External func(ctx context.Context, agent configs.Agent) map[string]filesystem.External
 	Logger   *zap.Logger
+	// Journal, when set, records the final role's changes to context paths for review and
+	// undo (filesystem.Journal); coordination cannot write there.
+	Journal *filesystem.Journal
 }
 
 // ConfigError is a fault of the config or the project rules (as opposed to the machine).
@@ -337,7 +340,12 @@ func (a *Agent) role(role Role) (*roleEnv, error) {
 	guard := permissions.NewGuard(pol, permissions.GuardOptions{
 		Asker: e.o.Asker, Hooks: hooks, Audit: e.audit, Logger: log, Grants: a.grants,
 	})
+	var journal *filesystem.Journal
+	if role == Final {
+		journal = e.o.Journal
+	}
 	ts, err := filesystem.NewToolset(filesystem.ToolsetOptions{
+		Journal:                 journal,
 		Guard:                   guard,
 		TrashDir:                e.trashDir,
 		EnforceReadBeforeDelete: e.cfg.EnforceReadBeforeDelete(),

@@ -64,3 +64,6 @@ func (d *Dir) WriteFile(name string, src io.Reader, mode fs.FileMode) (bool, int
 
 // Rename fails closed on this platform.
 func Rename(from *Dir, fromName string, to *Dir, toName string) error { return ErrUnsupported }
+
+// Symlink fails closed on this platform.
+func (d *Dir) Symlink(target, name string) error { return ErrUnsupported }

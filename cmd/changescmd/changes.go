@@ -1,0 +1,234 @@
+// Package changescmd implements `massgen diff` and `massgen undo`: what one turn of a session
+// changed in context paths, shown as a unified diff, or put back as it was before the turn.
+package changescmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/massgen-go/massgen/cmd/cmdutil"
+	"github.com/massgen-go/massgen/cmd/sessionscmd"
+	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/filesystem"
+	"github.com/massgen-go/massgen/internal/pathx"
+	"github.com/massgen-go/massgen/permissions"
+	"github.com/massgen-go/massgen/session"
+)
+
+// Options are the inputs of diff and undo.
+type Options struct {
+	IO        *cmdutil.IOStreams
+	Getwd     func() (string, error)
+	HomeDir   func() (string, error)
+	LookupEnv func(string) (string, bool)
+	Now       func() time.Time
+
+	Config  string // --config: its session_storage holds the sessions
+	Session string // --session ID ("": the latest)
+	Turn    int    // --turn N (0: the latest)
+	Force   bool   // undo --force: also put back what changed since the turn
+}
+
+func newOptions(f *cmdutil.Factory) *Options {
+	return &Options{IO: f.IO, Getwd: f.Getwd, HomeDir: f.HomeDir, LookupEnv: f.LookupEnv, Now: time.Now}
+}
+
+func addFlags(cmd *cobra.Command, o *Options) {
+	fl := cmd.Flags()
+	fl.StringVar(&o.Session, "session", "", "session ID (default: the latest session)")
+	fl.IntVar(&o.Turn, "turn", 0, "turn number (default: the session's latest turn)")
+	fl.StringVar(&o.Config, "config", "", "config whose session_storage holds the sessions (default: ./.massgen/sessions)")
+}
+
+// NewDiffCmd returns `massgen diff`.
+func NewDiffCmd(f *cmdutil.Factory) *cobra.Command {
+	o := newOptions(f)
+	cmd := &cobra.Command{
+		Use:   "diff",
+		Short: "Show what a turn changed in context paths, as a unified diff",
+		Long: `diff prints the unified diff of what one turn of a session changed in context paths: every
+file the final agent (or a command it ran) created, modified or deleted, from before the turn's
+first change to the end of the turn. It reads the copies kept under .massgen/trash, so it shows
+the turn's change even when the files have changed since. Colour on a terminal unless NO_COLOR.`,
+		Example: `  massgen diff                       # the latest turn of the latest session
+  massgen diff --turn 2
+  massgen diff --session session_20250928_143022 --turn 1`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error { return diffRun(o) },
+	}
+	addFlags(cmd, o)
+	return cmd
+}
+
+// NewUndoCmd returns `massgen undo`.
+func NewUndoCmd(f *cmdutil.Factory) *cobra.Command {
+	o := newOptions(f)
+	cmd := &cobra.Command{
+		Use:   "undo",
+		Short: "Put every context-path file back as it was before a turn",
+		Long: `undo puts every file one turn changed in context paths back as it was before the turn:
+overwritten and deleted files are restored, created ones go to the trash (restore them with
+massgen trash restore). A file changed since the turn (by you or a later turn) is left alone and
+reported, unless --force, which puts it back too and keeps its current version in the trash.
+Exit 0 when everything was put back, 1 when something was left alone.`,
+		Example: `  massgen undo                       # the latest turn of the latest session
+  massgen undo --turn 2 --force`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return undoRun(cmd.Context(), o) },
+	}
+	addFlags(cmd, o)
+	cmd.Flags().BoolVar(&o.Force, "force", false, "also put back files changed since the turn (their current version goes to the trash)")
+	return cmd
+}
+
+// turnChanges finds the session and turn and loads what the turn changed (nil: nothing).
+func turnChanges(o *Options) (*session.Session, int, session.Turn, *filesystem.ChangeSet, error) {
+	if o.Turn < 0 {
+		return nil, 0, session.Turn{}, nil, cmdutil.FlagErrorf("--turn %d: turns are numbered from 1", o.Turn)
+	}
+	dir, err := sessionscmd.Dir(&sessionscmd.Options{IO: o.IO, Getwd: o.Getwd, HomeDir: o.HomeDir, LookupEnv: o.LookupEnv, Config: o.Config})
+	if err != nil {
+		return nil, 0, session.Turn{}, nil, err
+	}
+	fail := func(err error) (*session.Session, int, session.Turn, *filesystem.ChangeSet, error) {
+		return nil, 0, session.Turn{}, nil, err
+	}
+	if !session.Exists(dir) {
+		return fail(cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("no sessions in %s", dir)))
+	}
+	store, err := session.Open(dir)
+	if err != nil {
+		return fail(cmdutil.WithCode(cmdutil.ExitFailure, err))
+	}
+	var s *session.Session
+	if o.Session == "" {
+		s, err = store.Latest()
+	} else {
+		s, err = store.Get(o.Session)
+	}
+	if errors.Is(err, session.ErrNoSessions) {
+		return fail(cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("no sessions in %s", dir)))
+	}
+	if err != nil {
+		return fail(cmdutil.WithCode(cmdutil.ExitUsage, fmt.Errorf("--session %s: %w (see `massgen sessions list`)", o.Session, err)))
+	}
+	t, n, err := s.Turn(o.Turn)
+	if err != nil {
+		return fail(cmdutil.WithCode(cmdutil.ExitUsage, fmt.Errorf("--turn: %w", err)))
+	}
+	cs, _, err := s.Changes(n)
+	if err != nil {
+		return fail(cmdutil.WithCode(cmdutil.ExitFailure, err))
+	}
+	if cs != nil {
+		wd, err := o.Getwd()
+		if err != nil {
+			return fail(cmdutil.WithCode(cmdutil.ExitFailure, err))
+		}
+		if err := checkChangeSet(cs, filepath.Join(wd, configs.MassgenDirName, permissions.TrashDirName), t); err != nil {
+			return fail(cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("turn %d of session %s: %w", n, s.ID, err)))
+		}
+	}
+	return s, n, t, cs, nil
+}
+
+// checkChangeSet refuses a change set that does not belong here: its copies must be in this
+// project's trash (massgen keeps them there; run diff and undo from the folder the run was in)
+// and every path it names inside one of the turn's context paths. Undo writes those paths from
+// those copies, so a changes.json edited by anyone else must not steer it.
+func checkChangeSet(cs *filesystem.ChangeSet, trash string, t session.Turn) error {
+	same := func(a, b string) bool {
+		ra, err1 := filepath.EvalSymlinks(a)
+		rb, err2 := filepath.EvalSymlinks(b)
+		return err1 == nil && err2 == nil && ra == rb
+	}
+	if !same(cs.TrashRoot, trash) {
+		return fmt.Errorf("its changes are kept in %s, not in this folder's %s: run massgen from the folder the run was in", cs.TrashRoot, trash)
+	}
+	var roots []string
+	for _, cp := range t.ContextPaths {
+		roots = append(roots, filepath.Clean(cp.Path))
+		if r, err := filepath.EvalSymlinks(cp.Path); err == nil {
+			roots = append(roots, r)
+		}
+	}
+	for _, r := range cs.Records {
+		inside := false
+		for _, root := range roots {
+			inside = inside || pathx.Within(r.Path, root)
+		}
+		if !inside {
+			return fmt.Errorf("changes.json names %s, which is in none of the turn's context paths; refusing", r.Path)
+		}
+	}
+	return nil
+}
+
+func diffRun(o *Options) error {
+	s, n, t, cs, err := turnChanges(o)
+	if err != nil {
+		return err
+	}
+	if len(cs.Files()) == 0 {
+		fmt.Fprintf(o.IO.ErrOut, "Turn %d of session %s changed nothing in context paths.\n", n, s.ID)
+		return nil
+	}
+	if !t.Undone.IsZero() {
+		fmt.Fprintf(o.IO.ErrOut, "Turn %d of session %s was undone on %s.\n", n, s.ID, t.Undone.Local().Format("2006-01-02 15:04:05"))
+	}
+	if cs.Incomplete != "" {
+		fmt.Fprintf(o.IO.ErrOut, "Warning: the record of this turn's changes is incomplete: %s\n", cs.Incomplete)
+	}
+	_, noColor := o.LookupEnv("NO_COLOR")
+	if err := cs.WriteDiff(o.IO.Out, o.IO.StdoutTTY && !noColor); err != nil {
+		return cmdutil.WithCode(cmdutil.ExitFailure, err)
+	}
+	return nil
+}
+
+func undoRun(ctx context.Context, o *Options) error {
+	s, n, t, cs, err := turnChanges(o)
+	if err != nil {
+		return err
+	}
+	w := o.IO.ErrOut
+	if cs == nil || len(cs.Records) == 0 {
+		fmt.Fprintf(w, "Turn %d of session %s changed nothing in context paths: nothing to undo.\n", n, s.ID)
+		return nil
+	}
+	if !t.Undone.IsZero() && !o.Force {
+		return cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("turn %d of session %s was already undone on %s (use --force to put its files back again)",
+			n, s.ID, t.Undone.Local().Format("2006-01-02 15:04:05")))
+	}
+	now := o.Now()
+	trash := filepath.Join(cs.TrashRoot, "undo_"+now.Format("20060102_150405"))
+	rep, err := cs.Undo(ctx, filesystem.UndoOptions{Force: o.Force, TrashDir: trash})
+	if err != nil {
+		return cmdutil.WithCode(cmdutil.ExitFailure, err)
+	}
+	for _, p := range rep.Restored {
+		fmt.Fprintf(o.IO.Out, "restored  %s\n", p)
+	}
+	for _, p := range rep.Removed {
+		fmt.Fprintf(o.IO.Out, "removed   %s\n", p)
+	}
+	for _, sk := range rep.Skipped {
+		fmt.Fprintf(o.IO.Out, "skipped   %s: %s\n", sk.Path, sk.Reason)
+	}
+	if len(rep.TrashIDs) > 0 {
+		fmt.Fprintf(w, "What undo replaced or removed is in the trash (massgen trash list): %d entries.\n", len(rep.TrashIDs))
+	}
+	if len(rep.Skipped) > 0 {
+		return cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("turn %d of session %s: %d path(s) left alone (see above)", n, s.ID, len(rep.Skipped)))
+	}
+	if err := s.MarkUndone(n, now, rep); err != nil {
+		fmt.Fprintf(w, "Warning: could not record the undo in the session: %v\n", err)
+	}
+	fmt.Fprintf(w, "Turn %d of session %s is undone: %d restored, %d removed.\n", n, s.ID, len(rep.Restored), len(rep.Removed))
+	return nil
+}

@@ -1,0 +1,69 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/massgen-go/massgen/cmd/cmdutil"
+	"github.com/massgen-go/massgen/display"
+	"github.com/massgen-go/massgen/orchestrator"
+)
+
+// --output json: stdout carries JSON Lines (display.JSON reads the orchestrator's events) and
+// each turn ends with its files_changed and result lines; human progress stays on stderr.
+
+var outputModes = []string{"text", "json"}
+
+// runRunOutput is runRun with --output checked; in JSON mode a run that fails before any turn
+// (a bad config, no session to continue) still ends with a result line.
+func runRunOutput(ctx context.Context, opts *RunOptions) error {
+	if opts.Output == "" {
+		opts.Output = "text"
+	}
+	if !slices.Contains(outputModes, opts.Output) {
+		return cmdutil.FlagErrorf("--output %q: want one of %s", opts.Output, strings.Join(outputModes, ", "))
+	}
+	if opts.Output != "json" {
+		return runRun(ctx, opts)
+	}
+	opts.jsonOut = display.NewJSON(opts.IO.Out)
+	err := runRun(ctx, opts)
+	if err != nil && opts.jsonOut.Results() == 0 {
+		opts.jsonOut.Result(display.JSONResult{ExitCode: cmdutil.CodeOf(err), Error: errorText(err)})
+	}
+	return err
+}
+
+// newJSONOutput is the invocation's JSON display (nil without --output json).
+func newJSONOutput(opts *RunOptions) *display.JSON { return opts.jsonOut }
+
+// emitResult writes a turn's files_changed and result lines (--output json only).
+func emitResult(st *runState, t *Turn, res *orchestrator.Result, err error) {
+	if st.json == nil {
+		return
+	}
+	st.json.FilesChanged(t.Changes)
+	r := display.JSONResult{
+		ExitCode: cmdutil.CodeOf(err), FilesChanged: display.JSONFiles(t.Changes), DeniedByUser: t.UserDenials,
+	}
+	if err != nil {
+		r.Error = errorText(err)
+	}
+	if res != nil {
+		r.FinalAnswer, r.Winner, r.Votes = res.FinalAnswer, res.Winner, res.Votes
+	}
+	if s := st.session; s != nil && s.cur != nil && err == nil {
+		r.Session, r.Turn = s.cur.ID, s.turns()
+	}
+	st.json.Result(r)
+}
+
+// errorText is an error's message ("exit N" for one already reported).
+func errorText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return fmt.Sprint(err)
+}

@@ -1,0 +1,527 @@
+package filesystem
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+
+	"go.uber.org/zap"
+
+	"github.com/massgen-go/massgen/filesystem/internal/fsx"
+	"github.com/massgen-go/massgen/internal/pathx"
+)
+
+// Change review and undo. A Journal records, for one turn, what every entry of a writable
+// context path was before the first change a tool made to it, and keeps the original: the tools
+// call it before they replace, move or remove the entry, with the directory descriptor their
+// walk holds (so what is kept is what the decision judged), and deletions are recorded with the
+// trash slot they went to. Finish then records what each entry became. The journal lives under
+// .massgen/trash/, which agents can neither read nor write.
+
+// EntryType is what stands at a path.
+type EntryType string
+
+// The entry types a journal records.
+const (
+	EntryAbsent  EntryType = "absent"
+	EntryFile    EntryType = "file"
+	EntryDir     EntryType = "dir"
+	EntrySymlink EntryType = "symlink"
+)
+
+// EntryState is what stood at a path at one moment.
+type EntryState struct {
+	Type   EntryType   `json:"type"`
+	Size   int64       `json:"size,omitempty"`
+	Mode   fs.FileMode `json:"mode,omitempty"` // permission bits
+	SHA256 string      `json:"sha256,omitempty"`
+	Target string      `json:"target,omitempty"` // a symlink's target
+	// Kept is the absolute path of a copy of the file's content, under the trash ("" when none
+	// was kept: too large to keep after the turn, or not a file).
+	Kept string `json:"kept,omitempty"`
+}
+
+// same reports whether two states describe the same content (the copies kept do not matter).
+func (s EntryState) same(o EntryState) bool {
+	if s.Type != o.Type {
+		return false
+	}
+	switch s.Type {
+	case EntryFile:
+		return s.SHA256 == o.SHA256 && s.Mode == o.Mode
+	case EntrySymlink:
+		return s.Target == o.Target
+	}
+	return true
+}
+
+// ChangeRecord is one path a turn changed: before its first change and after the turn.
+type ChangeRecord struct {
+	Path   string     `json:"path"`
+	Before EntryState `json:"before"`
+	After  EntryState `json:"after"`
+	// Added and Removed count lines (text files); Binary says they could not be counted.
+	Added   int  `json:"added,omitempty"`
+	Removed int  `json:"removed,omitempty"`
+	Binary  bool `json:"binary,omitempty"`
+}
+
+// Op is what the turn did to the path, as the summary and --output json name it.
+func (r ChangeRecord) Op() ChangeOp {
+	switch {
+	case r.Before.Type == EntryAbsent:
+		return Created
+	case r.After.Type == EntryAbsent:
+		return Deleted
+	}
+	return Modified
+}
+
+// Journal records the changes of one turn to context paths. It is safe for concurrent use.
+type Journal struct {
+	dir string
+	log *zap.Logger
+
+	mu      sync.Mutex
+	records []*ChangeRecord
+	byPath  map[string]*ChangeRecord
+	copies  int
+	lines   *os.File // journal.jsonl: one line per record, written as it is made (crash safety)
+	broken  error    // a change that could not be recorded after it happened
+	done    *ChangeSet
+}
+
+// NewJournal returns a journal keeping its copies in dir (absolute, normally
+// <.massgen>/trash/<session>_turn_<N>); dir is created on the first change only.
+func NewJournal(dir string, log *zap.Logger) (*Journal, error) {
+	if !filepath.IsAbs(dir) {
+		return nil, fmt.Errorf("journal: %q is not an absolute path", dir)
+	}
+	if log == nil {
+		log = zap.NewNop()
+	}
+	return &Journal{dir: filepath.Clean(dir), log: log, byPath: map[string]*ChangeRecord{}}, nil
+}
+
+// Dir is the journal's folder.
+func (j *Journal) Dir() string { return j.dir }
+
+// newCopyPath returns a fresh path for a kept copy under sub ("originals" or "after").
+func (j *Journal) newCopyPath(sub string) (string, error) {
+	d := filepath.Join(j.dir, sub)
+	if err := os.MkdirAll(d, 0o700); err != nil {
+		return "", fmt.Errorf("journal: %w", err)
+	}
+	j.copies++
+	return filepath.Join(d, strconv.Itoa(j.copies)), nil
+}
+
+// add records path's state before its first change (caller holds mu).
+func (j *Journal) add(path string, before EntryState) error {
+	r := &ChangeRecord{Path: path, Before: before}
+	if j.lines == nil {
+		if err := os.MkdirAll(j.dir, 0o700); err != nil {
+			return fmt.Errorf("journal: %w", err)
+		}
+		f, err := os.OpenFile(filepath.Join(j.dir, "journal.jsonl"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		if err != nil {
+			return fmt.Errorf("journal: %w", err)
+		}
+		j.lines = f
+	}
+	b, _ := json.Marshal(r)
+	if _, err := j.lines.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	j.records = append(j.records, r)
+	j.byPath[path] = r
+	return nil
+}
+
+// knownBefore reports whether path's state before the turn is already known: it was recorded,
+// or an ancestor was recorded as absent (everything below a created directory was absent too).
+func (j *Journal) knownBefore(path string) (known, absent bool) {
+	if _, ok := j.byPath[path]; ok {
+		return true, false
+	}
+	for p := filepath.Dir(path); ; p = filepath.Dir(p) {
+		if r, ok := j.byPath[p]; ok && r.Before.Type == EntryAbsent {
+			return false, true
+		}
+		if p == filepath.Dir(p) {
+			return false, false
+		}
+	}
+}
+
+// keep records what the entry name of dir (canonical path p) is before a tool changes it, and
+// keeps a copy of it: a file's content, a link's target, a directory's whole tree (walked
+// through descriptors). An entry whose original cannot be kept must not be changed: the caller
+// fails the call.
+func (j *Journal) keep(ctx context.Context, dir *fsx.Dir, name, p string) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	known, absent := j.knownBefore(p)
+	if known {
+		return nil
+	}
+	if absent {
+		return j.add(p, EntryState{Type: EntryAbsent})
+	}
+	info, err := dir.Lstat(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return j.add(p, EntryState{Type: EntryAbsent})
+	}
+	if err != nil {
+		return err
+	}
+	if !info.IsDir() {
+		st, err := j.keepEntry(dir, name, p, info)
+		if err != nil {
+			return err
+		}
+		return j.add(p, st)
+	}
+	// A directory (moved away): the directory and everything below it, each as it is now.
+	if err := j.add(p, EntryState{Type: EntryDir, Mode: info.Mode.Perm()}); err != nil {
+		return err
+	}
+	sub, err := dir.SubSame(name, info)
+	if err != nil {
+		return err
+	}
+	defer sub.Close()
+	return walkTree(ctx, sub, func(d *fsx.Dir, rel string, e fsx.Entry) (bool, error) {
+		ep := p + "/" + rel
+		if _, ok := j.byPath[ep]; ok {
+			return e.Info.IsDir(), nil
+		}
+		if e.Info.IsDir() {
+			return true, j.add(ep, EntryState{Type: EntryDir, Mode: e.Info.Mode.Perm()})
+		}
+		st, err := j.keepEntry(d, e.Name, ep, e.Info)
+		if err != nil {
+			return false, err
+		}
+		return false, j.add(ep, st)
+	})
+}
+
+// keepEntry keeps a file's content (read through the held directory, and only if it is still
+// the entry described by info) or a link's target.
+func (j *Journal) keepEntry(dir *fsx.Dir, name, p string, info fsx.Info) (EntryState, error) {
+	switch {
+	case info.IsLink():
+		target, err := dir.Readlink(name)
+		if err != nil {
+			return EntryState{}, err
+		}
+		return EntryState{Type: EntrySymlink, Target: target}, nil
+	case info.IsRegular():
+		f, fi, err := dir.OpenFileSame(name, info)
+		if err != nil {
+			return EntryState{}, err
+		}
+		defer f.Close()
+		dst, err := j.newCopyPath("originals")
+		if err != nil {
+			return EntryState{}, err
+		}
+		sum, n, err := copyHashed(f, dst)
+		if err != nil {
+			return EntryState{}, fmt.Errorf("keeping the original of %s: %w", p, err)
+		}
+		return EntryState{Type: EntryFile, Size: n, Mode: fi.Mode.Perm(), SHA256: sum, Kept: dst}, nil
+	}
+	return EntryState{}, fmt.Errorf("%s is a special file (%s): massgen cannot keep its original, so it does not change it", p, typeOf(info.Mode))
+}
+
+// copyHashed copies src to the new file dst (0600: the trash is massgen's) and returns the
+// content's SHA-256 and size.
+func copyHashed(src io.Reader, dst string) (string, int64, error) {
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", 0, err
+	}
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(out, h), src)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(dst)
+		return "", 0, err
+	}
+	return hex.EncodeToString(h.Sum(nil)), n, nil
+}
+
+// created records that a tool made the directory p, which did not exist.
+func (j *Journal) created(p string) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if known, _ := j.knownBefore(p); known {
+		return
+	}
+	j.note(j.add(p, EntryState{Type: EntryAbsent}))
+}
+
+// trashed records the entry p a tool moved to the trash: data is its copy there (a file, a link
+// or a whole tree), which is the original undo puts back. The trash is massgen's own folder,
+// which agents cannot reach, so it is walked by path.
+func (j *Journal) trashed(p, data string) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.note(filepath.WalkDir(data, func(q string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		ep := p
+		if q != data {
+			rel, _ := filepath.Rel(data, q)
+			ep = p + "/" + filepath.ToSlash(rel)
+		}
+		if known, _ := j.knownBefore(ep); known {
+			return nil
+		}
+		fi, err := os.Lstat(q)
+		if err != nil {
+			return err
+		}
+		st := EntryState{Mode: fi.Mode().Perm()}
+		switch {
+		case fi.IsDir():
+			st.Type = EntryDir
+		case fi.Mode()&fs.ModeSymlink != 0:
+			st = EntryState{Type: EntrySymlink}
+			if st.Target, err = os.Readlink(q); err != nil {
+				return err
+			}
+		case fi.Mode().IsRegular():
+			sum, err := hashFile(q)
+			if err != nil {
+				return err
+			}
+			st.Type, st.Size, st.SHA256, st.Kept = EntryFile, fi.Size(), sum, q
+		default:
+			return nil
+		}
+		return j.add(ep, st)
+	}))
+}
+
+// note keeps the first failure to record a change that already happened: Finish reports it.
+func (j *Journal) note(err error) {
+	if err != nil && j.broken == nil {
+		j.broken = err
+		j.log.Error("change journal incomplete", zap.Error(err))
+	}
+}
+
+func hashFile(p string) (string, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// changesFile is the journal's result, written by Finish.
+const changesFile = "changes.json"
+
+// Finish records what every journaled path is now, adds what was created below new directories,
+// drops paths that ended as they began, counts lines, and writes the change set to
+// <dir>/changes.json. A journal that recorded nothing returns an empty set and writes nothing.
+func (j *Journal) Finish(ctx context.Context) (*ChangeSet, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.done != nil {
+		return j.done, nil
+	}
+	cs, err := j.finish(ctx)
+	if err == nil {
+		j.done = cs
+	}
+	return cs, err
+}
+
+func (j *Journal) finish(ctx context.Context) (*ChangeSet, error) {
+	if j.lines != nil {
+		j.lines.Close()
+		j.lines = nil
+	}
+	cs := &ChangeSet{Version: 1, Dir: j.dir, TrashRoot: filepath.Dir(j.dir)}
+	if j.broken != nil {
+		cs.Incomplete = j.broken.Error()
+	}
+	if len(j.records) == 0 {
+		// Commands may have made the folder for copies they did not need: leave nothing.
+		_ = os.Remove(filepath.Join(j.dir, "originals"))
+		_ = os.Remove(j.dir)
+		return cs, nil
+	}
+	for i := 0; i < len(j.records); i++ {
+		r := j.records[i]
+		r.After = j.stateNow(r.Path)
+		if r.Before.Type == EntryAbsent && r.After.Type == EntryDir {
+			j.addCreatedBelow(ctx, r.Path)
+		}
+	}
+	for _, r := range j.records {
+		if r.Before.same(r.After) {
+			continue
+		}
+		countLines(r)
+		cs.Records = append(cs.Records, *r)
+	}
+	if len(cs.Records) == 0 && cs.Incomplete == "" {
+		return cs, nil
+	}
+	b, err := json.MarshalIndent(cs, "", "  ")
+	if err != nil {
+		return cs, fmt.Errorf("journal: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(j.dir, changesFile), append(b, '\n'), 0o600); err != nil {
+		return cs, fmt.Errorf("journal: %w", err)
+	}
+	return cs, nil
+}
+
+// addCreatedBelow records every entry below the new directory p (moved or copied in whole) as
+// created, through descriptors.
+func (j *Journal) addCreatedBelow(ctx context.Context, p string) {
+	w, err := fsx.Resolve(p, false)
+	if err != nil {
+		return
+	}
+	defer w.Close()
+	if w.Path != p || !w.Exists || !w.Info.IsDir() {
+		return
+	}
+	d, err := w.OpenDir()
+	if err != nil {
+		return
+	}
+	defer d.Close()
+	_ = walkTree(ctx, d, func(_ *fsx.Dir, rel string, e fsx.Entry) (bool, error) {
+		ep := p + "/" + rel
+		if _, ok := j.byPath[ep]; !ok {
+			j.note(j.add(ep, EntryState{Type: EntryAbsent}))
+		}
+		return e.Info.IsDir(), nil
+	})
+}
+
+// stateNow is what stands at path now (without following a link at the end, and absent when
+// the path now leads elsewhere through a link); a file's content is kept under after/ when it is
+// small enough to diff.
+func (j *Journal) stateNow(path string) EntryState {
+	st, f := entryState(path)
+	if f == nil {
+		return st
+	}
+	defer f.Close()
+	if st.Size > maxDiffBytes { // too large to diff: its hash is enough to tell later changes
+		h := sha256.New()
+		if _, err := io.Copy(h, f); err != nil {
+			j.note(fmt.Errorf("reading %s as the turn left it: %w", path, err))
+		}
+		st.SHA256 = hex.EncodeToString(h.Sum(nil))
+		return st
+	}
+	dst, err := j.newCopyPath("after")
+	if err == nil {
+		st.SHA256, _, err = copyHashed(f, dst)
+	}
+	if err != nil {
+		j.note(fmt.Errorf("keeping %s as the turn left it: %w", path, err))
+		return st
+	}
+	st.Kept = dst
+	return st
+}
+
+// entryState describes what stands at path now; for a regular file it also returns it opened
+// (through the walk: a file swapped in meanwhile is not read), and the caller hashes it.
+func entryState(path string) (EntryState, *os.File) {
+	w, err := fsx.Resolve(path, true)
+	if err != nil {
+		return EntryState{Type: EntryAbsent}, nil
+	}
+	defer w.Close()
+	if w.Path != path || !w.Exists {
+		return EntryState{Type: EntryAbsent}, nil
+	}
+	switch {
+	case w.Info.IsDir():
+		return EntryState{Type: EntryDir, Mode: w.Info.Mode.Perm()}, nil
+	case w.Info.IsLink():
+		target, err := w.Dir.Readlink(w.Name)
+		if err != nil {
+			return EntryState{Type: EntryAbsent}, nil
+		}
+		return EntryState{Type: EntrySymlink, Target: target}, nil
+	case w.Info.IsRegular():
+		f, fi, err := w.OpenFile()
+		if err != nil {
+			return EntryState{Type: EntryAbsent}, nil
+		}
+		return EntryState{Type: EntryFile, Size: fi.Size, Mode: fi.Mode.Perm()}, f
+	}
+	return EntryState{Type: EntryAbsent}, nil
+}
+
+// countLines fills Added/Removed (or Binary) from the copies kept before and after.
+func countLines(r *ChangeRecord) {
+	if r.Before.Type == EntryDir || r.After.Type == EntryDir {
+		return
+	}
+	before, okB := textOf(r.Before)
+	after, okA := textOf(r.After)
+	if !okB || !okA {
+		r.Binary = true
+		return
+	}
+	_, r.Added, r.Removed = unifiedDiff("a", "b", before, after, 0)
+}
+
+// textOf is a state's text for diffs: "" for absent entries and links, the kept copy of a text
+// file; ok is false for binary files and files not kept.
+func textOf(s EntryState) (string, bool) {
+	switch s.Type {
+	case EntryAbsent, EntryDir:
+		return "", true
+	case EntrySymlink:
+		return "", true
+	}
+	if s.Kept == "" || s.Size > maxDiffBytes {
+		return "", false
+	}
+	b, err := os.ReadFile(s.Kept)
+	if err != nil {
+		return "", false
+	}
+	if binaryKind("", b) != "" {
+		return "", false
+	}
+	return string(b), true
+}
+
+// within reports whether a kept copy lies in the change set's trash (a change set names its
+// copies; a tampered one must not make undo read or restore anything else).
+func (cs *ChangeSet) within(p string) bool {
+	return cs.TrashRoot != "" && filepath.IsAbs(p) && filepath.Clean(p) == p && pathx.Within(p, cs.TrashRoot) && p != cs.TrashRoot
+}

@@ -1,0 +1,290 @@
+package filesystem
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/massgen-go/massgen/filesystem/internal/fsx"
+	"github.com/massgen-go/massgen/filesystem/sandbox"
+	"github.com/massgen-go/massgen/internal/pathx"
+)
+
+// Commands and the change journal. A command changes files by itself, inside the sandbox, so
+// no tool sees each change. Before a command that may write into a context path, massgen takes
+// an inventory of the writable part of those paths (what the sandbox lets the command change:
+// Keep paths stay read-only, private paths are hidden) and keeps a copy of every file not yet
+// journaled; after it, a second inventory tells which entries the command created, changed
+// (inode, size, times or mode differ) or removed, and those are journaled with the copies as
+// their originals. The copies of unchanged files are dropped. When the writable part is too
+// large to copy (limits below), the command runs with those context paths read-only.
+
+// Limits of the copies kept before one command.
+const (
+	maxKeepFiles = 20000
+	maxKeepBytes = 256 << 20
+)
+
+// invEntry is one entry of a pre-command inventory.
+type invEntry struct {
+	info  fsx.Info
+	state EntryState // what undo puts back; a file's content is at off in the blob
+	off   int64
+	known bool // the journal knew it already: nothing was copied
+}
+
+// inventory is what the writable part of the context paths held before a command. The files'
+// contents are copied one after the other into one blob (one file created per command, not one
+// per file: creating files is what costs); after the command, only the changed ones are taken
+// out of it, and it is removed.
+type inventory struct {
+	roots   []string
+	entries map[string]invEntry
+	blob    *os.File
+}
+
+// commandRoots are the writable roots of pol that are journaled context paths.
+func (t *Toolset) commandRoots(pol sandbox.Policy) []string {
+	var roots []string
+	for _, w := range pol.Write {
+		if t.journaled(w) && t.pol.ManagedRoot(w) == w {
+			roots = append(roots, w)
+		}
+	}
+	return roots
+}
+
+// beforeCommand takes the inventory before a command. When it cannot (too much to copy, or an
+// error), it returns pol with those roots read-only and a note for the command's stderr.
+func (t *Toolset) beforeCommand(ctx context.Context, pol sandbox.Policy) (*inventory, sandbox.Policy, string) {
+	roots := t.commandRoots(pol)
+	if len(roots) == 0 {
+		return nil, pol, ""
+	}
+	j := t.o.Journal
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	inv := &inventory{roots: roots, entries: map[string]invEntry{}}
+	var files, bytes int64
+	blobPath, err := j.newCopyPath("originals")
+	if err == nil {
+		inv.blob, err = os.OpenFile(blobPath+".command", os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	}
+	if err == nil {
+		os.Remove(inv.blob.Name()) // unnamed: it goes away with the descriptor, whatever happens
+	}
+	if err == nil {
+		err = t.walkWritable(ctx, roots, pol.Keep, func(dir *fsx.Dir, name, p string, info fsx.Info) error {
+			if known, absent := j.knownBefore(p); known || absent {
+				inv.entries[p] = invEntry{info: info, known: true}
+				return nil
+			}
+			e := invEntry{info: info}
+			switch {
+			case info.IsDir():
+				e.state = EntryState{Type: EntryDir, Mode: info.Mode.Perm()}
+			case info.IsLink():
+				target, err := dir.Readlink(name)
+				if err != nil {
+					return err
+				}
+				e.state = EntryState{Type: EntrySymlink, Target: target}
+			case info.IsRegular():
+				files, bytes = files+1, bytes+info.Size
+				if files > maxKeepFiles || bytes > maxKeepBytes {
+					return errTooMuch
+				}
+				f, fi, err := dir.OpenFileSame(name, info)
+				if err != nil {
+					return err
+				}
+				if e.off, err = inv.blob.Seek(0, io.SeekCurrent); err == nil {
+					e.state.Size, err = io.Copy(inv.blob, f)
+				}
+				f.Close()
+				if err != nil {
+					return fmt.Errorf("keeping the original of %s: %w", p, err)
+				}
+				e.state.Type, e.state.Mode = EntryFile, fi.Mode.Perm()
+			default:
+				return nil // sockets, FIFOs: nothing a command's change to could be undone
+			}
+			inv.entries[p] = e
+			return nil
+		})
+	}
+	if err == nil {
+		return inv, pol, ""
+	}
+	inv.close()
+	why := err.Error()
+	if errors.Is(err, errTooMuch) {
+		why = fmt.Sprintf("keeping their originals for `massgen undo` would copy more than %d files or %d MiB", maxKeepFiles, maxKeepBytes>>20)
+	}
+	t.log.Warn("command runs with context paths read-only: " + why)
+	return nil, readOnlyRoots(pol, roots),
+		fmt.Sprintf("\nmassgen: the context paths %s were read-only for this command (%s); deliver files with write_file or copy_file instead\n", strings.Join(roots, ", "), why)
+}
+
+var errTooMuch = errors.New("too much to keep")
+
+// readOnlyRoots is pol with roots (and the Keep paths under them) no longer writable.
+func readOnlyRoots(pol sandbox.Policy, roots []string) sandbox.Policy {
+	out := pol
+	out.Write = slices.DeleteFunc(slices.Clone(pol.Write), func(w string) bool { return slices.Contains(roots, w) })
+	out.Keep = slices.DeleteFunc(slices.Clone(pol.Keep), func(k string) bool {
+		for _, r := range roots {
+			if pathx.Within(k, r) {
+				return true
+			}
+		}
+		return false
+	})
+	return out
+}
+
+// close drops the blob of copies.
+func (inv *inventory) close() {
+	if inv.blob != nil {
+		inv.blob.Close()
+	}
+}
+
+// keep takes the original of a changed file out of the blob into a kept copy (caller holds
+// the journal's mu).
+func (inv *inventory) keep(j *Journal, e invEntry) (EntryState, error) {
+	st := e.state
+	if st.Type != EntryFile {
+		return st, nil
+	}
+	dst, err := j.newCopyPath("originals")
+	if err != nil {
+		return st, err
+	}
+	if st.SHA256, _, err = copyHashed(io.NewSectionReader(inv.blob, e.off, st.Size), dst); err != nil {
+		return st, err
+	}
+	st.Kept = dst
+	return st, nil
+}
+
+// afterCommand journals what the command created, changed or removed, and drops the copies of
+// what it left alone.
+func (t *Toolset) afterCommand(ctx context.Context, inv *inventory, keep []string) {
+	if inv == nil {
+		return
+	}
+	ctx = context.WithoutCancel(ctx) // a cancelled command may still have changed files
+	defer inv.close()
+	j := t.o.Journal
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	now := map[string]fsx.Info{}
+	var order []string
+	err := t.walkWritable(ctx, inv.roots, keep, func(_ *fsx.Dir, _, p string, info fsx.Info) error {
+		now[p] = info
+		order = append(order, p)
+		return nil
+	})
+	if err != nil {
+		j.note(fmt.Errorf("listing the context paths after a command: %w", err))
+	}
+	before := make([]string, 0, len(inv.entries))
+	for p := range inv.entries {
+		before = append(before, p)
+	}
+	slices.Sort(before)
+	for _, p := range before {
+		e := inv.entries[p]
+		cur, ok := now[p]
+		if e.known {
+			continue
+		}
+		if ok && unchanged(e.info, cur) {
+			continue
+		}
+		st, err := inv.keep(j, e)
+		if err != nil {
+			j.note(fmt.Errorf("keeping the original of %s, changed by a command: %w", p, err))
+			continue
+		}
+		j.note(j.add(p, st))
+	}
+	for _, p := range order {
+		if _, ok := inv.entries[p]; ok {
+			continue
+		}
+		if known, _ := j.knownBefore(p); !known {
+			j.note(j.add(p, EntryState{Type: EntryAbsent}))
+		}
+	}
+}
+
+// unchanged reports whether an entry is the same before and after a command: the same inode
+// with the same size, times and mode (any write moves ctime, which a command cannot set). For a
+// directory only the inode and mode count: its entries are entries of their own.
+func unchanged(a, b fsx.Info) bool {
+	if !a.Same(b) || a.Mode != b.Mode {
+		return false
+	}
+	if a.IsDir() {
+		return true
+	}
+	return a.Size == b.Size && a.Mtime.Equal(b.Mtime) && a.Ctime.Equal(b.Ctime)
+}
+
+// walkWritable visits every entry a command may change under roots (canonical, each a context
+// path's root): through descriptors, not entering Keep paths (read-only to commands), private
+// paths or other managed roots nested inside (a workspace).
+func (t *Toolset) walkWritable(ctx context.Context, roots, keep []string, visit func(dir *fsx.Dir, name, p string, info fsx.Info) error) error {
+	kept := func(p string) bool {
+		for _, k := range keep {
+			if pathx.Within(p, k) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, root := range roots {
+		w, err := fsx.Resolve(root, false)
+		if err != nil {
+			return err
+		}
+		if !w.Exists || w.Path != root || kept(root) {
+			w.Close()
+			continue
+		}
+		if !w.Info.IsDir() { // a single-file context path
+			err = visit(w.Dir, w.Name, root, w.Info)
+			w.Close()
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		d, err := w.OpenDir()
+		w.Close()
+		if err != nil {
+			return err
+		}
+		err = walkTree(ctx, d, func(dir *fsx.Dir, rel string, e fsx.Entry) (bool, error) {
+			p := fsx.Join(dir.Path, e.Name)
+			if kept(p) || t.isPrivate(p) || t.pol.ManagedRoot(p) != root {
+				return false, nil
+			}
+			if err := visit(dir, e.Name, p, e.Info); err != nil {
+				return false, err
+			}
+			return e.Info.IsDir(), nil
+		})
+		d.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,57 @@
+package filesystem
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/massgen-go/massgen/filesystem/internal/fsx"
+)
+
+// The tools' side of the change journal (ToolsetOptions.Journal): each tool that writes,
+// replaces, moves or deletes calls these with the descriptors of its walk, before acting.
+
+// journaled reports whether changes to the canonical path p are journaled: a journal is set and
+// the deepest managed root holding p is a writable context path (not a workspace or private
+// folder nested in it).
+func (t *Toolset) journaled(p string) bool {
+	if t.o.Journal == nil {
+		return false
+	}
+	root := t.pol.ManagedRoot(p)
+	if root == "" {
+		return false
+	}
+	for _, cp := range t.pol.Spec().ContextPaths {
+		if cp.Write && resolveRoot(cp.Path) == root {
+			return true
+		}
+	}
+	return false
+}
+
+// keepOriginal keeps what the entry name of dir (canonical path p) is, before a tool changes
+// it. An original that cannot be kept fails the call: the entry is left as it is.
+func (t *Toolset) keepOriginal(ctx context.Context, dir *fsx.Dir, name, p string) error {
+	if !t.journaled(p) {
+		return nil
+	}
+	if err := t.o.Journal.keep(ctx, dir, name, p); err != nil {
+		return fmt.Errorf("not changed: keeping the original of %s for `massgen undo` failed: %w", p, err)
+	}
+	return nil
+}
+
+// noteCreated records a directory a tool created (it did not exist before).
+func (t *Toolset) noteCreated(p string) {
+	if p != "" && t.journaled(p) {
+		t.o.Journal.created(p)
+	}
+}
+
+// noteTrashed records an entry a tool moved to the trash (its copy there is the original).
+func (t *Toolset) noteTrashed(p string, e TrashEntry) {
+	if t.journaled(p) {
+		t.o.Journal.trashed(p, filepath.Join(filepath.Dir(t.o.TrashDir), e.ID, "data"))
+	}
+}
