@@ -124,12 +124,13 @@ type sandbox struct {
 	rules  []rule
 	params map[string]string
 	used   map[string]bool
+	re     map[string]*regexp.Regexp
 }
 
 // load parses p and checks its parameters: each defined once.
 func load(t testing.TB, p Profile) *sandbox {
 	t.Helper()
-	sb := &sandbox{t: t, params: map[string]string{}, used: map[string]bool{}}
+	sb := &sandbox{t: t, params: map[string]string{}, used: map[string]bool{}, re: map[string]*regexp.Regexp{}}
 	for _, pr := range p.Params {
 		if _, dup := sb.params[pr.Name]; dup {
 			t.Fatalf("parameter %s defined twice", pr.Name)
@@ -211,9 +212,14 @@ func (sb *sandbox) match(f node, path string) bool {
 	case "path-ancestors":
 		return pathx.Within(sb.str(args[0]), path)
 	case "regex":
-		re, err := regexp.Compile(sb.str(args[0]))
-		if err != nil {
-			sb.t.Fatalf("regex %q: %v", sb.str(args[0]), err)
+		src := sb.str(args[0])
+		re, ok := sb.re[src]
+		if !ok {
+			var err error
+			if re, err = regexp.Compile(src); err != nil {
+				sb.t.Fatalf("regex %q: %v", src, err)
+			}
+			sb.re[src] = re
 		}
 		return re.MatchString(path)
 	case "require-all":

@@ -314,7 +314,7 @@ func swapCase(s string) string {
 
 // TestInvariants checks, over random policies of hostile names: no path text in the profile;
 // the same text for any names of the same nesting; every parameter defined is used and every
-// one used is defined; every protected and private path carved out (in every spelling on a
+// one used is defined; a parameter carries every path; every protected and private path carved out (in every spelling on a
 // case-insensitive volume), and every directory above one in a write root undeletable.
 func TestInvariants(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -348,6 +348,12 @@ func TestInvariants(t *testing.T) {
 		for _, pr := range p.Params {
 			if !sb.used[pr.Name] {
 				t.Fatalf("policy %d: parameter %s defined but not used", i, pr.Name)
+			}
+		}
+		for _, path := range slices.Concat(pol.Read, pol.Write, pol.Keep, pol.Hide) {
+			c, _ := Canonical(path)
+			if !slices.ContainsFunc(p.Params, func(pr Param) bool { return pr.Value == c }) {
+				t.Fatalf("policy %d: no parameter carries %q", i, c)
 			}
 		}
 		checkCarved(t, sb, pol)
