@@ -475,3 +475,13 @@ func isASCII(s string) bool {
 	}
 	return true
 }
+
+// BenchmarkGenerate: one profile per command, for a final agent's policy.
+func BenchmarkGenerate(b *testing.B) {
+	pol := project(true)
+	for b.Loop() {
+		if _, err := Generate(pol); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
