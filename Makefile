@@ -12,10 +12,12 @@ build:
 test:
 	$(GO) test -race ./...
 
+# gofmt, then scripts/cross.sh: build, vet and compile every test binary for linux, darwin and
+# windows on amd64 and arm64 (PLATFORMS="linux/amd64 ..." narrows it).
 lint:
-	$(GO) vet ./...
 	@out=$$(find . -name '*.go' -not -path './.git/*' -not -path './.cache/*' -print0 | xargs -0 gofmt -l); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	GO=$(GO) ./scripts/cross.sh
 
 bench:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem ./...

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
-	"syscall"
 	"time"
 
 	"go.uber.org/zap"
@@ -76,7 +75,7 @@ func cloneFile(src, dst string, m cloneMode) error {
 	switch m {
 	case modeLink:
 		err := os.Link(src, dst)
-		if err == nil || !errors.Is(err, syscall.EMLINK) && !errors.Is(err, syscall.EXDEV) && !errors.Is(err, syscall.EPERM) {
+		if err == nil || !linkUnsupported(err) {
 			return err
 		}
 	case modeReflink:
@@ -101,14 +100,6 @@ func cloneFile(src, dst string, m cloneMode) error {
 }
 
 func chtimes(p string, t time.Time) error { return os.Chtimes(p, t, t) }
-
-func openNoFollow(p string) (*os.File, error) {
-	return os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
-}
-
-func createExcl(p string, mode fs.FileMode) (*os.File, error) {
-	return os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, mode.Perm()|0o200)
-}
 
 func removeFile(p string) error {
 	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -168,7 +159,7 @@ func copyOpen(in *os.File, dst string) (fs.FileInfo, error) {
 // copyFromWorkspace copies the workspace file rel (read through root, so it cannot lead outside
 // the workspace) to the new file dst.
 func copyFromWorkspace(root *os.Root, rel, dst string) (fs.FileInfo, error) {
-	in, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	in, err := openInRoot(root, rel)
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +169,7 @@ func copyFromWorkspace(root *os.Root, rel, dst string) (fs.FileInfo, error) {
 
 // sameContent compares the workspace file rel with the snapshot file snap byte for byte.
 func sameContent(root *os.Root, rel, snap string) (bool, error) {
-	a, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	a, err := openInRoot(root, rel)
 	if err != nil {
 		return false, err
 	}
@@ -306,4 +297,45 @@ func mkdir(p string, perm fs.FileMode) error {
 		}
 	}
 	return os.Chmod(p, perm)
+}
+
+// openInRoot opens the workspace file rel for reading, never through a symlink (os.Root
+// follows one that stays inside the root, whatever the flags say).
+func openInRoot(root *os.Root, rel string) (*os.File, error) {
+	return openChecked(rel, func(string) (fs.FileInfo, error) { return root.Lstat(rel) }, func() (*os.File, error) { return root.Open(rel) })
+}
+
+// openChecked opens p only if it is the regular file or directory that lstat sees, and still
+// is once opened: a symlink, or an entry swapped in between, is refused.
+func openChecked(p string, lstat func(string) (fs.FileInfo, error), open func() (*os.File, error)) (*os.File, error) {
+	before, err := lstat(p)
+	if err != nil {
+		return nil, err
+	}
+	if before.Mode()&(fs.ModeSymlink|fs.ModeIrregular) != 0 {
+		return nil, &fs.PathError{Op: "open", Path: p, Err: errNotPlain}
+	}
+	f, err := open()
+	if err != nil {
+		return nil, err
+	}
+	after, err := f.Stat()
+	if err == nil && !os.SameFile(before, after) {
+		err = &fs.PathError{Op: "open", Path: p, Err: errNotPlain}
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+var errNotPlain = errors.New("a symbolic link, or replaced while being opened")
+
+// renameErr is err (from renaming a to b) in the form os.Rename reports, nil when err is nil.
+func renameErr(a, b string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &os.LinkError{Op: "rename", Old: a, New: b, Err: err}
 }

@@ -122,7 +122,7 @@ func (s *Store) saveFull(ctx context.Context, a *agentState, root *os.Root, ents
 	if _, err := os.Lstat(dst); err == nil {
 		err = exchange(stage, dst) // the old snapshot is now at stage and goes with it
 	} else {
-		err = os.Rename(stage, dst)
+		err = renameNoReplace(stage, dst)
 	}
 	if err == nil {
 		a.has = true

@@ -38,6 +38,11 @@ func exchange(a, b string) error {
 	return unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE)
 }
 
+// renameNoReplace renames a to b, failing (fs.ErrExist) if b exists, in one step.
+func renameNoReplace(a, b string) error {
+	return renameErr(a, b, unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_NOREPLACE))
+}
+
 // reflink clones src into the new file dst (copy-on-write; fails where unsupported).
 func reflink(src, dst string, mode fs.FileMode) error {
 	in, err := openNoFollow(src)

@@ -1,9 +1,10 @@
-//go:build !linux
+//go:build !linux && !darwin
 
 package snapshots
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 )
@@ -26,6 +27,16 @@ func exchange(a, b string) error {
 		return err
 	}
 	return os.Rename(tmp, a)
+}
+
+// renameNoReplace checks, then renames: two steps here (only the store writes in its folders).
+func renameNoReplace(a, b string) error {
+	if _, err := os.Lstat(b); err == nil {
+		return renameErr(a, b, fs.ErrExist)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("rename %s %s: %w", a, b, err)
+	}
+	return os.Rename(a, b)
 }
 
 func reflink(src, dst string, mode fs.FileMode) error { return errors.ErrUnsupported }

@@ -1,0 +1,166 @@
+//go:build darwin
+
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/massgen-go/massgen/filesystem/sandbox/seatbelt"
+)
+
+// ModeSeatbelt is the sandbox macOS commands run under (what Result.Sandbox says there).
+const ModeSeatbelt = "seatbelt"
+
+// seatbeltEffective is Effective on macOS: "auto" is Seatbelt (sandbox-exec ships with every
+// macOS), "none" runs unconfined, the Linux sandboxes are refused by name.
+func seatbeltEffective(mode string) (string, error) {
+	switch mode {
+	case "", ModeAuto:
+		if _, err := os.Stat(seatbelt.SandboxExec); err != nil {
+			return "", fmt.Errorf("no command sandbox available: %s: %w; set `command_sandbox: none` in the config to run commands unconfined (not recommended)", seatbelt.SandboxExec, err)
+		}
+		return ModeSeatbelt, nil
+	case ModeNone:
+		return ModeNone, nil
+	case ModeLandlock, ModeBubblewrap, "namespaces":
+		return "", fmt.Errorf("command_sandbox: %s is Linux only; on macOS use auto (Seatbelt) or none", mode)
+	}
+	return "", fmt.Errorf("command_sandbox: unknown mode %q (known: auto, none on macOS)", mode)
+}
+
+// seatbeltSecretFiles are the root-only files of the system directories (password hashes, sudo
+// rules, SSH host keys), hidden when massgen runs as root: a command keeps massgen's uid.
+func seatbeltSecretFiles() []string {
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	var out []string
+	for _, p := range []string{"/private/etc/master.passwd", "/private/etc/sudoers", "/private/etc/sudoers.d"} {
+		if _, err := os.Lstat(p); err == nil {
+			out = append(out, p)
+		}
+	}
+	keys, _ := filepath.Glob("/private/etc/ssh/ssh_host_*_key")
+	return append(out, keys...)
+}
+
+// pcCaseSensitive is _PC_CASE_SENSITIVE of <sys/unistd.h>: pathconf says 0 on a volume that
+// compares names without case.
+const pcCaseSensitive = 11
+
+// caseInsensitive reports whether any of the roots lies on a case-insensitive volume. When
+// pathconf cannot tell, the answer is yes: case-folded carve-outs are only ever wider.
+func caseInsensitive(roots []string) bool {
+	for _, r := range roots {
+		if v, err := unix.Pathconf(r, pcCaseSensitive); err != nil || v == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// seatbeltArgv is the sandbox-exec command line that runs command under pol, plus the private
+// temporary directory tmp (writable, the agent's own).
+func seatbeltArgv(pol Policy, tmp, command string) ([]string, error) {
+	sp := seatbelt.Policy{
+		Read:  pol.Read,
+		Write: append(slices.Clone(pol.Write), tmp),
+		Keep:  pol.Keep,
+		Hide:  append(slices.Clone(pol.Hide), seatbeltSecretFiles()...),
+		Own:   append(slices.Clone(pol.Own), tmp),
+	}
+	sp.CaseInsensitive = caseInsensitive(slices.Concat(sp.Read, sp.Write))
+	prof, err := seatbelt.Generate(sp)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	return seatbelt.Command(prof, "/bin/sh", "-c", command), nil
+}
+
+// runSeatbelt is Run on macOS: the command in its own process group under sandbox-exec; the
+// group is killed when the command ends (a process that left it with setsid stays confined but
+// is not reached: macOS has no subreaper).
+func runSeatbelt(ctx context.Context, o Options) (Result, error) {
+	mode, err := seatbeltEffective(o.Mode)
+	if err != nil {
+		return Result{}, err
+	}
+	if o.MaxOutput <= 0 {
+		o.MaxOutput = 64 << 10
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 2 * time.Minute
+	}
+	tmp, err := os.MkdirTemp("", "massgen-cmd-")
+	if err != nil {
+		return Result{}, fmt.Errorf("sandbox: private temp dir: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	// $TMPDIR is under /var/folders, a link to /private/var/folders: Seatbelt sees the latter.
+	if tmp, err = filepath.EvalSymlinks(tmp); err != nil {
+		return Result{}, fmt.Errorf("sandbox: private temp dir: %w", err)
+	}
+	argv := []string{"/bin/sh", "-c", o.Command}
+	if mode == ModeSeatbelt {
+		if argv, err = seatbeltArgv(o.Policy, tmp, o.Command); err != nil {
+			return Result{Sandbox: mode}, err
+		}
+	}
+
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	stdout := &capped{max: o.MaxOutput}
+	stderr := &capped{max: o.MaxOutput}
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir = o.Dir
+	cmd.Env = append(baseEnv(tmp), o.Env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 2 * time.Second
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+
+	start := time.Now()
+	runErr := cmd.Start()
+	if runErr == nil {
+		runErr = cmd.Wait()
+		// What the command left running in its group (`sleep 100 &`) goes with it.
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	res := Result{
+		Stdout:     stdout.buf.String(),
+		Stderr:     stderr.buf.String(),
+		Truncated:  stdout.truncated || stderr.truncated,
+		Sandbox:    mode,
+		DurationMS: time.Since(start).Milliseconds(),
+	}
+	switch ctx.Err() {
+	case context.DeadlineExceeded:
+		res.TimedOut, res.ExitCode = true, -1
+		return res, nil
+	case context.Canceled:
+		res.ExitCode = -1
+		return res, fmt.Errorf("sandbox: command cancelled: %w", context.Canceled)
+	}
+	var ee *exec.ExitError
+	switch {
+	case runErr == nil, errors.Is(runErr, exec.ErrWaitDelay):
+		return res, nil
+	case errors.As(runErr, &ee):
+		res.ExitCode = ee.ExitCode()
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			res.ExitCode = 128 + int(ws.Signal())
+		}
+		return res, nil
+	}
+	return res, fmt.Errorf("sandbox: starting %s: %w", argv[0], runErr)
+}
