@@ -12,7 +12,6 @@ import (
 	"time"
 )
 
-
 // promptConfig: one scripted agent whose final step waits for a trigger file (so the live view
 // is on screen first), then writes, edits and runs a command in the context path, all asked
 // (mode: default).
