@@ -11,15 +11,15 @@ import (
 
 // Preflight returns what keeps a loaded config from running as written, though it loads (the
 // inspection commands still read it): a backend type that cannot run yet (claude_code), a
-// missing model, and, as warnings, MCP server commands that are not on PATH (a run continues
-// without such a server). lookPath is exec.LookPath when nil. The start of a run (LoadForRun)
-// and `configs validate` both call it.
-func (c *Config) Preflight(lookPath func(string) (string, error)) ([]Problem, []Warning) {
+// missing model, and MCP server commands that are not on PATH (the agent would run without the
+// tools it was given, so a run refuses to start). lookPath is exec.LookPath when nil. The start
+// of a run, `configs validate` and `massgen doctor` call it (with the API key checks of the
+// backends, cmd/cmdutil.CheckConfig).
+func (c *Config) Preflight(lookPath func(string) (string, error)) []Problem {
 	if lookPath == nil {
 		lookPath = exec.LookPath
 	}
 	var probs []Problem
-	var warns []Warning
 	for i, a := range c.Agents {
 		p := fmt.Sprintf("agents[%d].backend", i)
 		bt, _ := LookupBackendType(a.Backend.Type)
@@ -30,12 +30,12 @@ func (c *Config) Preflight(lookPath func(string) (string, error)) ([]Problem, []
 			probs = append(probs, c.missingModel(p, a.Backend))
 		}
 		for j, s := range a.Backend.MCPServers {
-			if w, ok := c.checkMCPCommand(fmt.Sprintf("%s.mcp_servers[%d].command", p, j), s, lookPath); ok {
-				warns = append(warns, w)
+			if pr, ok := c.checkMCPCommand(fmt.Sprintf("%s.mcp_servers[%d].command", p, j), s, lookPath); ok {
+				probs = append(probs, pr)
 			}
 		}
 	}
-	return probs, warns
+	return probs
 }
 
 // missingModel names the backend and, when the config has a key a typo or two from "model"
@@ -56,27 +56,25 @@ func (c *Config) missingModel(p string, b Backend) Problem {
 	return c.problem(p, "", "%s", msg)
 }
 
-// checkMCPCommand warns about a stdio server whose command cannot be found. A relative command
+// checkMCPCommand reports a stdio server whose command cannot be found. A relative command
 // with a separator (./server.py) is looked up in the agent's workspace at run time: not checked.
-func (c *Config) checkMCPCommand(key string, s MCPServer, lookPath func(string) (string, error)) (Warning, bool) {
+func (c *Config) checkMCPCommand(key string, s MCPServer, lookPath func(string) (string, error)) (Problem, bool) {
 	cmd := strings.TrimSpace(s.Command)
 	if cmd == "" || (s.Type != "" && s.Type != "stdio") {
-		return Warning{}, false
+		return Problem{}, false
 	}
 	if strings.ContainsAny(cmd, `/\`) && !filepath.IsAbs(cmd) {
-		return Warning{}, false
+		return Problem{}, false
 	}
 	_, err := lookPath(cmd)
 	if err == nil {
-		return Warning{}, false
+		return Problem{}, false
 	}
 	why := "is not on PATH"
 	if filepath.IsAbs(cmd) || !errors.Is(err, exec.ErrNotFound) {
 		why = "cannot be run: " + err.Error()
 	}
-	file, line := c.Position(key)
-	return Warning{File: file, Line: line, Key: key,
-		Message: fmt.Sprintf("%s: MCP server %q: command %q %s: the server will not start and the agent will not have its tools", key, s.Name, cmd, why)}, true
+	return c.problem(key, "", "%s: MCP server %q: command %q %s: the agent would run without its tools; install it or remove the server", key, s.Name, cmd, why), true
 }
 
 func (c *Config) problem(key, suggestion, format string, args ...any) Problem {
@@ -106,9 +104,7 @@ func LoadForRun(o LoadOptions) (*Config, []Warning, error) {
 	if err != nil {
 		return cfg, warnings, err
 	}
-	probs, more := cfg.Preflight(nil)
-	warnings = sortWarnings(append(warnings, more...))
-	if len(probs) > 0 {
+	if probs := cfg.Preflight(nil); len(probs) > 0 {
 		sortProblems(probs)
 		return nil, warnings, &ValidationError{Problems: probs}
 	}

@@ -24,10 +24,20 @@ func (f *Factory) LoadConfig(name string) (*configs.Config, []configs.Warning, e
 	return f.load(name, configs.Load)
 }
 
-// LoadRunConfig is LoadConfig plus the checks a run makes before it starts
-// (configs.LoadForRun): what a run would refuse is refused before anything is created.
+// LoadRunConfig is LoadConfig plus the checks a run makes before it starts (CheckConfig: every
+// agent's API key, backend type, model and MCP server commands, all reported at once): what a
+// run would refuse is refused before any prompt, and before anything is created.
 func (f *Factory) LoadRunConfig(name string) (*configs.Config, []configs.Warning, error) {
-	return f.load(name, configs.LoadForRun)
+	return f.load(name, func(o configs.LoadOptions) (*configs.Config, []configs.Warning, error) {
+		cfg, warnings, err := configs.Load(o)
+		if err != nil {
+			return nil, warnings, err
+		}
+		if probs := CheckConfig(cfg, f.LookPath); len(probs) > 0 {
+			return nil, warnings, &configs.ValidationError{Problems: probs}
+		}
+		return cfg, warnings, nil
+	})
 }
 
 func (f *Factory) load(name string, load func(configs.LoadOptions) (*configs.Config, []configs.Warning, error)) (*configs.Config, []configs.Warning, error) {

@@ -13,7 +13,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/massgen-go/massgen/backends"
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/configs"
 )
@@ -71,9 +70,9 @@ func newValidateCmd(f *cmdutil.Factory) *cobra.Command {
 		Long: `Checks each config as a run would, before any model is called: YAML, schema and values;
 keys massgen refuses (exit 2) or ignores (a warning saying what happens instead); unknown keys,
 with the key they most likely meant; backend types that cannot run; a missing model; the API key
-of every agent (by variable name); options a backend refuses; MCP server commands not on PATH
-(a warning: the run goes on without that server); context paths that do not exist here (a
-warning: a run checks them again). docs/massgen-compatibility.md lists every key's status.
+of every agent (by variable name); options a backend refuses; MCP server commands not on PATH;
+context paths that do not exist here (a warning: a run checks them again). A run makes the same
+checks before its first prompt and refuses to start (exit 2) on any error. docs/massgen-compatibility.md lists every key's status.
 
 --strict makes warnings errors. --json prints {"valid", "files", "findings"} on stdout, each
 finding with file, line, key, severity, message and suggestion.`,
@@ -165,39 +164,7 @@ func validateFile(opts *ValidateOptions, name string) (FileResult, []configs.Pro
 		return res, []configs.Problem{{File: name, Message: err.Error()}}, warns
 	}
 	res.Agents = len(cfg.Agents)
-	probs, more := cfg.Preflight(opts.LookPath)
-	probs = append(probs, CheckBackends(cfg)...)
-	warns = append(warns, more...)
-	sort.SliceStable(probs, func(i, j int) bool { return probs[i].Line < probs[j].Line })
-	sort.SliceStable(warns, func(i, j int) bool { return warns[i].Line < warns[j].Line })
-	return res, probs, warns
-}
-
-// CheckBackends asks each agent's backend what the run would ask it before any model call: its
-// API key (every agent's, each by variable name) and the options it refuses (a value of the
-// wrong type, a missing endpoint). Agents whose type cannot run or that lack a model are left
-// to Config.Preflight, which reports them.
-func CheckBackends(cfg *configs.Config) []configs.Problem {
-	var probs []configs.Problem
-	add := func(key, msg string) {
-		file, line := cfg.Position(key)
-		probs = append(probs, configs.Problem{File: file, Line: line, Key: key, Message: key + ": " + msg})
-	}
-	for i, a := range cfg.Agents {
-		bt, _ := configs.LookupBackendType(a.Backend.Type)
-		if bt.Status != configs.Implemented || (bt.ModelRequired && strings.TrimSpace(a.Backend.Model) == "") {
-			continue
-		}
-		p := fmt.Sprintf("agents[%d].backend", i)
-		if err := backends.CheckKey(a.Backend, cfg.LookupEnv); err != nil {
-			add(p+".api_key", fmt.Sprintf("agent %q: %v", a.ID, err))
-			continue
-		}
-		if _, err := backends.New(a.Backend, backends.Options{LookupEnv: cfg.LookupEnv, AgentID: a.ID}); err != nil {
-			add(p, fmt.Sprintf("agent %q: %v", a.ID, err))
-		}
-	}
-	return probs
+	return res, cmdutil.CheckConfig(cfg, opts.LookPath), warns
 }
 
 func findings(file string, probs []configs.Problem, warns []configs.Warning) []Finding {
