@@ -53,7 +53,7 @@ State lives under ./.massgen/ (workspaces, snapshots, temp_workspaces, sessions,
 		},
 	}
 	fl := root.Flags()
-	fl.StringVarP(&opts.ConfigName, "config", "c", "", "config: a YAML file, a built-in name, or @examples/NAME (default ./.massgen/config.yaml, then ~/.massgen/config.yaml)")
+	fl.StringVarP(&opts.ConfigName, "config", "c", "", "config: a YAML file, a built-in name, or @examples/NAME (default: config.yaml in ./.massgen/, then ~/.config/massgen/, then ~/.massgen/)")
 	fl.StringArrayVar(&opts.Contexts, "context", nil, "add a context path PATH[:read|write] (default write; repeatable; skips the prompt)")
 	fl.BoolVarP(&opts.Yes, "yes", "y", false, "accept defaults and never prompt")
 	fl.BoolVar(&opts.Debug, "debug", false, "debug-level logs (in .massgen/logs/)")

@@ -273,18 +273,19 @@ func TestValidationProblems(t *testing.T) {
 func TestEnvPrecedence(t *testing.T) {
 	base := t.TempDir()
 	home := filepath.Join(base, "home")
-	write(t, home, ".massgen/.env", "A=home\nB=home\nC=home\n")
+	write(t, home, ".massgen/.env", "A=home\nB=home\nC=home\nX=home\n")
+	write(t, home, ".config/massgen/.env", "X=xdg\nB=xdg\n") // MassGen's location, above ~/.massgen
 	write(t, base, ".env", "B=dot\nC=dot\n")
 	cfg, _ := mustLoad(t, base, `agents:
   - id: a
     backend:
       type: openai
-      model: "${A}-${B}-${C}"
+      model: "${A}-${B}-${C}-${X}"
 `, env{"C": "real"})
-	if got := cfg.Agents[0].Backend.Model; got != "home-dot-real" {
-		t.Errorf("model = %q, want home-dot-real", got)
+	if got := cfg.Agents[0].Backend.Model; got != "home-dot-real-xdg" {
+		t.Errorf("model = %q, want home-dot-real-xdg", got)
 	}
-	for k, want := range map[string]string{"A": "home", "B": "dot", "C": "real"} {
+	for k, want := range map[string]string{"A": "home", "B": "dot", "C": "real", "X": "xdg"} {
 		if v, ok := cfg.LookupEnv(k); !ok || v != want {
 			t.Errorf("LookupEnv(%s) = %q,%v want %q", k, v, ok, want)
 		}

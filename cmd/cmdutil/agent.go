@@ -15,11 +15,12 @@ import (
 )
 
 // noConfigMessage is the error when no --config is given and no default config exists.
-const noConfigMessage = "no config: pass --config FILE or --config @examples/NAME (see `massgen configs list`), or create ./.massgen/config.yaml"
+const noConfigMessage = "no config: pass --config FILE or --config @examples/NAME (see `massgen configs list`), or create ./.massgen/config.yaml or ~/.config/massgen/config.yaml"
 
 // LoadConfig loads the config called name: a YAML file, a built-in name or @examples/NAME,
-// relative to the working directory; "" looks for ./.massgen/config.yaml, then
-// ~/.massgen/config.yaml. Warnings are returned even with an error. Errors exit 2.
+// relative to the working directory; "" takes the first of configs.ConfigCandidates
+// (./.massgen/config.yaml, ~/.config/massgen/config.yaml, ~/.massgen/config.yaml) and warns
+// about the later ones that exist. Warnings are returned even with an error. Errors exit 2.
 func (f *Factory) LoadConfig(name string) (*configs.Config, []configs.Warning, error) {
 	return f.load(name, configs.Load)
 }
@@ -46,14 +47,19 @@ func (f *Factory) load(name string, load func(configs.LoadOptions) (*configs.Con
 		return nil, nil, WithCode(ExitFailure, fmt.Errorf("current directory: %w", err))
 	}
 	home := f.home()
+	var notes []configs.Warning
 	if name == "" {
-		def, ok := configs.DefaultConfigName(wd, home)
+		def, shadowed, ok := configs.DefaultConfigName(wd, home, f.LookupEnv)
 		if !ok {
 			return nil, nil, WithCode(ExitUsage, errors.New(noConfigMessage))
 		}
 		name = def
+		for _, s := range shadowed {
+			notes = append(notes, configs.Warning{File: s, Message: "not used: " + def + " comes first (see `massgen doctor`)"})
+		}
 	}
 	cfg, warnings, err := load(configs.LoadOptions{Name: name, BaseDir: wd, Home: home, LookupEnv: f.LookupEnv})
+	warnings = append(notes, warnings...)
 	if err != nil {
 		return nil, warnings, WithCode(ExitUsage, err)
 	}
@@ -78,7 +84,7 @@ func AddContextFlag(cmd *cobra.Command, into *[]string) {
 // --final and --context.
 func AddAgentFlags(cmd *cobra.Command, r *AgentRequest) {
 	fl := cmd.Flags()
-	fl.StringVarP(&r.Config, "config", "c", "", "config: a YAML file, a built-in name or @examples/NAME (default ./.massgen/config.yaml)")
+	fl.StringVarP(&r.Config, "config", "c", "", "config: a YAML file, a built-in name or @examples/NAME (default: config.yaml in ./.massgen/, then ~/.config/massgen/, then ~/.massgen/)")
 	fl.StringVar(&r.Agent, "agent", "", "agent id (required)")
 	fl.BoolVar(&r.Final, "final", false, "the final (presenting) agent's role: context paths get their configured permission")
 	AddContextFlag(cmd, &r.Contexts)
