@@ -19,6 +19,7 @@ import (
 	"github.com/massgen-go/massgen/cmd/sessionscmd"
 	"github.com/massgen-go/massgen/cmd/toolscmd"
 	"github.com/massgen-go/massgen/cmd/trashcmd"
+	"github.com/massgen-go/massgen/cmd/versioncmd"
 )
 
 // NewRootCmd builds `massgen [flags] [QUESTION]` and its subcommands.
@@ -44,6 +45,9 @@ State lives under ./.massgen/ (workspaces, snapshots, temp_workspaces, sessions,
 				opts.Question = strings.TrimSpace(args[0])
 				if opts.Question == "" {
 					return cmdutil.FlagErrorf("empty QUESTION (omit it for interactive mode)")
+				}
+				if err := checkCommandTypo(cmd, opts.Question); err != nil {
+					return err
 				}
 			}
 			if err := applyEnvDefaults(cmd, f.LookupEnv); err != nil {
@@ -71,7 +75,10 @@ State lives under ./.massgen/ (workspaces, snapshots, temp_workspaces, sessions,
 		trashcmd.NewCmd(f),
 		mcpcmd.NewCmd(f),
 		sessionscmd.NewCmd(f),
+		versioncmd.NewCmd(f),
 	)
+	root.Version = versioncmd.Read().String() // --version prints what `massgen version` prints
+	root.SetVersionTemplate("{{.Version}}")
 	cmdutil.MarkUsageErrors(root)
 	return root
 }
