@@ -292,7 +292,8 @@ func TestInteractivePiped(t *testing.T) {
 	if !reflect.DeepEqual(rec.tasks, []string{"first task", "second task"}) {
 		t.Errorf("tasks = %q", rec.tasks)
 	}
-	if e.out.String() != "answer to first task\nanswer to second task\n" {
+	// Each answer is separated from the previous one by a line "--- turn N ---" (README).
+	if e.out.String() != "answer to first task\n--- turn 2 ---\nanswer to second task\n" {
 		t.Errorf("stdout = %q", e.out)
 	}
 	if rec.turn.Number != 2 || rec.turn.RunDir != filepath.Join(e.wd, ".massgen/logs/log_20250928_143022/turn_2") {
