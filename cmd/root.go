@@ -14,6 +14,7 @@ import (
 
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/cmd/configscmd"
+	"github.com/massgen-go/massgen/cmd/logscmd"
 	"github.com/massgen-go/massgen/cmd/mcpcmd"
 	"github.com/massgen-go/massgen/cmd/permissionscmd"
 	"github.com/massgen-go/massgen/cmd/sessionscmd"
@@ -76,6 +77,7 @@ State lives under ./.massgen/ (workspaces, snapshots, temp_workspaces, sessions,
 		mcpcmd.NewCmd(f),
 		sessionscmd.NewCmd(f),
 		versioncmd.NewCmd(f),
+		logscmd.NewCmd(f),
 	)
 	root.Version = versioncmd.Read().String() // --version prints what `massgen version` prints
 	root.SetVersionTemplate("{{.Version}}")

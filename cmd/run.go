@@ -91,7 +91,7 @@ func newRunOptions(f *cmdutil.Factory) *RunOptions {
 
 // runRun is the root command: config -> --context -> prompt -> context-path check -> log dir
 // and logger -> one turn (with a question) or the interactive loop.
-func runRun(ctx context.Context, opts *RunOptions) error {
+func runRun(ctx context.Context, opts *RunOptions) (err error) {
 	if !slices.Contains(displayModes, opts.Display) {
 		return cmdutil.WithCode(cmdutil.ExitUsage, fmt.Errorf("--display %q: want one of %s", opts.Display, strings.Join(displayModes, ", ")))
 	}
@@ -172,6 +172,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		return err
 	}
 	defer func() { _ = closeLog() }()
+	defer func() { logger.Info(logging.RunEnd, zap.Int("exit_code", cmdutil.CodeOf(err))) }() // `massgen logs --follow` stops here
 	st := &runState{cfg: cfg, logger: logger, runDir: runDir}
 	logger.Info("run start",
 		zap.String("config", cfg.Source), zap.String("cwd", wd),

@@ -185,7 +185,10 @@ func (f *Factory) OpenAgent(ctx context.Context, r AgentRequest) (*AgentEnv, err
 			return fail(err)
 		}
 		e.Logger = logger
-		e.close = append(e.close, flush)
+		e.close = append(e.close, flush, func() error {
+			logger.Info(logging.RunEnd) // `massgen logs --follow` stops here
+			return nil
+		})
 	}
 	env, err := agentenv.New(agentenv.Options{
 		Config:     cfg,
