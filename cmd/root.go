@@ -14,6 +14,7 @@ import (
 
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/cmd/configscmd"
+	"github.com/massgen-go/massgen/cmd/doctorcmd"
 	"github.com/massgen-go/massgen/cmd/logscmd"
 	"github.com/massgen-go/massgen/cmd/mcpcmd"
 	"github.com/massgen-go/massgen/cmd/permissionscmd"
@@ -78,6 +79,7 @@ State lives under ./.massgen/ (workspaces, snapshots, temp_workspaces, sessions,
 		sessionscmd.NewCmd(f),
 		versioncmd.NewCmd(f),
 		logscmd.NewCmd(f),
+		doctorcmd.NewCmd(f),
 	)
 	root.Version = versioncmd.Read().String() // --version prints what `massgen version` prints
 	root.SetVersionTemplate("{{.Version}}")

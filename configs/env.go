@@ -17,7 +17,7 @@ func builtinEnv() map[string]string {
 	return map[string]string{}
 }
 
-// loadEnvChain merges built-in defaults and then files (envFiles: later ones win). The real
+// loadEnvChain merges built-in defaults and then files (EnvFiles: later ones win). The real
 // environment is consulted on top of the result by Config.LookupEnv; the process environment is
 // never modified. A missing file is skipped; an unreadable or malformed one is an error.
 func loadEnvChain(files []string) (map[string]string, error) {

@@ -55,7 +55,7 @@ func loadSource(o LoadOptions, src source) (*Config, []Warning, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	env, err := loadEnvChain(envFiles(o.BaseDir, o.Home, o.LookupEnv))
+	env, err := loadEnvChain(EnvFiles(o.BaseDir, o.Home, o.LookupEnv))
 	if err != nil {
 		return nil, nil, fmt.Errorf("configs: .env: %w", err)
 	}
@@ -262,7 +262,7 @@ func (c *Config) AddContextPaths(baseDir string, cps ...ContextPath) error {
 }
 
 // LookupEnv reads a variable: real environment > ./.env > ~/.config/massgen/.env >
-// ~/.massgen/.env > built-in defaults (see envFiles).
+// ~/.massgen/.env > built-in defaults (see EnvFiles).
 func (c *Config) LookupEnv(key string) (string, bool) {
 	if c.realEnv != nil {
 		if v, ok := c.realEnv(key); ok {

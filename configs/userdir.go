@@ -61,10 +61,10 @@ func DefaultConfigName(baseDir, home string, lookupEnv func(string) (string, boo
 	return name, shadowed, ok
 }
 
-// envFiles are the .env files merged, lowest priority first: ~/.massgen/.env,
+// EnvFiles are the .env files merged, lowest priority first: ~/.massgen/.env,
 // UserConfigDir()/.env (where MassGen's setup saves keys), ./.env. The real environment is
 // consulted above them all (Config.LookupEnv).
-func envFiles(baseDir, home string, lookupEnv func(string) (string, bool)) []string {
+func EnvFiles(baseDir, home string, lookupEnv func(string) (string, bool)) []string {
 	var files []string
 	if home != "" {
 		files = append(files, filepath.Join(home, MassgenDirName, ".env"))
