@@ -33,7 +33,7 @@ func NewRootCmd(f *cmdutil.Factory) *cobra.Command {
 		Long: `massgen runs the agents of a MassGen-style config on a task. With QUESTION it runs once and
 prints the final answer on stdout (progress and logs never go to stdout). Without QUESTION it
 is interactive: one task per line (from the terminal, or each line of a piped stdin; piped
-answers after the first are preceded by a line "--- turn N ---"). A one-word QUESTION a typo
+answers are separated by a line "--- turn N ---"). A one-word QUESTION a typo
 away from a command is refused (exit 2); put a one-word task after --: massgen -c F -- refactor.
 
 State lives under ./.massgen/ (workspaces, snapshots, temp_workspaces, sessions, logs).`,

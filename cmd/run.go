@@ -49,6 +49,7 @@ type runState struct {
 	logger  *zap.Logger
 	runDir  string // .massgen/logs/log_<timestamp>/
 	turns   int
+	answers int // printed on stdout (cmd/piped.go)
 	session *sessionState
 }
 
@@ -235,7 +236,7 @@ func turn(ctx context.Context, opts *RunOptions, st *runState, task string) erro
 	if opts.IO.StdoutTTY { // redirected output stays exactly what the model wrote
 		answer = display.ForTerminal(answer)
 	}
-	separateTurn(opts, t) // piped interactive mode: "--- turn N ---" between answers (cmd/piped.go)
+	separateTurn(opts, st, t) // piped interactive mode: "--- turn N ---" between answers (cmd/piped.go)
 	fmt.Fprintln(opts.IO.Out, strings.TrimRight(answer, "\n"))
 	return saveTurn(opts, st, t, started, res)
 }
