@@ -13,13 +13,14 @@ import (
 // inspection commands still read it): a backend type that cannot run yet (claude_code), a
 // missing model, and MCP server commands that are not on PATH (the agent would run without the
 // tools it was given, so a run refuses to start). lookPath is exec.LookPath when nil. The start
-// of a run, `configs validate` and `massgen doctor` call it (with the API key checks of the
-// backends, cmd/cmdutil.CheckConfig).
-func (c *Config) Preflight(lookPath func(string) (string, error)) []Problem {
+// of a run, `configs validate` and `massgen doctor` call it, with the backends' API key checks
+// (cmd/cmdutil.CheckConfig).
+func (c *Config) Preflight(lookPath func(string) (string, error)) ([]Problem, []Warning) {
 	if lookPath == nil {
 		lookPath = exec.LookPath
 	}
 	var probs []Problem
+	var warns []Warning
 	for i, a := range c.Agents {
 		p := fmt.Sprintf("agents[%d].backend", i)
 		bt, _ := LookupBackendType(a.Backend.Type)
@@ -35,7 +36,7 @@ func (c *Config) Preflight(lookPath func(string) (string, error)) []Problem {
 			}
 		}
 	}
-	return probs
+	return probs, warns
 }
 
 // missingModel names the backend and, when the config has a key a typo or two from "model"
@@ -104,7 +105,9 @@ func LoadForRun(o LoadOptions) (*Config, []Warning, error) {
 	if err != nil {
 		return cfg, warnings, err
 	}
-	if probs := cfg.Preflight(nil); len(probs) > 0 {
+	probs, more := cfg.Preflight(nil)
+	warnings = sortWarnings(append(warnings, more...))
+	if len(probs) > 0 {
 		sortProblems(probs)
 		return nil, warnings, &ValidationError{Problems: probs}
 	}

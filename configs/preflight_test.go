@@ -27,29 +27,35 @@ func TestPreflight(t *testing.T) {
 		name      string
 		backend   string
 		wantProbs []string
+		wantWarns []string
 	}{
-		{"runnable", "{type: openai, model: gpt-5}", nil},
-		{"default model", "{type: claude}", nil},
-		{"missing model", "{type: vllm}", []string{"config.yaml:3: agents[0].backend: missing model: the vllm backend has no default model; add model: NAME"}},
+		{"runnable", "{type: openai, model: gpt-5}", nil, nil},
+		{"default model", "{type: claude}", nil, nil},
+		{"missing model", "{type: vllm}", []string{"config.yaml:3: agents[0].backend: missing model: the vllm backend has no default model; add model: NAME"}, nil},
 		{"missing model behind a typo", "{type: openai, modle: gpt-5}",
-			[]string{"config.yaml:3: agents[0].backend: missing model: the openai backend has no default model; add model: NAME (modle: at line 3; did you mean model?)"}},
-		{"claude_code cannot run", "{type: claude_code}", []string{"config.yaml:3: agents[0].backend.type: claude_code: refused: cannot run yet"}},
+			[]string{"config.yaml:3: agents[0].backend: missing model: the openai backend has no default model; add model: NAME (modle: at line 3; did you mean model?)"}, nil},
+		{"claude_code cannot run", "{type: claude_code}", []string{"config.yaml:3: agents[0].backend.type: claude_code: refused: cannot run yet"}, nil},
 		{"mcp commands", "{type: claude, mcp_servers: [{name: a, command: npx}, {name: b, command: nope-cmd}, {name: c, command: /no/such/server}, {name: d, command: ./rel.py}, {name: e, command: " + exe + "}, {name: f, type: streamable-http, url: http://x}]}",
 			[]string{
 				`config.yaml:3: agents[0].backend.mcp_servers[1].command: MCP server "b": command "nope-cmd" is not on PATH: the agent would run without its tools`,
 				`config.yaml:3: agents[0].backend.mcp_servers[2].command: MCP server "c": command "/no/such/server" cannot be run: `,
-			}},
+			}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg, _ := mustLoad(t, t.TempDir(), "agents:\n  - id: a\n    backend: "+tt.backend+"\n", nil)
-			probs := cfg.Preflight(lookPath)
-			if len(probs) != len(tt.wantProbs) {
-				t.Fatalf("problems %v; want %d", probs, len(tt.wantProbs))
+			probs, warns := cfg.Preflight(lookPath)
+			if len(probs) != len(tt.wantProbs) || len(warns) != len(tt.wantWarns) {
+				t.Fatalf("problems %v, warnings %v; want %d and %d", probs, warns, len(tt.wantProbs), len(tt.wantWarns))
 			}
 			for i, w := range tt.wantProbs {
 				if !strings.HasPrefix(probs[i].String(), w) {
 					t.Errorf("problem %q, want prefix %q", probs[i], w)
+				}
+			}
+			for i, w := range tt.wantWarns {
+				if !strings.HasPrefix(warns[i].String(), w) {
+					t.Errorf("warning %q, want prefix %q", warns[i], w)
 				}
 			}
 		})

@@ -34,7 +34,9 @@ func (f *Factory) LoadRunConfig(name string) (*configs.Config, []configs.Warning
 		if err != nil {
 			return nil, warnings, err
 		}
-		if probs := CheckConfig(cfg, f.LookPath); len(probs) > 0 {
+		probs, more := CheckConfig(cfg, f.LookPath)
+		warnings = append(warnings, more...)
+		if len(probs) > 0 {
 			return nil, warnings, &configs.ValidationError{Problems: probs}
 		}
 		return cfg, warnings, nil

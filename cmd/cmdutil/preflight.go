@@ -14,11 +14,12 @@ import (
 // cannot run, a missing model, an MCP server command not on PATH) and what each agent's backend
 // would refuse when the run starts (its API key, by variable name; an option it rejects). The
 // start of a run (LoadRunConfig), `configs validate`, `configs list` and `doctor` all call it.
-// lookPath is exec.LookPath when nil.
-func CheckConfig(cfg *configs.Config, lookPath func(string) (string, error)) []configs.Problem {
-	probs := append(cfg.Preflight(lookPath), checkBackends(cfg)...)
+// Warnings are what Preflight only warns about. lookPath is exec.LookPath when nil.
+func CheckConfig(cfg *configs.Config, lookPath func(string) (string, error)) ([]configs.Problem, []configs.Warning) {
+	probs, warns := cfg.Preflight(lookPath)
+	probs = append(probs, checkBackends(cfg)...)
 	sort.SliceStable(probs, func(i, j int) bool { return probs[i].Line < probs[j].Line })
-	return probs
+	return probs, warns
 }
 
 // checkBackends asks each agent's backend what the run would ask it before any model call: its

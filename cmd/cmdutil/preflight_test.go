@@ -29,7 +29,8 @@ func TestCheckConfig(t *testing.T) {
 	}
 	lookPath := func(name string) (string, error) { return "", &exec.Error{Name: name, Err: exec.ErrNotFound} }
 	var got []string
-	for _, p := range CheckConfig(cfg, lookPath) {
+	probs, _ := CheckConfig(cfg, lookPath)
+	for _, p := range probs {
 		got = append(got, p.Key)
 	}
 	want := []string{"agents[0].backend.api_key", "agents[1].backend.type", "agents[2].backend",
@@ -50,7 +51,7 @@ func BenchmarkCheckConfig(b *testing.B) {
 	}
 	b.ResetTimer()
 	for b.Loop() {
-		if probs := CheckConfig(cfg, nil); len(probs) != 0 {
+		if probs, _ := CheckConfig(cfg, nil); len(probs) != 0 {
 			b.Fatal(probs)
 		}
 	}

@@ -139,7 +139,8 @@ func describeExample(opts *ListOptions, name string) example {
 			e.why = append(e.why, s)
 		}
 	}
-	for _, p := range cmdutil.CheckConfig(cfg, opts.LookPath) {
+	probs, _ := cmdutil.CheckConfig(cfg, opts.LookPath) // warnings do not keep a run from starting
+	for _, p := range probs {
 		addWhy(shortReason(cfg, p))
 	}
 	for _, cp := range cfg.Orchestrator.ContextPaths {
@@ -311,7 +312,10 @@ func validateFile(opts *ValidateOptions, name string) (FileResult, []configs.Pro
 		return res, []configs.Problem{{File: name, Message: err.Error()}}, warns
 	}
 	res.Agents = len(cfg.Agents)
-	return res, cmdutil.CheckConfig(cfg, opts.LookPath), warns
+	probs, more := cmdutil.CheckConfig(cfg, opts.LookPath)
+	warns = append(warns, more...)
+	sort.SliceStable(warns, func(i, j int) bool { return warns[i].Line < warns[j].Line })
+	return res, probs, warns
 }
 
 func findings(file string, probs []configs.Problem, warns []configs.Warning) []Finding {

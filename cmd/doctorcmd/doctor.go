@@ -104,7 +104,9 @@ func Run(opts *Options) error {
 	sections = append(sections, cfgSec)
 	var probs []configs.Problem
 	if cfg != nil {
-		probs = cmdutil.CheckConfig(cfg, lookPath)
+		var more []configs.Warning
+		probs, more = cmdutil.CheckConfig(cfg, lookPath)
+		warnings = append(warnings, more...)
 	}
 	shown := map[string]bool{} // problem keys reported in the keys and MCP sections
 	sections = append(sections,
