@@ -33,8 +33,8 @@ func NewRootCmd(f *cmdutil.Factory) *cobra.Command {
 		Long: `massgen runs the agents of a MassGen-style config on a task. With QUESTION it runs once and
 prints the final answer on stdout (progress and logs never go to stdout). Without QUESTION it
 is interactive: one task per line (from the terminal, or each line of a piped stdin; piped
-answers are separated by a line "--- turn N ---"). A one-word QUESTION a typo
-away from a command is refused (exit 2); put a one-word task after --: massgen -c F -- refactor.
+answers are separated by a line "--- turn N ---"). A one-word QUESTION a typo away from a
+command is refused (exit 2); put a one-word task after --: massgen -c F -- refactor.
 
 State lives under ./.massgen/ (workspaces, snapshots, temp_workspaces, sessions, logs).`,
 		Example: `  massgen --config @examples/demo/two_agents_deliver --yes --context . "Write hello.txt"
@@ -113,6 +113,9 @@ func applyEnvDefaults(cmd *cobra.Command, lookup func(string) (string, bool)) er
 	cmd.Flags().VisitAll(func(fl *pflag.Flag) {
 		if fl.Value.Type() == "stringArray" {
 			return // --context values contain ':' themselves; repeatable flags stay flags only
+		}
+		if fl.Name == "help" || fl.Name == "version" {
+			return // not settings: MASSGEN_VERSION=1.2 in a CI environment must not break runs
 		}
 		key := "MASSGEN_" + strings.ToUpper(strings.ReplaceAll(fl.Name, "-", "_"))
 		if val, ok := lookup(key); ok {
