@@ -30,17 +30,23 @@ func (f *Factory) LoadConfig(name string) (*configs.Config, []configs.Warning, e
 // run would refuse is refused before any prompt, and before anything is created.
 func (f *Factory) LoadRunConfig(name string) (*configs.Config, []configs.Warning, error) {
 	return f.load(name, func(o configs.LoadOptions) (*configs.Config, []configs.Warning, error) {
-		cfg, warnings, err := configs.Load(o)
-		if err != nil {
-			return nil, warnings, err
-		}
-		probs, more := CheckConfig(cfg, f.LookPath)
-		warnings = append(warnings, more...)
-		if len(probs) > 0 {
-			return nil, warnings, &configs.ValidationError{Problems: probs}
-		}
-		return cfg, warnings, nil
+		return f.preflighted(configs.Load(o))
 	})
+}
+
+// preflighted passes a loaded config through CheckConfig: its problems become the load's
+// error (a *configs.ValidationError), its warnings join the load's. Every way a run gets its
+// config (a file, a config made in memory) goes through it.
+func (f *Factory) preflighted(cfg *configs.Config, warnings []configs.Warning, err error) (*configs.Config, []configs.Warning, error) {
+	if err != nil {
+		return nil, warnings, err
+	}
+	probs, more := CheckConfig(cfg, f.LookPath)
+	warnings = append(warnings, more...)
+	if len(probs) > 0 {
+		return nil, warnings, &configs.ValidationError{Problems: probs}
+	}
+	return cfg, warnings, nil
 }
 
 func (f *Factory) load(name string, load func(configs.LoadOptions) (*configs.Config, []configs.Warning, error)) (*configs.Config, []configs.Warning, error) {
