@@ -106,6 +106,32 @@ func CheckKey(cfg configs.Backend, lookup func(string) (string, bool)) error {
 	return fmt.Errorf("backend %q: no API key: set %s in the environment (or .env), or api_key in the config", cfg.Type, strings.Join(vars, " or "))
 }
 
+// KeySource says where a backend's API key would come from, never its value.
+type KeySource struct {
+	// Vars are the environment variables tried, in order.
+	Vars []string
+	// Needed is false for backends that run without a key (scripted, local servers).
+	Needed bool
+	// From is "api_key" (set in the config), the variable that holds the key, or "" when no key
+	// is found.
+	From string
+}
+
+// KeyInfo tells, for `massgen doctor` and `configs list`, which variables hold cfg's key and
+// which of them is set (lookup: the config's environment chain). CheckKey turns a missing one
+// into the error a run reports.
+func KeyInfo(cfg configs.Backend, lookup func(string) (string, bool)) (KeySource, error) {
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	vars, needed, err := keyRequirement(cfg)
+	if err != nil {
+		return KeySource{}, err
+	}
+	_, from := findKey(cfg, vars, lookup)
+	return KeySource{Vars: vars, Needed: needed, From: from}, nil
+}
+
 // keyRequirement says which variables hold cfg's key and whether a key is required at all.
 func keyRequirement(cfg configs.Backend) (vars []string, needed bool, err error) {
 	switch cfg.Type {
@@ -136,16 +162,22 @@ func keyRequirement(cfg configs.Backend) (vars []string, needed bool, err error)
 
 // resolveKey returns the config's api_key, else the first set variable.
 func resolveKey(cfg configs.Backend, vars []string, lookup func(string) (string, bool)) (string, bool) {
+	key, from := findKey(cfg, vars, lookup)
+	return key, from != ""
+}
+
+// findKey returns the key and where it came from: "api_key", the variable holding it, or "".
+func findKey(cfg configs.Backend, vars []string, lookup func(string) (string, bool)) (key, from string) {
 	// An api_key still reading ${VAR} is a reference whose variable was not set: no key.
 	if k := strings.TrimSpace(cfg.APIKey); k != "" && !strings.Contains(k, "${") {
-		return k, true
+		return k, "api_key"
 	}
 	for _, v := range vars {
 		if k, ok := lookup(v); ok && strings.TrimSpace(k) != "" {
-			return strings.TrimSpace(k), true
+			return strings.TrimSpace(k), v
 		}
 	}
-	return "", false
+	return "", ""
 }
 
 // isLocalURL reports whether u points at this machine (localhost, 127.x, ::1).

@@ -79,6 +79,39 @@ func TestCheckKey(t *testing.T) {
 	}
 }
 
+func TestKeyInfo(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  configs.Backend
+		env  map[string]string
+		want KeySource
+	}{
+		{"openai missing", configs.Backend{Type: "openai"}, nil, KeySource{Vars: []string{"OPENAI_API_KEY"}, Needed: true}},
+		{"openai from env", configs.Backend{Type: "openai"}, map[string]string{"OPENAI_API_KEY": "sk"}, KeySource{Vars: []string{"OPENAI_API_KEY"}, Needed: true, From: "OPENAI_API_KEY"}},
+		{"blank variable is no key", configs.Backend{Type: "openai"}, map[string]string{"OPENAI_API_KEY": " "}, KeySource{Vars: []string{"OPENAI_API_KEY"}, Needed: true}},
+		{"api_key in config wins", configs.Backend{Type: "claude", APIKey: "k"}, map[string]string{"ANTHROPIC_API_KEY": "x"}, KeySource{Vars: []string{"ANTHROPIC_API_KEY"}, Needed: true, From: "api_key"}},
+		{"unexpanded api_key is no key", configs.Backend{Type: "claude", APIKey: "${K}"}, nil, KeySource{Vars: []string{"ANTHROPIC_API_KEY"}, Needed: true}},
+		{"gemini second variable", configs.Backend{Type: "gemini"}, map[string]string{"GOOGLE_API_KEY": "g"}, KeySource{Vars: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"}, Needed: true, From: "GOOGLE_API_KEY"}},
+		{"cerebras by host", configs.Backend{Type: "chatcompletion", BaseURL: "https://api.cerebras.ai/v1"}, nil, KeySource{Vars: []string{"CEREBRAS_API_KEY"}, Needed: true}},
+		{"local server needs none", configs.Backend{Type: "chatcompletion", BaseURL: "http://localhost:1/v1"}, nil, KeySource{Vars: []string{"OPENAI_API_KEY"}}},
+		{"scripted needs none", configs.Backend{Type: "scripted"}, nil, KeySource{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := KeyInfo(tt.cfg, wireEnv(tt.env))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got.Vars, tt.want.Vars) || got.Needed != tt.want.Needed || got.From != tt.want.From {
+				t.Errorf("KeyInfo = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+	if _, err := KeyInfo(configs.Backend{Type: "opnai"}, wireEnv(nil)); err == nil {
+		t.Error("unknown type: no error")
+	}
+}
+
 // New fails the same way CheckKey does, so a caller that skipped CheckKey still gets the
 // variable name.
 func TestNewWithoutKeyNamesVariable(t *testing.T) {

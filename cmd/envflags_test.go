@@ -50,3 +50,15 @@ func TestApplyEnvDefaults(t *testing.T) {
 		})
 	}
 }
+
+// --version and --help are not settings: MASSGEN_VERSION or MASSGEN_HELP in the environment (a
+// CI variable, say) neither breaks a run nor turns it into printing the version.
+func TestEnvDoesNotSetVersionOrHelp(t *testing.T) {
+	e := newTestEnv(t, "")
+	e.write(t, ".massgen/config.yaml", scriptedConfig)
+	e.env["MASSGEN_VERSION"] = "1.2.3"
+	e.env["MASSGEN_HELP"] = "yes"
+	if code := e.exec("--display", "silent", "task"); code != 0 || e.out.String() != "the answer\n" {
+		t.Errorf("exit %d, stdout %q, stderr:\n%s", code, e.out, e.errOut)
+	}
+}

@@ -59,7 +59,7 @@ func resumeBeforeConfig(opts *RunOptions, wd, home string) (*sessionState, strin
 		return nil, "", err
 	}
 	if !found {
-		if _, ok := configs.DefaultConfigName(wd, home); ok {
+		if _, _, ok := configs.DefaultConfigName(wd, home, opts.LookupEnv); ok {
 			return nil, "", nil // the default config's session_storage decides
 		}
 		return nil, "", cmdutil.WithCode(cmdutil.ExitUsage, fmt.Errorf("--continue: no session to continue in %s (run a task first; with another session_storage, pass its --config)", dir))

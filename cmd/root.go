@@ -15,11 +15,14 @@ import (
 	"github.com/massgen-go/massgen/cmd/changescmd"
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/cmd/configscmd"
+	"github.com/massgen-go/massgen/cmd/doctorcmd"
+	"github.com/massgen-go/massgen/cmd/logscmd"
 	"github.com/massgen-go/massgen/cmd/mcpcmd"
 	"github.com/massgen-go/massgen/cmd/permissionscmd"
 	"github.com/massgen-go/massgen/cmd/sessionscmd"
 	"github.com/massgen-go/massgen/cmd/toolscmd"
 	"github.com/massgen-go/massgen/cmd/trashcmd"
+	"github.com/massgen-go/massgen/cmd/versioncmd"
 )
 
 // NewRootCmd builds `massgen [flags] [QUESTION]` and its subcommands.
@@ -30,7 +33,9 @@ func NewRootCmd(f *cmdutil.Factory) *cobra.Command {
 		Short: "Run several LLM agents on one task; they answer, vote, and the winner delivers",
 		Long: `massgen runs the agents of a MassGen-style config on a task. With QUESTION it runs once and
 prints the final answer on stdout (progress and logs never go to stdout). Without QUESTION it
-is interactive: one task per line (from the terminal, or each line of a piped stdin).
+is interactive: one task per line (from the terminal, or each line of a piped stdin; piped
+answers are separated by a line "--- turn N ---"). A one-word QUESTION a typo away from a
+command is refused (exit 2); put a one-word task after --: massgen -c F -- refactor.
 
 State lives under ./.massgen/ (workspaces, snapshots, temp_workspaces, sessions, logs).`,
 		Example: `  massgen --config @examples/demo/two_agents_deliver --yes --context . "Write hello.txt"
@@ -47,6 +52,9 @@ State lives under ./.massgen/ (workspaces, snapshots, temp_workspaces, sessions,
 				if opts.Question == "" {
 					return cmdutil.FlagErrorf("empty QUESTION (omit it for interactive mode)")
 				}
+				if err := checkCommandTypo(cmd, opts.Question); err != nil {
+					return err
+				}
 			}
 			if err := applyEnvDefaults(cmd, f.LookupEnv); err != nil {
 				return err
@@ -55,7 +63,7 @@ State lives under ./.massgen/ (workspaces, snapshots, temp_workspaces, sessions,
 		},
 	}
 	fl := root.Flags()
-	fl.StringVarP(&opts.ConfigName, "config", "c", "", "config: a YAML file, a built-in name, or @examples/NAME (default ./.massgen/config.yaml, then ~/.massgen/config.yaml)")
+	fl.StringVarP(&opts.ConfigName, "config", "c", "", "config: a YAML file, a built-in name, or @examples/NAME (default: config.yaml in ./.massgen/, then ~/.config/massgen/, then ~/.massgen/)")
 	fl.StringArrayVar(&opts.Contexts, "context", nil, "add a context path PATH[:read|write] (default write; repeatable; skips the prompt)")
 	fl.BoolVarP(&opts.Yes, "yes", "y", false, "accept defaults and never prompt")
 	fl.BoolVar(&opts.Debug, "debug", false, "debug-level logs (in .massgen/logs/)")
@@ -82,7 +90,12 @@ State lives under ./.massgen/ (workspaces, snapshots, temp_workspaces, sessions,
 		sessionscmd.NewCmd(f),
 		changescmd.NewDiffCmd(f),
 		changescmd.NewUndoCmd(f),
+		versioncmd.NewCmd(f),
+		logscmd.NewCmd(f),
+		doctorcmd.NewCmd(f),
 	)
+	root.Version = versioncmd.Read().String() // --version prints what `massgen version` prints
+	root.SetVersionTemplate("{{.Version}}")
 	cmdutil.MarkUsageErrors(root)
 	return root
 }
@@ -111,6 +124,9 @@ func applyEnvDefaults(cmd *cobra.Command, lookup func(string) (string, bool)) er
 	cmd.Flags().VisitAll(func(fl *pflag.Flag) {
 		if fl.Value.Type() == "stringArray" {
 			return // --context values contain ':' themselves; repeatable flags stay flags only
+		}
+		if fl.Name == "help" || fl.Name == "version" {
+			return // not settings: MASSGEN_VERSION=1.2 in a CI environment must not break runs
 		}
 		key := "MASSGEN_" + strings.ToUpper(strings.ReplaceAll(fl.Name, "-", "_"))
 		if val, ok := lookup(key); ok {

@@ -30,7 +30,9 @@ func newTestEnv(t *testing.T, stdin string) *testEnv {
 	t.Helper()
 	root := t.TempDir()
 	e := &testEnv{wd: filepath.Join(root, "project"), home: filepath.Join(root, "home"),
-		out: &bytes.Buffer{}, errOut: &bytes.Buffer{}, env: map[string]string{}}
+		out: &bytes.Buffer{}, errOut: &bytes.Buffer{},
+		// The user has the keys the test configs need: a run checks them before it starts.
+		env: map[string]string{"OPENAI_API_KEY": "test-key", "ANTHROPIC_API_KEY": "test-key", "GEMINI_API_KEY": "test-key"}}
 	for _, d := range []string{e.wd, e.home} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
@@ -151,7 +153,9 @@ func TestConfigsListAndShow(t *testing.T) {
 	if code := e.exec("configs", "list"); code != 0 {
 		t.Fatalf("list exit %d", code)
 	}
-	if !strings.Contains(e.out.String(), "@examples/basic/multi/three_agents_default\n") {
+	// The test env has the OpenAI and Gemini keys, not Grok's.
+	if !strings.Contains(e.out.String(), "@examples/basic/multi/three_agents_default  (cannot run here)\n") ||
+		!strings.Contains(e.out.String(), "    why:    no XAI_API_KEY\n") {
 		t.Errorf("list lacks three_agents_default:\n%s", e.out)
 	}
 
@@ -194,28 +198,58 @@ func TestConfigsListAndShow(t *testing.T) {
 	}
 }
 
-func TestRunQuestionStopsAtOrchestrator(t *testing.T) {
+// Before any prompt or model call, a run checks every agent's key and every MCP server command
+// and lists all problems at once, naming the variables; it refuses with exit 2 and creates
+// nothing.
+func TestRunPreflightListsEveryProblem(t *testing.T) {
 	e := newTestEnv(t, "")
-	e.write(t, "c.yaml", workspaceConfig)
-	code := e.exec("--config", "c.yaml", "--context", ".", "Write hello.txt")
-	if code != cmdutil.ExitFailure {
-		t.Fatalf("exit %d, want 1; stderr:\n%s", code, e.errOut)
+	e.env = map[string]string{} // no keys at all
+	e.io.StdinTTY, e.io.StderrTTY = true, true
+	e.write(t, "c.yaml", `agents:
+  - id: a1
+    backend: {type: openai, model: gpt-5, cwd: workspace1}
+  - id: a2
+    backend: {type: claude, model: claude-sonnet-4, cwd: workspace2}
+  - id: a3
+    backend:
+      type: gemini
+      model: gemini-2.5-flash
+      mcp_servers: [{name: tool, command: massgen-test-no-such-command}]
+`)
+	rec := &recorder{}
+	opts := e.runOpts(rec)
+	opts.ConfigName, opts.Question = "c.yaml", "Write hello.txt"
+	opts.PromptContextPaths = func(context.Context, prompt.ContextPathOptions) ([]configs.ContextPath, error) {
+		t.Error("the context-path prompt ran before the preflight refused")
+		return nil, nil
 	}
-	if !strings.Contains(e.errOut.String(), "no API key: set OPENAI_API_KEY") { // the orchestrator checks keys before any agent starts
-		t.Errorf("stderr:\n%s", e.errOut)
+	err := runRun(context.Background(), opts)
+	if code := cmdutil.CodeOf(err); code != cmdutil.ExitUsage {
+		t.Fatalf("exit %d (%v), want 2; stderr:\n%s", code, err, e.errOut)
 	}
-	if e.out.Len() != 0 {
-		t.Errorf("stdout must stay empty, got %q", e.out)
-	}
-	logs, _ := filepath.Glob(filepath.Join(e.wd, ".massgen/logs/log_*/massgen.log"))
-	if len(logs) != 1 {
-		t.Fatalf("log files: %v", logs)
-	}
-	data, _ := os.ReadFile(logs[0])
-	for _, s := range []string{`"msg":"run start"`, `"msg":"turn failed"`} {
-		if !strings.Contains(string(data), s) {
-			t.Errorf("log lacks %s:\n%s", s, data)
+	for _, want := range []string{
+		"c.yaml:3: agents[0].backend.api_key: agent \"a1\": backend \"openai\": no API key: set OPENAI_API_KEY",
+		"c.yaml:5: agents[1].backend.api_key: agent \"a2\": backend \"claude\": no API key: set ANTHROPIC_API_KEY",
+		"agents[2].backend.api_key: agent \"a3\": backend \"gemini\": no API key: set GEMINI_API_KEY or GOOGLE_API_KEY",
+		"agents[2].backend.mcp_servers[0].command: MCP server \"tool\": command \"massgen-test-no-such-command\" is not on PATH",
+	} {
+		if !strings.Contains(e.errOut.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, e.errOut)
 		}
+	}
+	if len(rec.tasks) != 0 || e.out.Len() != 0 {
+		t.Errorf("a turn ran (%q) or stdout was written (%q)", rec.tasks, e.out)
+	}
+	if _, err := os.Stat(filepath.Join(e.wd, ".massgen")); !os.IsNotExist(err) {
+		t.Errorf(".massgen/ was created: %v", err)
+	}
+	// The same config with the keys set and the server removed runs.
+	e.env = map[string]string{"OPENAI_API_KEY": "k", "ANTHROPIC_API_KEY": "k", "GOOGLE_API_KEY": "k"}
+	e.write(t, "c.yaml", workspaceConfig)
+	opts = e.runOpts(rec)
+	opts.ConfigName, opts.Question, opts.Yes = "c.yaml", "Write hello.txt", true
+	if err := runRun(context.Background(), opts); err != nil {
+		t.Fatalf("with keys: %v\n%s", err, e.errOut)
 	}
 }
 
@@ -260,7 +294,8 @@ func TestInteractivePiped(t *testing.T) {
 	if !reflect.DeepEqual(rec.tasks, []string{"first task", "second task"}) {
 		t.Errorf("tasks = %q", rec.tasks)
 	}
-	if e.out.String() != "answer to first task\nanswer to second task\n" {
+	// Each answer is separated from the previous one by a line "--- turn N ---" (README).
+	if e.out.String() != "answer to first task\n--- turn 2 ---\nanswer to second task\n" {
 		t.Errorf("stdout = %q", e.out)
 	}
 	if rec.turn.Number != 2 || rec.turn.RunDir != filepath.Join(e.wd, ".massgen/logs/log_20250928_143022/turn_2") {

@@ -62,6 +62,7 @@ type runState struct {
 	logger  *zap.Logger
 	runDir  string // .massgen/logs/log_<timestamp>/
 	turns   int
+	answers int // printed on stdout (cmd/piped.go)
 	session *sessionState
 	maxTask int           // the largest task accepted, in bytes
 	code    int           // the worst exit code of the turns that gave an answer (partial, timeout)
@@ -117,7 +118,7 @@ func newRunOptions(f *cmdutil.Factory) *RunOptions {
 
 // runRun is the root command: config -> --context -> prompt -> context-path check -> log dir
 // and logger -> one turn (with a question) or the interactive loop.
-func runRun(ctx context.Context, opts *RunOptions) error {
+func runRun(ctx context.Context, opts *RunOptions) (err error) {
 	if !slices.Contains(displayModes, opts.Display) {
 		return cmdutil.WithCode(cmdutil.ExitUsage, fmt.Errorf("--display %q: want one of %s", opts.Display, strings.Join(displayModes, ", ")))
 	}
@@ -226,6 +227,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		return err
 	}
 	defer func() { _ = closeLog() }()
+	defer func() { logger.Info(logging.RunEnd, zap.Int("exit_code", cmdutil.CodeOf(err))) }() // `massgen logs --follow` stops here
 	st := &runState{cfg: cfg, logger: logger, runDir: runDir, maxTask: taskLimit(opts, cfg), json: newJSONOutput(opts)}
 	// Temp files of writes killed half-way, in the user's folders: swept before the agents start
 	// and after they are done (internal/tmpsweep).
@@ -366,6 +368,7 @@ func turn(ctx context.Context, opts *RunOptions, st *runState, task string) (err
 		answer = display.ForTerminal(answer)
 	}
 	if st.json == nil { // with --output json, stdout carries JSON Lines only
+		separateTurn(opts, st, t) // piped interactive mode: "--- turn N ---" between answers (cmd/piped.go)
 		fmt.Fprintln(opts.IO.Out, strings.TrimRight(answer, "\n"))
 	}
 	saveTurn(opts, st, t, started, res, out)

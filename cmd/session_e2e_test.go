@@ -79,6 +79,10 @@ func TestScriptedThreeTurnSession(t *testing.T) {
 	if n := strings.Count(stdout, "Final answer: delivered.txt is in the project."); n != 3 {
 		t.Fatalf("want 3 answers on stdout, got %d:\n%s\nstderr:\n%s", n, stdout, stderr)
 	}
+	const answer = "Final answer: delivered.txt is in the project.\n"
+	if want := answer + "--- turn 2 ---\n" + answer + "--- turn 3 ---\n" + answer; stdout != want {
+		t.Errorf("piped answers are separated by --- turn N --- lines: stdout\n%s\nwant\n%s", stdout, want)
+	}
 	sessions, _ := filepath.Glob(filepath.Join(wd, ".massgen", "sessions", "session_*"))
 	if len(sessions) != 1 {
 		t.Fatalf("sessions: %v\nstderr:\n%s", sessions, stderr)

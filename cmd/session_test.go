@@ -64,7 +64,7 @@ func TestInteractiveSessionKeepsTurnsAndContinues(t *testing.T) {
 	if err := runRun(context.Background(), opts); err != nil {
 		t.Fatalf("run: %v\nstderr:\n%s", err, e.errOut)
 	}
-	if got := e.out.String(); got != "answer 1\nanswer 2\nanswer 3\n" {
+	if got := e.out.String(); got != "answer 1\n--- turn 2 ---\nanswer 2\n--- turn 3 ---\nanswer 3\n" {
 		t.Errorf("stdout = %q", got)
 	}
 	sessions, _ := filepath.Glob(filepath.Join(e.wd, ".massgen", "sessions", "session_*"))

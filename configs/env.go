@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path/filepath"
 	"regexp"
 	"strings"
 
@@ -18,18 +17,11 @@ func builtinEnv() map[string]string {
 	return map[string]string{}
 }
 
-// loadEnvChain merges built-in defaults < ~/.massgen/.env < <baseDir>/.env. The real environment
-// is consulted on top of the result by Config.LookupEnv; the process environment is never
-// modified. A missing file is skipped; an unreadable or malformed one is an error.
-func loadEnvChain(home, baseDir string) (map[string]string, error) {
+// loadEnvChain merges built-in defaults and then files (EnvFiles: later ones win). The real
+// environment is consulted on top of the result by Config.LookupEnv; the process environment is
+// never modified. A missing file is skipped; an unreadable or malformed one is an error.
+func loadEnvChain(files []string) (map[string]string, error) {
 	env := builtinEnv()
-	var files []string
-	if home != "" {
-		files = append(files, filepath.Join(home, ".massgen", ".env"))
-	}
-	if baseDir != "" {
-		files = append(files, filepath.Join(baseDir, ".env"))
-	}
 	for _, f := range files {
 		m, err := godotenv.Read(f)
 		if errors.Is(err, fs.ErrNotExist) {

@@ -74,3 +74,14 @@ func builtin(name string) (source, error) {
 	}
 	return source{}, fmt.Errorf("built-in config %q: not readable", name)
 }
+
+// Description is a config's first line when it is a comment ("# Two GPT-5 agents with ..."),
+// without the "#": what `configs list` shows for a built-in (every built-in has one).
+func Description(data []byte) string {
+	first, _, _ := strings.Cut(string(data), "\n")
+	first = strings.TrimSpace(strings.TrimSuffix(first, "\r"))
+	if !strings.HasPrefix(first, "#") {
+		return ""
+	}
+	return strings.TrimSpace(strings.TrimLeft(first, "#"))
+}

@@ -55,7 +55,7 @@ func loadSource(o LoadOptions, src source) (*Config, []Warning, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	env, err := loadEnvChain(o.Home, o.BaseDir)
+	env, err := loadEnvChain(EnvFiles(o.BaseDir, o.Home, o.LookupEnv))
 	if err != nil {
 		return nil, nil, fmt.Errorf("configs: .env: %w", err)
 	}
@@ -226,21 +226,6 @@ func resolveName(o LoadOptions) (source, error) {
 	return source{}, fmt.Errorf("config %s: no such file, and %w", name, berr)
 }
 
-// DefaultConfigName returns the config used when --config is not given: ./.massgen/config.yaml,
-// else ~/.massgen/config.yaml. ok is false when neither exists.
-func DefaultConfigName(baseDir, home string) (string, bool) {
-	for _, dir := range []string{baseDir, home} {
-		if dir == "" {
-			continue
-		}
-		p := filepath.Join(dir, MassgenDirName, "config.yaml")
-		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
-			return p, true
-		}
-	}
-	return "", false
-}
-
 // CheckContextPaths returns an error listing every context path that does not exist (or cannot
 // be read), in the spec's format ("Context paths not found:\n  - /path"), and refuses a
 // workspace that is or contains a context path: an agent may always write its workspace, so
@@ -332,7 +317,8 @@ func (c *Config) AddContextPaths(baseDir string, cps ...ContextPath) error {
 	return nil
 }
 
-// LookupEnv reads a variable: real environment > ./.env > ~/.massgen/.env > built-in defaults.
+// LookupEnv reads a variable: real environment > ./.env > ~/.config/massgen/.env >
+// ~/.massgen/.env > built-in defaults (see EnvFiles).
 func (c *Config) LookupEnv(key string) (string, bool) {
 	if c.realEnv != nil {
 		if v, ok := c.realEnv(key); ok {

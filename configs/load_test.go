@@ -281,18 +281,19 @@ func TestValidationProblems(t *testing.T) {
 func TestEnvPrecedence(t *testing.T) {
 	base := t.TempDir()
 	home := filepath.Join(base, "home")
-	write(t, home, ".massgen/.env", "A=home\nB=home\nC=home\n")
+	write(t, home, ".massgen/.env", "A=home\nB=home\nC=home\nX=home\n")
+	write(t, home, ".config/massgen/.env", "X=xdg\nB=xdg\n") // MassGen's location, above ~/.massgen
 	write(t, base, ".env", "B=dot\nC=dot\n")
 	cfg, _ := mustLoad(t, base, `agents:
   - id: a
     backend:
       type: openai
-      model: "${A}-${B}-${C}"
+      model: "${A}-${B}-${C}-${X}"
 `, env{"C": "real"})
-	if got := cfg.Agents[0].Backend.Model; got != "home-dot-real" {
-		t.Errorf("model = %q, want home-dot-real", got)
+	if got := cfg.Agents[0].Backend.Model; got != "home-dot-real-xdg" {
+		t.Errorf("model = %q, want home-dot-real-xdg", got)
 	}
-	for k, want := range map[string]string{"A": "home", "B": "dot", "C": "real"} {
+	for k, want := range map[string]string{"A": "home", "B": "dot", "C": "real", "X": "xdg"} {
 		if v, ok := cfg.LookupEnv(k); !ok || v != want {
 			t.Errorf("LookupEnv(%s) = %q,%v want %q", k, v, ok, want)
 		}
@@ -585,6 +586,21 @@ func TestConfigResolution(t *testing.T) {
 	}
 }
 
+func TestDescription(t *testing.T) {
+	for in, want := range map[string]string{
+		"# Two agents\nagents: []\n": "Two agents",
+		"#Two agents\r\n# more\n":    "Two agents",
+		"##  spaced  \n":             "spaced",
+		"agents: [] # not first\n":   "",
+		"\n# after a blank line\n":   "",
+		"":                           "",
+	} {
+		if got := Description([]byte(in)); got != want {
+			t.Errorf("Description(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 func TestExamplesListAndValidate(t *testing.T) {
 	names := Examples()
 	for _, want := range []string{"basic/multi/three_agents_default", "providers/claude/claude", "tools/filesystem/multiturn/two_gemini_flash_filesystem_multiturn"} {
@@ -593,13 +609,35 @@ func TestExamplesListAndValidate(t *testing.T) {
 		}
 	}
 	base := t.TempDir()
+	descriptions := map[string]string{}
 	for _, n := range names {
-		if _, _, err := Load(LoadOptions{Name: "@examples/" + n, BaseDir: base}); err != nil {
+		cfg, warnings, err := Load(LoadOptions{Name: "@examples/" + n, BaseDir: base})
+		if err != nil {
 			t.Errorf("built-in %s does not load: %v", n, err)
+			continue
 		}
-		if data, err := Example(n); err != nil || len(data) == 0 {
+		// Nothing a built-in points at is missing (MassGen's repository layout is not here).
+		if err := cfg.CheckContextPaths(); err != nil {
+			t.Errorf("built-in %s: %v", n, err)
+		}
+		for _, w := range warnings {
+			if strings.Contains(w.Message, "does not exist") || strings.Contains(w.String(), "massgen/configs/") {
+				t.Errorf("built-in %s: %s", n, w)
+			}
+		}
+		data, err := Example(n)
+		if err != nil || len(data) == 0 {
 			t.Errorf("Example(%s) = %d bytes, %v", n, len(data), err)
 		}
+		// Every built-in says what it is in its first line, in a line of its own.
+		d := Description(data)
+		if d == "" || len(d) > 100 {
+			t.Errorf("built-in %s: description %q (want a first comment line of at most 100 characters)", n, d)
+		}
+		if other, dup := descriptions[d]; dup {
+			t.Errorf("built-ins %s and %s share the description %q", other, n, d)
+		}
+		descriptions[d] = n
 	}
 	if _, err := examplesFS.ReadFile("examples/LICENSE"); err != nil {
 		t.Errorf("the MassGen LICENSE must ship with the examples: %v", err)

@@ -11,9 +11,11 @@ import (
 
 // Preflight returns what keeps a loaded config from running as written, though it loads (the
 // inspection commands still read it): a backend type that cannot run, a program a backend runs
-// that is not on PATH (claude_code's claude CLI), a missing model, and, as warnings, MCP server
-// commands that are not on PATH (a run continues without such a server). lookPath is exec.LookPath when nil. The start of a run (LoadForRun)
-// and `configs validate` both call it.
+// that is not on PATH (claude_code's claude CLI), a missing model, and MCP server commands that
+// are not on PATH (the agent would run without the tools it was given, so a run refuses to
+// start); an MCP server its security settings refuse is a warning (the run goes on without it).
+// lookPath is exec.LookPath when nil. The start of a run, `configs validate` and `massgen doctor`
+// call it, with the backends' API key checks (cmd/cmdutil.CheckConfig).
 func (c *Config) Preflight(lookPath func(string) (string, error)) ([]Problem, []Warning) {
 	if lookPath == nil {
 		lookPath = exec.LookPath
@@ -42,8 +44,8 @@ func (c *Config) Preflight(lookPath func(string) (string, error)) ([]Problem, []
 					Message: fmt.Sprintf("%s: MCP server %q: %s: %s", sp, s.Name, SecurityRefusal, strings.Join(refused, "; "))})
 				continue
 			}
-			if w, ok := c.checkMCPCommand(sp+".command", s, lookPath); ok {
-				warns = append(warns, w)
+			if pr, ok := c.checkMCPCommand(sp+".command", s, lookPath); ok {
+				probs = append(probs, pr)
 			}
 		}
 	}
@@ -71,27 +73,25 @@ func (c *Config) missingModel(p string, b Backend) Problem {
 	return c.problem(p, "", "%s", msg)
 }
 
-// checkMCPCommand warns about a stdio server whose command cannot be found. A relative command
+// checkMCPCommand reports a stdio server whose command cannot be found. A relative command
 // with a separator (./server.py) is looked up in the agent's workspace at run time: not checked.
-func (c *Config) checkMCPCommand(key string, s MCPServer, lookPath func(string) (string, error)) (Warning, bool) {
+func (c *Config) checkMCPCommand(key string, s MCPServer, lookPath func(string) (string, error)) (Problem, bool) {
 	cmd := strings.TrimSpace(s.Command)
 	if cmd == "" || (s.Type != "" && s.Type != "stdio") {
-		return Warning{}, false
+		return Problem{}, false
 	}
 	if strings.ContainsAny(cmd, `/\`) && !filepath.IsAbs(cmd) {
-		return Warning{}, false
+		return Problem{}, false
 	}
 	_, err := lookPath(cmd)
 	if err == nil {
-		return Warning{}, false
+		return Problem{}, false
 	}
 	why := "is not on PATH"
 	if filepath.IsAbs(cmd) || !errors.Is(err, exec.ErrNotFound) {
 		why = "cannot be run: " + err.Error()
 	}
-	file, line := c.Position(key)
-	return Warning{File: file, Line: line, Key: key,
-		Message: fmt.Sprintf("%s: MCP server %q: command %q %s: the server will not start and the agent will not have its tools", key, s.Name, cmd, why)}, true
+	return c.problem(key, "", "%s: MCP server %q: command %q %s: the agent would run without its tools; install it or remove the server", key, s.Name, cmd, why), true
 }
 
 func (c *Config) problem(key, suggestion, format string, args ...any) Problem {
@@ -114,18 +114,10 @@ func (c *Config) lineOf(path string) int {
 	return 0
 }
 
-// LoadForRun is Load followed by Preflight: what the start of a run uses, so a run refuses what
-// `configs validate` refuses about the config itself, before any model is called.
+// LoadForRun is Load followed by Preflight, for callers without the command layer's key checks
+// (cmd/cmdutil.CheckConfig adds those): a config that could not run is refused.
 func LoadForRun(o LoadOptions) (*Config, []Warning, error) {
-	return preflightLoaded(Load(o))
-}
-
-// LoadBytesForRun is LoadBytes followed by Preflight (a config made in memory: quick mode).
-func LoadBytesForRun(file string, data []byte, o LoadOptions) (*Config, []Warning, error) {
-	return preflightLoaded(LoadBytes(file, data, o))
-}
-
-func preflightLoaded(cfg *Config, warnings []Warning, err error) (*Config, []Warning, error) {
+	cfg, warnings, err := Load(o)
 	if err != nil {
 		return cfg, warnings, err
 	}

@@ -36,10 +36,10 @@ func TestPreflight(t *testing.T) {
 			[]string{"config.yaml:3: agents[0].backend: missing model: the openai backend has no default model; add model: NAME (modle: at line 3; did you mean model?)"}, nil},
 		{"claude_code with its CLI", "{type: claude_code}", nil, nil},
 		{"mcp commands", "{type: claude, mcp_servers: [{name: a, command: npx}, {name: b, command: nope-cmd}, {name: c, command: /no/such/server}, {name: d, command: ./rel.py}, {name: e, command: " + exe + "}, {name: f, type: streamable-http, url: http://x}]}",
-			nil, []string{
-				`config.yaml:3: warning: agents[0].backend.mcp_servers[1].command: MCP server "b": command "nope-cmd" is not on PATH: the server will not start`,
-				`config.yaml:3: warning: agents[0].backend.mcp_servers[2].command: MCP server "c": command "/no/such/server" cannot be run: `,
-			}},
+			[]string{
+				`config.yaml:3: agents[0].backend.mcp_servers[1].command: MCP server "b": command "nope-cmd" is not on PATH: the agent would run without its tools`,
+				`config.yaml:3: agents[0].backend.mcp_servers[2].command: MCP server "c": command "/no/such/server" cannot be run: `,
+			}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -24,8 +24,9 @@ type Config struct {
 	Source string `yaml:"-" json:"-"`
 	// BaseDir is the directory relative paths are resolved against (the current directory).
 	BaseDir string `yaml:"-" json:"-"`
-	// Env holds the merged .env values (built-in defaults < ~/.massgen/.env < ./.env); the real
-	// environment is consulted on top of it by LookupEnv.
+	// Env holds the merged .env values (built-in defaults < ~/.massgen/.env <
+	// ~/.config/massgen/.env < ./.env); the real environment is consulted on top of it by
+	// LookupEnv.
 	Env map[string]string `yaml:"-" json:"-"`
 
 	realEnv func(string) (string, bool) // the real environment (LoadOptions.LookupEnv)

@@ -398,8 +398,8 @@ func TestScriptedDemo(t *testing.T) {
 	})
 }
 
-// A missing API key is one clear error before any agent starts: nothing runs, nothing is
-// written into the context path.
+// A missing API key is one clear error before any prompt or agent start (exit 2, the preflight):
+// nothing runs, nothing is created.
 func TestMissingKeyBeforeStart(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "cfg.yaml"), `agents:
@@ -412,11 +412,14 @@ func TestMissingKeyBeforeStart(t *testing.T) {
     backend: {type: openai, model: gpt-5, cwd: workspace2}
 `)
 	res := run(t, dir, "--config", "cfg.yaml", "--display", "plain", "task")
-	if res.code != 1 || !strings.Contains(res.stderr, "OPENAI_API_KEY") || res.stdout != "" {
+	if res.code != 2 || !strings.Contains(res.stderr, "cfg.yaml:8: agents[1].backend.api_key: agent \"b\": backend \"openai\": no API key: set OPENAI_API_KEY") || res.stdout != "" {
 		t.Fatalf("exit %d, stdout %q, stderr:\n%s", res.code, res.stdout, res.stderr)
 	}
 	if strings.Contains(res.stderr, "working") {
 		t.Errorf("an agent started:\n%s", res.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".massgen")); !os.IsNotExist(err) {
+		t.Errorf(".massgen/ was created: %v", err)
 	}
 }
 

@@ -72,7 +72,7 @@ func TestInteractiveSessionOverTheWire(t *testing.T) {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("massgen: %v\nstderr:\n%s", err, errb.String())
 	}
-	if out.String() != "Final answer one.\nFinal answer two.\n" {
+	if out.String() != "Final answer one.\n--- turn 2 ---\nFinal answer two.\n" { // piped: answers separated
 		t.Errorf("stdout = %q\nstderr:\n%s", out.String(), errb.String())
 	}
 

@@ -11,6 +11,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -21,14 +23,28 @@ import (
 // FileName is the log file inside a run folder.
 const FileName = "massgen.log"
 
+// RunEnd is the message of the last line a run (or an inspection command that opened a log)
+// writes: `massgen logs --follow` stops there.
+const RunEnd = "run end"
+
+// dirName is the folder of run folders inside .massgen/.
+const dirName = "logs"
+
+// runPrefix and runLayout name a run folder: log_<YYYYMMDD_HHMMSS>, then _2, _3, ... for runs
+// started in the same second.
+const (
+	runPrefix = "log_"
+	runLayout = "20060102_150405"
+)
+
 // NewRunDir creates <massgenDir>/logs/log_<YYYYMMDD_HHMMSS>/ for a run started at now, adding
 // _2, _3, ... when a run started in the same second already has that folder.
 func NewRunDir(massgenDir string, now time.Time) (string, error) {
-	logs := filepath.Join(massgenDir, "logs")
+	logs := filepath.Join(massgenDir, dirName)
 	if err := os.MkdirAll(logs, 0o755); err != nil {
 		return "", fmt.Errorf("logging: %w", err)
 	}
-	base := filepath.Join(logs, "log_"+now.Format("20060102_150405"))
+	base := filepath.Join(logs, runPrefix+now.Format(runLayout))
 	for n := 1; n < 10000; n++ {
 		dir := base
 		if n > 1 {
@@ -98,4 +114,50 @@ func (t longText) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	enc.AddInt("bytes", len(t))
 	enc.AddString("sha256", hex.EncodeToString(sum[:]))
 	return nil
+}
+
+// Latest returns the newest run folder under <massgenDir>/logs/ (by the time and sequence number
+// in its name, not by modification time, which a copy or a touch can change). The error wraps
+// fs.ErrNotExist when there is none.
+func Latest(massgenDir string) (string, error) {
+	logs := filepath.Join(massgenDir, dirName)
+	entries, err := os.ReadDir(logs)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("logging: %w", err)
+	}
+	best, bestTime, bestSeq := "", time.Time{}, 0
+	for _, e := range entries {
+		t, seq, ok := parseRunName(e.Name())
+		if !ok || !e.IsDir() {
+			continue
+		}
+		if best == "" || t.After(bestTime) || (t.Equal(bestTime) && seq > bestSeq) {
+			best, bestTime, bestSeq = e.Name(), t, seq
+		}
+	}
+	if best == "" {
+		return "", fmt.Errorf("logging: no run folder in %s: %w", logs, fs.ErrNotExist)
+	}
+	return filepath.Join(logs, best), nil
+}
+
+// parseRunName reads log_<YYYYMMDD_HHMMSS>[_N] (N >= 2; none is 1).
+func parseRunName(name string) (time.Time, int, bool) {
+	rest, ok := strings.CutPrefix(name, runPrefix)
+	if !ok || len(rest) < len(runLayout) {
+		return time.Time{}, 0, false
+	}
+	t, err := time.ParseInLocation(runLayout, rest[:len(runLayout)], time.Local)
+	if err != nil {
+		return time.Time{}, 0, false
+	}
+	seq := 1
+	if suffix := rest[len(runLayout):]; suffix != "" {
+		n, err := strconv.Atoi(strings.TrimPrefix(suffix, "_"))
+		if err != nil || !strings.HasPrefix(suffix, "_") || n < 2 {
+			return time.Time{}, 0, false
+		}
+		seq = n
+	}
+	return t, seq, true
 }

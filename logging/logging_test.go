@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -141,5 +143,58 @@ func TestTextKeepsHeadAndHashOfLongText(t *testing.T) {
 				t.Errorf("the log line is %d bytes", len(data))
 			}
 		})
+	}
+}
+
+func TestLatest(t *testing.T) {
+	tests := []struct {
+		name    string
+		folders []string
+		files   []string // entries that are not run folders
+		want    string
+	}{
+		{"none", nil, nil, ""},
+		{"by time", []string{"log_20250928_143022", "log_20251001_090000", "log_20250101_000000"}, nil, "log_20251001_090000"},
+		{"same second: the highest sequence, numerically", []string{"log_20250928_143022", "log_20250928_143022_2", "log_20250928_143022_10", "log_20250928_143022_9"}, nil, "log_20250928_143022_10"},
+		{"other names and files are not runs", []string{"log_20250928_143022", "log_x", "notes", "log_20250928_143022_1", "log_20250928_143022_a"}, []string{"log_20300101_000000"}, "log_20250928_143022"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mg := filepath.Join(t.TempDir(), ".massgen")
+			for _, f := range tt.folders {
+				if err := os.MkdirAll(filepath.Join(mg, "logs", f), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, f := range tt.files {
+				if err := os.WriteFile(filepath.Join(mg, "logs", f), nil, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := Latest(mg)
+			if tt.want == "" {
+				if !errors.Is(err, fs.ErrNotExist) {
+					t.Errorf("Latest = %q, %v; want ErrNotExist", got, err)
+				}
+				return
+			}
+			if err != nil || got != filepath.Join(mg, "logs", tt.want) {
+				t.Errorf("Latest = %q, %v; want %s", got, err, tt.want)
+			}
+		})
+	}
+	// NewRunDir's folders are what Latest finds.
+	mg := filepath.Join(t.TempDir(), ".massgen")
+	now := time.Date(2025, 9, 28, 14, 30, 22, 0, time.Local)
+	var last string
+	for range 3 {
+		d, err := NewRunDir(mg, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = d
+	}
+	if got, err := Latest(mg); err != nil || got != last {
+		t.Errorf("Latest = %q, %v; want %s", got, err, last)
 	}
 }

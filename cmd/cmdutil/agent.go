@@ -15,19 +15,38 @@ import (
 )
 
 // noConfigMessage is the error when no --config is given and no default config exists.
-const noConfigMessage = "no config: pass --config FILE or --config @examples/NAME (see `massgen configs list`), or create ./.massgen/config.yaml"
+const noConfigMessage = "no config: pass --config FILE or --config @examples/NAME (see `massgen configs list`), or create ./.massgen/config.yaml or ~/.config/massgen/config.yaml"
 
 // LoadConfig loads the config called name: a YAML file, a built-in name or @examples/NAME,
-// relative to the working directory; "" looks for ./.massgen/config.yaml, then
-// ~/.massgen/config.yaml. Warnings are returned even with an error. Errors exit 2.
+// relative to the working directory; "" takes the first of configs.ConfigCandidates
+// (./.massgen/config.yaml, ~/.config/massgen/config.yaml, ~/.massgen/config.yaml) and warns
+// about the later ones that exist. Warnings are returned even with an error. Errors exit 2.
 func (f *Factory) LoadConfig(name string) (*configs.Config, []configs.Warning, error) {
 	return f.load(name, configs.Load)
 }
 
-// LoadRunConfig is LoadConfig plus the checks a run makes before it starts
-// (configs.LoadForRun): what a run would refuse is refused before anything is created.
+// LoadRunConfig is LoadConfig plus the checks a run makes before it starts (CheckConfig: every
+// agent's API key, backend type, model and MCP server commands, all reported at once): what a
+// run would refuse is refused before any prompt, and before anything is created.
 func (f *Factory) LoadRunConfig(name string) (*configs.Config, []configs.Warning, error) {
-	return f.load(name, configs.LoadForRun)
+	return f.load(name, func(o configs.LoadOptions) (*configs.Config, []configs.Warning, error) {
+		return f.preflighted(configs.Load(o))
+	})
+}
+
+// preflighted passes a loaded config through CheckConfig: its problems become the load's
+// error (a *configs.ValidationError), its warnings join the load's. Every way a run gets its
+// config (a file, a config made in memory) goes through it.
+func (f *Factory) preflighted(cfg *configs.Config, warnings []configs.Warning, err error) (*configs.Config, []configs.Warning, error) {
+	if err != nil {
+		return nil, warnings, err
+	}
+	probs, more := CheckConfig(cfg, f.LookPath)
+	warnings = append(warnings, more...)
+	if len(probs) > 0 {
+		return nil, warnings, &configs.ValidationError{Problems: probs}
+	}
+	return cfg, warnings, nil
 }
 
 func (f *Factory) load(name string, load func(configs.LoadOptions) (*configs.Config, []configs.Warning, error)) (*configs.Config, []configs.Warning, error) {
@@ -36,14 +55,19 @@ func (f *Factory) load(name string, load func(configs.LoadOptions) (*configs.Con
 		return nil, nil, WithCode(ExitFailure, fmt.Errorf("current directory: %w", err))
 	}
 	home := f.home()
+	var notes []configs.Warning
 	if name == "" {
-		def, ok := configs.DefaultConfigName(wd, home)
+		def, shadowed, ok := configs.DefaultConfigName(wd, home, f.LookupEnv)
 		if !ok {
 			return nil, nil, WithCode(ExitUsage, errors.New(noConfigMessage))
 		}
 		name = def
+		for _, s := range shadowed {
+			notes = append(notes, configs.Warning{File: s, Message: "not used: " + def + " comes first (see `massgen doctor`)"})
+		}
 	}
 	cfg, warnings, err := load(configs.LoadOptions{Name: name, BaseDir: wd, Home: home, LookupEnv: f.LookupEnv})
+	warnings = append(notes, warnings...)
 	if err != nil {
 		return nil, warnings, WithCode(ExitUsage, err)
 	}
@@ -57,7 +81,7 @@ func (f *Factory) LoadRunBytes(file string, data []byte) (*configs.Config, []con
 	if err != nil {
 		return nil, nil, WithCode(ExitFailure, fmt.Errorf("current directory: %w", err))
 	}
-	cfg, warnings, err := configs.LoadBytesForRun(file, data, configs.LoadOptions{BaseDir: wd, Home: f.home(), LookupEnv: f.LookupEnv})
+	cfg, warnings, err := f.preflighted(configs.LoadBytes(file, data, configs.LoadOptions{BaseDir: wd, Home: f.home(), LookupEnv: f.LookupEnv}))
 	if err != nil {
 		return nil, warnings, WithCode(ExitUsage, err)
 	}
@@ -82,7 +106,7 @@ func AddContextFlag(cmd *cobra.Command, into *[]string) {
 // --final and --context.
 func AddAgentFlags(cmd *cobra.Command, r *AgentRequest) {
 	fl := cmd.Flags()
-	fl.StringVarP(&r.Config, "config", "c", "", "config: a YAML file, a built-in name or @examples/NAME (default ./.massgen/config.yaml)")
+	fl.StringVarP(&r.Config, "config", "c", "", "config: a YAML file, a built-in name or @examples/NAME (default: config.yaml in ./.massgen/, then ~/.config/massgen/, then ~/.massgen/)")
 	fl.StringVar(&r.Agent, "agent", "", "agent id (required)")
 	fl.BoolVar(&r.Final, "final", false, "the final (presenting) agent's role: context paths get their configured permission")
 	AddContextFlag(cmd, &r.Contexts)
@@ -183,7 +207,10 @@ func (f *Factory) OpenAgent(ctx context.Context, r AgentRequest) (*AgentEnv, err
 			return fail(err)
 		}
 		e.Logger = logger
-		e.close = append(e.close, flush)
+		e.close = append(e.close, flush, func() error {
+			logger.Info(logging.RunEnd) // `massgen logs --follow` stops here
+			return nil
+		})
 	}
 	env, err := agentenv.New(agentenv.Options{
 		Config:     cfg,

@@ -44,6 +44,8 @@ type Factory struct {
 	LookupEnv func(string) (string, bool)
 	// HomeDir is the user's home (for ~/.massgen/.env and ~ expansion).
 	HomeDir func() (string, error)
+	// LookPath finds programs such as MCP server commands (nil: exec.LookPath).
+	LookPath func(string) (string, error)
 }
 
 // NewFactory returns a Factory over the real process.

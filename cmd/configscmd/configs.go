@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strings"
 
@@ -32,24 +33,170 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 
 // ListOptions are the inputs of `configs list`.
 type ListOptions struct {
-	IO *cmdutil.IOStreams
+	IO     *cmdutil.IOStreams
+	Loader func(name string) (*configs.Config, []configs.Warning, error)
+	// LookPath finds MCP server commands (nil: exec.LookPath).
+	LookPath func(string) (string, error)
 }
 
 func newListCmd(f *cmdutil.Factory) *cobra.Command {
-	opts := &ListOptions{IO: f.IO}
+	opts := &ListOptions{IO: f.IO, LookPath: f.LookPath}
 	return &cobra.Command{
 		Use:   "list",
-		Short: "List the built-in configs (use them as --config @examples/NAME)",
-		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, args []string) error { return listRun(opts) },
+		Short: "List the built-in configs: what each is, its agents, the keys it needs, and whether it can run here",
+		Long: `Lists the built-in configs (use them as --config @examples/NAME). For each: its description
+(the first line of the file), its agents' backends and models, the API keys it needs (the
+variable names, and whether each is set), and, when it cannot run here, why: the checks a run
+makes before it starts (a backend type massgen refuses, a missing key, an MCP command not on
+PATH) and context paths that do not exist.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Loader = loader(f)
+			return listRun(opts)
+		},
 	}
 }
 
 func listRun(opts *ListOptions) error {
-	for _, name := range configs.Examples() {
-		fmt.Fprintf(opts.IO.Out, "@examples/%s\n", name)
+	names := configs.Examples()
+	ready := 0
+	for i, name := range names {
+		if i > 0 {
+			fmt.Fprintln(opts.IO.Out)
+		}
+		e := describeExample(opts, name)
+		status := "ready"
+		if len(e.why) > 0 {
+			status = "cannot run here"
+		} else {
+			ready++
+		}
+		fmt.Fprintf(opts.IO.Out, "@examples/%s  (%s)\n    %s\n", name, status, e.description)
+		if e.agents != "" {
+			fmt.Fprintf(opts.IO.Out, "    agents: %s\n", e.agents)
+		}
+		fmt.Fprintf(opts.IO.Out, "    keys:   %s\n", e.keys)
+		if len(e.why) > 0 {
+			fmt.Fprintf(opts.IO.Out, "    why:    %s\n", strings.Join(e.why, "; "))
+		}
 	}
+	fmt.Fprintf(opts.IO.Out, "\n%d of %d built-ins can run here. massgen doctor --config @examples/NAME says more about one.\n", ready, len(names))
 	return nil
+}
+
+// example is what `configs list` shows of a built-in.
+type example struct {
+	description string
+	agents      string   // "gemini gemini-2.5-flash, 2 × openai gpt-5-nano, ..."
+	keys        string   // "OPENAI_API_KEY (set), XAI_API_KEY (missing)", or "none needed"
+	why         []string // why it cannot run here; empty when it can
+}
+
+// describeExample loads a built-in as a run would and asks the run's own checks
+// (cmdutil.CheckConfig) whether it could start here.
+func describeExample(opts *ListOptions, name string) example {
+	data, _ := configs.Example(name)
+	e := example{description: configs.Description(data), keys: "none needed"}
+	cfg, _, err := opts.Loader("@examples/" + name)
+	if err != nil {
+		e.why = append(e.why, "does not load: "+strings.ReplaceAll(err.Error(), "\n", "; "))
+		return e
+	}
+	e.agents = agentSummary(cfg)
+
+	var keys []string
+	seen := map[string]bool{}
+	for _, a := range cfg.Agents {
+		if !cmdutil.Runnable(a.Backend) {
+			continue
+		}
+		ks, err := backends.KeyInfo(a.Backend, cfg.LookupEnv)
+		if err != nil || !ks.Needed {
+			continue
+		}
+		k := strings.Join(ks.Vars, " or ")
+		if ks.From == "api_key" {
+			k = "api_key in the config"
+		}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		if ks.From == "" {
+			keys = append(keys, k+" (missing)")
+		} else {
+			keys = append(keys, k+" (set)")
+		}
+	}
+	if len(keys) > 0 {
+		e.keys = strings.Join(keys, ", ")
+	}
+
+	seenWhy := map[string]bool{}
+	addWhy := func(s string) {
+		if !seenWhy[s] {
+			seenWhy[s] = true
+			e.why = append(e.why, s)
+		}
+	}
+	probs, _ := cmdutil.CheckConfig(cfg, opts.LookPath) // warnings do not keep a run from starting
+	for _, p := range probs {
+		addWhy(shortReason(cfg, p))
+	}
+	for _, cp := range cfg.Orchestrator.ContextPaths {
+		if _, err := os.Stat(cp.Path); err != nil {
+			addWhy(fmt.Sprintf("context path %s does not exist", cp.Path))
+		}
+	}
+	return e
+}
+
+// shortReason says in a few words what a problem found by CheckConfig is about: the variables
+// of a missing key, a backend type that cannot run; other problems keep their message.
+func shortReason(cfg *configs.Config, p configs.Problem) string {
+	for i, a := range cfg.Agents {
+		prefix := fmt.Sprintf("agents[%d].backend", i)
+		switch p.Key {
+		case prefix + ".api_key":
+			if ks, err := backends.KeyInfo(a.Backend, cfg.LookupEnv); err == nil && ks.From == "" {
+				return "no " + strings.Join(ks.Vars, " or ")
+			}
+		case prefix + ".type":
+			bt, _ := configs.LookupBackendType(a.Backend.Type)
+			if bt.Status == configs.Refused {
+				// The first clause of the key table's note ("cannot run yet"); validate shows all.
+				why, _, _ := strings.Cut(bt.Note, ":")
+				why, _, _ = strings.Cut(why, ";")
+				return fmt.Sprintf("backend %s: %s", a.Backend.Type, strings.TrimSuffix(why, "."))
+			}
+		}
+	}
+	return strings.TrimPrefix(p.Message, p.Key+": ")
+}
+
+// agentSummary is "type model, ..." per agent, identical backends counted ("20 × gemini
+// gemini-2.5-pro").
+func agentSummary(cfg *configs.Config) string {
+	var order []string
+	count := map[string]int{}
+	for _, a := range cfg.Agents {
+		k := a.Backend.Type
+		if a.Backend.Model != "" {
+			k += " " + a.Backend.Model
+		}
+		if count[k] == 0 {
+			order = append(order, k)
+		}
+		count[k]++
+	}
+	parts := make([]string, len(order))
+	for i, k := range order {
+		parts[i] = k
+		if count[k] > 1 {
+			parts[i] = fmt.Sprintf("%d × %s", count[k], k)
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // ValidateOptions are the inputs of `configs validate`.
@@ -71,9 +218,9 @@ func newValidateCmd(f *cmdutil.Factory) *cobra.Command {
 		Long: `Checks each config as a run would, before any model is called: YAML, schema and values;
 keys massgen refuses (exit 2) or ignores (a warning saying what happens instead); unknown keys,
 with the key they most likely meant; backend types that cannot run; a missing model; the API key
-of every agent (by variable name); options a backend refuses; MCP server commands not on PATH
-(a warning: the run goes on without that server); context paths that do not exist here (a
-warning: a run checks them again). docs/massgen-compatibility.md lists every key's status.
+of every agent (by variable name); options a backend refuses; MCP server commands not on PATH;
+context paths that do not exist here (a warning: a run checks them again). A run makes the same
+checks before its first prompt and refuses to start (exit 2) on any error. docs/massgen-compatibility.md lists every key's status.
 
 --strict makes warnings errors. --json prints {"valid", "files", "findings"} on stdout, each
 finding with file, line, key, severity, message and suggestion.`,
@@ -165,39 +312,10 @@ func validateFile(opts *ValidateOptions, name string) (FileResult, []configs.Pro
 		return res, []configs.Problem{{File: name, Message: err.Error()}}, warns
 	}
 	res.Agents = len(cfg.Agents)
-	probs, more := cfg.Preflight(opts.LookPath)
-	probs = append(probs, CheckBackends(cfg)...)
+	probs, more := cmdutil.CheckConfig(cfg, opts.LookPath)
 	warns = append(warns, more...)
-	sort.SliceStable(probs, func(i, j int) bool { return probs[i].Line < probs[j].Line })
 	sort.SliceStable(warns, func(i, j int) bool { return warns[i].Line < warns[j].Line })
 	return res, probs, warns
-}
-
-// CheckBackends asks each agent's backend what the run would ask it before any model call: its
-// API key (every agent's, each by variable name) and the options it refuses (a value of the
-// wrong type, a missing endpoint). Agents whose type cannot run or that lack a model are left
-// to Config.Preflight, which reports them.
-func CheckBackends(cfg *configs.Config) []configs.Problem {
-	var probs []configs.Problem
-	add := func(key, msg string) {
-		file, line := cfg.Position(key)
-		probs = append(probs, configs.Problem{File: file, Line: line, Key: key, Message: key + ": " + msg})
-	}
-	for i, a := range cfg.Agents {
-		bt, _ := configs.LookupBackendType(a.Backend.Type)
-		if bt.Status != configs.Implemented || (bt.ModelRequired && strings.TrimSpace(a.Backend.Model) == "") {
-			continue
-		}
-		p := fmt.Sprintf("agents[%d].backend", i)
-		if err := backends.CheckKey(a.Backend, cfg.LookupEnv); err != nil {
-			add(p+".api_key", fmt.Sprintf("agent %q: %v", a.ID, err))
-			continue
-		}
-		if _, err := backends.New(a.Backend, backends.Options{LookupEnv: cfg.LookupEnv, AgentID: a.ID}); err != nil {
-			add(p, fmt.Sprintf("agent %q: %v", a.ID, err))
-		}
-	}
-	return probs
 }
 
 func findings(file string, probs []configs.Problem, warns []configs.Warning) []Finding {

@@ -84,7 +84,7 @@ func TestValidateFindsWhatARunRejects(t *testing.T) {
 		`c.yaml:12: agents[2].backend.api_key: agent "c": backend "gemini": no API key: set GEMINI_API_KEY or GOOGLE_API_KEY`,
 		"c.yaml:14: agents[3].backend.type: claude_code needs `claude` on PATH (not found): install Claude Code",
 		`c.yaml:16: agents[4].backend: agent "e": backend claude: max_tokens`,
-		`c.yaml:21: warning: agents[4].backend.mcp_servers[0].command: MCP server "tool": command "massgen-test-no-such-command" is not on PATH`,
+		`c.yaml:21: agents[4].backend.mcp_servers[0].command: MCP server "tool": command "massgen-test-no-such-command" is not on PATH`,
 	} {
 		if !strings.Contains(e.errOut.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, e.errOut)

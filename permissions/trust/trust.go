@@ -15,6 +15,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/massgen-go/massgen/configs"
 )
 
 // FileName is the store's file name inside its directory.
@@ -32,15 +34,14 @@ type Store struct {
 func New(path string) Store { return Store{path: filepath.Clean(path)} }
 
 // DefaultPath is $XDG_CONFIG_HOME/massgen/trust.json when XDG_CONFIG_HOME is absolute, else
-// <home>/.config/massgen/trust.json.
+// <home>/.config/massgen/trust.json: in configs.UserConfigDir, beside the user's config.yaml and
+// .env.
 func DefaultPath(lookupEnv func(string) (string, bool), home string) (string, error) {
-	if x, ok := lookupEnv("XDG_CONFIG_HOME"); ok && filepath.IsAbs(x) {
-		return filepath.Join(x, "massgen", FileName), nil
-	}
-	if !filepath.IsAbs(home) {
+	dir := configs.UserConfigDir(lookupEnv, home)
+	if dir == "" {
 		return "", errors.New("trust: no home directory and no XDG_CONFIG_HOME: nowhere to keep approvals")
 	}
-	return filepath.Join(home, ".config", "massgen", FileName), nil
+	return filepath.Join(dir, FileName), nil
 }
 
 // Default is the store of the user running massgen (from the process environment).
