@@ -446,8 +446,8 @@ func (r *run) commitAnswer(a *agent, text string) error {
 			}
 		}
 	}
-	r.mu.Unlock()
-
+	// Emitted before the lock is released, so no vote for this answer can reach the event
+	// stream (displays, timeline, --output json) ahead of the answer itself.
 	ev := r.agentEvent(a, EventAnswer, StatusAnswered, PhaseCoordination)
 	ev.Text = text
 	r.emit(ev)
@@ -461,6 +461,7 @@ func (r *run) commitAnswer(a *agent, text string) error {
 		ev.Text = "new answer from " + a.anon + "; votes again once no agent is working"
 		r.emit(ev)
 	}
+	r.mu.Unlock()
 	if single {
 		r.mu.Lock()
 		r.finishLocked()
@@ -496,12 +497,8 @@ func (r *run) commitVote(a *agent, targetAnon, reason string) error {
 	a.status = StatusVoted
 	ev := r.agentEvent(a, EventVote, StatusVoted, PhaseCoordination)
 	ev.Target, ev.Text = t.id, reason
-	r.mu.Unlock()
-	r.emit(ev)
-	r.mu.Lock()
-	if !r.finished {
-		r.checkDoneLocked()
-	}
+	r.emit(ev) // under the lock: events keep the order of the commits (see commitAnswer)
+	r.checkDoneLocked()
 	return nil
 }
 

@@ -109,6 +109,21 @@ func TestCoordinationInvariants(t *testing.T) {
 			if res.Answers[res.Winner] == "" {
 				t.Errorf("winner %s has no current answer", res.Winner)
 			}
+			// The event stream keeps the order of the commits: a vote never comes before an
+			// answer of the agent it votes for (displays, the timeline and --output json read it).
+			h.ev.mu.Lock()
+			answeredSoFar := map[string]bool{}
+			for _, ev := range h.ev.all {
+				switch ev.Kind {
+				case EventAnswer:
+					answeredSoFar[ev.Agent] = true
+				case EventVote:
+					if !answeredSoFar[ev.Target] {
+						t.Errorf("vote %q for %s reached the event stream before any answer of %s", ev.Text, ev.Target, ev.Target)
+					}
+				}
+			}
+			h.ev.mu.Unlock()
 		})
 	}
 }
