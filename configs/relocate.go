@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"github.com/massgen-go/massgen/internal/pathx"
 )
 
 // Folders under .massgen/ (spec: ".massgen Directory Structure").
@@ -41,10 +43,9 @@ func escapes(rel string) bool {
 	return rel == ".." || strings.HasPrefix(filepath.ToSlash(rel), "../")
 }
 
-// within reports whether path is root or lies below it (both clean and absolute).
+// within reports whether path is root or lies below it (made clean first: pathx.Within).
 func within(root, path string) bool {
-	rel, err := filepath.Rel(root, path)
-	return err == nil && !escapes(rel) && !filepath.IsAbs(rel)
+	return pathx.Within(filepath.Clean(path), filepath.Clean(root))
 }
 
 // relocateUnder resolves a state path the way MassGen does: absolute paths and relative paths

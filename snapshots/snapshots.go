@@ -16,6 +16,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/massgen-go/massgen/internal/pathx"
 	"github.com/massgen-go/massgen/internal/wsowner"
 )
 
@@ -134,9 +135,7 @@ func checkID(id string) error {
 }
 
 // within reports whether p is strictly inside dir (both clean and absolute).
-func within(p, dir string) bool {
-	return strings.HasPrefix(p, dir+string(filepath.Separator))
-}
+func within(p, dir string) bool { return p != dir && pathx.Within(p, dir) }
 
 func (s *Store) agent(id string) (*agentState, error) {
 	a, ok := s.agents[id]
