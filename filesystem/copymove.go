@@ -7,8 +7,7 @@ import (
 	"os"
 	"slices"
 	"strings"
-
-	"golang.org/x/sys/unix"
+	"syscall"
 
 	"github.com/massgen-go/massgen/filesystem/internal/fsx"
 	"github.com/massgen-go/massgen/internal/pathx"
@@ -352,7 +351,7 @@ func (t *Toolset) moveFile(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	err = fsx.Rename(src.Dir, src.Name, dir, dst.Name)
-	if errors.Is(err, unix.EXDEV) {
+	if errors.Is(err, syscall.EXDEV) {
 		err = t.moveAcrossDevices(ctx, c, src, dir, dst.Name)
 	}
 	if err != nil {

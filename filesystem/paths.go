@@ -6,8 +6,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"strings"
-
-	"golang.org/x/sys/unix"
+	"syscall"
 
 	"github.com/massgen-go/massgen/filesystem/internal/fsx"
 	"github.com/massgen-go/massgen/internal/pathx"
@@ -42,7 +41,7 @@ func (ws *walks) Resolve(arg, abs string, entry bool) (string, error) {
 		var fe *fsx.Error
 		if errors.As(err, &fe) {
 			re := &permissions.ResolveError{Abs: abs, At: fe.At, Err: fe.Err}
-			if errors.Is(fe.Err, unix.ENOTDIR) {
+			if errors.Is(fe.Err, syscall.ENOTDIR) {
 				re.Err = nil // "is not a directory", as the permission layer words it
 			}
 			return "", re

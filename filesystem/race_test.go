@@ -1,3 +1,5 @@
+//go:build linux
+
 package filesystem
 
 // Race red-team tests (issue 9, class 1): a background swapper flips a workspace entry between a

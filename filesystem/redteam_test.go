@@ -1,3 +1,5 @@
+//go:build linux
+
 package filesystem
 
 // Red-team tests: a malicious or confused model attacking the permission layer through

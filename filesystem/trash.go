@@ -10,10 +10,10 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	cp "github.com/otiai10/copy"
-	"golang.org/x/sys/unix"
 
 	"github.com/massgen-go/massgen/filesystem/internal/fsx"
 )
@@ -75,7 +75,7 @@ func moveToTrash(trashDir string, dir *fsx.Dir, name, p string, info fsx.Info, b
 	}
 	defer sd.Close()
 	err = fsx.Rename(dir, name, sd, "data")
-	if errors.Is(err, unix.EXDEV) {
+	if errors.Is(err, syscall.EXDEV) {
 		if err = copyOut(dir, name, filepath.Join(slot, "data")); err == nil {
 			err = dir.RemoveAll(name)
 		}
@@ -231,7 +231,7 @@ func RestoreTrash(massgenDir, id string) error {
 		return fmt.Errorf("restoring %s: %w", id, err)
 	}
 	if err := os.Rename(data, e.OriginalPath); err != nil {
-		if !errors.Is(err, unix.EXDEV) {
+		if !errors.Is(err, syscall.EXDEV) {
 			return fmt.Errorf("restoring %s: %w", id, err)
 		}
 		if err := cp.Copy(data, e.OriginalPath); err != nil {
