@@ -4,6 +4,7 @@
 package configscmd
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -167,6 +168,7 @@ func validateFile(opts *ValidateOptions, name string) (FileResult, []configs.Pro
 	res.Agents = len(cfg.Agents)
 	probs, more := cfg.Preflight(opts.LookPath)
 	probs = append(probs, CheckBackends(cfg)...)
+	probs = append(probs, CheckCustomTools(context.Background(), cfg, probs)...)
 	warns = append(warns, more...)
 	sort.SliceStable(probs, func(i, j int) bool { return probs[i].Line < probs[j].Line })
 	sort.SliceStable(warns, func(i, j int) bool { return warns[i].Line < warns[j].Line })

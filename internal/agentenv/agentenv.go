@@ -21,6 +21,7 @@ import (
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/filesystem/sandbox"
+	"github.com/massgen-go/massgen/internal/customtools"
 	"github.com/massgen-go/massgen/internal/mcpclient"
 	"github.com/massgen-go/massgen/permissions"
 )
@@ -85,6 +86,8 @@ type Env struct {
 	sandboxed bool
 	audit     *permissions.AuditLog
 	trashDir  string
+	// customCache holds the custom tools' functions as read once for the run.
+	customCache *customtools.Cache
 
 	mu     sync.Mutex
 	agents map[string]*Agent
@@ -113,6 +116,7 @@ func New(o Options) (*Env, error) {
 		trashDir:  filepath.Join(cfg.MassgenDir(), "trash", runID(o.RunDir)),
 		agents:    map[string]*Agent{},
 	}
+	e.customCache = customtools.NewCache()
 	if o.RunDir != "" && !o.DecideOnly {
 		audit, err := permissions.OpenAuditLog(filepath.Join(o.RunDir, "permissions.jsonl"))
 		if err != nil {
@@ -163,6 +167,7 @@ type Agent struct {
 	tracker  *filesystem.Tracker
 	grants   *permissions.Grants
 	external map[string]filesystem.External
+	customs  *customtools.Provider // nil: no custom_tools
 
 	mu    sync.Mutex
 	roles map[Role]*roleEnv
@@ -210,6 +215,10 @@ func (e *Env) Agent(ctx context.Context, id string) (*Agent, error) {
 		if err := os.MkdirAll(ws, 0o755); err != nil {
 			return nil, fmt.Errorf("agent %q: workspace: %w", id, err)
 		}
+	}
+	var err error
+	if a.customs, err = a.customTools(ctx, !e.o.DecideOnly); err != nil {
+		return nil, err
 	}
 	if e.o.External != nil && !e.o.DecideOnly {
 		a.external = e.o.External(ctx, a.cfg)
@@ -323,6 +332,7 @@ func (a *Agent) role(role Role) (*roleEnv, error) {
 		Tracker:                 a.tracker,
 		Sandbox:                 e.cfg.CommandSandbox,
 		External:                a.external,
+		Custom:                  a.custom(),
 		ExternalOnly:            a.cfg.Backend.CWD == "",
 		Hide:                    a.hidden,
 		Logger:                  log,
