@@ -90,7 +90,11 @@ def describe_exc(e):
 
 
 def trace_tail(limit=2000):
-    t = traceback.format_exc()
+    """The traceback of the exception being handled, without the runner's own frames."""
+    etype, e, tb = sys.exc_info()
+    frames = [f for f in traceback.extract_tb(tb) if f.filename != "<string>" and not f.filename.startswith("<frozen")]
+    t = "Traceback (most recent call last):\n" + "".join(traceback.format_list(frames)) + \
+        "".join(traceback.format_exception_only(etype, e))
     return t[-limit:]
 
 
