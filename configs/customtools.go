@@ -284,10 +284,15 @@ func (c *Config) preflightCustomTools(i int, lookPath func(string) (string, erro
 	return probs
 }
 
-// customToolFile checks that path is a regular file that can be read.
+// customToolFile checks that path is a regular file that can be read. A symbolic link is
+// refused: the file is made readable to the tool's sandboxed process, and a link could be
+// pointed elsewhere by an agent that may write where it lies.
 func customToolFile(path string) error {
-	fi, err := os.Stat(path)
+	fi, err := os.Lstat(path)
 	switch {
+	case err == nil && fi.Mode()&fs.ModeSymlink != 0:
+		target, _ := filepath.EvalSymlinks(path)
+		return fmt.Errorf("%s is a symbolic link: point path: at the file itself (%s)", path, target)
 	case errors.Is(err, fs.ErrNotExist):
 		if strings.Contains(filepath.ToSlash(path), "massgen/tool/") {
 			return fmt.Errorf("%s does not exist: it is a file from MassGen's repository; run from a MassGen checkout or copy the file and point path: at it", path)

@@ -145,6 +145,16 @@ func TestPreflightCustomTools(t *testing.T) {
 	if probs, _ := cfg.Preflight(withPython); len(probs) != 2 {
 		t.Errorf("with python3: %v, want the two missing files", probs)
 	}
+	// A link: an agent that may write where it lies could point it anywhere.
+	if err := os.Symlink(filepath.Join(base, "tools/ok.py"), filepath.Join(base, "tools/missing.py")); err != nil {
+		t.Fatal(err)
+	}
+	if probs, _ := cfg.Preflight(withPython); len(probs) != 2 || !strings.Contains(probs[0].String(), "missing.py is a symbolic link: point path: at the file itself") {
+		t.Errorf("a link: %v", probs)
+	}
+	if err := os.Remove(filepath.Join(base, "tools/missing.py")); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.Remove(filepath.Join(base, "tools/ok.py")); err != nil {
 		t.Fatal(err)
 	}

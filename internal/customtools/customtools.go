@@ -135,6 +135,11 @@ func New(ctx context.Context, o Options) (*Provider, error) {
 	p := &Provider{agentID: ac.ID, backendType: ac.Backend.Type, byName: map[string]*tool{},
 		log: o.Logger.With(zap.String("component", "custom_tools"))}
 	for _, f := range fns {
+		// The file is resolved once, before any agent acts (the sandbox takes resolved roots);
+		// if its name is later swapped for a link, the sandbox grants nothing there.
+		if dir, err := filepath.EvalSymlinks(filepath.Dir(f.Path)); err == nil {
+			f.Path = filepath.Join(dir, filepath.Base(f.Path))
+		}
 		t := &tool{CustomFunction: f, params: f.Parameters, description: f.Description}
 		p.tools = append(p.tools, t)
 		p.byName[t.Name] = t

@@ -403,3 +403,61 @@ func TestInterpreter(t *testing.T) {
 }
 
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// The tool's file lies where the agent may write: while calls run, the agent swaps it for a
+// link to a secret outside its roots (and back). The file is granted to the process by its
+// resolved name, never through a link, so no call ever runs the secret.
+func TestSwappedToolFileNeverGrantsItsTarget(t *testing.T) {
+	needSandbox(t)
+	for _, mode := range []string{sandbox.ModeBubblewrap, sandbox.ModeLandlock} {
+		t.Run(mode, func(t *testing.T) {
+			if _, err := sandbox.Effective(mode); err != nil {
+				t.Skipf("%s: %v", mode, err)
+			}
+			f := newFixture(t, "        - {path: ws/tool.py, function: f}\n")
+			f.sb.Mode = mode
+			tool := filepath.Join(f.ws, "tool.py")
+			writeFile(t, tool, "def f():\n    return 'public'\n")
+			secret := filepath.Join(f.out, "secret.py")
+			writeFile(t, secret, "def f():\n    return 'TOPSECRET'\n")
+			p := f.provider(t, Options{})
+			// Ready-made replacements, renamed over the file in turn (each rename is atomic).
+			link, plain := filepath.Join(f.ws, "link.tmp"), filepath.Join(f.ws, "plain.tmp")
+			stop := make(chan struct{})
+			done := make(chan int)
+			go func() {
+				swaps := 0
+				defer func() { done <- swaps }()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					_ = os.Remove(link)
+					if os.Symlink(secret, link) == nil && os.Rename(link, tool) == nil {
+						swaps++
+					}
+					if os.WriteFile(plain, []byte("def f():\n    return 'public'\n"), 0o644) == nil && os.Rename(plain, tool) == nil {
+						swaps++
+					}
+				}
+			}()
+			public := 0
+			for i := 0; i < 40; i++ {
+				r := p.Call(context.Background(), "custom_tool__f", nil, f.sb)
+				if strings.Contains(r.Content, "TOPSECRET") {
+					t.Fatalf("call %d ran the secret: %s", i, r.Content)
+				}
+				if !r.IsError {
+					public++
+				}
+			}
+			close(stop)
+			if swaps := <-done; swaps < 40 {
+				t.Errorf("only %d swaps raced the calls", swaps)
+			}
+			t.Logf("%s: %d of 40 calls ran the real file, the others failed closed", mode, public)
+		})
+	}
+}
