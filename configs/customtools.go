@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -34,6 +36,9 @@ type CustomTool struct {
 	Parameters any `yaml:"parameters,omitempty" json:"parameters,omitempty"`
 	// TimeoutSeconds bounds one call (massgen's own key; default DefaultCustomToolTimeout).
 	TimeoutSeconds int `yaml:"timeout_seconds,omitempty" json:"timeout_seconds,omitempty"`
+	// Env are environment variables for the tool's process (massgen's own key): commands get
+	// none of massgen's secrets otherwise (write OPENAI_API_KEY: ${OPENAI_API_KEY}).
+	Env map[string]string `yaml:"env,omitempty" json:"env,omitempty"`
 }
 
 // DefaultCustomToolTimeout bounds a custom tool call whose entry sets no timeout_seconds, in seconds.
@@ -83,6 +88,8 @@ type CustomFunction struct {
 	Preset map[string]any
 	// TimeoutSeconds bounds one call.
 	TimeoutSeconds int
+	// Env is added to the process's environment.
+	Env map[string]string
 	// Key is the entry's key path (agents[0].backend.custom_tools[1]); FunctionKey the
 	// function's (…function or …function[2]).
 	Key, FunctionKey string
@@ -160,6 +167,14 @@ func expandCustomTool(t CustomTool, key string) ([]CustomFunction, []keyProblem)
 	if t.TimeoutSeconds < 0 {
 		bad(key+".timeout_seconds", "must not be negative (got %d)", t.TimeoutSeconds)
 	}
+	for _, k := range slices.Sorted(maps.Keys(t.Env)) {
+		switch {
+		case !envNameRE.MatchString(k):
+			bad(key+".env."+k, "%q is not an environment variable name", k)
+		case k == "HOME" || k == "TMPDIR" || strings.HasPrefix(k, "MASSGEN_"):
+			bad(key+".env."+k, "%s is set by massgen for the tool's process", k)
+		}
+	}
 	var out []CustomFunction
 	for k, fn := range t.Function {
 		fk := key + ".function"
@@ -182,7 +197,7 @@ func expandCustomTool(t CustomTool, key string) ([]CustomFunction, []keyProblem)
 			bad(fk, "tool name %q: use letters, digits, '_' and '-' only, at most %d characters with the %s prefix", name, maxToolName, CustomToolPrefix)
 			continue
 		}
-		f := CustomFunction{Name: full, Function: fn, Path: t.Path, Key: key, FunctionKey: fk, TimeoutSeconds: t.TimeoutSeconds}
+		f := CustomFunction{Name: full, Function: fn, Path: t.Path, Key: key, FunctionKey: fk, TimeoutSeconds: t.TimeoutSeconds, Env: t.Env}
 		if f.TimeoutSeconds == 0 {
 			f.TimeoutSeconds = DefaultCustomToolTimeout
 		}
@@ -203,7 +218,10 @@ func expandCustomTool(t CustomTool, key string) ([]CustomFunction, []keyProblem)
 	return out, nil
 }
 
-var pyIdentRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var (
+	pyIdentRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+)
 
 // pickMaps reads a mapping shared by n functions, or a list of n mappings (nil items allowed).
 func pickMaps(v any, n int, key string, bad func(k, format string, a ...any)) []map[string]any {
@@ -319,4 +337,23 @@ func (c *Config) relocateCustomTools(a *Agent, home string) {
 			t.Path = resolveAgainst(p, c.BaseDir, home)
 		}
 	}
+}
+
+// redactCustomTools is tools with their env values masked (a copy when there are any).
+func redactCustomTools(tools []CustomTool) []CustomTool {
+	if !slices.ContainsFunc(tools, func(t CustomTool) bool { return len(t.Env) > 0 }) {
+		return tools
+	}
+	out := slices.Clone(tools)
+	for j := range out {
+		if len(out[j].Env) == 0 {
+			continue
+		}
+		env := make(map[string]string, len(out[j].Env))
+		for k := range out[j].Env {
+			env[k] = redacted
+		}
+		out[j].Env = env
+	}
+	return out
 }

@@ -82,6 +82,8 @@ func TestCustomToolsValidation(t *testing.T) {
 		{"not a Python name", "{path: t.py, function: 'a-b'}", `config.yaml:6: agents[0].backend.custom_tools[0].function: "a-b" is not a Python function name`},
 		{"name too long", "{path: t.py, function: a, name: " + strings.Repeat("n", 60) + "}", "config.yaml:6: agents[0].backend.custom_tools[0].function: tool name"},
 		{"function of the wrong type", "{path: t.py, function: {a: 1}}", "config.yaml:6: expected a string or a list of strings, found a mapping"},
+		{"env name", "{path: t.py, function: a, env: {'A-B': x}}", `config.yaml:6: agents[0].backend.custom_tools[0].env.A-B: "A-B" is not an environment variable name`},
+		{"env massgen sets", "{path: t.py, function: a, env: {HOME: /x}}", "config.yaml:6: agents[0].backend.custom_tools[0].env.HOME: HOME is set by massgen"},
 		{"negative timeout", "{path: t.py, function: a, timeout_seconds: -1}", "config.yaml:6: agents[0].backend.custom_tools[0].timeout_seconds: must not be negative"},
 	}
 	for _, tt := range tests {
@@ -163,5 +165,23 @@ func TestPreflightCustomTools(t *testing.T) {
 	}
 	if probs, _ := cfg.Preflight(withPython); len(probs) != 3 || !strings.Contains(probs[0].String(), "is not a regular file") {
 		t.Errorf("a directory named .py: %v", probs)
+	}
+}
+
+// configs show masks the values of a custom tool's env, as an MCP server's.
+func TestCustomToolEnvRedacted(t *testing.T) {
+	cfg, _ := mustLoad(t, t.TempDir(), "agents:\n  - id: a\n    backend:\n      type: openai\n      model: m\n      custom_tools: [{path: t.py, function: f, env: {KEY: \"${K}\"}}]\n", env{"K": "sk-secret"})
+	if got := cfg.Agents[0].Backend.CustomTools[0].Env["KEY"]; got != "sk-secret" {
+		t.Fatalf("env KEY = %q, want the expanded value", got)
+	}
+	out, err := cfg.ResolvedYAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(out), "sk-secret") || !strings.Contains(string(out), "KEY: <redacted>") {
+		t.Errorf("resolved config:\n%s", out)
+	}
+	if cfg.Agents[0].Backend.CustomTools[0].Env["KEY"] != "sk-secret" {
+		t.Error("redacting changed the config")
 	}
 }

@@ -258,7 +258,7 @@ func (p *Provider) Call(ctx context.Context, name string, args map[string]any, s
 	req := map[string]any{"op": "call", "file": t.Path, "function": t.Function, "args": args,
 		"preset": t.Preset, "context": ctxVals}
 	var ans callAnswer
-	res, err := p.run(ctx, sb, t.Path, req, time.Duration(t.TimeoutSeconds)*time.Second, &ans)
+	res, err := p.run(ctx, sb, t.Path, t.Env, req, time.Duration(t.TimeoutSeconds)*time.Second, &ans)
 	extra := map[string]any{}
 	if len(res.Removed) > 0 {
 		extra["removed_system_paths"] = res.Removed
@@ -302,7 +302,7 @@ var errNoAnswer = errors.New("the Python runner gave no answer")
 
 // run runs the runner on req in sb, reading file besides what sb's policy lets it read, and
 // decodes its answer into ans.
-func (p *Provider) run(ctx context.Context, sb filesystem.CommandSandbox, file string, req any, timeout time.Duration, ans any) (sandbox.Result, error) {
+func (p *Provider) run(ctx context.Context, sb filesystem.CommandSandbox, file string, env map[string]string, req any, timeout time.Duration, ans any) (sandbox.Result, error) {
 	body, err := json.Marshal(req)
 	if err != nil {
 		return sandbox.Result{}, fmt.Errorf("encoding the arguments: %w", err)
@@ -317,9 +317,13 @@ func (p *Provider) run(ctx context.Context, sb filesystem.CommandSandbox, file s
 	fmt.Fprintf(&cmd, "exec %s -I -B -c \"$%s\" <<'%s'\n%s\n%s\n", shellQuote(p.python), runnerEnv, requestEOF, body, requestEOF)
 	pol := sb.Policy
 	pol.Read = append(slices.Clone(pol.Read), file)
+	vars := []string{runnerEnv + "=" + runnerPy}
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		vars = append(vars, k+"="+env[k])
+	}
 	res, err := sandbox.Run(ctx, sandbox.Options{
 		Mode: sb.Mode, Command: cmd.String(), Dir: sb.Workspace, Timeout: timeout, MaxOutput: maxAnswer,
-		Policy: pol, Env: []string{runnerEnv + "=" + runnerPy}, Trash: sb.Trash, Log: sb.Log,
+		Policy: pol, Env: vars, Trash: sb.Trash, Log: sb.Log,
 	})
 	if err != nil || res.TimedOut {
 		return res, err
@@ -389,7 +393,7 @@ func (p *Provider) describe(ctx context.Context, cfg *configs.Config, o Options)
 		dctx, cancel := context.WithTimeout(ctx, describeTimeout)
 		sb := o.Sandbox
 		sb.Workspace = "" // loading a file needs no workspace (deciding only, there may be none yet)
-		res, err := p.run(dctx, sb, file, map[string]any{"op": "describe", "file": file, "functions": fns}, describeTimeout, &ans)
+		res, err := p.run(dctx, sb, file, ts[0].Env, map[string]any{"op": "describe", "file": file, "functions": fns}, describeTimeout, &ans)
 		cancel()
 		key := ts[0].Key + ".path"
 		switch {

@@ -77,6 +77,10 @@ def boom():
     """Raise."""
     raise ValueError("the tool failed")
 
+def env_var(name: str) -> str:
+    """An environment variable of the process."""
+    return os.environ.get(name, "<unset>")
+
 def slow(seconds: float):
     """Sleep."""
     time.sleep(seconds)
@@ -459,5 +463,19 @@ func TestSwappedToolFileNeverGrantsItsTarget(t *testing.T) {
 			}
 			t.Logf("%s: %d of 40 calls ran the real file, the others failed closed", mode, public)
 		})
+	}
+}
+
+// A tool's process gets none of massgen's secrets, only the variables its entry's env names.
+func TestEnvironment(t *testing.T) {
+	needSandbox(t)
+	t.Setenv("OPENAI_API_KEY", "sk-massgen-secret")
+	f := newFixture(t, "        - {path: tooldir/tools.py, function: env_var, env: {MY_TOOL_KEY: v123}}\n")
+	p := f.provider(t, Options{})
+	for name, want := range map[string]string{"MY_TOOL_KEY": "v123", "OPENAI_API_KEY": "<unset>", runnerEnv: "<unset>"} {
+		r := p.Call(context.Background(), "custom_tool__env_var", map[string]any{"name": name}, f.sb)
+		if got := decode(t, r)["result"]; got != want {
+			t.Errorf("%s = %v, want %q (%s)", name, got, want, r.Content)
+		}
 	}
 }
