@@ -164,6 +164,12 @@ func expandCustomTool(t CustomTool, key string) ([]CustomFunction, []keyProblem)
 	names, descs := pick("name", t.Name), pick("description", t.Description)
 	presets := pickMaps(t.PresetArgs, n, key+".preset_args", bad)
 	params := pickMaps(t.Parameters, n, key+".parameters", bad)
+	for k, m := range params {
+		if typ, ok := m["type"]; ok && typ != "object" {
+			bad(key+".parameters", "the schema of %s has type %v: the arguments are a JSON object (type: object)", t.Function[k], typ)
+			break
+		}
+	}
 	if t.TimeoutSeconds < 0 {
 		bad(key+".timeout_seconds", "must not be negative (got %d)", t.TimeoutSeconds)
 	}

@@ -84,6 +84,7 @@ func TestCustomToolsValidation(t *testing.T) {
 		{"function of the wrong type", "{path: t.py, function: {a: 1}}", "config.yaml:6: expected a string or a list of strings, found a mapping"},
 		{"env name", "{path: t.py, function: a, env: {'A-B': x}}", `config.yaml:6: agents[0].backend.custom_tools[0].env.A-B: "A-B" is not an environment variable name`},
 		{"env massgen sets", "{path: t.py, function: a, env: {HOME: /x}}", "config.yaml:6: agents[0].backend.custom_tools[0].env.HOME: HOME is set by massgen"},
+		{"parameters not an object", "{path: t.py, function: a, parameters: {type: string}}", "config.yaml:6: agents[0].backend.custom_tools[0].parameters: the schema of a has type string"},
 		{"negative timeout", "{path: t.py, function: a, timeout_seconds: -1}", "config.yaml:6: agents[0].backend.custom_tools[0].timeout_seconds: must not be negative"},
 	}
 	for _, tt := range tests {

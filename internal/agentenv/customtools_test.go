@@ -1,15 +1,21 @@
 package agentenv
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/filesystem/sandbox"
+	"github.com/massgen-go/massgen/internal/mcpserver"
 	"github.com/massgen-go/massgen/permissions"
 )
 
@@ -103,6 +109,17 @@ func TestCustomToolsInTheEnvironment(t *testing.T) {
 		t.Errorf("final save_note into the context path: %+v", r)
 	}
 
+	// mcp serve (the claude_code bridge) offers and runs them the same way.
+	served := serveTools(t, coord)
+	if served["custom_tool__add"] == "" || served["custom_tool__save_note"] == "" {
+		t.Errorf("mcp serve offers %v", served)
+	}
+	for _, tl := range coord.Tools() {
+		if b, _ := json.Marshal(tl.Parameters); served[tl.Name] != "" && served[tl.Name] != string(b) {
+			t.Errorf("%s: served schema %s, Toolset %s", tl.Name, served[tl.Name], b)
+		}
+	}
+
 	// Deciding only: the same names, no process.
 	_, decide := open(t, Options{Config: cfg, DecideOnly: true}, "alpha")
 	if got := toolNames(t, decide, Coordination); !slices.Equal(got, []string{"custom_tool__add", "custom_tool__save_note"}) {
@@ -140,4 +157,37 @@ func TestCustomToolsMissingModule(t *testing.T) {
 	if len(probs) != 2 || !strings.Contains(probs[1].String(), "cfg.yaml:14: agents[1].backend.custom_tools[0].path") {
 		t.Errorf("CheckCustomTools = %v", probs)
 	}
+}
+
+// serveTools serves ts as mcp serve does and returns each custom tool's schema as listed, after
+// calling custom_tool__add through the protocol.
+func serveTools(t *testing.T, ts *filesystem.Toolset) map[string]string {
+	t.Helper()
+	c2sR, c2sW := io.Pipe()
+	s2cR, s2cW := io.Pipe()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- mcpserver.Serve(ctx, ts, c2sR, s2cW) }()
+	defer func() { cancel(); c2sW.Close(); <-done }()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, &mcp.IOTransport{Reader: s2cR, Writer: c2sW}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	list, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, tl := range list.Tools {
+		if strings.HasPrefix(tl.Name, "custom_tool__") {
+			b, _ := json.Marshal(tl.InputSchema)
+			out[tl.Name] = string(b)
+		}
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "custom_tool__add", Arguments: map[string]any{"x": 40, "y": 2}})
+	if err != nil || res.IsError || len(res.Content) != 1 || res.Content[0].(*mcp.TextContent).Text != `{"result":"42"}` {
+		t.Errorf("custom_tool__add over MCP: %+v, %v", res, err)
+	}
+	return out
 }

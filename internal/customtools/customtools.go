@@ -187,6 +187,7 @@ func (t *tool) finish(hasWorkspace bool) {
 		t.params = map[string]any{"type": "object", "properties": map[string]any{}}
 	}
 	t.params = withoutArgs(t.params, hide)
+	t.params["type"] = "object" // a configured schema may leave it out
 	if t.description == "" {
 		t.description = fmt.Sprintf("The Python function %s of %s.", t.Function, filepath.Base(t.Path))
 	}
