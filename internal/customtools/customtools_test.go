@@ -81,6 +81,10 @@ def env_var(name: str) -> str:
     """An environment variable of the process."""
     return os.environ.get(name, "<unset>")
 
+def big(n: int) -> str:
+    """A long result."""
+    return "\u00e9" * n
+
 def slow(seconds: float):
     """Sleep."""
     time.sleep(seconds)
@@ -146,8 +150,8 @@ func (f *fixture) provider(t testing.TB, o Options) *Provider {
 }
 
 const allTools = `        - path: tooldir/tools.py
-          function: [two_num_tool, plain, as_dict, stream, write_to, read_from, boom, slow]
-          preset_args: [null, null, {secret: s3cret}, null, null, null, null, null]
+          function: [two_num_tool, plain, as_dict, stream, write_to, read_from, boom, slow, big]
+          preset_args: [null, null, {secret: s3cret}, null, null, null, null, null, null]
           timeout_seconds: 2
 `
 
@@ -203,8 +207,21 @@ func TestDescribeAndCall(t *testing.T) {
 		{tool: "custom_tool__boom", wantError: "custom_tool__boom: ValueError: the tool failed"},
 		{tool: "custom_tool__slow", args: map[string]any{"seconds": 30}, wantError: "custom_tool__slow: no result within 2s"},
 	}
+	// A result larger than what is read back is cut, saying so.
+	for _, n := range []int{1000, 900 * 1000} {
+		r := p.Call(context.Background(), "custom_tool__big", map[string]any{"n": n}, f.sb)
+		text, _ := decode(t, r)["result"].(string)
+		switch {
+		case r.IsError:
+			t.Errorf("big(%d): %.300s", n, r.Content)
+		case n == 1000 && text != strings.Repeat("é", n):
+			t.Errorf("big(%d) was changed: %.300s", n, text)
+		case n > 1000 && (!strings.HasSuffix(text, "\n[... truncated: the result has 900000 characters]") || len(text) < 500*1000):
+			t.Errorf("big(%d): %d bytes ending %q", n, len(text), text[max(0, len(text)-80):])
+		}
+	}
 	for _, tt := range tests {
-		t.Run(tt.tool+"/"+tt.wantResult+tt.wantError, func(t *testing.T) {
+		t.Run(tt.tool+"/"+tt.wantError, func(t *testing.T) {
 			r := p.Call(context.Background(), tt.tool, tt.args, f.sb)
 			m := decode(t, r)
 			if tt.wantError != "" {

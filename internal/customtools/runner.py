@@ -23,12 +23,14 @@ import types
 import typing
 
 RUNNER_ENV = "MASSGEN_TOOL_RUNNER"
+# MAX_ANSWER keeps the answer under what massgen reads of stdout (1 MiB).
+MAX_ANSWER = 1000 * 1000
 
 
 def main():
     os.environ.pop(RUNNER_ENV, None)
     # The answer goes to the real stdout; anything the tool prints, to stderr.
-    out = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    out = os.fdopen(os.dup(1), "w", encoding="utf-8", errors="replace")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     try:
@@ -37,8 +39,25 @@ def main():
         answer = handle(req)
     except BaseException as e:  # the answer must always be written
         answer = {"ok": False, "kind": "runner", "error": describe_exc(e)}
-    out.write(json.dumps(answer, default=str))
+    out.write(encode(answer))
     out.flush()
+
+
+def encode(answer):
+    """The answer as JSON, cut to what massgen reads of stdout."""
+    if isinstance(answer.get("error"), str) and len(answer["error"]) > 10000:
+        answer["error"] = answer["error"][:10000] + " [...]"
+    data = json.dumps(answer, ensure_ascii=False, default=str)
+    size = len(data.encode("utf-8", "replace"))
+    while size > MAX_ANSWER and answer.get("text"):
+        text = answer["text"]
+        keep = max(0, len(text) * MAX_ANSWER // size * 9 // 10)
+        answer["text"] = text[:keep] + "\n[... truncated: the result has %d characters]" % answer.get("length", len(text))
+        answer.setdefault("length", len(text))
+        data = json.dumps(answer, ensure_ascii=False, default=str)
+        size = len(data.encode("utf-8", "replace"))
+    answer.pop("length", None)
+    return json.dumps(answer, ensure_ascii=False, default=str)
 
 
 def handle(req):
@@ -251,7 +270,7 @@ def type_schema(t):
         return {"type": _SCALARS[t]}
     origin = typing.get_origin(t)
     args = typing.get_args(t)
-    if origin is typing.Annotated:
+    if origin is not None and origin is getattr(typing, "Annotated", None):
         return type_schema(args[0])
     if origin is typing.Union or (hasattr(types, "UnionType") and origin is types.UnionType):
         return {"anyOf": [type_schema(a) for a in args]}
