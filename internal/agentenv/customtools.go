@@ -4,14 +4,16 @@ import (
 	"context"
 	"errors"
 
+	"go.uber.org/zap"
+
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/internal/customtools"
 )
 
-// customTools builds the agent's custom tools (nil when it has none). Unless DecideOnly, the
-// functions without a configured schema are read once per run, in the command sandbox with the
-// agent's coordination policy; what keeps one from running is a ConfigError.
+// customTools builds the agent's custom tools (nil when it has none). With describe (a run, not
+// DecideOnly), the functions without a configured schema are read once per run, in the command
+// sandbox with the agent's coordination policy; what keeps one from running is a ConfigError.
 func (a *Agent) customTools(ctx context.Context, describe bool) (*customtools.Provider, error) {
 	i := a.index()
 	if i < 0 || len(a.cfg.Backend.CustomTools) == 0 {
@@ -22,7 +24,8 @@ func (a *Agent) customTools(ctx context.Context, describe bool) (*customtools.Pr
 		return nil, err
 	}
 	p, err := customtools.New(ctx, customtools.Options{
-		Config: a.env.cfg, Agent: i, Sandbox: sb, Describe: describe, Cache: a.env.customCache, Logger: a.env.log,
+		Config: a.env.cfg, Agent: i, Sandbox: sb, Describe: describe, Cache: a.env.customCache,
+		Logger: a.env.log.With(zap.String("agent", a.cfg.ID)),
 	})
 	if err != nil {
 		return nil, &ConfigError{Err: err}
