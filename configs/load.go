@@ -412,6 +412,7 @@ func (c *Config) Redacted() *Config {
 		if len(servers) > 0 {
 			a.Backend.MCPServers = servers
 		}
+		a.Backend.CustomTools = redactCustomTools(a.Backend.CustomTools)
 		cp.Agents[i] = a
 	}
 	return &cp

@@ -36,6 +36,7 @@ func (c *Config) Preflight(lookPath func(string) (string, error)) ([]Problem, []
 				probs = append(probs, c.problem(p+".type", "", "%s.type: %s needs `%s` on PATH (not found): %s", p, bt.Name, bt.Program, bt.Install))
 			}
 		}
+		probs = append(probs, c.preflightCustomTools(i, lookPath)...)
 		for j, s := range a.Backend.MCPServers {
 			sp := fmt.Sprintf("%s.mcp_servers[%d]", p, j)
 			if refused := s.SecurityProblems(); len(refused) > 0 {

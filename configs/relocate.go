@@ -116,6 +116,7 @@ func (c *Config) relocate(d *document, home string) []Problem {
 		for j, wp := range a.WritePaths {
 			a.WritePaths[j] = resolveAgainst(wp, c.BaseDir, home)
 		}
+		c.relocateCustomTools(a, home)
 	}
 	o := &c.Orchestrator
 	for _, f := range []struct {

@@ -71,6 +71,8 @@ type Backend struct {
 	// ExcludeTools are tools the agent is not offered: names as offered (write_file,
 	// mcp__server__tool) or as an MCP server names its own (MassGen's form).
 	ExcludeTools []string `yaml:"exclude_tools,omitempty" json:"exclude_tools,omitempty"`
+	// CustomTools are Python functions offered as tools (customtools.go).
+	CustomTools []CustomTool `yaml:"custom_tools,omitempty" json:"custom_tools,omitempty"`
 	// Extra holds every other key (temperature, reasoning, text, enable_web_search, ...).
 	Extra map[string]any `yaml:",inline" json:"-"`
 }

@@ -122,6 +122,7 @@ func (c *Config) validate(d *document) []Problem {
 				}
 			}
 		}
+		probs = append(probs, c.validateCustomTools(d, i)...)
 		if b.Type == "scripted" && len(b.Script) == 0 {
 			add(p+".backend", "the scripted backend needs a script:")
 		}

@@ -5,7 +5,11 @@ package filesystem
 
 import (
 	"context"
+	"os"
 
+	"go.uber.org/zap"
+
+	"github.com/massgen-go/massgen/filesystem/sandbox"
 	"github.com/massgen-go/massgen/permissions"
 )
 
@@ -55,4 +59,24 @@ type Change struct {
 type External interface {
 	Tools() []Tool
 	Call(ctx context.Context, name string, args map[string]any) Result
+}
+
+// Custom is a provider of tools that run as processes in the agent's command sandbox (the
+// config's custom_tools). The Toolset offers them under their own names, checks every call with
+// the permission layer, then hands Call the agent's sandbox; calls are cancelled with the run.
+type Custom interface {
+	Tools() []Tool
+	Call(ctx context.Context, name string, args map[string]any, sb CommandSandbox) Result
+}
+
+// CommandSandbox is what a process started for an agent runs under: its command sandbox
+// (execute_command's), with the agent's policy for the Toolset's role.
+type CommandSandbox struct {
+	Mode   string         // command_sandbox: "", auto, bubblewrap, namespaces, landlock, none
+	Policy sandbox.Policy // what the process may touch
+	// Workspace is the agent's workspace ("" when it has none).
+	Workspace string
+	// Trash receives what the sandbox's clean-up takes away (nil: it is deleted).
+	Trash func(dir *os.File, name, path string) (string, error)
+	Log   *zap.Logger
 }

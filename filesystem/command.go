@@ -77,6 +77,11 @@ func (t *Toolset) sandboxPolicy() sandbox.Policy {
 	return p
 }
 
+// SandboxPolicy is what the agent's commands may touch under pol (as execute_command's).
+func SandboxPolicy(pol *permissions.Policy) sandbox.Policy {
+	return (&Toolset{pol: pol}).sandboxPolicy()
+}
+
 // resolveParent resolves the directories leading to p, not p itself.
 func resolveParent(p string) string {
 	p = filepath.Clean(p)

@@ -30,6 +30,8 @@ type ToolsetOptions struct {
 	External                map[string]External // MCP server name -> tools, offered as mcp__<server>__<tool>
 	// ExternalOnly offers the External tools only: an agent without a workspace has no file tools.
 	ExternalOnly bool
+	// Custom, when set, provides the config's custom_tools (offered with or without a workspace).
+	Custom Custom
 	// Hide, when set, hides tools from the agent (not offered, and refused if called): a
 	// built-in tool is asked with server "", an External one with its server and own name.
 	Hide func(server, tool string) bool
@@ -52,6 +54,7 @@ type Toolset struct {
 	log     *zap.Logger
 	builtin map[string]*toolDecl
 	order   []string
+	custom  map[string]bool // names of the Custom tools
 
 	// beforeUse, when set (tests only), runs after the permission decision and before the tool
 	// acts, so tests can swap a link in deterministically.
@@ -94,6 +97,15 @@ func NewToolset(o ToolsetOptions) (*Toolset, error) {
 	for _, d := range builtins() {
 		t.builtin[d.Name] = &d
 		t.order = append(t.order, d.Name)
+	}
+	if o.Custom != nil {
+		t.custom = map[string]bool{}
+		for _, tl := range o.Custom.Tools() {
+			if _, clash := t.builtin[tl.Name]; clash || strings.HasPrefix(tl.Name, "mcp__") {
+				return nil, fmt.Errorf("filesystem: NewToolset: custom tool %q clashes with massgen's tool names", tl.Name)
+			}
+			t.custom[tl.Name] = true
+		}
 	}
 	if tb := pol.Spec().Tools; tb != nil {
 		// The Policy was given the tool table: it must be this one, or decisions made without
@@ -139,6 +151,14 @@ func (t *Toolset) Tools() []Tool {
 		if !t.o.ExternalOnly && !t.hidden("", name) {
 			d := t.builtin[name]
 			add(Tool{Name: d.Name, Description: d.Description, Parameters: d.Schema, Write: d.Destructive()})
+		}
+	}
+	if t.o.Custom != nil {
+		for _, tl := range t.o.Custom.Tools() {
+			if !t.hidden("", tl.Name) {
+				tl.Write = tl.Write || permissions.IsWriteTool(tl.Name)
+				add(tl)
+			}
 		}
 	}
 	for _, server := range t.serverNames() {
@@ -241,6 +261,9 @@ func (t *Toolset) Call(ctx context.Context, name string, raw json.RawMessage) (r
 		t.guard.Done(ctx, req, d, r.Content, r.IsError)
 		return r
 	}
+	if t.custom[name] {
+		return t.callCustom(ctx, req)
+	}
 	def, ok := t.builtin[name]
 	if !ok {
 		return errResult(fmt.Sprintf("unknown tool %q", name), nil)
@@ -292,8 +315,27 @@ func (t *Toolset) Call(ctx context.Context, name string, raw json.RawMessage) (r
 	return res
 }
 
+// callCustom runs a custom tool: permission check, then the process in the agent's sandbox.
+func (t *Toolset) callCustom(ctx context.Context, req permissions.Request) Result {
+	if t.hidden("", req.Tool) {
+		return errResult(fmt.Sprintf("%s is not offered to this agent (exclude_tools)", req.Tool), nil)
+	}
+	if permissions.IsWriteTool(req.Tool) && !t.pol.CanWrite() {
+		return errResult(fmt.Sprintf("%s is not available: this agent may not write anywhere", req.Tool), nil)
+	}
+	d := t.guard.Check(ctx, req)
+	if !d.Allow {
+		return denied(d)
+	}
+	r := t.o.Custom.Call(ctx, req.Tool, req.Args, CommandSandbox{
+		Mode: t.o.Sandbox, Policy: t.sandboxPolicy(), Workspace: t.pol.Spec().Workspace, Trash: t.trashFromDir, Log: t.log,
+	})
+	t.guard.Done(ctx, req, d, r.Content, r.IsError)
+	return r
+}
+
 // Cancellable reports whether stopping the run should cancel a call of the named tool:
-// commands and external tools are cancelled; massgen's file tools finish what they started (a
+// commands, custom and external tools are cancelled; massgen's file tools finish what they started (a
 // file operation is never left half done).
 func (t *Toolset) Cancellable(name string) bool {
 	if d, ok := t.builtin[name]; ok {

@@ -4,6 +4,7 @@
 package configscmd
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -313,6 +314,8 @@ func validateFile(opts *ValidateOptions, name string) (FileResult, []configs.Pro
 	}
 	res.Agents = len(cfg.Agents)
 	probs, more := cmdutil.CheckConfig(cfg, opts.LookPath)
+	probs = append(probs, CheckCustomTools(context.Background(), cfg, probs)...)
+	sort.SliceStable(probs, func(i, j int) bool { return probs[i].Line < probs[j].Line })
 	warns = append(warns, more...)
 	sort.SliceStable(warns, func(i, j int) bool { return warns[i].Line < warns[j].Line })
 	return res, probs, warns

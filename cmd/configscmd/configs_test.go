@@ -147,7 +147,7 @@ func TestShowResolvedMarksIgnoredKeys(t *testing.T) {
 	e := newTestEnv(t)
 	e.write(t, "c.yaml", `agents:
   - id: a
-    backend: {type: gemini, temperature: 0.2, enable_code_interpreter: true, enable_web_search: true, custom_tools: [{path: t.py}]}
+    backend: {type: gemini, temperature: 0.2, enable_code_interpreter: true, enable_web_search: true, vector_store: vs_1}
   - id: b
     backend: {type: claude_code, cwd: ws, permission_mode: bypassPermissions}
 orchestrator:
@@ -163,7 +163,7 @@ ui: {logging_enabled: true}
 	for _, want := range []string{
 		"enable_code_interpreter: true # ignored: only openai has a code interpreter",
 		"enable_web_search: true\n",
-		"custom_tools: # ignored: the Python functions are not offered to the agent",
+		"vector_store: vs_1 # ignored: provider vector stores are not used",
 		"permission_mode: bypassPermissions # ignored (claude_code backend): Claude Code's own permission prompts are not used",
 		"voting_sensitivity: strict\n",
 		"enable_planning_mode: true\n",

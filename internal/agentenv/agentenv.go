@@ -20,6 +20,7 @@ import (
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/filesystem/sandbox"
+	"github.com/massgen-go/massgen/internal/customtools"
 	"github.com/massgen-go/massgen/internal/mcpclient"
 	"github.com/massgen-go/massgen/internal/wsowner"
 	"github.com/massgen-go/massgen/permissions"
@@ -89,6 +90,8 @@ type Env struct {
 	sandboxed bool
 	audit     *permissions.AuditLog
 	trashDir  string
+	// customCache holds the custom tools' functions as read once for the run.
+	customCache *customtools.Cache
 
 	mu     sync.Mutex
 	agents map[string]*Agent
@@ -117,6 +120,7 @@ func New(o Options) (*Env, error) {
 		trashDir:  filepath.Join(cfg.MassgenDir(), "trash", runID(o.RunDir)),
 		agents:    map[string]*Agent{},
 	}
+	e.customCache = customtools.NewCache()
 	if o.RunDir != "" && !o.DecideOnly {
 		audit, err := permissions.OpenAuditLog(filepath.Join(o.RunDir, "permissions.jsonl"))
 		if err != nil {
@@ -167,6 +171,7 @@ type Agent struct {
 	tracker  *filesystem.Tracker
 	grants   *permissions.Grants
 	external map[string]filesystem.External
+	customs  *customtools.Provider // nil: no custom_tools
 
 	mu    sync.Mutex
 	roles map[Role]*roleEnv
@@ -217,6 +222,10 @@ func (e *Env) Agent(ctx context.Context, id string) (*Agent, error) {
 			return nil, fmt.Errorf("agent %q: %w", id, err)
 		}
 		e.log.Info("workspace", zap.String("agent", id), zap.String("dir", ws), zap.String("owned", how))
+	}
+	var err error
+	if a.customs, err = a.customTools(ctx, !e.o.DecideOnly); err != nil {
+		return nil, err
 	}
 	if e.o.External != nil && !e.o.DecideOnly {
 		a.external = e.o.External(ctx, a.cfg)
@@ -352,6 +361,7 @@ func (a *Agent) role(role Role) (*roleEnv, error) {
 		Tracker:                 a.tracker,
 		Sandbox:                 e.cfg.CommandSandbox,
 		External:                a.external,
+		Custom:                  a.custom(),
 		ExternalOnly:            a.cfg.Backend.CWD == "",
 		Hide:                    a.hidden,
 		Planning:                role == Coordination && e.cfg.Orchestrator.Coordination.EnablePlanningMode,
