@@ -115,7 +115,7 @@ func newFixture(t testing.TB, entries string) *fixture {
 	writeFile(t, f.tools, toolsPy)
 	writeFile(t, filepath.Join(f.proj, "data.txt"), "project data")
 	writeFile(t, filepath.Join(f.out, "secret.txt"), "outside secret")
-	text := "agents:\n  - id: agent_a\n    backend:\n      type: openai\n      model: m\n      cwd: " + f.ws + "\n      custom_tools:\n" + entries
+	text := "agents:\n  - id: agent_a\n    backend:\n      type: openai\n      model: m\n      cwd: " + f.ws + "\n      cwd_owned: true\n      custom_tools:\n" + entries
 	f.cfg, _, err = configs.LoadBytes("c.yaml", []byte(text), configs.LoadOptions{BaseDir: base})
 	if err != nil {
 		t.Fatalf("config: %v", err)
@@ -294,15 +294,15 @@ func TestDescribeProblems(t *testing.T) {
 		want              []string
 	}{
 		{"missing module", "import massgen_no_such_module\ndef f(): pass\n", "function: f",
-			[]string{"c.yaml:8: agents[0].backend.custom_tools[0].path: custom tool custom_tool__f: ", "t.py:1 imports the Python module massgen_no_such_module, which is not installed for "}},
+			[]string{"c.yaml:9: agents[0].backend.custom_tools[0].path: custom tool custom_tool__f: ", "t.py:1 imports the Python module massgen_no_such_module, which is not installed for "}},
 		{"missing submodule", "import os\nfrom xml.no_such import x\ndef f(): pass\n", "function: f",
 			[]string{"t.py:2 imports the Python module xml.no_such", "(pip install xml)"}},
 		{"MassGen's own modules", "from massgen.logger_config import logger\ndef f(): pass\n", "function: f",
 			[]string{"t.py:1 imports massgen.logger_config, a module of MassGen's Python package"}},
 		{"missing function", "def f(): pass\ndef g(): pass\n", "function: [f, nope]",
-			[]string{"c.yaml:9: agents[0].backend.custom_tools[0].function[1]: custom tool custom_tool__nope: ", "no function nope in the file (its functions: f, g)"}},
+			[]string{"c.yaml:10: agents[0].backend.custom_tools[0].function[1]: custom tool custom_tool__nope: ", "no function nope in the file (its functions: f, g)"}},
 		{"preset the function does not take", "def f(a): pass\n", "function: f\n          preset_args: {b: 1}",
-			[]string{"c.yaml:10: agents[0].backend.custom_tools[0].preset_args: custom tool custom_tool__f: f has no parameter b (its parameters: a)"}},
+			[]string{"c.yaml:11: agents[0].backend.custom_tools[0].preset_args: custom tool custom_tool__f: f has no parameter b (its parameters: a)"}},
 		{"syntax error", "def f(:\n  pass\n", "function: f", []string{"t.py:1: SyntaxError"}},
 		{"raises on import", "raise RuntimeError('no config')\n", "function: f", []string{"loading ", "t.py:1 failed: RuntimeError: no config"}},
 	}
