@@ -43,6 +43,22 @@ func (t *Toolset) trash(dir *fsx.Dir, name, p string, info fsx.Info) (TrashEntry
 	return moveToTrash(t.o.TrashDir, dir, name, p, info, t.pol.Spec().Agent)
 }
 
+// MoveToTrash moves the entry at path (a final link itself, not its target) into a new slot of
+// trashDir, recorded as removed by by: what massgen clears from a folder the config gave it
+// goes where `massgen trash restore` finds it.
+func MoveToTrash(trashDir, path, by string) error {
+	w, err := fsx.Resolve(path, true)
+	if err != nil {
+		return fmt.Errorf("moving %s to the trash: %w", path, err)
+	}
+	defer w.Close()
+	if !w.Exists {
+		return fmt.Errorf("moving %s to the trash: %w", path, fs.ErrNotExist)
+	}
+	_, err = moveToTrash(trashDir, w.Dir, w.Name, w.Path, w.Info, by)
+	return err
+}
+
 // moveToTrash moves the entry name of dir (canonical path p, lstat info) into a new slot of
 // trashDir, recording who removed it (an agent, or "massgen undo").
 func moveToTrash(trashDir string, dir *fsx.Dir, name, p string, info fsx.Info, by string) (TrashEntry, error) {

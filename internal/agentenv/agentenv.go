@@ -263,7 +263,7 @@ func (a *Agent) ClearWorkspace() error {
 	return snapshots.Clear(ws, snapshots.ClearOptions{
 		MassgenDir: a.env.cfg.MassgenDir(),
 		Trash: func(dir, name string) error {
-			return trashEntry(a.env.trashDir, filepath.Join(dir, name), a.cfg.ID)
+			return filesystem.MoveToTrash(a.env.trashDir, filepath.Join(dir, name), a.cfg.ID)
 		},
 	})
 }
