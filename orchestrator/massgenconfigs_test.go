@@ -16,8 +16,24 @@ import (
 	cp "github.com/otiai10/copy"
 
 	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/internal/fakeclaude"
 	"github.com/massgen-go/massgen/internal/fakeprovider"
 )
+
+func TestMain(m *testing.M) {
+	if fakeclaude.IsInvoked() { // re-executed as the claude CLI of the claude_code configs
+		os.Exit(fakeclaude.Main())
+	}
+	os.Exit(m.Run())
+}
+
+// fakeClaudeScript is what the fake claude CLI does in MassGen's claude_code configs: answer,
+// vote for the first answer offered, present.
+var fakeClaudeScript = fakeclaude.Script{
+	Coordination: []fakeclaude.Step{{Tool: "new_answer", Args: map[string]any{"content": "Answer from the claude_code agent."}}},
+	Vote:         []fakeclaude.Step{{Tool: "vote", Args: map[string]any{"agent_id": "$VOTE", "reason": "The most complete answer."}}},
+	Final:        []fakeclaude.Step{{Text: "Final answer from the claude_code agent."}},
+}
 
 // MassGen's own configs (shared/massgen-configs beside the checkout) run as a user would run
 // them, with every agent's provider pointed at the fake provider: each reaches the final answer,
@@ -107,12 +123,6 @@ func runMassGenConfig(ctx context.Context, t *testing.T, file, base string, srv 
 		if bt, ok := configs.LookupBackendType(b.Type); ok && bt.Family != "scripted" && bt.Family != "claude_code" {
 			b.BaseURL = srv.BaseURL(b.Type)
 		}
-		if b.Type == "claude_code" {
-			if p, err := exec.LookPath("claude"); err == nil {
-				out.validation = errors.New("claude_code: this test cannot fake the claude CLI found at " + p)
-				return out
-			}
-		}
 		b.MCPServers = slices.DeleteFunc(b.MCPServers, func(s configs.MCPServer) bool {
 			if slices.Contains(packageFetchers, filepath.Base(s.Command)) {
 				out.notes = append(out.notes, fmt.Sprintf("MCP server %s not started: %s %s fetches a package (an outside service)", s.Name, s.Command, strings.Join(s.Args, " ")))
@@ -165,6 +175,19 @@ func TestMassGenConfigsRun(t *testing.T) {
 	}
 	srv := fakeprovider.New(fakeprovider.Agreeable())
 	defer srv.Close()
+	// claude_code agents drive the claude CLI: the fake one, first on PATH, unless this machine
+	// has the real one (which this test must not call: those configs then fail validation).
+	realClaude, _ := exec.LookPath("claude")
+	if realClaude == "" {
+		env, _, err := fakeclaude.Setup(t.TempDir(), fakeClaudeScript)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, kv := range env {
+			k, v, _ := strings.Cut(kv, "=")
+			t.Setenv(k, v)
+		}
+	}
 	ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
 	defer cancel()
 
@@ -180,15 +203,20 @@ func TestMassGenConfigsRun(t *testing.T) {
 				if err := cp.Copy(filepath.Join(root, "resources"), filepath.Join(base, "massgen", "configs", "resources")); err != nil {
 					t.Fatal(err)
 				}
-				r := runMassGenConfig(ctx, t, file, base, srv)
+				raw, _ := os.ReadFile(file)
+				var r massgenConfigRun
+				if realClaude != "" && claudeCodeAgent.Match(raw) {
+					r.validation = errors.New("claude_code: this test cannot fake the claude CLI found at " + realClaude)
+				} else {
+					r = runMassGenConfig(ctx, t, file, base, srv)
+				}
 				r.file = rel
 				mu.Lock()
 				runs = append(runs, r)
 				mu.Unlock()
-				raw, _ := os.ReadFile(file)
 				switch {
-				case r.validation != nil && !claudeCodeAgent.Match(raw):
-					// Only claude_code needs what this machine may lack (the claude CLI).
+				case r.validation != nil && (realClaude == "" || !claudeCodeAgent.Match(raw)):
+					// Only claude_code needs what this machine may lack (a claude CLI it may fake).
 					t.Errorf("%s must run here: %v", rel, r.validation)
 				case r.validation != nil:
 					if !saysWhatIsMissing(r.validation) {
