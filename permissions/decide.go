@@ -163,11 +163,11 @@ func (p *Policy) decide(r Request) (Decision, decideInfo) {
 // checkRemoval refuses removing or moving, as a whole, a managed root or a directory that holds
 // protected or read-only paths. d is an allowed write or delete decision.
 func (p *Policy) checkRemoval(d Decision) Decision {
-	if rm := p.roots[d.Path]; rm != nil && !rm.file {
+	if rm := p.rootAt(d.Path); rm != nil && !rm.file {
 		return Decision{Path: d.Path, Access: d.Access, Rule: RuleManagedRoot, Reason: fmt.Sprintf(
 			"Access denied: '%s' is the root of the agent's %s; it cannot be deleted or moved", d.Path, rm.kind.label())}
 	}
-	if _, ok := p.restricted[d.Path]; ok {
+	if _, ok := p.restrictedAt(d.Path); ok {
 		return Decision{Path: d.Path, Access: d.Access, Rule: RuleContainsReadOnly, Reason: fmt.Sprintf(
 			"Access denied: '%s' contains protected or read-only paths; deleting or moving it as a whole is refused", d.Path)}
 	}
@@ -332,7 +332,7 @@ func (p *Policy) fillRuleCall(c *ruleCall, ex *extraction, args map[string]any, 
 				g = append(g, strings.TrimPrefix(res, p.workspace+"/"))
 			}
 			for q := res; q != "/"; q = parentDir(q) {
-				if m := p.roots[q]; m != nil && m.kind == kindContext && q != res {
+				if m := p.rootAt(q); m != nil && m.kind == kindContext && q != res {
 					g = append(g, strings.TrimPrefix(res, q+"/"))
 					break
 				}

@@ -68,6 +68,11 @@ type Policy struct {
 	guardReadL  []string
 	guardWriteL []string
 
+	// foldCase: names that differ only in case are one file (see caseInsensitiveNames); the
+	// fold maps take a lower-cased path to its key in roots, protected and restricted.
+	foldCase                         bool
+	rootFold, protFold, restrictFold map[string]string
+
 	allow, deny []rule
 }
 
@@ -84,7 +89,13 @@ func NewSnapshot(spec Spec) (*Policy, error) {
 }
 
 func newPolicy(spec Spec, fsx fsys) (*Policy, error) {
+	return newPolicyFold(spec, fsx, caseInsensitiveNames)
+}
+
+// newPolicyFold is newPolicy with the case rule given (tests run the darwin rule on Linux).
+func newPolicyFold(spec Spec, fsx fsys, foldCase bool) (*Policy, error) {
 	p := &Policy{
+		foldCase:    foldCase,
 		spec:        spec,
 		fs:          fsx,
 		home:        spec.Home,
@@ -244,6 +255,9 @@ func newPolicy(spec Spec, fsx fsys) (*Policy, error) {
 	if p.deny, err = parseRules(spec.Deny); err != nil {
 		return nil, err
 	}
+	if p.foldCase {
+		p.rootFold, p.protFold, p.restrictFold = foldIndex(p.roots), foldIndex(p.protected), foldIndex(p.restricted)
+	}
 	return p, nil
 }
 
@@ -344,7 +358,7 @@ func (p *Policy) resolveDenied(given, abs string, a Access, err error) Decision 
 // rootOf is the deepest managed root holding q (a clean absolute path), or nil.
 func (p *Policy) rootOf(q string) *managed {
 	for ; ; q = parentDir(q) {
-		if m := p.roots[q]; m != nil {
+		if m := p.rootAt(q); m != nil {
 			return m
 		}
 		if q == "/" {
@@ -414,13 +428,13 @@ func (p *Policy) decideResolved(given, res string, a Access) (Decision, *managed
 	prot := ""
 	for q := res; ; q = parentDir(q) {
 		if hit == nil {
-			if m := p.roots[q]; m != nil {
+			if m := p.rootAt(q); m != nil {
 				hit = m
 			}
 		}
 		if prot == "" {
-			if _, ok := p.protected[q]; ok {
-				prot = q
+			if k, ok := p.protectedAt(q); ok {
+				prot = k
 			}
 		}
 		if q == "/" {

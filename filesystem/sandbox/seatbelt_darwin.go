@@ -33,7 +33,7 @@ func seatbeltEffective(mode string) (string, error) {
 	case ModeNone:
 		return ModeNone, nil
 	case ModeLandlock, ModeBubblewrap, "namespaces":
-		return "", fmt.Errorf("command_sandbox: %s is Linux only; on macOS use auto (Seatbelt) or none", mode)
+		return "", fmt.Errorf("command_sandbox: %s is Linux only; on macOS commands run under Seatbelt: use auto (Seatbelt) or none", mode)
 	}
 	return "", fmt.Errorf("command_sandbox: unknown mode %q (known: auto, none on macOS)", mode)
 }
