@@ -224,6 +224,19 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			if sysAttr, err = namespacesProbe.get(); err != nil {
 				break
 			}
+			if !o.viaHelper && namespacesDirect.get() == nil {
+				// Built on a thread of ours, which forks the shell into its namespaces (see
+				// nsdirect_linux.go): the shell starts in the directory the thread entered.
+				var spec nsSpec
+				if spec, err = pl.nsSpec(dirfd); err != nil {
+					break
+				}
+				confine = directConfine(spec)
+				sysAttr = syscall.SysProcAttr{}
+				argv = []string{"/bin/sh", "-c", o.Command}
+				cmdDir = ""
+				break
+			}
 			argv, nss, err = namespacesArgv(o, pl, &pf, dirfd)
 			if nss != nil {
 				defer nss.Close()
