@@ -224,7 +224,8 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			if sysAttr, err = namespacesProbe.get(); err != nil {
 				break
 			}
-			if !o.viaHelper && namespacesDirect.get() == nil {
+			derr := namespacesDirect.get()
+			if !o.viaHelper && derr == nil {
 				// Built on a thread of ours, which forks the shell into its namespaces (see
 				// nsdirect_linux.go): the shell starts in the directory the thread entered.
 				var spec nsSpec
@@ -236,6 +237,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 				argv = []string{"/bin/sh", "-c", o.Command}
 				cmdDir = ""
 				break
+			}
+			if derr != nil {
+				log.Debug("namespaces mode: the view is built by a re-executed helper", zap.NamedError("why", derr))
 			}
 			argv, nss, err = namespacesArgv(o, pl, &pf, dirfd)
 			if nss != nil {
