@@ -68,10 +68,37 @@ func runHelper(spec nsSpec, argv []string) error {
 	// Everything below is per thread (or acts on the mount namespace, shared by the threads)
 	// and inherited by exec: do it all on this thread and exec from it.
 	runtime.LockOSThread()
-	v, err := buildView(spec)
-	if err != nil {
+	if _, err := confineInView(spec, -1); err != nil {
 		return err
 	}
+	// No handle of ours reaches the command (the status pipe closes on exec: the success
+	// signal).
+	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		for fd := 3; fd < 65536; fd++ {
+			unix.CloseOnExec(fd)
+		}
+	}
+	return syscall.Exec(argv[0], argv, os.Environ())
+}
+
+// confineInView builds the view of spec in the calling thread's mount namespace (see
+// buildView; pidns is the /proc's PID namespace, -1: the caller's), then confines the thread:
+// the view's Landlock ruleset, no capability, the seccomp filter, and the working directory
+// (the view's root when the spec names none). What the thread execs or forks next inherits
+// all of it. The caller closes the view once the command started.
+func confineInView(spec nsSpec, pidns int) (*nsView, error) {
+	v, err := buildView(spec, pidns)
+	if err != nil {
+		return nil, err
+	}
+	if err := confineView(v, spec); err != nil {
+		v.Close()
+		return nil, err
+	}
+	return v, nil
+}
+
+func confineView(v *nsView, spec nsSpec) error {
 	ruleset, err := v.landlock(spec)
 	if err != nil {
 		return err
@@ -89,19 +116,14 @@ func runHelper(spec nsSpec, argv []string) error {
 	if err := installFilter(filterOpts{}); err != nil {
 		return fmt.Errorf("seccomp: %w", err)
 	}
-	if v.dir >= 0 {
-		if err := unix.Fchdir(v.dir); err != nil {
-			return fmt.Errorf("entering the working directory: %w", err)
-		}
+	dir := v.dir
+	if dir < 0 {
+		dir = v.view[0]
 	}
-	// No handle of ours reaches the command (the status pipe closes on exec: the success
-	// signal).
-	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
-		for fd := 3; fd < 65536; fd++ {
-			unix.CloseOnExec(fd)
-		}
+	if err := unix.Fchdir(dir); err != nil {
+		return fmt.Errorf("entering the working directory: %w", err)
 	}
-	return syscall.Exec(argv[0], argv, os.Environ())
+	return nil
 }
 
 // dropCapabilities empties the bounding, ambient, effective, permitted and inheritable sets of

@@ -5,7 +5,6 @@ package sandbox
 import (
 	"fmt"
 	"os/exec"
-	"runtime"
 	"sync"
 	"syscall"
 
@@ -82,8 +81,8 @@ func startConfined(cmd *exec.Cmd, confine func() error) (wait func() error, setu
 	type started struct{ setup, start error }
 	sc := make(chan started, 1)
 	wc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the confined thread ends with this goroutine
+	// Never unlocked: the confined thread ends with the function.
+	onDedicatedThread(func() {
 		if err := confine(); err != nil {
 			sc <- started{setup: err}
 			return
@@ -93,7 +92,7 @@ func startConfined(cmd *exec.Cmd, confine func() error) (wait func() error, setu
 		if err == nil {
 			wc <- cmd.Wait()
 		}
-	}()
+	})
 	s := <-sc
 	return func() error { return <-wc }, s.setup, s.start
 }

@@ -166,6 +166,23 @@ func (p *nsProbe) get() (syscall.SysProcAttr, error) {
 	return p.attr, p.err
 }
 
+// nsSpec is the view of the plan with dirfd (-1: none) as the working directory.
+func (pl *plan) nsSpec(dirfd int) (nsSpec, error) {
+	spec := nsSpec{Nodes: pl.nsNodes(), Status: -1}
+	if dirfd >= 0 {
+		p, err := fdPath(dirfd)
+		if err != nil {
+			return spec, err
+		}
+		var st unix.Stat_t
+		if err := unix.Fstat(dirfd, &st); err != nil {
+			return spec, err
+		}
+		spec.Dir, spec.DirDev, spec.DirIno = p, uint64(st.Dev), uint64(st.Ino)
+	}
+	return spec, nil
+}
+
 // nsStart prepares the helper: fd 3 its spec, fd 4 the status pipe.
 type nsStart struct {
 	specW, status *os.File
@@ -183,18 +200,11 @@ func namespacesArgv(o Options, pl *plan, pf *passFiles, dirfd int) ([]string, *n
 			return nil, nil, fmt.Errorf("locating the helper binary: %w", err)
 		}
 	}
-	spec := nsSpec{Nodes: pl.nsNodes(), Status: 4}
-	if dirfd >= 0 {
-		p, err := fdPath(dirfd)
-		if err != nil {
-			return nil, nil, err
-		}
-		var st unix.Stat_t
-		if err := unix.Fstat(dirfd, &st); err != nil {
-			return nil, nil, err
-		}
-		spec.Dir, spec.DirDev, spec.DirIno = p, uint64(st.Dev), uint64(st.Ino)
+	spec, err := pl.nsSpec(dirfd)
+	if err != nil {
+		return nil, nil, err
 	}
+	spec.Status = 4
 	b, err := json.Marshal(spec)
 	if err != nil {
 		return nil, nil, err

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // childEnv tells a copy of this test binary, run as another user, which child test to run.
@@ -155,4 +156,108 @@ func TestNamespacesChild(t *testing.T) {
 		t.Fatalf("unknown child expectation %q", expect)
 	}
 	fmt.Println("CHILD-OK")
+}
+
+// TestNamespacesInProcess: where massgen builds the view on threads of its own (as root on
+// Linux 6.18 or later), its own mount namespace, mounts and descriptors are what they were
+// after hundreds of commands, concurrent ones and ones whose set-up fails included, and no
+// thread of it is left in a command's namespaces.
+func TestNamespacesInProcess(t *testing.T) {
+	if err := namespacesDirect.get(); err != nil {
+		t.Skipf("the namespaces mode uses the helper here: %v", err)
+	}
+	f := newFixture(t)
+	proj := filepath.Join(f.ws, "proj")
+	mustWrite(t, filepath.Join(proj, ".git", "HEAD"), "ref")
+	mustWrite(t, filepath.Join(proj, "secret", "key"), "private key")
+	pol := f.pol
+	pol.Keep = []string{filepath.Join(proj, ".git")}
+	pol.Hide = []string{filepath.Join(proj, "secret")}
+	// Warm up: Go's first fork, the probes, the runtime's descriptors.
+	run(t, ModeNamespaces, pol, proj, "true")
+	fds, mounts, nss := countFDs(t), readText(t, "/proc/self/mountinfo"), threadMountNS(t)
+	if len(nss) != 1 {
+		t.Fatalf("massgen's threads are in several mount namespaces before the test: %v", nss)
+	}
+	const workers, each = 4, 50
+	errs := make(chan error, workers)
+	for w := 0; w < workers; w++ {
+		go func() {
+			for i := 0; i < each; i++ {
+				cmd := "cat .git/HEAD; ls; echo x > .git/HEAD; cat secret/key; echo /proc/[0-9]*"
+				res, err := Run(t.Context(), Options{Mode: ModeNamespaces, Command: cmd, Dir: proj, Policy: pol, Timeout: 30 * time.Second})
+				switch {
+				case err != nil:
+					errs <- err
+					return
+				case res.Stdout != "refsecret\n/proc/1\n": // the shell alone, as PID 1
+					errs <- fmt.Errorf("%q: %+v", cmd, res)
+					return
+				}
+				// A set-up that fails half-way (the working directory is gone from the view).
+				if _, err := Run(t.Context(), Options{Mode: ModeNamespaces, Command: "true", Dir: filepath.Join(proj, "secret"), Policy: pol}); err == nil {
+					errs <- fmt.Errorf("a command started in a private directory")
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for w := 0; w < workers; w++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := countFDs(t); got != fds {
+		t.Errorf("descriptors: %d before, %d after", fds, got)
+	}
+	if got := readText(t, "/proc/self/mountinfo"); got != mounts {
+		t.Errorf("massgen's mounts changed:\n%s\nafter:\n%s", mounts, got)
+	}
+	if got := threadMountNS(t); len(got) != 1 || got[0] != nss[0] {
+		t.Errorf("threads' mount namespaces: %v before, %v after", nss, got)
+	}
+	if b, _ := os.ReadFile(filepath.Join(proj, ".git", "HEAD")); string(b) != "ref" {
+		t.Errorf(".git/HEAD changed: %q", b)
+	}
+}
+
+func countFDs(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ents)
+}
+
+func readText(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// threadMountNS lists the distinct mount namespaces of this process's threads.
+func threadMountNS(t *testing.T) []string {
+	t.Helper()
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, task := range tasks {
+		ns, err := os.Readlink(filepath.Join("/proc/self/task", task.Name(), "ns", "mnt"))
+		if err != nil {
+			continue // the thread ended meanwhile
+		}
+		if !seen[ns] {
+			seen[ns] = true
+			out = append(out, ns)
+		}
+	}
+	return out
 }

@@ -22,17 +22,41 @@ type nsView struct {
 	tmpfs []int
 	proc  int
 	dir   int
+	// fds is every descriptor the view opened (the helper execs, but massgen itself builds
+	// the view on one of its threads when it can, and must not leak them).
+	fds []int
 }
 
-// buildView makes the helper's mounts private, opens every plan node, makes the whole tree
-// read-only, mounts what the plan says, mounts a /proc of its own and finds the working
-// directory. Every mount is made from a handle onto a handle (open_tree, move_mount): no path
-// is resolved again.
-func buildView(spec nsSpec) (*nsView, error) {
+// keep records fd for Close and returns it.
+func (v *nsView) keep(fd int) int {
+	v.fds = append(v.fds, fd)
+	return fd
+}
+
+// Close closes every descriptor of the view.
+func (v *nsView) Close() {
+	for _, fd := range v.fds {
+		unix.Close(fd)
+	}
+	v.fds = nil
+}
+
+// buildView makes the mounts of the calling thread's (new) mount namespace private, opens
+// every plan node, makes the whole tree read-only, mounts what the plan says, mounts a /proc
+// of its own and finds the working directory. Every mount is made from a handle onto a handle
+// (open_tree, move_mount): no path is resolved again. pidns, when not -1, is the PID namespace
+// the /proc shows (the caller's children's, not yet entered); -1: the caller's own. On error
+// the view's descriptors are closed.
+func buildView(spec nsSpec, pidns int) (_ *nsView, err error) {
 	v := &nsView{nodes: spec.Nodes, src: make([]int, len(spec.Nodes)), view: make([]int, len(spec.Nodes)), proc: -1, dir: -1}
 	if len(v.nodes) == 0 {
 		return nil, errors.New("empty plan")
 	}
+	defer func() {
+		if err != nil {
+			v.Close()
+		}
+	}()
 	// Nothing we mount may propagate back to massgen's namespace.
 	if err := unix.Mount("none", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return nil, fmt.Errorf("making mounts private: %w", err)
@@ -44,14 +68,17 @@ func buildView(spec nsSpec) (*nsView, error) {
 			if err != nil {
 				return nil, err
 			}
-			v.src[i] = fd
+			v.src[i] = v.keep(fd)
 			continue
 		}
 		fd, err := unix.Openat(v.src[n.Parent], n.Name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		if err != nil || !sameID(fd, n) {
+		if err != nil {
 			return nil, errViewChanged
 		}
-		v.src[i] = fd
+		v.src[i] = v.keep(fd)
+		if !sameID(fd, n) {
+			return nil, errViewChanged
+		}
 	}
 	if err := unix.MountSetattr(unix.AT_FDCWD, "/", unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
 		return nil, fmt.Errorf("making the tree read-only: %w", err)
@@ -60,7 +87,7 @@ func buildView(spec nsSpec) (*nsView, error) {
 	if err != nil {
 		return nil, err
 	}
-	v.view[0] = root
+	v.view[0] = v.keep(root)
 	kids := make([][]int, len(v.nodes))
 	for i, n := range v.nodes {
 		if n.Parent >= 0 {
@@ -80,7 +107,7 @@ func buildView(spec nsSpec) (*nsView, error) {
 			return nil, fmt.Errorf("making a tmpfs read-only: %w", err)
 		}
 	}
-	if err := v.mountProc(); err != nil {
+	if err := v.mountProc(pidns); err != nil {
 		return nil, err
 	}
 	if spec.Dir != "" {
@@ -88,6 +115,7 @@ func buildView(spec nsSpec) (*nsView, error) {
 		if err != nil {
 			return nil, fmt.Errorf("finding the working directory: %w", err)
 		}
+		v.keep(d)
 		var st unix.Stat_t
 		if unix.Fstat(d, &st) != nil || uint64(st.Dev) != spec.DirDev || uint64(st.Ino) != spec.DirIno {
 			return nil, errViewChanged
@@ -140,13 +168,16 @@ func (v *nsView) mountNode(i int, n nsNode, kids []int) error {
 		if err != nil {
 			return err
 		}
-		tgt = fd
+		tgt = v.keep(fd)
 	} else {
 		fd, err := unix.Openat(pv, n.Name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		if err != nil || !sameID(fd, n) {
+		if err != nil {
 			return errViewChanged
 		}
-		tgt = fd
+		tgt = v.keep(fd)
+		if !sameID(fd, n) {
+			return errViewChanged
+		}
 	}
 	switch n.Act {
 	case actNone, actContainer:
@@ -156,13 +187,13 @@ func (v *nsView) mountNode(i int, n nsNode, kids []int) error {
 		if err != nil {
 			return err
 		}
-		v.view[i] = t
+		v.view[i] = v.keep(t)
 	case actCover, actHideTmpfs:
 		m, err := tmpfsOnto(tgt)
 		if err != nil {
 			return err
 		}
-		v.view[i] = m
+		v.view[i] = v.keep(m)
 		v.tmpfs = append(v.tmpfs, m)
 		if n.Act == actCover {
 			planned := map[string]bool{}
@@ -177,9 +208,11 @@ func (v *nsView) mountNode(i int, n nsNode, kids []int) error {
 			return err
 		}
 		defer unix.Close(null)
-		if _, err := bindOnto(null, tgt, true); err != nil {
+		t, err := bindOnto(null, tgt, true)
+		if err != nil {
 			return err
 		}
+		v.keep(t)
 	}
 	return nil
 }
@@ -278,7 +311,11 @@ func bindBack(dir, m int, planned map[string]bool) error {
 		}
 		tgt, err := unix.Openat(m, e.name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if err == nil {
-			_, err = bindOnto(fd, tgt, true)
+			var t int
+			if t, err = bindOnto(fd, tgt, true); err == nil {
+				unix.Close(t)
+			}
+			unix.Close(tgt)
 		}
 		unix.Close(fd)
 		if err != nil {
@@ -288,17 +325,24 @@ func bindBack(dir, m int, planned map[string]bool) error {
 	return nil
 }
 
-// mountProc mounts a /proc of the command's PID namespace (it sees no other process).
-func (v *nsView) mountProc() error {
+// mountProc mounts a /proc of the command's PID namespace (it sees no other process): pidns,
+// or the caller's own when -1.
+func (v *nsView) mountProc(pidns int) error {
 	tgt, err := unix.Open("/proc", unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return err
 	}
+	defer unix.Close(tgt)
 	fs, err := unix.Fsopen("proc", unix.FSOPEN_CLOEXEC)
 	if err != nil {
 		return fmt.Errorf("fsopen proc: %w", err)
 	}
 	defer unix.Close(fs)
+	if pidns >= 0 {
+		if err := unix.FsconfigSetFd(fs, "pidns", pidns); err != nil {
+			return fmt.Errorf("proc pidns: %w", err)
+		}
+	}
 	if err := unix.FsconfigCreate(fs); err != nil {
 		return fmt.Errorf("proc: %w", err)
 	}
@@ -306,10 +350,10 @@ func (v *nsView) mountProc() error {
 	if err != nil {
 		return fmt.Errorf("fsmount proc: %w", err)
 	}
+	v.proc = v.keep(m)
 	if err := unix.MoveMount(m, "", tgt, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
 		return fmt.Errorf("mounting proc: %w", err)
 	}
-	v.proc = m
 	return nil
 }
 
@@ -334,7 +378,8 @@ func walkNoFollow(p string) (int, error) {
 }
 
 // landlock is the flat ruleset of the view: the mounts make the read-only and hidden holes,
-// Landlock keeps the command inside the roots (reads included).
+// Landlock keeps the command inside the roots (reads included). The descriptor is the view's
+// (closed with it).
 func (v *nsView) landlock(spec nsSpec) (int, error) {
 	abi := landlockABI()
 	if abi < minLandlockABI {
@@ -344,6 +389,7 @@ func (v *nsView) landlock(spec nsSpec) (int, error) {
 	if err != nil {
 		return -1, err
 	}
+	v.keep(rs.fd)
 	if err := rs.grant(v.proc, unix.S_IFDIR, dirRead); err != nil {
 		return -1, err
 	}

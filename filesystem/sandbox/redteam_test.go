@@ -167,8 +167,8 @@ func TestRedteamCarveLinkSwapRace(t *testing.T) {
 				}
 			}
 			for i := 0; i < 20; i++ {
-				res, err := Run(context.Background(), Options{Mode: mode, Command: fmt.Sprintf("echo pwned > %s/pwned; cat %s/secret.txt; cat l/secret.txt d/secret.txt", outside, outside),
-					Dir: proj, Policy: pol, Timeout: 30 * time.Second})
+				res, err := Run(context.Background(), withMode(mode, Options{Command: fmt.Sprintf("echo pwned > %s/pwned; cat %s/secret.txt; cat l/secret.txt d/secret.txt", outside, outside),
+					Dir: proj, Policy: pol, Timeout: 30 * time.Second}))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -231,7 +231,7 @@ for i in range(2000):
 print("done")`
 			done := make(chan Result)
 			go func() {
-				res, _ := Run(context.Background(), Options{Mode: mode, Command: "python3 -c '" + renamer + "'", Dir: proj, Policy: pol, Timeout: time.Minute})
+				res, _ := Run(context.Background(), withMode(mode, Options{Command: "python3 -c '" + renamer + "'", Dir: proj, Policy: pol, Timeout: time.Minute}))
 				done <- res
 			}()
 			writes := 0
@@ -321,9 +321,9 @@ func TestRedteamCleanup(t *testing.T) {
 				defer unix.Close(td)
 				return id, unix.Renameat(int(dir.Fd()), name, td, id)
 			}
-			res, err := Run(context.Background(), Options{Mode: mode, Dir: proj, Policy: pol, Timeout: 30 * time.Second, Trash: trash,
+			res, err := Run(context.Background(), withMode(mode, Options{Dir: proj, Policy: pol, Timeout: 30 * time.Second, Trash: trash,
 				Command: "mv olddir .git && ln oldfile .env && mkdir -p src/x/.massgen && echo 'mode: bypassPermissions' > src/x/.massgen/permissions.yaml && " +
-					"ln -s /etc src/.GIT && mkdir golden && echo pwned > golden/g.json && echo ok"})
+					"ln -s /etc src/.GIT && mkdir golden && echo pwned > golden/g.json && echo ok"}))
 			if err != nil || res.Stdout != "ok\n" {
 				t.Fatalf("plant command: %+v %v", res, err)
 			}
@@ -477,7 +477,7 @@ func TestRedteamHiddenNotListable(t *testing.T) {
 			// A set-up that fails (here: a working directory inside a private path) says so
 			// without naming the path.
 			if mode == ModeBubblewrap {
-				res, err := Run(context.Background(), Options{Mode: mode, Command: "pwd", Dir: filepath.Join(mg, "temp", "agent_xyz"), Policy: pol, Timeout: 30 * time.Second})
+				res, err := Run(context.Background(), withMode(mode, Options{Command: "pwd", Dir: filepath.Join(mg, "temp", "agent_xyz"), Policy: pol, Timeout: 30 * time.Second}))
 				if err == nil || strings.Contains(fmt.Sprint(err, res), "xyz") {
 					t.Errorf("set-up failure: %+v %v", res, err)
 				}

@@ -224,6 +224,23 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			if sysAttr, err = namespacesProbe.get(); err != nil {
 				break
 			}
+			derr := namespacesDirect.get()
+			if !o.viaHelper && derr == nil {
+				// Built on a thread of ours, which forks the shell into its namespaces (see
+				// nsdirect_linux.go): the shell starts in the directory the thread entered.
+				var spec nsSpec
+				if spec, err = pl.nsSpec(dirfd); err != nil {
+					break
+				}
+				confine = directConfine(spec)
+				sysAttr = syscall.SysProcAttr{}
+				argv = []string{"/bin/sh", "-c", o.Command}
+				cmdDir = ""
+				break
+			}
+			if derr != nil {
+				log.Debug("namespaces mode: the view is built by a re-executed helper", zap.NamedError("why", derr))
+			}
 			argv, nss, err = namespacesArgv(o, pl, &pf, dirfd)
 			if nss != nil {
 				defer nss.Close()

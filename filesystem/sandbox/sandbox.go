@@ -101,7 +101,11 @@ type Options struct {
 	// Env is added to the minimal environment commands get (PATH, LANG, TERM, ...).
 	Env []string
 	// Executable is the helper binary (default os.Executable()); it must call MaybeRunHelper.
+	// Run as root on Linux 6.18 or later, the namespaces mode needs no helper.
 	Executable string
+	// viaHelper: the namespaces mode uses the helper even where it is not needed (tests of
+	// the helper's path as root).
+	viaHelper bool
 	// Trash, when set, receives what the clean-up removes from a writable root (the run's
 	// trash): the entry name in the opened directory dir, and its path for the record. It
 	// returns a trash id. Without it such entries are deleted (and reported).

@@ -41,6 +41,10 @@ func modes(t *testing.T) []string {
 	}
 	if err := NamespacesError(); err == nil {
 		ms = append(ms, ModeNamespaces)
+		// Where massgen builds the view itself, the helper's way is tested too.
+		if namespacesDirect.get() == nil {
+			ms = append(ms, modeNamespacesHelper)
+		}
 	} else {
 		t.Logf("namespaces mode unavailable (%v): namespaces cases not run", err)
 	}
@@ -48,6 +52,19 @@ func modes(t *testing.T) []string {
 		t.Skip("SANDBOX TESTS SKIPPED: neither Landlock (ABI >= 3) nor bubblewrap is available on this machine")
 	}
 	return ms
+}
+
+// modeNamespacesHelper is the namespaces mode through the re-executed helper, where massgen
+// would otherwise build the view itself (as root on Linux 6.18 or later).
+const modeNamespacesHelper = "namespaces-helper"
+
+// withMode sets o's mode from a mode of modes(t).
+func withMode(mode string, o Options) Options {
+	o.Mode = mode
+	if mode == modeNamespacesHelper {
+		o.Mode, o.viaHelper = ModeNamespaces, true
+	}
+	return o
 }
 
 type fixture struct {
@@ -86,7 +103,7 @@ func mustWrite(t *testing.T, p, s string) {
 
 func run(t *testing.T, mode string, pol Policy, dir, command string) Result {
 	t.Helper()
-	res, err := Run(context.Background(), Options{Mode: mode, Command: command, Dir: dir, Policy: pol, Timeout: 30 * time.Second, Log: zaptest.NewLogger(t)})
+	res, err := Run(context.Background(), withMode(mode, Options{Command: command, Dir: dir, Policy: pol, Timeout: 30 * time.Second, Log: zaptest.NewLogger(t)}))
 	if err != nil {
 		t.Fatalf("Run(%q): %v", command, err)
 	}
@@ -170,8 +187,8 @@ func TestAllowedWork(t *testing.T) {
 			if !strings.Contains(res.Stdout, "from-script") || !strings.Contains(res.Stdout, "tmp") {
 				t.Errorf("stdout = %q", res.Stdout)
 			}
-			if res.Sandbox != mode {
-				t.Errorf("Sandbox = %q, want %q", res.Sandbox, mode)
+			if want := withMode(mode, Options{}).Mode; res.Sandbox != want {
+				t.Errorf("Sandbox = %q, want %q", res.Sandbox, want)
 			}
 			// python3 runs inside (so the python escape cases test the sandbox, not a missing
 			// interpreter).
@@ -280,8 +297,8 @@ func TestProcessTreeEndsWithCommand(t *testing.T) {
 			f := newFixture(t)
 			marker := fmt.Sprintf("3600.%d%d", os.Getpid(), len(mode))
 			start := time.Now()
-			res, err := Run(context.Background(), Options{Mode: mode, Dir: f.ws, Policy: f.pol, Timeout: 300 * time.Millisecond,
-				Command: "sleep " + marker + " & sleep " + marker})
+			res, err := Run(context.Background(), withMode(mode, Options{Dir: f.ws, Policy: f.pol, Timeout: 300 * time.Millisecond,
+				Command: "sleep " + marker + " & sleep " + marker}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -313,8 +330,8 @@ func TestCancelKillsCommand(t *testing.T) {
 	var err error
 	go func() {
 		defer close(done)
-		res, err = Run(ctx, Options{Mode: mode, Dir: f.ws, Policy: f.pol, Timeout: time.Minute,
-			Command: "echo started > started; sleep 60"})
+		res, err = Run(ctx, withMode(mode, Options{Dir: f.ws, Policy: f.pol, Timeout: time.Minute,
+			Command: "echo started > started; sleep 60"}))
 	}()
 	// Wait until the command runs (polling its side effect), then cancel.
 	for !exists(filepath.Join(f.ws, "started")) {
@@ -336,8 +353,8 @@ func TestOutputCapped(t *testing.T) {
 	for _, mode := range modes(t) {
 		t.Run(mode, func(t *testing.T) {
 			f := newFixture(t)
-			res, err := Run(context.Background(), Options{Mode: mode, Dir: f.ws, Policy: f.pol, MaxOutput: 1000,
-				Command: "head -c 100000 /dev/zero | tr '\\0' a; echo err >&2"})
+			res, err := Run(context.Background(), withMode(mode, Options{Dir: f.ws, Policy: f.pol, MaxOutput: 1000,
+				Command: "head -c 100000 /dev/zero | tr '\\0' a; echo err >&2"}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -616,7 +633,7 @@ func TestDirHandle(t *testing.T) {
 				t.Fatal(err)
 			}
 			mustWrite(t, filepath.Join(f.ws, "a", "which"), "swapped in")
-			res, err := Run(context.Background(), Options{Mode: mode, Command: "cat which", Dir: filepath.Join(f.ws, "a"), DirHandle: h, Policy: f.pol, Timeout: 30 * time.Second})
+			res, err := Run(context.Background(), withMode(mode, Options{Command: "cat which", Dir: filepath.Join(f.ws, "a"), DirHandle: h, Policy: f.pol, Timeout: 30 * time.Second}))
 			want := "opened"
 			if mode == ModeNone {
 				want = "swapped in" // no sandbox: the path, as given
@@ -630,9 +647,10 @@ func TestDirHandle(t *testing.T) {
 
 // BenchmarkRun: the cost of starting a confined command (`true`) per sandbox, against an
 // unsandboxed `sh -c true` (none). Besides wall time it reports the CPU time spent by massgen
-// and its children per command (cpu-ms/op), which a loaded machine does not inflate. The
-// namespaces helper is this test binary; MASSGEN_BENCH_HELPER=path/to/massgen measures the
-// real one.
+// and its children per command (cpu-ms/op), which a loaded machine does not inflate. As root
+// on Linux 6.18 or later the namespaces mode needs no helper; namespaces-helper is that mode
+// through the helper all the same. The helper is this test binary;
+// MASSGEN_BENCH_HELPER=path/to/massgen measures the real one.
 func BenchmarkRun(b *testing.B) {
 	ms := []string{ModeNone}
 	if LandlockABI() >= minLandlockABI {
@@ -643,6 +661,9 @@ func BenchmarkRun(b *testing.B) {
 	}
 	if NamespacesError() == nil {
 		ms = append(ms, ModeNamespaces)
+		if namespacesDirect.get() == nil {
+			ms = append(ms, modeNamespacesHelper)
+		}
 	}
 	ws := b.TempDir()
 	cpu := func() time.Duration {
@@ -658,8 +679,8 @@ func BenchmarkRun(b *testing.B) {
 		b.Run(mode, func(b *testing.B) {
 			start := cpu()
 			for b.Loop() {
-				res, err := Run(context.Background(), Options{Mode: mode, Command: "true", Dir: ws, Policy: Policy{Write: []string{ws}},
-					Executable: os.Getenv("MASSGEN_BENCH_HELPER")})
+				res, err := Run(context.Background(), withMode(mode, Options{Command: "true", Dir: ws, Policy: Policy{Write: []string{ws}},
+					Executable: os.Getenv("MASSGEN_BENCH_HELPER")}))
 				if err != nil || res.ExitCode != 0 {
 					b.Fatalf("%+v %v", res, err)
 				}

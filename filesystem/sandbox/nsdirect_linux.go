@@ -1,0 +1,140 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// The namespaces mode without the helper process. Re-executing massgen costs more than the
+// rest of the set-up together (the Go runtime and every package of the binary start again),
+// so where it can, massgen builds the view itself, on a dedicated OS thread, as the Landlock
+// mode confines one: the thread unshares its mount, PID and IPC namespaces, builds the view
+// in its mount namespace, confines itself exactly as the helper does, and forks the shell,
+// which is the first process (PID 1) of the thread's new PID namespace. The /proc of that
+// namespace is mounted before it has a process: its handle comes from a pidfd of the thread
+// (PIDFD_GET_PID_FOR_CHILDREN_NAMESPACE, Linux 6.11) and procfs takes it as its "pidns"
+// option (Linux 6.18). This needs no user namespace (a thread cannot enter one), so massgen
+// must run as root; otherwise, or on older kernels, the helper does it.
+
+// pidfdGetPIDForChildrenNS is PIDFD_GET_PID_FOR_CHILDREN_NAMESPACE: _IO(0xFF, 6).
+const pidfdGetPIDForChildrenNS = 0xFF<<8 | 6
+
+// nsDirectProbe: whether the namespaces mode can be set up in this process, probed once.
+type nsDirectProbe struct {
+	once sync.Once
+	err  error
+}
+
+var namespacesDirect nsDirectProbe
+
+func (p *nsDirectProbe) get() error {
+	p.once.Do(func() {
+		if os.Geteuid() != 0 {
+			p.err = fmt.Errorf("not root: a user namespace is needed, which a thread cannot enter")
+			return
+		}
+		// Go forks a probe child once per process when it first starts one (to learn whether
+		// it can use pidfds); that child must not be the first process of a namespace below.
+		if err := exec.Command("/bin/true").Run(); err != nil {
+			p.err = err
+			return
+		}
+		ch := make(chan error, 1)
+		onDedicatedThread(func() { ch <- probeDirect() })
+		p.err = <-ch
+	})
+	return p.err
+}
+
+// probeDirect makes, on a dedicated thread, the namespaces and the /proc the mode needs, and
+// starts /bin/true in them.
+func probeDirect() error {
+	pidns, err := unshareForCommand()
+	if err != nil {
+		return err
+	}
+	defer unix.Close(pidns)
+	fs, err := unix.Fsopen("proc", unix.FSOPEN_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("fsopen proc: %w", err)
+	}
+	defer unix.Close(fs)
+	if err := unix.FsconfigSetFd(fs, "pidns", pidns); err != nil {
+		return fmt.Errorf("procfs has no pidns option: %w", err)
+	}
+	if err := unix.FsconfigCreate(fs); err != nil {
+		return fmt.Errorf("proc: %w", err)
+	}
+	return exec.Command("/bin/true").Run()
+}
+
+// unshareForCommand gives the calling (dedicated) thread new mount, PID (for its children)
+// and IPC namespaces, makes its mounts private, and returns a handle of the PID namespace.
+func unshareForCommand() (int, error) {
+	if err := unix.Unshare(unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC); err != nil {
+		return -1, fmt.Errorf("unshare: %w", err)
+	}
+	// Nothing mounted here may propagate back to massgen's namespace.
+	if err := unix.Mount("none", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return -1, fmt.Errorf("making mounts private: %w", err)
+	}
+	pfd, err := unix.PidfdOpen(unix.Gettid(), unix.PIDFD_THREAD)
+	if err != nil {
+		return -1, fmt.Errorf("pidfd_open: %w", err)
+	}
+	defer unix.Close(pfd)
+	ns, err := unix.IoctlRetInt(pfd, pidfdGetPIDForChildrenNS)
+	if err != nil {
+		return -1, fmt.Errorf("the PID namespace's handle: %w", err)
+	}
+	return ns, nil
+}
+
+// onDedicatedThread runs f on an OS thread locked to it and never unlocked, so the thread ends
+// with f (with whatever namespaces and confinement f gave it). The main thread is never
+// ended (Go parks it instead), so f is moved off it.
+func onDedicatedThread(f func()) {
+	go func() {
+		runtime.LockOSThread()
+		if unix.Gettid() != unix.Getpid() {
+			f()
+			return
+		}
+		// Holding the main thread, the new goroutine gets another one.
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			runtime.LockOSThread()
+			f()
+		}()
+		<-done
+		runtime.UnlockOSThread()
+	}()
+}
+
+// directConfine is the Landlock-style confine step of the direct namespaces mode (see
+// startConfined): the thread's namespaces, the view, the confinement. The view's descriptors
+// are closed before it returns; the thread keeps the namespaces, the confinement and the
+// working directory for the command it forks.
+func directConfine(spec nsSpec) func() error {
+	return func() error {
+		pidns, err := unshareForCommand()
+		if err != nil {
+			return err
+		}
+		defer unix.Close(pidns)
+		v, err := confineInView(spec, pidns)
+		if err != nil {
+			return err
+		}
+		v.Close()
+		return nil
+	}
+}
