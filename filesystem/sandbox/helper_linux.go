@@ -22,6 +22,16 @@ import (
 // returns. Otherwise it returns at once.
 func MaybeRunHelper() {
 	helperReady.Store(true)
+	runHelperIfAsked()
+}
+
+// init runs the helper before the rest of the binary starts: Go initialises a package once its
+// imports are, in import-path order, so the packages massgen needs only to run agents (provider
+// SDKs, the terminal UI) are not initialised for each sandboxed command. MaybeRunHelper stays the
+// contract (it also marks re-executing the binary as safe).
+func init() { runHelperIfAsked() }
+
+func runHelperIfAsked() {
 	if len(os.Args) < 3 || os.Args[1] != helperArg {
 		return
 	}
