@@ -1,4 +1,4 @@
-//go:build linux
+//go:build linux || darwin
 
 package fsx
 
@@ -13,6 +13,34 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// feat is the set of system features a walk and the Dirs it yields use. It is fixed when the
+// walk starts (native for the platform, sys_*.go); the tests force the portable strategy on
+// Linux so that the code macOS runs is exercised there too.
+type feat uint8
+
+const (
+	// featFast: one open that refuses every link on the way to the parent (openat2
+	// RESOLVE_NO_SYMLINKS, O_NOFOLLOW_ANY) before the component walk.
+	featFast feat = 1 << iota
+	// featPath: O_PATH handles on every entry (files and links too, without permission to read
+	// them); without it directories are opened for reading and other entries are reopened by
+	// name and checked against the walk's lstat.
+	featPath
+	// featTmpfile: writes go to an unnamed O_TMPFILE file linked in; without it, a named one.
+	featTmpfile
+	// featGetdents: listings through getdents; without it through os.File.Readdirnames.
+	featGetdents
+)
+
+// dirFlags opens a directory the walk holds: an O_PATH handle, or the directory open for reading
+// (O_NONBLOCK: a FIFO swapped in cannot block, though O_DIRECTORY refuses it first).
+func (f feat) dirFlags() int {
+	if f&featPath != 0 {
+		return oPath | unix.O_DIRECTORY | unix.O_CLOEXEC
+	}
+	return unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NONBLOCK | unix.O_CLOEXEC
+}
+
 // Close releases the walk's descriptors.
 func (w *Walk) Close() {
 	if w == nil {
@@ -25,27 +53,29 @@ func (w *Walk) Close() {
 	}
 }
 
-const pathFlags = unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC
-
 // Resolve walks abs (absolute; "." and ".." allowed) once. entry: when the last component is a
 // symbolic link, the link itself is the result (delete, move), unless the path ends in "/".
 // A failure is an *Error naming where the walk stopped; a missing component is not a failure.
-func Resolve(abs string, entry bool) (*Walk, error) {
+func Resolve(abs string, entry bool) (*Walk, error) { return resolve(native, abs, entry) }
+
+func resolve(f feat, abs string, entry bool) (*Walk, error) {
 	if !strings.HasPrefix(abs, "/") {
 		return nil, fmt.Errorf("not an absolute path: %q", abs)
 	}
 	if strings.IndexByte(abs, 0) >= 0 {
 		return nil, errors.New("path contains a NUL byte")
 	}
-	if w, done, err := fastWalk(abs, entry); done {
-		return w, err
+	if f&featFast != 0 {
+		if w, done, err := fastWalk(f, abs, entry); done {
+			return w, err
+		}
 	}
-	return slowWalk(abs, entry)
+	return slowWalk(f, abs, entry)
 }
 
-// fastWalk resolves a plain path (no "..", no trailing slash) with one openat2 that refuses
-// every link on the way to the parent; any surprise leaves the work to slowWalk.
-func fastWalk(abs string, entry bool) (*Walk, bool, error) {
+// fastWalk resolves a plain path (no "..", no trailing slash) with one open that refuses every
+// link on the way to the parent; any surprise leaves the work to slowWalk.
+func fastWalk(f feat, abs string, entry bool) (*Walk, bool, error) {
 	if hasDotDot(abs) || strings.HasSuffix(abs, "/") || strings.HasSuffix(abs, "/.") {
 		return nil, false, nil
 	}
@@ -58,37 +88,37 @@ func fastWalk(abs string, entry bool) (*Walk, bool, error) {
 	if parent == "" {
 		parent = "/"
 	}
-	dfd, err := openat2(unix.AT_FDCWD, parent, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC,
-		unix.RESOLVE_NO_SYMLINKS|unix.RESOLVE_NO_MAGICLINKS)
+	dfd, err := openNoLinks(parent, f.dirFlags())
 	if err != nil {
 		return nil, false, nil
 	}
-	fd, info, err := step(dfd, name)
+	fd, info, err := step(f, dfd, name)
 	switch {
 	case errors.Is(err, unix.ENOENT):
-		return &Walk{Path: clean, Dir: &Dir{fd: dfd, Path: parent}, Name: name, entry: -1}, true, nil
+		return &Walk{Path: clean, Dir: &Dir{fd: dfd, f: f, Path: parent}, Name: name, entry: -1}, true, nil
 	case err != nil:
 		unix.Close(dfd)
 		return nil, true, &Error{Path: abs, At: clean, Err: err}
 	case info.IsLink() && !entry:
-		unix.Close(fd)
+		closeFd(fd)
 		unix.Close(dfd)
 		return nil, false, nil
 	}
-	return &Walk{Path: clean, Dir: &Dir{fd: dfd, Path: parent}, Name: name, Exists: true, Info: info, entry: fd}, true, nil
+	return &Walk{Path: clean, Dir: &Dir{fd: dfd, f: f, Path: parent}, Name: name, Exists: true, Info: info, entry: fd}, true, nil
 }
 
 type frame struct {
-	name string
-	fd   int // -1: missing
-	info Info
+	name   string
+	exists bool
+	fd     int // the entry's descriptor, or -1 (missing; or, without O_PATH, not a directory)
+	info   Info
 }
 
-// slowWalk is the component-by-component walk: each step opens one name with O_PATH|O_NOFOLLOW
-// in the directory held from the step before; a link is read from its own descriptor and its
-// target walked in turn; ".." returns to the descriptor it came from.
-func slowWalk(abs string, entry bool) (w *Walk, err error) {
-	root, err := openRetry(unix.AT_FDCWD, "/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC)
+// slowWalk is the component-by-component walk: each step opens (or, without O_PATH, describes)
+// one name without following it in the directory held from the step before; a link is read and
+// its target walked in turn; ".." returns to the descriptor it came from.
+func slowWalk(f feat, abs string, entry bool) (w *Walk, err error) {
+	root, err := openRetry(unix.AT_FDCWD, "/", f.dirFlags())
 	if err != nil {
 		return nil, &Error{Path: abs, At: "/", Err: err}
 	}
@@ -115,6 +145,8 @@ func slowWalk(abs string, entry bool) (w *Walk, err error) {
 		}
 		return b.String()
 	}
+	// cur is the directory the next component is looked up in (-1: below a missing one; only
+	// directories are pushed before another component).
 	cur := func() int {
 		if n := len(stack); n > 0 {
 			return stack[n-1].fd
@@ -123,9 +155,7 @@ func slowWalk(abs string, entry bool) (w *Walk, err error) {
 	}
 	pop := func() {
 		if n := len(stack); n > 0 {
-			if fd := stack[n-1].fd; fd >= 0 {
-				unix.Close(fd)
-			}
+			closeFd(stack[n-1].fd)
 			stack = stack[:n-1]
 		}
 	}
@@ -146,7 +176,7 @@ func slowWalk(abs string, entry bool) (w *Walk, err error) {
 			stack = append(stack, frame{name: comp, fd: -1})
 			continue
 		}
-		fd, info, err := step(cur(), comp)
+		fd, info, err := step(f, cur(), comp)
 		if errors.Is(err, unix.ENOENT) {
 			stack = append(stack, frame{name: comp, fd: -1})
 			continue
@@ -156,12 +186,12 @@ func slowWalk(abs string, entry bool) (w *Walk, err error) {
 		}
 		if info.IsLink() {
 			if entry && rest == "" && !slash {
-				stack = append(stack, frame{name: comp, fd: fd, info: info})
+				stack = append(stack, frame{name: comp, exists: true, fd: fd, info: info})
 				break
 			}
 			links++
-			target, lerr := readlinkFd(fd)
-			unix.Close(fd)
+			target, lerr := readLink(cur(), fd, comp, info)
+			closeFd(fd)
 			switch {
 			case links > MaxLinks:
 				return nil, &Error{Path: abs, At: Join(canon(len(stack)), comp), Err: unix.ELOOP}
@@ -184,10 +214,12 @@ func slowWalk(abs string, entry bool) (w *Walk, err error) {
 		}
 		if !info.IsDir() && slash {
 			// A file used as a directory: the kernel refuses, so do we.
-			unix.Close(fd)
+			closeFd(fd)
 			return nil, &Error{Path: abs, At: Join(canon(len(stack)), comp), Err: unix.ENOTDIR}
 		}
-		stack = append(stack, frame{name: comp, fd: fd, info: info})
+		// Not a directory and not followed by a slash: the last component, so nothing is looked
+		// up below a frame without a descriptor.
+		stack = append(stack, frame{name: comp, exists: true, fd: fd, info: info})
 	}
 	n := len(stack)
 	if n == 0 {
@@ -195,22 +227,22 @@ func slowWalk(abs string, entry bool) (w *Walk, err error) {
 		if err := unix.Fstat(root, &st); err != nil {
 			return nil, &Error{Path: abs, At: "/", Err: err}
 		}
-		fd, err := openRetry(unix.AT_FDCWD, "/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC)
+		fd, err := openRetry(unix.AT_FDCWD, "/", f.dirFlags())
 		if err != nil {
 			return nil, &Error{Path: abs, At: "/", Err: err}
 		}
 		kept[root] = true
-		return &Walk{Path: "/", Dir: &Dir{fd: root, Path: "/"}, Exists: true, Info: infoOf(&st), entry: fd}, nil
+		return &Walk{Path: "/", Dir: &Dir{fd: root, f: f, Path: "/"}, Exists: true, Info: infoOf(&st), entry: fd}, nil
 	}
 	// The stack is existing frames, then missing ones.
 	k := n - 1
-	for k >= 0 && stack[k].fd < 0 {
+	for k >= 0 && !stack[k].exists {
 		k--
 	}
 	dirFd, dirPath := root, "/"
 	last := stack[n-1]
 	w = &Walk{Path: canon(n), Name: last.name, entry: -1}
-	if last.fd >= 0 {
+	if last.exists {
 		if n >= 2 {
 			dirFd, dirPath = stack[n-2].fd, canon(n-1)
 		}
@@ -225,16 +257,55 @@ func slowWalk(abs string, entry bool) (w *Walk, err error) {
 		}
 	}
 	kept[dirFd] = true
-	w.Dir = &Dir{fd: dirFd, Path: dirPath}
+	w.Dir = &Dir{fd: dirFd, f: f, Path: dirPath}
 	return w, nil
 }
 
-// step opens one name in dirfd without following it and stats what it opened.
-func step(dirfd int, name string) (int, Info, error) {
-	fd, err := openat2(dirfd, name, pathFlags, unix.RESOLVE_NO_SYMLINKS|unix.RESOLVE_NO_MAGICLINKS)
-	if err != nil {
-		return -1, Info{}, err
+// step looks up one name in dirfd without following it. With O_PATH it opens whatever is there
+// and stats the handle. Without, it opens the name as a directory (O_NOFOLLOW) and stats that;
+// anything else (a link, a file) is described by lstat and not opened (fd -1): its user reopens
+// it by name and checks it is still the same (OpenFileSame, readLink).
+func step(f feat, dirfd int, name string) (int, Info, error) {
+	if f&featPath != 0 {
+		fd, err := openPath(dirfd, name)
+		if err != nil {
+			return -1, Info{}, err
+		}
+		return statFd(fd)
 	}
+	for try := 0; ; try++ {
+		fd, err := openDirAt(dirfd, name, f.dirFlags()|unix.O_NOFOLLOW)
+		if err == nil {
+			return statFd(fd)
+		}
+		if !notDirErr(err) {
+			return -1, Info{}, err
+		}
+		var st unix.Stat_t
+		if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return -1, Info{}, err
+		}
+		if info := infoOf(&st); !info.IsDir() {
+			return -1, info, nil
+		}
+		// A directory after all: it was swapped in between the two calls. Try again, a few
+		// times, then give up rather than loop against a swapper.
+		if try >= 3 {
+			return -1, Info{}, ErrChanged
+		}
+	}
+}
+
+// notDirErr reports whether an O_DIRECTORY|O_NOFOLLOW open failed because the name is not a
+// directory: ENOTDIR, or a link (ELOOP; EMLINK on the BSDs; ENOTSUP/EOPNOTSUPP as os.Root
+// treats them).
+func notDirErr(err error) bool {
+	return errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EMLINK) ||
+		errors.Is(err, unix.ENOTSUP) || errors.Is(err, unix.EOPNOTSUPP)
+}
+
+// statFd stats the descriptor step opened (closing it on failure).
+func statFd(fd int) (int, Info, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		unix.Close(fd)
@@ -243,22 +314,44 @@ func step(dirfd int, name string) (int, Info, error) {
 	return fd, infoOf(&st), nil
 }
 
-// openat2 falls back to openat on kernels before 5.6 (ENOSYS) and under seccomp profiles that
-// refuse it (EPERM), for one component only: flags then hold O_NOFOLLOW, and a multi-component
-// open, which would follow links, is refused so that the caller walks step by step.
-func openat2(dirfd int, name string, flags int, resolve uint64) (int, error) {
-	for {
-		fd, err := unix.Openat2(dirfd, name, &unix.OpenHow{Flags: uint64(flags), Resolve: resolve})
-		switch {
-		case errors.Is(err, unix.EINTR) || errors.Is(err, unix.EAGAIN):
-			continue
-		case errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM):
-			if strings.Contains(name, "/") {
-				return -1, unix.ENOSYS
-			}
-			return openRetry(dirfd, name, flags)
+// readLink reads the link step found: from its O_PATH handle, or by name in dirfd, checking the
+// name still is that link afterwards (a link swapped in between would be read in its place).
+func readLink(dirfd, fd int, name string, was Info) (string, error) {
+	if fd >= 0 {
+		return readlinkFd(fd)
+	}
+	target, err := readlinkAt(dirfd, name)
+	if err != nil {
+		if errors.Is(err, unix.EINVAL) {
+			return "", ErrChanged // no longer a link
 		}
-		return fd, err
+		return "", err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return "", err
+	}
+	if now := infoOf(&st); !now.IsLink() || !now.Same(was) {
+		return "", ErrChanged
+	}
+	return target, nil
+}
+
+// readlinkAt reads the link name in dirfd ("" with an O_PATH handle on the link itself).
+func readlinkAt(dirfd int, name string) (string, error) {
+	buf := make([]byte, 256)
+	for {
+		n, err := unix.Readlinkat(dirfd, name, buf)
+		if err != nil {
+			return "", err
+		}
+		if n < len(buf) {
+			return string(buf[:n]), nil
+		}
+		if len(buf) >= 1<<16 {
+			return "", unix.ENAMETOOLONG
+		}
+		buf = make([]byte, 2*len(buf))
 	}
 }
 
@@ -272,21 +365,9 @@ func openRetry(dirfd int, name string, flags int) (int, error) {
 	}
 }
 
-// readlinkFd reads the target of the link held by an O_PATH descriptor.
-func readlinkFd(fd int) (string, error) {
-	buf := make([]byte, 256)
-	for {
-		n, err := unix.Readlinkat(fd, "", buf)
-		if err != nil {
-			return "", err
-		}
-		if n < len(buf) {
-			return string(buf[:n]), nil
-		}
-		if len(buf) >= 1<<16 {
-			return "", unix.ENAMETOOLONG
-		}
-		buf = make([]byte, 2*len(buf))
+func closeFd(fd int) {
+	if fd >= 0 {
+		unix.Close(fd)
 	}
 }
 
@@ -315,6 +396,7 @@ func infoOf(st *unix.Stat_t) Info {
 	if st.Mode&unix.S_ISVTX != 0 {
 		mode |= fs.ModeSticky
 	}
-	return Info{Mode: mode, Size: st.Size, Dev: st.Dev, Ino: st.Ino, Nlink: uint64(st.Nlink),
+	// Dev and Nlink differ in type between Linux and macOS.
+	return Info{Mode: mode, Size: st.Size, Dev: uint64(st.Dev), Ino: st.Ino, Nlink: uint64(st.Nlink),
 		Mtime: time.Unix(st.Mtim.Unix()), Atime: time.Unix(st.Atim.Unix()), Ctime: time.Unix(st.Ctim.Unix())}
 }
