@@ -315,7 +315,10 @@ func statFd(fd int) (int, Info, error) {
 }
 
 // readLink reads the link step found: from its O_PATH handle, or by name in dirfd, checking the
-// name still is that link afterwards (a link swapped in between would be read in its place).
+// name still is that link afterwards (a link swapped in between would be read in its place). The
+// check is for consistency, not safety: an inode number reused by a new link within the
+// timestamps' granularity passes it, but whatever target is read, the walk goes on from it
+// component by component, and Path says where it went.
 func readLink(dirfd, fd int, name string, was Info) (string, error) {
 	if fd >= 0 {
 		return readlinkFd(fd)
@@ -331,7 +334,7 @@ func readLink(dirfd, fd int, name string, was Info) (string, error) {
 	if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return "", err
 	}
-	if now := infoOf(&st); !now.IsLink() || !now.Same(was) {
+	if now := infoOf(&st); !now.IsLink() || !now.Same(was) || now.Size != was.Size || !now.Ctime.Equal(was.Ctime) {
 		return "", ErrChanged
 	}
 	return target, nil
