@@ -267,6 +267,8 @@ func TestMkdirAllRefusesLinks(t *testing.T) {
 	})
 }
 
+// BenchmarkResolve: per strategy, a plain path (the fast path), a path through a link (the
+// component walk), and a walk plus opening the file it found.
 func BenchmarkResolve(b *testing.B) {
 	base, _ := filepath.EvalSymlinks(b.TempDir())
 	p := filepath.Join(base, "a", "b", "c")
@@ -276,11 +278,34 @@ func BenchmarkResolve(b *testing.B) {
 	if err := os.WriteFile(p+"/f", nil, 0o644); err != nil {
 		b.Fatal(err)
 	}
-	for b.Loop() {
-		w, err := Resolve(p+"/f", false)
-		if err != nil {
-			b.Fatal(err)
+	if err := os.Symlink("b", base+"/a/l"); err != nil {
+		b.Fatal(err)
+	}
+	for _, st := range strategies() {
+		for _, c := range []struct {
+			name, path string
+			open       bool
+		}{
+			{"plain", p + "/f", false},
+			{"link", base + "/a/l/c/f", false},
+			{"open", p + "/f", true},
+		} {
+			b.Run(st.name+"/"+c.name, func(b *testing.B) {
+				for b.Loop() {
+					w, err := resolve(st.f, c.path, false)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if c.open {
+						f, _, err := w.OpenFile()
+						if err != nil {
+							b.Fatal(err)
+						}
+						f.Close()
+					}
+					w.Close()
+				}
+			})
 		}
-		w.Close()
 	}
 }
