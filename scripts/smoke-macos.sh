@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2016 # single-quoted $ are for the sandboxed shell to expand
-# For maintainers on a Mac: builds massgen, runs the built-in demo in a temporary directory, then
-# runs commands through the Seatbelt sandbox (`massgen tools call ... execute_command`) that must
-# succeed (writing in the workspace and in a writable project) and must fail (writing a protected
-# path, in any case, renaming the directory above it, creating a .git, hard-linking a protected
-# file, reading another agent's workspace or the home directory, starting an application with
-# `open -a`). Prints PASS or FAIL per check and exits non-zero if any failed.
+# For maintainers on a Mac: builds massgen, runs the descriptor walk's tests, runs the built-in
+# demo in a temporary directory, then runs commands through the Seatbelt sandbox (`massgen tools
+# call ... execute_command`) that must succeed (writing in the workspace and in a writable
+# project) and must fail (writing a protected path, in any case, renaming the directory above it,
+# creating a .git, hard-linking a protected file, reading another agent's workspace or the home
+# directory, starting an application with `open -a`), and file tools (write, read, create and
+# list in the project; a write through a link to .git refused). Prints PASS or FAIL per check and
+# exits non-zero if any failed.
 #
 # Paths in the commands are computed at run time (g=.gi; "${g}t") so the permission layer, which
 # would refuse the plain text first, lets them through to the sandbox: what is checked here is
@@ -40,6 +42,14 @@ else
   exit 1
 fi
 mg=$tmp/massgen
+
+# The descriptor walk's own tests (filesystem/internal/fsx), run natively: the macOS system calls
+# (O_NOFOLLOW_ANY, renameatx_np, readdir) and the directory-for-link swap race.
+if (cd "$repo" && go test -count=1 ./filesystem/internal/fsx) >"$tmp/fsx.log" 2>&1; then
+  pass "fsx tests"
+else
+  fail "fsx tests" "$(tail -20 "$tmp/fsx.log")"
+fi
 
 # 2. The demo: two scripted agents, the winner delivers hello.html into the context path.
 run=$tmp/run
@@ -99,6 +109,23 @@ else
 fi
 must_fail "read the home directory" "u=\$(id -un); ls /Users/\$u"
 must_fail "setuid bit" 'touch s && chmod u+s s'
+# 4. File tools (the descriptor walk), as the same final agent.
+tool() { # name, JSON arguments: sets $out to the result
+  out=$(cd "$run" && "$mg" tools call --config @examples/demo/two_agents_deliver --agent builder --final \
+    --context "$proj:write" "$1" "$2" 2>&1)
+}
+tool write_file "$(printf '{"path": %s, "content": "hi"}' "$(json "$proj/src/ft.txt")")"
+if [ "$(cat "$proj/src/ft.txt" 2>/dev/null)" = hi ]; then pass "write_file in the project"; else fail "write_file in the project" "$out"; fi
+tool read_file "$(printf '{"path": %s}' "$(json "$proj/src/ft.txt")")"
+if printf '%s' "$out" | grep -q '"content": *"hi"'; then pass "read_file"; else fail "read_file" "$out"; fi
+tool create_directory "$(printf '{"path": %s}' "$(json "$proj/src/a/b")")"
+if [ -d "$proj/src/a/b" ]; then pass "create_directory"; else fail "create_directory" "$out"; fi
+tool list_directory "$(printf '{"path": %s}' "$(json "$proj/src")")"
+if printf '%s' "$out" | grep -q 'ft.txt'; then pass "list_directory"; else fail "list_directory" "$out"; fi
+ln -s "$proj/.git" "$proj/src/lnk"
+tool write_file "$(printf '{"path": %s, "content": "evil"}' "$(json "$proj/src/lnk/config")")"
+if printf '%s' "$out" | grep -q '"denied": *true'; then pass "write_file through a link to .git refused"; else fail "write_file through a link to .git refused" "$out"; fi
+
 if [ "$(cat "$proj/.git/config")" = "[core]" ]; then
   pass "protected file unchanged"
 else

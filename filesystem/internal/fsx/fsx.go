@@ -19,9 +19,9 @@ const MaxLinks = 40
 // file swapped in at the name the walk found).
 var ErrChanged = errors.New("the path changed during the operation (symbolic link swapped in?); refusing")
 
-// ErrUnsupported is returned where the platform offers no way to resolve once and act on the
-// handle: the file tools refuse rather than resolve by string.
-var ErrUnsupported = errors.New("file tools need Linux (openat with O_PATH) on this version; this platform is not supported yet")
+// ErrUnsupported is returned where the walker has no implementation yet (Windows): the file
+// tools refuse rather than resolve by string.
+var ErrUnsupported = errors.New("file tools are not supported on Windows yet; use WSL2")
 
 // Error says where a walk stopped: At is the canonical path whose lookup failed, so a caller can
 // tell a failure inside a managed root from one outside it (which must not be shown).
@@ -70,7 +70,7 @@ type Walk struct {
 	Name   string
 	Exists bool
 	Info   Info // the entry's lstat, when it exists
-	entry  int  // O_PATH descriptor of the entry itself, or -1
+	entry  int  // descriptor of the entry itself (O_PATH; without O_PATH only directories), or -1
 }
 
 // Join appends name to a canonical directory path.

@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build !linux && !darwin
 
 package fsx
 
@@ -8,7 +8,7 @@ import (
 	"os"
 )
 
-// On other systems the file tools fail closed: there is no O_PATH walk yet, and resolving by
+// On Windows the file tools fail closed: there is no descriptor walk yet, and resolving by
 // string between the decision and the action is what this package exists to prevent.
 
 // Close does nothing here.
@@ -28,7 +28,7 @@ func (w *Walk) OpenFile() (*os.File, Info, error) { return nil, Info{}, ErrUnsup
 // MakeParent fails closed on this platform.
 func (w *Walk) MakeParent() (*Dir, string, error) { return nil, "", ErrUnsupported }
 
-// Dir: see the Linux implementation.
+// Dir: see the Unix implementation (dir_unix.go).
 type Dir struct{ Path string }
 
 // Entry is one directory entry with its lstat.

@@ -1,4 +1,4 @@
-//go:build linux
+//go:build linux || darwin
 
 package fsx
 
@@ -11,7 +11,6 @@ import (
 	"io/fs"
 	"os"
 	"sort"
-	"strconv"
 
 	"golang.org/x/sys/unix"
 )
@@ -20,6 +19,7 @@ import (
 // entry in it (*at system calls): nothing is resolved again by string.
 type Dir struct {
 	fd   int
+	f    feat // the walk's strategy (walk_unix.go)
 	Path string
 }
 
@@ -54,7 +54,7 @@ func FromFile(f *os.File, path string) (*Dir, error) {
 	if err != nil {
 		return nil, &fs.PathError{Op: "dup", Path: path, Err: err}
 	}
-	return &Dir{fd: fd, Path: path}, nil
+	return &Dir{fd: fd, f: native, Path: path}, nil
 }
 
 // Lstat describes name in d without following it.
@@ -80,8 +80,8 @@ func (d *Dir) Sub(name string) (*Dir, error) {
 	if !ValidName(name) {
 		return nil, d.pathErr("open", name, unix.EINVAL)
 	}
-	fd, err := openRetry(d.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC)
-	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
+	fd, err := openDirAt(d.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC)
+	if notDirErr(err) {
 		if li, lerr := d.Lstat(name); lerr == nil && li.IsLink() {
 			return nil, fmt.Errorf("%s: %w", Join(d.Path, name), ErrChanged)
 		}
@@ -89,7 +89,7 @@ func (d *Dir) Sub(name string) (*Dir, error) {
 	if err != nil {
 		return nil, d.pathErr("open", name, err)
 	}
-	return &Dir{fd: fd, Path: Join(d.Path, name)}, nil
+	return &Dir{fd: fd, f: d.f, Path: Join(d.Path, name)}, nil
 }
 
 // SubSame is Sub that also checks the directory opened is the one described by want.
@@ -119,21 +119,16 @@ func (d *Dir) Entries(max int) (ents []Entry, more bool, err error) {
 	if err != nil {
 		return nil, false, d.pathErr("open", ".", err)
 	}
-	defer unix.Close(fd)
+	dir := os.NewFile(uintptr(fd), d.Path)
+	defer dir.Close()
 	var names []string
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := unix.Getdents(fd, buf)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil {
-			return nil, false, d.pathErr("readdir", ".", err)
-		}
-		if n <= 0 {
-			break
-		}
-		_, _, names = unix.ParseDirent(buf[:n], -1, names)
+	if d.f&featGetdents != 0 {
+		names, err = getdents(fd)
+	} else {
+		names, err = dir.Readdirnames(-1)
+	}
+	if err != nil {
+		return nil, false, d.pathErr("readdir", ".", err)
 	}
 	sort.Strings(names)
 	for _, n := range names {
@@ -151,19 +146,18 @@ func (d *Dir) Entries(max int) (ents []Entry, more bool, err error) {
 
 // Readlink reads the link name in d.
 func (d *Dir) Readlink(name string) (string, error) {
-	buf := make([]byte, 4096)
-	n, err := unix.Readlinkat(d.fd, name, buf)
+	target, err := readlinkAt(d.fd, name)
 	if err != nil {
 		return "", d.pathErr("readlink", name, err)
 	}
-	return string(buf[:n]), nil
+	return target, nil
 }
 
 // OpenFile opens the regular file name in d for reading; a link, directory or special file there
 // is refused. O_NONBLOCK: a FIFO swapped in must not block the call.
 func (d *Dir) OpenFile(name string) (*os.File, Info, error) {
 	fd, err := openRetry(d.fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC)
-	if errors.Is(err, unix.ELOOP) {
+	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EMLINK) { // EMLINK: a link, on the BSDs
 		return nil, Info{}, fmt.Errorf("%s: %w", Join(d.Path, name), ErrChanged)
 	}
 	if err != nil {
@@ -243,7 +237,7 @@ func (d *Dir) reopen() (*Dir, error) {
 	if err != nil {
 		return nil, d.pathErr("dup", ".", err)
 	}
-	return &Dir{fd: fd, Path: d.Path}, nil
+	return &Dir{fd: fd, f: d.f, Path: d.Path}, nil
 }
 
 // Sync flushes d's entries (after a rename or link).
@@ -333,8 +327,8 @@ func Rename(from *Dir, fromName string, to *Dir, toName string) error {
 	if !ValidName(fromName) || !ValidName(toName) {
 		return from.pathErr("rename", fromName, unix.EINVAL)
 	}
-	err := unix.Renameat2(from.fd, fromName, to.fd, toName, unix.RENAME_NOREPLACE)
-	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) {
+	err := renameNoReplace(from.fd, fromName, to.fd, toName)
+	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.ENOTSUP) {
 		// A filesystem without RENAME_NOREPLACE: check, then rename (a small window).
 		if _, lerr := to.Lstat(toName); lerr == nil {
 			return to.pathErr("rename", toName, unix.EEXIST)
@@ -400,7 +394,7 @@ func (d *Dir) WriteFile(name string, src io.Reader, mode fs.FileMode) (created b
 		// Unnamed: link it in. A new name gets the file directly; a replacement goes through a
 		// temp name and a rename (rename is what replaces atomically).
 		if created {
-			err = d.linkTmp(f, name)
+			err = linkTmp(int(f.Fd()), d.fd, name)
 			if err == nil {
 				ok = true
 				d.Sync()
@@ -412,7 +406,7 @@ func (d *Dir) WriteFile(name string, src io.Reader, mode fs.FileMode) (created b
 			created = false // someone made it meanwhile: replace it like any other
 		}
 		named = tempName(name)
-		if err = d.linkTmp(f, named); err != nil {
+		if err = linkTmp(int(f.Fd()), d.fd, named); err != nil {
 			named = ""
 			return false, 0, d.pathErr("link", name, err)
 		}
@@ -425,32 +419,22 @@ func (d *Dir) WriteFile(name string, src io.Reader, mode fs.FileMode) (created b
 	return created, n, nil
 }
 
-// tempFile makes the file data goes to: unnamed (O_TMPFILE, named == "") where the filesystem
-// supports it, otherwise a hidden name in d.
+// tempFile makes the file data goes to: unnamed (O_TMPFILE, named == "") where the system and
+// filesystem support it, otherwise a hidden name in d.
 func (d *Dir) tempFile(name string, mode fs.FileMode) (f *os.File, named string, err error) {
-	fd, err := openRetry(d.fd, ".", unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC)
-	if err == nil {
-		// Created with mode 0: WriteFile sets the mode with fchmod before linking it in.
-		return os.NewFile(uintptr(fd), Join(d.Path, name)), "", nil
+	if d.f&featTmpfile != 0 {
+		if fd, err := openTmpfile(d.fd); err == nil {
+			// Created with mode 0: WriteFile sets the mode with fchmod before linking it in.
+			return os.NewFile(uintptr(fd), Join(d.Path, name)), "", nil
+		}
 	}
 	named = tempName(name)
-	fd, err = openRetry(d.fd, named, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC)
+	fd, err := openRetry(d.fd, named, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC)
 	if err != nil {
 		return nil, "", d.pathErr("create", named, err)
 	}
 	_ = unix.Fchmod(fd, uint32(mode.Perm()))
 	return os.NewFile(uintptr(fd), Join(d.Path, named)), named, nil
-}
-
-// linkTmp gives the unnamed file f the name name in d: through /proc/self/fd (any user), else
-// AT_EMPTY_PATH (needs CAP_DAC_READ_SEARCH).
-func (d *Dir) linkTmp(f *os.File, name string) error {
-	fd := int(f.Fd())
-	err := unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), d.fd, name, unix.AT_SYMLINK_FOLLOW)
-	if err == nil || errors.Is(err, unix.EEXIST) {
-		return err
-	}
-	return unix.Linkat(fd, "", d.fd, name, unix.AT_EMPTY_PATH)
 }
 
 func tempName(name string) string {
@@ -471,11 +455,14 @@ func (w *Walk) OpenDir() (*Dir, error) {
 	if !w.Info.IsDir() {
 		return nil, &fs.PathError{Op: "open", Path: w.Path, Err: unix.ENOTDIR}
 	}
+	if w.entry < 0 { // cannot happen: a directory found is always held
+		return nil, fmt.Errorf("%s: %w", w.Path, ErrChanged)
+	}
 	fd, err := openRetry(w.entry, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: w.Path, Err: err}
 	}
-	return &Dir{fd: fd, Path: w.Path}, nil
+	return &Dir{fd: fd, f: w.Dir.f, Path: w.Path}, nil
 }
 
 // OpenFile opens the walked entry (a regular file) for reading; a swap since the walk is
