@@ -19,15 +19,15 @@ import (
 )
 
 // The namespaces mode: bubblewrap's view of the file system, built by massgen itself. The
-// command's first process is massgen re-executed as the helper (MaybeRunHelper), started in
-// new user (unless root), mount, PID and IPC namespaces; the helper makes its mounts private,
-// the whole tree read-only, then mounts what the plan says from handles (a root read-write, a
-// Keep path read-only — a link included, which bubblewrap cannot do —, the ancestors of Keep
-// and private paths pinned, private directories covered, read-only directories holding
-// private names covered and their other entries bound back), mounts a /proc of its own, and
-// then confines itself with a flat Landlock ruleset (no carve: the mounts make the holes),
-// drops every capability, installs the seccomp filter and execs the shell as PID 1: when it
-// ends, everything it started ends.
+// command's first process is massgen re-executed as the helper (internal/confine, dispatched
+// from its init), started in new user (unless root), mount, PID and IPC namespaces; the helper
+// makes its mounts private, the whole tree read-only, then mounts what the plan says from
+// handles (a root read-write, a Keep path read-only — a link included, which bubblewrap cannot
+// do —, the ancestors of Keep and private paths pinned, private directories covered, read-only
+// directories holding private names covered and their other entries bound back), mounts a
+// /proc of its own, and then confines itself with a flat Landlock ruleset (no carve: the mounts
+// make the holes), drops every capability, installs the seccomp filter and execs the shell as
+// PID 1: when it ends, everything it started ends.
 
 // MaybeRunHelper must be called first thing in main (and in TestMain of packages whose tests run
 // commands): it marks re-executing this binary as the helper as safe, and, when the process was
