@@ -8,6 +8,8 @@ import (
 	"strconv"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/massgen-go/massgen/filesystem/sandbox/internal/confine"
 )
 
 // passFiles collects the descriptors handed to the sandbox process: the i-th is fd 3+i there.
@@ -67,7 +69,7 @@ func (pl *plan) bwrapArgs(pf *passFiles) ([]string, error) {
 		return nil
 	}
 	symlink := func(fd int, path string) {
-		if t, err := readlinkFD(fd); err == nil {
+		if t, err := confine.ReadlinkFD(fd); err == nil {
 			args = append(args, "--symlink", t, path)
 		}
 	}
@@ -75,20 +77,20 @@ func (pl *plan) bwrapArgs(pf *passFiles) ([]string, error) {
 	visit = func(n *node) error {
 		par := n.parent
 		switch {
-		case n.st.visible() && n.isLink():
+		case n.st.Visible() && n.isLink():
 			if par.cover || n.kinds&kSys != 0 && par.st == stNone {
 				symlink(n.fd, n.path)
 			}
 			return nil
-		case n.st.visible() && !n.isDir() && !n.isReg():
+		case n.st.Visible() && !n.isDir() && !n.isReg():
 			return nil // sockets, fifos, devices: not mounted
-		case n.st.visible() && n.cover:
+		case n.st.Visible() && n.cover:
 			args = append(args, "--tmpfs", n.path)
 			remount = append(remount, n.path)
 			if err := pl.bindBack(n, pf, &args); err != nil {
 				return err
 			}
-		case n.st.visible():
+		case n.st.Visible():
 			root := n.kinds&(kRead|kWrite) != 0
 			pin := n.st == stWrite && n.reduce()
 			if root || n.st != par.st || par.cover || pin {
@@ -96,7 +98,7 @@ func (pl *plan) bwrapArgs(pf *passFiles) ([]string, error) {
 					return err
 				}
 			}
-		case n.st == stHidden && par.st.visible() && !par.cover:
+		case n.st == stHidden && par.st.Visible() && !par.cover:
 			switch {
 			case n.isDir():
 				args = append(args, "--tmpfs", n.path)
@@ -130,7 +132,7 @@ func (pl *plan) bwrapArgs(pf *passFiles) ([]string, error) {
 // the ones the plan handles itself (its kids: private ones stay absent, the others come in
 // their turn).
 func (pl *plan) bindBack(n *node, pf *passFiles, args *[]string) error {
-	ents, err := readDir(n.fd)
+	ents, err := confine.ReadDir(n.fd)
 	if err != nil {
 		return err
 	}
@@ -139,10 +141,10 @@ func (pl *plan) bindBack(n *node, pf *passFiles, args *[]string) error {
 		planned[k.name] = true
 	}
 	for _, e := range ents {
-		if planned[e.name] {
+		if planned[e.Name] {
 			continue
 		}
-		fd, err := unix.Openat(n.fd, e.name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		fd, err := unix.Openat(n.fd, e.Name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if err != nil {
 			continue // gone meanwhile
 		}
@@ -151,12 +153,12 @@ func (pl *plan) bindBack(n *node, pf *passFiles, args *[]string) error {
 			unix.Close(fd)
 			continue
 		}
-		path := n.path + "/" + e.name
+		path := n.path + "/" + e.Name
 		switch st.Mode & unix.S_IFMT {
 		case unix.S_IFDIR, unix.S_IFREG:
 			*args = append(*args, "--ro-bind-fd", strconv.Itoa(pf.own(fd)), path)
 		case unix.S_IFLNK:
-			if t, err := readlinkFD(fd); err == nil {
+			if t, err := confine.ReadlinkFD(fd); err == nil {
 				*args = append(*args, "--symlink", t, path)
 			}
 			unix.Close(fd)
@@ -165,14 +167,4 @@ func (pl *plan) bindBack(n *node, pf *passFiles, args *[]string) error {
 		}
 	}
 	return nil
-}
-
-// readlinkFD reads the target of the symbolic link behind an O_PATH|O_NOFOLLOW handle.
-func readlinkFD(fd int) (string, error) {
-	buf := make([]byte, unix.PathMax)
-	n, err := unix.Readlinkat(fd, "", buf)
-	if err != nil {
-		return "", err
-	}
-	return string(buf[:n]), nil
 }

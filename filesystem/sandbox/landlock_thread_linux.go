@@ -3,13 +3,11 @@
 package sandbox
 
 import (
-	"fmt"
 	"os/exec"
 	"sync"
 	"syscall"
 
-	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
-	"golang.org/x/sys/unix"
+	"github.com/massgen-go/massgen/filesystem/sandbox/internal/confine"
 )
 
 // Landlock mode needs no helper process: the ruleset is built here from the plan's handles,
@@ -20,12 +18,12 @@ import (
 // threads from a template thread, never by cloning a locked one). This avoids re-executing
 // massgen, whose start costs more than the command.
 
-// hnodes is the plan for the ruleset built in this process (the plan's own handles).
-func (pl *plan) hnodes() []hnode {
-	var out []hnode
+// ruleNodes is the plan for the ruleset built in this process (the plan's own handles).
+func (pl *plan) ruleNodes() []confine.RuleNode {
+	var out []confine.RuleNode
 	var walk func(n *node, parent int)
 	walk = func(n *node, parent int) {
-		out = append(out, hnode{FD: n.fd, Parent: parent, Dev: n.id.Dev, Ino: n.id.Ino, Typ: n.typ, St: n.st,
+		out = append(out, confine.RuleNode{FD: n.fd, Parent: parent, Dev: n.id.Dev, Ino: n.id.Ino, Typ: n.typ, St: n.st,
 			MinBelow: n.minBelow, PrivBelow: n.privBelow, HideBelow: n.hideBelow})
 		me := len(out) - 1
 		for _, k := range n.kids {
@@ -37,43 +35,7 @@ func (pl *plan) hnodes() []hnode {
 }
 
 // landlockRuleset is the plan's Landlock ruleset (its descriptor; the caller closes it).
-func (pl *plan) landlockRuleset() (int, error) {
-	abi := landlockABI()
-	if abi < minLandlockABI {
-		return -1, fmt.Errorf("landlock ABI %d < %d", abi, minLandlockABI)
-	}
-	rs, err := newRuleset(abi)
-	if err != nil {
-		return -1, err
-	}
-	if err := rs.addSystem(); err != nil {
-		unix.Close(rs.fd)
-		return -1, err
-	}
-	if err := rs.addNodes(pl.hnodes()); err != nil {
-		unix.Close(rs.fd)
-		return -1, err
-	}
-	return rs.fd, nil
-}
-
-// confineThread confines the calling (locked) thread: no_new_privs, the Landlock ruleset, no
-// capability for what it execs (see dropInheritable), the seccomp filter.
-func confineThread(ruleset int, f filterOpts) error {
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("no_new_privs: %w", err)
-	}
-	if err := ll.LandlockRestrictSelf(ruleset, 0); err != nil {
-		return fmt.Errorf("landlock_restrict_self: %w", err)
-	}
-	if err := dropInheritable(); err != nil {
-		return fmt.Errorf("dropping capabilities: %w", err)
-	}
-	if err := installFilter(f); err != nil {
-		return fmt.Errorf("seccomp: %w", err)
-	}
-	return nil
-}
+func (pl *plan) landlockRuleset() (int, error) { return confine.LandlockRuleset(pl.ruleNodes()) }
 
 // startConfined starts cmd from a new OS thread confined by confine, and waits for it there
 // (a parent-death signal follows the thread that forked). wait returns cmd.Wait's error.

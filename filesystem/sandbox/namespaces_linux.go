@@ -10,64 +10,46 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/massgen-go/massgen/filesystem/sandbox/internal/confine"
 )
 
 // The namespaces mode: bubblewrap's view of the file system, built by massgen itself. The
-// command's first process is massgen re-executed as the helper (MaybeRunHelper), started in
-// new user (unless root), mount, PID and IPC namespaces; the helper makes its mounts private,
-// the whole tree read-only, then mounts what the plan says from handles (a root read-write, a
-// Keep path read-only — a link included, which bubblewrap cannot do —, the ancestors of Keep
-// and private paths pinned, private directories covered, read-only directories holding
-// private names covered and their other entries bound back), mounts a /proc of its own, and
-// then confines itself with a flat Landlock ruleset (no carve: the mounts make the holes),
-// drops every capability, installs the seccomp filter and execs the shell as PID 1: when it
-// ends, everything it started ends.
+// command's first process is massgen re-executed as the helper (internal/confine, dispatched
+// from its init), started in new user (unless root), mount, PID and IPC namespaces; the helper
+// makes its mounts private, the whole tree read-only, then mounts what the plan says from
+// handles (a root read-write, a Keep path read-only — a link included, which bubblewrap cannot
+// do —, the ancestors of Keep and private paths pinned, private directories covered, read-only
+// directories holding private names covered and their other entries bound back), mounts a
+// /proc of its own, and then confines itself with a flat Landlock ruleset (no carve: the mounts
+// make the holes), drops every capability, installs the seccomp filter and execs the shell as
+// PID 1: when it ends, everything it started ends.
 
-// nsAct is what the helper does at a plan node.
-type nsAct uint8
-
-const (
-	actNone      nsAct = iota // in place, as the mounts above leave it
-	actBindRW                 // bound read-write onto itself (or onto its mount point)
-	actBindRO                 // bound read-only
-	actCover                  // a tmpfs, with the directory's other entries bound back read-only
-	actHideTmpfs              // an empty tmpfs (a private directory)
-	actHideNull               // /dev/null over it (a private file)
-	actLinkCopy               // a copy of the link in the parent's tmpfs
-	actContainer              // an empty directory in the parent's tmpfs (on the way to a root)
-	actAbsent                 // not in the parent's tmpfs
-)
-
-// nsNode is a plan node as the helper receives it (through a pipe, never the command line).
-type nsNode struct {
-	Name   string `json:"n"`
-	Parent int    `json:"p"`
-	Dev    uint64 `json:"d"`
-	Ino    uint64 `json:"i"`
-	Typ    uint32 `json:"t"`
-	St     state  `json:"s"`
-	Act    nsAct  `json:"a"`
-	Root   bool   `json:"r,omitempty"` // a Read or Write root or system directory: granted as such
+// MaybeRunHelper must be called first thing in main (and in TestMain of packages whose tests run
+// commands): it marks re-executing this binary as the helper as safe, and, when the process was
+// re-executed as the helper, builds the command's view of the file system, confines itself,
+// execs the command and never returns. Otherwise it returns at once. (The helper has already
+// run by then: package confine dispatches it from its init, before the packages the helper
+// does not need start.)
+func MaybeRunHelper() {
+	helperReady.Store(true)
+	confine.RunHelperIfAsked()
 }
 
-// nsSpec is everything the helper needs.
-type nsSpec struct {
-	Nodes []nsNode `json:"nodes"`
-	// Dir is the working directory (its path now, and its identity: entered only if the same
-	// directory is found there in the new view).
-	Dir    string `json:"dir"`
-	DirDev uint64 `json:"dir_dev"`
-	DirIno uint64 `json:"dir_ino"`
-	// Status is a close-on-exec pipe: a set-up error is written there; exec closes it empty.
-	Status int `json:"status"`
-}
+// helperReady records that this process's main (or TestMain) called MaybeRunHelper, so
+// re-executing os.Executable() as the helper is safe. A process-wide fact set once at start:
+// without it, a binary that never calls MaybeRunHelper (say, another package's test binary)
+// would be re-executed with arguments it does not understand (a test binary would run all its
+// tests again, recursively).
+var helperReady atomic.Bool
 
 // nsNodes computes each node's action (preorder, parents first).
-func (pl *plan) nsNodes() []nsNode {
-	var out []nsNode
+func (pl *plan) nsNodes() []confine.Node {
+	var out []confine.Node
 	var walk func(n *node, parent int, container bool)
 	walk = func(n *node, parent int, container bool) {
 		a := nsActOf(n, container)
@@ -75,14 +57,14 @@ func (pl *plan) nsNodes() []nsNode {
 		if parent < 0 {
 			name = "/"
 		}
-		out = append(out, nsNode{Name: name, Parent: parent, Dev: n.id.Dev, Ino: n.id.Ino, Typ: n.typ, St: n.st, Act: a,
+		out = append(out, confine.Node{Name: name, Parent: parent, Dev: n.id.Dev, Ino: n.id.Ino, Typ: n.typ, St: n.st, Act: a,
 			Root: n.kinds&(kRead|kWrite) != 0})
 		me := len(out) - 1
-		if a == actAbsent || a == actLinkCopy {
+		if a == confine.ActAbsent || a == confine.ActLinkCopy {
 			return
 		}
 		for _, k := range n.kids {
-			walk(k, me, a == actCover || a == actHideTmpfs || a == actContainer)
+			walk(k, me, a == confine.ActCover || a == confine.ActHideTmpfs || a == confine.ActContainer)
 		}
 	}
 	walk(pl.root, -1, false)
@@ -91,43 +73,43 @@ func (pl *plan) nsNodes() []nsNode {
 
 // nsActOf decides a node's action; container: its parent is a tmpfs of ours, where the node
 // does not exist until the helper creates it.
-func nsActOf(n *node, container bool) nsAct {
+func nsActOf(n *node, container bool) confine.Act {
 	par := n.parent
 	if par == nil {
-		return actNone
+		return confine.ActNone
 	}
 	switch {
-	case n.st.visible() && n.isLink():
+	case n.st.Visible() && n.isLink():
 		switch {
 		case container:
-			return actLinkCopy
+			return confine.ActLinkCopy
 		case n.st == stRead && par.st == stWrite:
-			return actBindRO // a Keep link: mounted over, it cannot be removed or replaced
+			return confine.ActBindRO // a Keep link: mounted over, it cannot be removed or replaced
 		}
-		return actNone
-	case n.st.visible() && !n.isDir() && !n.isReg():
+		return confine.ActNone
+	case n.st.Visible() && !n.isDir() && !n.isReg():
 		if container {
-			return actAbsent
+			return confine.ActAbsent
 		}
-		return actNone
-	case n.st.visible() && n.cover:
-		return actCover
+		return confine.ActNone
+	case n.st.Visible() && n.cover:
+		return confine.ActCover
 	case n.st == stWrite && (container || n.kinds&kWrite != 0 || n.reduce()):
-		return actBindRW // roots (the whole tree is read-only first) and pinned ancestors
+		return confine.ActBindRW // roots (the whole tree is read-only first) and pinned ancestors
 	case n.st == stRead && (container || par.st == stWrite):
-		return actBindRO
-	case n.st.visible():
-		return actNone // already read-only in place
+		return confine.ActBindRO
+	case n.st.Visible():
+		return confine.ActNone // already read-only in place
 	case container && len(n.kids) > 0:
-		return actContainer
+		return confine.ActContainer
 	case container:
-		return actAbsent
-	case n.st == stHidden && par.st.visible() && n.isDir():
-		return actHideTmpfs
-	case n.st == stHidden && par.st.visible() && n.isReg():
-		return actHideNull
+		return confine.ActAbsent
+	case n.st == stHidden && par.st.Visible() && n.isDir():
+		return confine.ActHideTmpfs
+	case n.st == stHidden && par.st.Visible() && n.isReg():
+		return confine.ActHideNull
 	}
-	return actNone
+	return confine.ActNone
 }
 
 // nsAvailable: whether the namespaces this mode needs can be created here, probed once. As
@@ -167,8 +149,8 @@ func (p *nsProbe) get() (syscall.SysProcAttr, error) {
 }
 
 // nsSpec is the view of the plan with dirfd (-1: none) as the working directory.
-func (pl *plan) nsSpec(dirfd int) (nsSpec, error) {
-	spec := nsSpec{Nodes: pl.nsNodes(), Status: -1}
+func (pl *plan) nsSpec(dirfd int) (confine.Spec, error) {
+	spec := confine.Spec{Nodes: pl.nsNodes(), Status: -1}
 	if dirfd >= 0 {
 		p, err := fdPath(dirfd)
 		if err != nil {
@@ -220,7 +202,7 @@ func namespacesArgv(o Options, pl *plan, pf *passFiles, dirfd int) ([]string, *n
 		return nil, nil, err
 	}
 	pf.files = append(pf.files, specR, statusW) // fd 3, fd 4
-	return []string{exe, helperArg, "/bin/sh", "-c", o.Command}, &nsStart{specW: specW, status: statusR, spec: b}, nil
+	return []string{exe, confine.HelperArg, "/bin/sh", "-c", o.Command}, &nsStart{specW: specW, status: statusR, spec: b}, nil
 }
 
 // wait writes the spec (after the child started: it may be larger than a pipe's buffer) and

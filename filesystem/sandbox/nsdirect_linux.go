@@ -10,6 +10,8 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/massgen-go/massgen/filesystem/sandbox/internal/confine"
 )
 
 // The namespaces mode without the helper process. Re-executing massgen costs more than the
@@ -123,14 +125,14 @@ func onDedicatedThread(f func()) {
 // startConfined): the thread's namespaces, the view, the confinement. The view's descriptors
 // are closed before it returns; the thread keeps the namespaces, the confinement and the
 // working directory for the command it forks.
-func directConfine(spec nsSpec) func() error {
+func directConfine(spec confine.Spec) func() error {
 	return func() error {
 		pidns, err := unshareForCommand()
 		if err != nil {
 			return err
 		}
 		defer unix.Close(pidns)
-		v, err := confineInView(spec, pidns)
+		v, err := confine.ConfineInView(spec, pidns)
 		if err != nil {
 			return err
 		}

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/massgen-go/massgen/filesystem/sandbox/internal/confine"
 )
 
 // maxPlanNodes bounds the handles one command holds (each is a descriptor passed to the
@@ -16,9 +18,10 @@ import (
 const maxPlanNodes = 8192
 
 // fileID identifies an inode.
-type fileID struct{ Dev, Ino uint64 }
+type fileID = confine.FileID
 
-func statID(st *unix.Stat_t) fileID { return fileID{uint64(st.Dev), uint64(st.Ino)} }
+// minLandlockABI is the oldest Landlock ABI a sandbox uses (see confine.MinLandlockABI).
+const minLandlockABI = confine.MinLandlockABI
 
 // kind is what the policy says about a path (several may apply to one path).
 type kind uint16
@@ -34,26 +37,15 @@ const (
 )
 
 // state is the access a command gets at a path: the deepest policy entry on the path decides.
-type state uint8
+// The helper receives it (confine.State).
+type state = confine.State
 
 const (
-	stNone   state = iota // outside every root: invisible
-	stHidden              // inside a Hide path: invisible
-	stRead
-	stWrite
+	stNone   = confine.StateNone   // outside every root: invisible
+	stHidden = confine.StateHidden // inside a Hide path: invisible
+	stRead   = confine.StateRead
+	stWrite  = confine.StateWrite
 )
-
-func (s state) rank() int {
-	switch s {
-	case stRead:
-		return 1
-	case stWrite:
-		return 2
-	}
-	return 0
-}
-
-func (s state) visible() bool { return s == stRead || s == stWrite }
 
 // apply is the state below a path with kinds k, given the state s above it. Order: a root
 // sets the state (a root nested in a hidden path is visible), Keep lowers write to read, Hide
@@ -103,7 +95,7 @@ func (n *node) isReg() bool  { return n.typ == unix.S_IFREG }
 
 // reduce: some descendant has less access than n, so a Landlock grant on n (which covers its
 // whole subtree) would give too much: n must be carved.
-func (n *node) reduce() bool { return n.minBelow < n.st.rank() }
+func (n *node) reduce() bool { return n.minBelow < n.st.Rank() }
 
 // missing is a Keep path that did not exist at set-up: from the deepest existing directory
 // on its way (an open handle), the rest of its components.
@@ -203,7 +195,7 @@ func (pl *plan) open(n *node) error {
 	if err := unix.Fstat(n.fd, &st); err != nil {
 		return fmt.Errorf("sandbox: %w", err)
 	}
-	n.id, n.typ = statID(&st), st.Mode&unix.S_IFMT
+	n.id, n.typ = confine.StatID(&st), st.Mode&unix.S_IFMT
 	pl.nodes = append(pl.nodes, n)
 	if len(n.kids) == 0 {
 		return nil
@@ -292,65 +284,12 @@ func (pl *plan) flags(n *node) {
 	n.minBelow = 3
 	for _, k := range n.kids {
 		pl.flags(k)
-		n.minBelow = min(n.minBelow, k.st.rank(), k.minBelow)
+		n.minBelow = min(n.minBelow, k.st.Rank(), k.minBelow)
 		hidden := k.st == stHidden
 		n.hideBelow = n.hideBelow || hidden || k.hideBelow
 		n.privBelow = n.privBelow || hidden && k.priv || k.privBelow
 		if n.st == stRead && n.isDir() && hidden && k.priv {
 			n.cover = true
-		}
-	}
-}
-
-// dirEntry is one entry of a directory read through a handle.
-type dirEntry struct {
-	name string
-	ino  uint64
-	typ  uint8 // DT_*
-}
-
-// readDir lists the directory behind the handle fd (O_PATH is fine), without following links.
-func readDir(fd int) ([]dirEntry, error) {
-	d, err := unix.Openat(fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer unix.Close(d)
-	var out []dirEntry
-	buf := make([]byte, 16<<10)
-	for {
-		n, err := unix.Getdents(d, buf)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return out, err
-		}
-		if n <= 0 {
-			return out, nil
-		}
-		for off := 0; off < n; {
-			// struct linux_dirent64 { u64 ino; s64 off; u16 reclen; u8 type; char name[]; }
-			rec := buf[off:n]
-			if len(rec) < 19 {
-				break
-			}
-			reclen := int(uint16(rec[16]) | uint16(rec[17])<<8)
-			if reclen < 19 || reclen > len(rec) {
-				break
-			}
-			ino := uint64(0)
-			for i := 7; i >= 0; i-- {
-				ino = ino<<8 | uint64(rec[i])
-			}
-			name := rec[19:reclen]
-			if i := strings.IndexByte(string(name), 0); i >= 0 {
-				name = name[:i]
-			}
-			off += reclen
-			if s := string(name); s != "." && s != ".." {
-				out = append(out, dirEntry{name: s, ino: ino, typ: rec[18]})
-			}
 		}
 	}
 }

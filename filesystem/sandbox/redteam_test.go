@@ -93,27 +93,15 @@ func landlockSetup(pol Policy, probe func() error) (setupErr, probeErr error) {
 			return
 		}
 		defer pl.Close()
-		var nodes []hnode
-		var walk func(n *node, parent int)
-		walk = func(n *node, parent int) {
-			nodes = append(nodes, hnode{FD: n.fd, Parent: parent, Dev: n.id.Dev, Ino: n.id.Ino, Typ: n.typ, St: n.st,
-				MinBelow: n.minBelow, PrivBelow: n.privBelow, HideBelow: n.hideBelow})
-			me := len(nodes) - 1
-			for _, k := range n.kids {
-				walk(k, me)
-			}
-		}
-		walk(pl.root, -1)
-		rs, err := newRuleset(landlockABI())
-		if err == nil {
-			err = rs.addNodes(nodes)
-		}
+		rs, err := pl.landlockRuleset()
 		if err == nil {
 			err = unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
 		}
 		if err == nil {
-			err = ll.LandlockRestrictSelf(rs.fd, 0)
-			unix.Close(rs.fd)
+			err = ll.LandlockRestrictSelf(rs, 0)
+		}
+		if rs >= 0 {
+			unix.Close(rs)
 		}
 		if err != nil {
 			setupErr = err

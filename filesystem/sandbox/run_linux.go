@@ -18,6 +18,8 @@ import (
 
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
+
+	"github.com/massgen-go/massgen/filesystem/sandbox/internal/confine"
 )
 
 // secretSystemFiles are files in the system directories that only root can read (password
@@ -40,7 +42,7 @@ func secretSystemFiles() []string {
 }
 
 // LandlockABI returns the kernel's Landlock ABI version (0: unavailable).
-func LandlockABI() int { return landlockABI() }
+func LandlockABI() int { return confine.LandlockABI() }
 
 // BubblewrapPath returns the bwrap binary, or "" when it is not installed or cannot create a
 // sandbox here (e.g. user namespaces disabled).
@@ -170,13 +172,13 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	env := append(baseEnv(tmp), o.Env...)
 
 	var (
-		pf      passFiles
-		argv    []string
-		sw      *sweeper
-		cmdDir  = o.Dir
-		sysAttr syscall.SysProcAttr
-		confine func() error // Landlock: confines the thread the command is forked from
-		nss     *nsStart     // namespaces: the helper's spec and status
+		pf            passFiles
+		argv          []string
+		sw            *sweeper
+		cmdDir        = o.Dir
+		sysAttr       syscall.SysProcAttr
+		confineThread func() error // Landlock, direct namespaces: confines the thread the command is forked from
+		nss           *nsStart     // namespaces: the helper's spec and status
 	)
 	defer pf.Close()
 	if mode == ModeNone {
@@ -211,7 +213,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 				break
 			}
 			defer unix.Close(ruleset)
-			confine = func() error { return confineThread(ruleset, filterOpts{ipc: true, xattr: true}) }
+			confineThread = func() error { return confine.ConfineThread(ruleset, confine.FilterOpts{IPC: true, XAttr: true}) }
 			sysAttr, _ = landlockPIDNS.get()
 			argv = []string{"/bin/sh", "-c", o.Command}
 			if dirfd >= 0 {
@@ -228,11 +230,11 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			if !o.viaHelper && derr == nil {
 				// Built on a thread of ours, which forks the shell into its namespaces (see
 				// nsdirect_linux.go): the shell starts in the directory the thread entered.
-				var spec nsSpec
+				var spec confine.Spec
 				if spec, err = pl.nsSpec(dirfd); err != nil {
 					break
 				}
-				confine = directConfine(spec)
+				confineThread = directConfine(spec)
 				sysAttr = syscall.SysProcAttr{}
 				argv = []string{"/bin/sh", "-c", o.Command}
 				cmdDir = ""
@@ -277,13 +279,13 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	start := time.Now()
 	var runErr, setupErr error
 	wait := cmd.Wait
-	if confine != nil {
-		wait, setupErr, runErr = startConfined(cmd, confine)
+	if confineThread != nil {
+		wait, setupErr, runErr = startConfined(cmd, confineThread)
 	} else {
 		runErr = cmd.Start()
 	}
 	pf.Close() // the child has its copies
-	started := runErr == nil && (confine == nil || setupErr == nil)
+	started := runErr == nil && (confineThread == nil || setupErr == nil)
 	if started {
 		if nss != nil {
 			setupErr = nss.wait()
@@ -340,7 +342,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 func bwrapArgv(o Options, pl *plan, pf *passFiles, dirfd int) ([]string, error) {
 	// The seccomp filter (no UNIX sockets: bwrap shares the network namespace, where
 	// abstract sockets live), passed to bwrap as fd 3. SysV IPC has its own namespace here.
-	filter, err := filterBytes(filterOpts{})
+	filter, err := confine.FilterBytes(confine.FilterOpts{})
 	if err != nil {
 		return nil, err
 	}

@@ -47,27 +47,12 @@ const (
 	ModeNone       = "none"
 )
 
-// helperArg is argv[1] of the re-executed helper.
-const helperArg = "__massgen_sandbox_helper__"
-
-// minLandlockABI: ABI 3 is the first that restricts truncate(2); below it a read-only file
-// could still be emptied, so we treat older kernels as "no Landlock".
-const minLandlockABI = 3
-
-// SystemReadDirs are readable (and executable) for every command (for /dev: see
-// readableDevices). /tmp is not among them:
+// SystemReadDirs are readable (and executable) for every command (for /dev: bubblewrap mounts a
+// minimal one, Landlock grants a few device files, see internal/confine). /tmp is not among them:
 // other agents' and users' temporary files live there; commands get a private TMPDIR instead.
 // /run/systemd/resolve and /run/resolvconf are where /etc/resolv.conf often points.
 var SystemReadDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/proc", "/dev",
 	"/run/systemd/resolve", "/run/resolvconf"}
-
-// writableDevices are the device files every command may write to; readableDevices those it
-// may read besides. The rest of /dev (terminals, kernel log, disks) is out of reach: bubblewrap
-// mounts a fresh minimal /dev, Landlock grants these files only.
-var (
-	writableDevices = []string{"/dev/null", "/dev/zero", "/dev/full"}
-	readableDevices = []string{"/dev/random", "/dev/urandom"}
-)
 
 // Policy is what the command may touch. Paths are absolute and clean; roots and Hide paths are
 // resolved (no symbolic link on the way), Keep paths have a resolved parent and may themselves

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 
+	"github.com/massgen-go/massgen/filesystem/sandbox/internal/confine"
 	"github.com/massgen-go/massgen/internal/pathx"
 )
 
@@ -54,7 +55,7 @@ func (pl *plan) inventory() *sweeper {
 			s.skip[n.id] = true // roots (walked on their own), Keep, private and own paths
 		}
 		if n.kinds&kKeep != 0 && n.isLink() && n.parent != nil && n.parent.st == stWrite {
-			if t, err := readlinkFD(n.fd); err == nil {
+			if t, err := confine.ReadlinkFD(n.fd); err == nil {
 				s.links = append(s.links, keepLink{dir: n.parent.fd, name: n.name, target: t, path: n.path, id: n.id})
 			}
 		}
@@ -86,28 +87,28 @@ func (s *sweeper) walkRel(dir int, rel string, depth int, found func(dir int, na
 	if depth > maxSweepDepth {
 		return
 	}
-	ents, err := readDir(dir)
+	ents, err := confine.ReadDir(dir)
 	if err != nil {
 		return
 	}
 	for _, e := range ents {
-		r := filepath.Join(rel, e.name)
-		if isSystemName(e.name) {
+		r := filepath.Join(rel, e.Name)
+		if isSystemName(e.Name) {
 			var st unix.Stat_t
-			if err := unix.Fstatat(dir, e.name, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil && !s.skip[statID(&st)] {
-				found(dir, e.name, r, statID(&st))
+			if err := unix.Fstatat(dir, e.Name, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil && !s.skip[confine.StatID(&st)] {
+				found(dir, e.Name, r, confine.StatID(&st))
 			}
 			continue
 		}
-		if e.typ != unix.DT_DIR && e.typ != unix.DT_UNKNOWN {
+		if e.Typ != unix.DT_DIR && e.Typ != unix.DT_UNKNOWN {
 			continue
 		}
-		sub, err := unix.Openat(dir, e.name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		sub, err := unix.Openat(dir, e.Name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if err != nil {
 			continue // not a directory (or a link) now
 		}
 		var st unix.Stat_t
-		if unix.Fstat(sub, &st) == nil && !s.skip[statID(&st)] {
+		if unix.Fstat(sub, &st) == nil && !s.skip[confine.StatID(&st)] {
 			s.walkRel(sub, r, depth+1, found)
 		}
 		unix.Close(sub)
@@ -151,7 +152,7 @@ func (s *sweeper) after(res *Result, trash func(dir *os.File, name, path string)
 	for _, l := range s.links {
 		var st unix.Stat_t
 		err := unix.Fstatat(l.dir, l.name, &st, unix.AT_SYMLINK_NOFOLLOW)
-		if err == nil && statID(&st) == l.id {
+		if err == nil && confine.StatID(&st) == l.id {
 			continue
 		}
 		if err == nil {
@@ -239,9 +240,9 @@ func removeAt(dir int, name string, depth int) error {
 	if err != nil {
 		return err
 	}
-	ents, err := readDir(sub)
+	ents, err := confine.ReadDir(sub)
 	for _, e := range ents {
-		if rerr := removeAt(sub, e.name, depth+1); rerr != nil && err == nil {
+		if rerr := removeAt(sub, e.Name, depth+1); rerr != nil && err == nil {
 			err = rerr
 		}
 	}

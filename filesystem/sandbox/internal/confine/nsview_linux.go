@@ -1,6 +1,6 @@
 //go:build linux
 
-package sandbox
+package confine
 
 import (
 	"errors"
@@ -13,10 +13,11 @@ import (
 // errViewChanged: a plan path is not the same inode in the helper's namespace.
 var errViewChanged = errors.New("the file system changed during the sandbox set-up (a protected, private or root path is no longer what was checked); the command was not run, try again")
 
-// nsView is the helper's mount namespace being built: for each plan node the handle opened
-// before any mount (its identity checked) and the node as it appears in the final tree.
-type nsView struct {
-	nodes []nsNode
+// View is the mount namespace being built for a command (by the helper, or by package sandbox
+// on one of its threads): for each plan node the handle opened before any mount (its identity
+// checked) and the node as it appears in the final tree.
+type View struct {
+	nodes []Node
 	src   []int
 	view  []int
 	tmpfs []int
@@ -28,13 +29,13 @@ type nsView struct {
 }
 
 // keep records fd for Close and returns it.
-func (v *nsView) keep(fd int) int {
+func (v *View) keep(fd int) int {
 	v.fds = append(v.fds, fd)
 	return fd
 }
 
 // Close closes every descriptor of the view.
-func (v *nsView) Close() {
+func (v *View) Close() {
 	for _, fd := range v.fds {
 		unix.Close(fd)
 	}
@@ -47,8 +48,8 @@ func (v *nsView) Close() {
 // (open_tree, move_mount): no path is resolved again. pidns, when not -1, is the PID namespace
 // the /proc shows (the caller's children's, not yet entered); -1: the caller's own. On error
 // the view's descriptors are closed.
-func buildView(spec nsSpec, pidns int) (_ *nsView, err error) {
-	v := &nsView{nodes: spec.Nodes, src: make([]int, len(spec.Nodes)), view: make([]int, len(spec.Nodes)), proc: -1, dir: -1}
+func buildView(spec Spec, pidns int) (_ *View, err error) {
+	v := &View{nodes: spec.Nodes, src: make([]int, len(spec.Nodes)), view: make([]int, len(spec.Nodes)), proc: -1, dir: -1}
 	if len(v.nodes) == 0 {
 		return nil, errors.New("empty plan")
 	}
@@ -125,30 +126,30 @@ func buildView(spec nsSpec, pidns int) (_ *nsView, err error) {
 	return v, nil
 }
 
-func sameID(fd int, n nsNode) bool {
+func sameID(fd int, n Node) bool {
 	var st unix.Stat_t
 	return unix.Fstat(fd, &st) == nil && uint64(st.Dev) == n.Dev && uint64(st.Ino) == n.Ino
 }
 
 // container: the parent's view is one of our tmpfs, where the node must be created.
-func (v *nsView) container(n nsNode) bool {
+func (v *View) container(n Node) bool {
 	switch v.nodes[n.Parent].Act {
-	case actCover, actHideTmpfs, actContainer:
+	case ActCover, ActHideTmpfs, ActContainer:
 		return true
 	}
 	return false
 }
 
-func (v *nsView) mountNode(i int, n nsNode, kids []int) error {
+func (v *View) mountNode(i int, n Node, kids []int) error {
 	pv := v.view[n.Parent]
-	if n.Act == actAbsent || pv < 0 {
+	if n.Act == ActAbsent || pv < 0 {
 		return nil
 	}
 	var tgt int
 	if v.container(n) {
 		switch {
-		case n.Act == actLinkCopy:
-			t, err := readlinkFD(v.src[i])
+		case n.Act == ActLinkCopy:
+			t, err := ReadlinkFD(v.src[i])
 			if err == nil {
 				err = unix.Symlinkat(t, pv, n.Name)
 			}
@@ -180,29 +181,29 @@ func (v *nsView) mountNode(i int, n nsNode, kids []int) error {
 		}
 	}
 	switch n.Act {
-	case actNone, actContainer:
+	case ActNone, ActContainer:
 		v.view[i] = tgt
-	case actBindRW, actBindRO:
-		t, err := bindOnto(v.src[i], tgt, n.Act == actBindRO)
+	case ActBindRW, ActBindRO:
+		t, err := bindOnto(v.src[i], tgt, n.Act == ActBindRO)
 		if err != nil {
 			return err
 		}
 		v.view[i] = v.keep(t)
-	case actCover, actHideTmpfs:
+	case ActCover, ActHideTmpfs:
 		m, err := tmpfsOnto(tgt)
 		if err != nil {
 			return err
 		}
 		v.view[i] = v.keep(m)
 		v.tmpfs = append(v.tmpfs, m)
-		if n.Act == actCover {
+		if n.Act == ActCover {
 			planned := map[string]bool{}
 			for _, k := range kids {
 				planned[v.nodes[k].Name] = true
 			}
 			return bindBack(v.src[i], m, planned)
 		}
-	case actHideNull:
+	case ActHideNull:
 		null, err := unix.Open("/dev/null", unix.O_PATH|unix.O_CLOEXEC, 0)
 		if err != nil {
 			return err
@@ -266,15 +267,15 @@ func tmpfsOnto(tgt int) (int, error) {
 // bindBack binds the entries of the covered directory dir (read-only) into its tmpfs m,
 // except the planned ones (handled in their turn: private ones stay absent).
 func bindBack(dir, m int, planned map[string]bool) error {
-	ents, err := readDir(dir)
+	ents, err := ReadDir(dir)
 	if err != nil {
 		return err
 	}
 	for _, e := range ents {
-		if planned[e.name] {
+		if planned[e.Name] {
 			continue
 		}
-		fd, err := unix.Openat(dir, e.name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		fd, err := unix.Openat(dir, e.Name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if err != nil {
 			continue
 		}
@@ -285,16 +286,16 @@ func bindBack(dir, m int, planned map[string]bool) error {
 		}
 		switch st.Mode & unix.S_IFMT {
 		case unix.S_IFDIR:
-			err = unix.Mkdirat(m, e.name, 0o755)
+			err = unix.Mkdirat(m, e.Name, 0o755)
 		case unix.S_IFREG:
 			var f int
-			if f, err = unix.Openat(m, e.name, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_CLOEXEC, 0o444); err == nil {
+			if f, err = unix.Openat(m, e.Name, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_CLOEXEC, 0o444); err == nil {
 				unix.Close(f)
 			}
 		case unix.S_IFLNK:
 			var t string
-			if t, err = readlinkFD(fd); err == nil {
-				err = unix.Symlinkat(t, m, e.name)
+			if t, err = ReadlinkFD(fd); err == nil {
+				err = unix.Symlinkat(t, m, e.Name)
 			}
 			unix.Close(fd)
 			if err != nil {
@@ -309,7 +310,7 @@ func bindBack(dir, m int, planned map[string]bool) error {
 			unix.Close(fd)
 			return err
 		}
-		tgt, err := unix.Openat(m, e.name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		tgt, err := unix.Openat(m, e.Name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if err == nil {
 			var t int
 			if t, err = bindOnto(fd, tgt, true); err == nil {
@@ -327,7 +328,7 @@ func bindBack(dir, m int, planned map[string]bool) error {
 
 // mountProc mounts a /proc of the command's PID namespace (it sees no other process): pidns,
 // or the caller's own when -1.
-func (v *nsView) mountProc(pidns int) error {
+func (v *View) mountProc(pidns int) error {
 	tgt, err := unix.Open("/proc", unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return err
@@ -380,10 +381,10 @@ func walkNoFollow(p string) (int, error) {
 // landlock is the flat ruleset of the view: the mounts make the read-only and hidden holes,
 // Landlock keeps the command inside the roots (reads included). The descriptor is the view's
 // (closed with it).
-func (v *nsView) landlock(spec nsSpec) (int, error) {
-	abi := landlockABI()
-	if abi < minLandlockABI {
-		return -1, fmt.Errorf("landlock ABI %d < %d", abi, minLandlockABI)
+func (v *View) landlock(spec Spec) (int, error) {
+	abi := LandlockABI()
+	if abi < MinLandlockABI {
+		return -1, fmt.Errorf("landlock ABI %d < %d", abi, MinLandlockABI)
 	}
 	rs, err := newRuleset(abi)
 	if err != nil {
@@ -404,13 +405,13 @@ func (v *nsView) landlock(spec nsSpec) (int, error) {
 		}
 	}
 	for i, n := range v.nodes {
-		if n.Root && n.St.visible() && n.Typ != unix.S_IFLNK {
+		if n.Root && n.St.Visible() && n.Typ != unix.S_IFLNK {
 			if err := rs.grant(v.src[i], n.Typ, stateAccess(n.St, n.Typ)); err != nil {
 				return -1, err
 			}
 			// A covered root: Landlock's walk up from a file skips the dentry a mount hides,
 			// so the rule goes on the tmpfs that covers it too.
-			if n.Act == actCover {
+			if n.Act == ActCover {
 				if err := rs.grant(v.view[i], n.Typ, stateAccess(n.St, n.Typ)); err != nil {
 					return -1, err
 				}

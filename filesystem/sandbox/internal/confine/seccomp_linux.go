@@ -1,6 +1,6 @@
 //go:build linux
 
-package sandbox
+package confine
 
 import (
 	"encoding/binary"
@@ -10,14 +10,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// filterOpts chooses the optional parts of the seccomp filter.
-type filterOpts struct {
-	// ipc: refuse SysV IPC and POSIX message queues (the command has no IPC namespace of its
+// FilterOpts chooses the optional parts of the seccomp filter.
+type FilterOpts struct {
+	// IPC: refuse SysV IPC and POSIX message queues (the command has no IPC namespace of its
 	// own, so it would share them with every process of the host).
-	ipc bool
-	// xattr: refuse writing extended attributes (Landlock does not govern them, so they could
+	IPC bool
+	// XAttr: refuse writing extended attributes (Landlock does not govern them, so they could
 	// be written on any file the user owns).
-	xattr bool
+	XAttr bool
 }
 
 // modeCall is a syscall taking a file mode, and the index of that argument.
@@ -33,7 +33,7 @@ const setuidBits = unix.S_ISUID | unix.S_ISGID
 
 // installFilter installs the filter on the calling thread (inherited by the exec'd command).
 // no_new_privs is already set (Landlock needs it), which allows an unprivileged filter.
-func installFilter(o filterOpts) error {
+func installFilter(o FilterOpts) error {
 	prog, err := buildFilter(o)
 	if err != nil {
 		return err
@@ -42,8 +42,8 @@ func installFilter(o filterOpts) error {
 	return unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&fprog)), 0, 0)
 }
 
-// filterBytes is the filter in the binary form bubblewrap's --seccomp FD reads.
-func filterBytes(o filterOpts) ([]byte, error) {
+// FilterBytes is the filter in the binary form bubblewrap's --seccomp FD reads.
+func FilterBytes(o FilterOpts) ([]byte, error) {
 	prog, err := buildFilter(o)
 	if err != nil {
 		return nil, err
@@ -63,7 +63,7 @@ func filterBytes(o filterOpts) ([]byte, error) {
 // with bubblewrap); io_uring_setup (io_uring could open sockets and files without these
 // syscalls); openat2 (its mode is out of the filter's reach: ENOSYS, callers fall back to
 // openat); setuid/setgid bits in chmod and file creation. Pipes and socketpair(2) keep working.
-func buildFilter(o filterOpts) ([]unix.SockFilter, error) {
+func buildFilter(o FilterOpts) ([]unix.SockFilter, error) {
 	if auditArch == 0 {
 		return nil, errors.New("no seccomp filter for this architecture")
 	}
@@ -109,7 +109,7 @@ func buildFilter(o filterOpts) ([]unix.SockFilter, error) {
 		{unix.SYS_OPENAT, 3}, {unix.SYS_MKNODAT, 2}}, legacyModeCalls...) {
 		rules = append(rules, maskArg(c.nr, c.arg, setuidBits, unix.EPERM))
 	}
-	if o.ipc {
+	if o.IPC {
 		for _, nr := range []uint32{unix.SYS_SHMGET, unix.SYS_SHMAT, unix.SYS_SHMCTL, unix.SYS_SHMDT,
 			unix.SYS_SEMGET, unix.SYS_SEMOP, unix.SYS_SEMCTL, unix.SYS_SEMTIMEDOP,
 			unix.SYS_MSGGET, unix.SYS_MSGSND, unix.SYS_MSGRCV, unix.SYS_MSGCTL,
@@ -118,7 +118,7 @@ func buildFilter(o filterOpts) ([]unix.SockFilter, error) {
 			rules = append(rules, always(nr, unix.EPERM))
 		}
 	}
-	if o.xattr {
+	if o.XAttr {
 		// EOPNOTSUPP, as on a file system without extended attributes: cp -a, rsync -X and
 		// friends carry on.
 		for _, nr := range []uint32{unix.SYS_SETXATTR, unix.SYS_LSETXATTR, unix.SYS_FSETXATTR,

@@ -1,6 +1,6 @@
 //go:build linux
 
-package sandbox
+package confine
 
 import (
 	"encoding/json"
@@ -9,30 +9,21 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"sync/atomic"
 	"syscall"
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 )
 
-// MaybeRunHelper must be called first thing in main (and in TestMain of packages whose tests run
-// commands): when the process was re-executed as the sandbox helper (the namespaces mode), it
-// builds the command's view of the file system, confines itself, execs the command and never
-// returns. Otherwise it returns at once.
-func MaybeRunHelper() {
-	helperReady.Store(true)
-	runHelperIfAsked()
-}
+// init runs the helper before the rest of the binary starts (see the package comment).
+func init() { RunHelperIfAsked() }
 
-// init runs the helper before the rest of the binary starts: Go initialises a package once its
-// imports are, in import-path order, so the packages massgen needs only to run agents (provider
-// SDKs, the terminal UI) are not initialised for each sandboxed command. MaybeRunHelper stays the
-// contract (it also marks re-executing the binary as safe).
-func init() { runHelperIfAsked() }
-
-func runHelperIfAsked() {
-	if len(os.Args) < 3 || os.Args[1] != helperArg {
+// RunHelperIfAsked, when the process was re-executed as the helper (argv[1] is HelperArg, the
+// Spec on fd 3, the command from argv[2]), builds the command's view of the file system,
+// confines itself, execs the command and never returns: on failure it reports on the spec's
+// status pipe and exits 126. Otherwise it returns at once.
+func RunHelperIfAsked() {
+	if len(os.Args) < 3 || os.Args[1] != HelperArg {
 		return
 	}
 	spec, err := readSpec()
@@ -50,18 +41,11 @@ func runHelperIfAsked() {
 	os.Exit(126)
 }
 
-// helperReady records that this process's main (or TestMain) called MaybeRunHelper, so
-// re-executing os.Executable() as the helper is safe. A process-wide fact set once at start:
-// without it, a binary that never calls MaybeRunHelper (say, another package's test binary)
-// would be re-executed with arguments it does not understand (a test binary would run all its
-// tests again, recursively).
-var helperReady atomic.Bool
-
 // specFD is where the helper reads its spec (the first descriptor passed).
 const specFD = 3
 
-func readSpec() (nsSpec, error) {
-	spec := nsSpec{Status: -1}
+func readSpec() (Spec, error) {
+	spec := Spec{Status: -1}
 	f := os.NewFile(specFD, "spec")
 	b, err := io.ReadAll(io.LimitReader(f, 64<<20))
 	f.Close()
@@ -74,11 +58,11 @@ func readSpec() (nsSpec, error) {
 	return spec, nil
 }
 
-func runHelper(spec nsSpec, argv []string) error {
+func runHelper(spec Spec, argv []string) error {
 	// Everything below is per thread (or acts on the mount namespace, shared by the threads)
 	// and inherited by exec: do it all on this thread and exec from it.
 	runtime.LockOSThread()
-	if _, err := confineInView(spec, -1); err != nil {
+	if _, err := ConfineInView(spec, -1); err != nil {
 		return err
 	}
 	// No handle of ours reaches the command (the status pipe closes on exec: the success
@@ -91,12 +75,12 @@ func runHelper(spec nsSpec, argv []string) error {
 	return syscall.Exec(argv[0], argv, os.Environ())
 }
 
-// confineInView builds the view of spec in the calling thread's mount namespace (see
+// ConfineInView builds the view of spec in the calling thread's mount namespace (see
 // buildView; pidns is the /proc's PID namespace, -1: the caller's), then confines the thread:
 // the view's Landlock ruleset, no capability, the seccomp filter, and the working directory
 // (the view's root when the spec names none). What the thread execs or forks next inherits
 // all of it. The caller closes the view once the command started.
-func confineInView(spec nsSpec, pidns int) (*nsView, error) {
+func ConfineInView(spec Spec, pidns int) (*View, error) {
 	v, err := buildView(spec, pidns)
 	if err != nil {
 		return nil, err
@@ -108,7 +92,7 @@ func confineInView(spec nsSpec, pidns int) (*nsView, error) {
 	return v, nil
 }
 
-func confineView(v *nsView, spec nsSpec) error {
+func confineView(v *View, spec Spec) error {
 	ruleset, err := v.landlock(spec)
 	if err != nil {
 		return err
@@ -123,7 +107,7 @@ func confineView(v *nsView, spec nsSpec) error {
 		return fmt.Errorf("dropping capabilities: %w", err)
 	}
 	// Own IPC namespace: SysV IPC stays inside; the rest as under bubblewrap.
-	if err := installFilter(filterOpts{}); err != nil {
+	if err := installFilter(FilterOpts{}); err != nil {
 		return fmt.Errorf("seccomp: %w", err)
 	}
 	dir := v.dir
@@ -176,7 +160,8 @@ func dropInheritable() error {
 	return unix.Capset(&hdr, &data[0])
 }
 
-func landlockABI() int {
+// LandlockABI returns the kernel's Landlock ABI version (0: unavailable).
+func LandlockABI() int {
 	v, err := ll.LandlockGetABIVersion()
 	if err != nil {
 		return 0

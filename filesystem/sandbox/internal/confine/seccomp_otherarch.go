@@ -1,6 +1,6 @@
 //go:build linux && !amd64 && !arm64
 
-package sandbox
+package confine
 
 // auditArch 0: no seccomp filter for this architecture (commands are refused).
 const auditArch = 0

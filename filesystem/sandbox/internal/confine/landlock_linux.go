@@ -1,6 +1,6 @@
 //go:build linux
 
-package sandbox
+package confine
 
 import (
 	"fmt"
@@ -9,18 +9,26 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// hnode is a plan node as the Landlock ruleset is built from it: a handle, its identity and
-// what the command gets there.
-type hnode struct {
+// RuleNode is a plan node as the Landlock mode's ruleset is built from it (see
+// LandlockRuleset): a handle, its identity and what the command gets there and below.
+type RuleNode struct {
 	FD        int
 	Parent    int // index in the list; -1 for /
 	Dev, Ino  uint64
 	Typ       uint32
-	St        state
-	MinBelow  int
-	PrivBelow bool
-	HideBelow bool
+	St        State
+	MinBelow  int  // the lowest Rank of any descendant (3: none)
+	PrivBelow bool // some descendant is hidden as a private path
+	HideBelow bool // some descendant is hidden at all
 }
+
+// writableDevices are the device files every command may write to; readableDevices those it
+// may read besides. The rest of /dev (terminals, kernel log, disks) is out of reach: bubblewrap
+// mounts a fresh minimal /dev, Landlock grants these files only.
+var (
+	writableDevices = []string{"/dev/null", "/dev/zero", "/dev/full"}
+	readableDevices = []string{"/dev/random", "/dev/urandom"}
+)
 
 // Landlock access rights by kind of object.
 const (
@@ -45,8 +53,8 @@ func handledFS(abi int) uint64 {
 	return 1<<13 - 1
 }
 
-// ruleset builds the Landlock ruleset of the spec's nodes (see carve) plus /proc and the
-// harmless device files.
+// ruleset builds a Landlock ruleset: the plan's nodes (see addNodes), /proc and the harmless
+// device files.
 type ruleset struct {
 	fd      int
 	handled uint64
@@ -95,11 +103,11 @@ func (r *ruleset) grantPath(path string, access uint64) error {
 	return r.grant(fd, st.Mode&unix.S_IFMT, access)
 }
 
-func stateAccess(s state, typ uint32) uint64 {
+func stateAccess(s State, typ uint32) uint64 {
 	switch s {
-	case stRead:
+	case StateRead:
 		return dirRead
-	case stWrite:
+	case StateWrite:
 		if typ == unix.S_IFDIR {
 			return ^uint64(0)
 		}
@@ -117,7 +125,7 @@ func stateAccess(s state, typ uint32) uint64 {
 // points to), an entry swapped in during the set-up is whatever the handle says it is.
 // Consequence: with Landlock alone a command cannot create or remove entries directly in such
 // a directory, and cannot list a directory above a private path.
-func (r *ruleset) addNodes(nodes []hnode) error {
+func (r *ruleset) addNodes(nodes []RuleNode) error {
 	kids := make([][]int, len(nodes))
 	for i, n := range nodes {
 		if n.Parent >= 0 {
@@ -130,9 +138,9 @@ func (r *ruleset) addNodes(nodes []hnode) error {
 		if n.Typ == unix.S_IFLNK {
 			return nil
 		}
-		visible := n.St == stRead || n.St == stWrite
+		visible := n.St == StateRead || n.St == StateWrite
 		switch {
-		case len(kids[i]) == 0 || visible && n.MinBelow >= n.St.rank():
+		case len(kids[i]) == 0 || visible && n.MinBelow >= n.St.Rank():
 			if visible {
 				if err := r.grant(n.FD, n.Typ, stateAccess(n.St, n.Typ)); err != nil {
 					return err
@@ -150,9 +158,9 @@ func (r *ruleset) addNodes(nodes []hnode) error {
 					return err
 				}
 			}
-			planned := map[fileID]bool{}
+			planned := map[FileID]bool{}
 			for _, k := range kids[i] {
-				planned[fileID{nodes[k].Dev, nodes[k].Ino}] = true
+				planned[FileID{nodes[k].Dev, nodes[k].Ino}] = true
 			}
 			if err := r.carveEntries(n, planned); err != nil {
 				return err
@@ -172,20 +180,20 @@ func (r *ruleset) addNodes(nodes []hnode) error {
 }
 
 // carveEntries grants n's access to each entry of n that the plan does not handle itself.
-func (r *ruleset) carveEntries(n hnode, planned map[fileID]bool) error {
-	ents, err := readDir(n.FD)
+func (r *ruleset) carveEntries(n RuleNode, planned map[FileID]bool) error {
+	ents, err := ReadDir(n.FD)
 	if err != nil {
 		return nil // unreadable: nothing below is granted
 	}
 	for _, e := range ents {
-		fd, err := unix.Openat(n.FD, e.name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		fd, err := unix.Openat(n.FD, e.Name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if err != nil {
 			continue
 		}
 		var st unix.Stat_t
 		err = unix.Fstat(fd, &st)
 		typ := st.Mode & unix.S_IFMT
-		if err == nil && typ != unix.S_IFLNK && !planned[statID(&st)] {
+		if err == nil && typ != unix.S_IFLNK && !planned[StatID(&st)] {
 			err = r.grant(fd, typ, stateAccess(n.St, typ))
 		}
 		unix.Close(fd)
@@ -212,6 +220,47 @@ func (r *ruleset) addSystem() error {
 		if err := r.grantPath(d, writeFile); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// LandlockRuleset is the Landlock mode's ruleset for the plan nodes (preorder, parents first,
+// the handles open): what addNodes grants, /proc and the harmless device files. The caller
+// closes the descriptor.
+func LandlockRuleset(nodes []RuleNode) (int, error) {
+	abi := LandlockABI()
+	if abi < MinLandlockABI {
+		return -1, fmt.Errorf("landlock ABI %d < %d", abi, MinLandlockABI)
+	}
+	rs, err := newRuleset(abi)
+	if err != nil {
+		return -1, err
+	}
+	if err := rs.addSystem(); err != nil {
+		unix.Close(rs.fd)
+		return -1, err
+	}
+	if err := rs.addNodes(nodes); err != nil {
+		unix.Close(rs.fd)
+		return -1, err
+	}
+	return rs.fd, nil
+}
+
+// ConfineThread confines the calling (locked) thread: no_new_privs, the Landlock ruleset, no
+// capability for what it execs (see dropInheritable), the seccomp filter.
+func ConfineThread(ruleset int, f FilterOpts) error {
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("no_new_privs: %w", err)
+	}
+	if err := ll.LandlockRestrictSelf(ruleset, 0); err != nil {
+		return fmt.Errorf("landlock_restrict_self: %w", err)
+	}
+	if err := dropInheritable(); err != nil {
+		return fmt.Errorf("dropping capabilities: %w", err)
+	}
+	if err := installFilter(f); err != nil {
+		return fmt.Errorf("seccomp: %w", err)
 	}
 	return nil
 }
