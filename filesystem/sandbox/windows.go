@@ -48,10 +48,12 @@ var windowsPassedEnv = []string{"Path", "PATHEXT", "SystemRoot", "SystemDrive", 
 	"ProgramData", "USERNAME", "LANG", "LC_ALL", "TERM", "TZ"}
 
 // windowsEnv is a command's environment on Windows (baseEnv's counterpart): the passed
-// variables that are set (lookup is os.LookupEnv), and the private temporary directory tmp as
-// TEMP, TMP, TMPDIR, HOME and USERPROFILE.
+// variables that are set (lookup is os.LookupEnv), the private temporary directory tmp as
+// TEMP, TMP, TMPDIR, HOME and USERPROFILE, and NoDefaultCurrentDirectoryInExePath, which stops
+// cmd.exe from looking for programs in the working directory first (where the agent may have
+// written an npm.cmd that an allowed `npm test` would run).
 func windowsEnv(lookup func(string) (string, bool), tmp string) []string {
-	var env []string
+	env := []string{"NoDefaultCurrentDirectoryInExePath=1"}
 	for _, k := range windowsPassedEnv {
 		if v, ok := lookup(k); ok {
 			env = append(env, k+"="+v)

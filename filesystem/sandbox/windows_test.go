@@ -53,7 +53,7 @@ func TestWindowsEnv(t *testing.T) {
 		"TEMP": `C:\Users\u\AppData\Local\Temp`,
 	}
 	env := windowsEnv(func(k string) (string, bool) { v, ok := set[k]; return v, ok }, `C:\T\massgen-cmd-1`)
-	want := []string{
+	want := []string{"NoDefaultCurrentDirectoryInExePath=1",
 		`Path=C:\Windows\system32;C:\Python`, `PATHEXT=.COM;.EXE;.BAT`, `SystemRoot=C:\Windows`,
 		`TEMP=C:\T\massgen-cmd-1`, `TMP=C:\T\massgen-cmd-1`, `TMPDIR=C:\T\massgen-cmd-1`,
 		`HOME=C:\T\massgen-cmd-1`, `USERPROFILE=C:\T\massgen-cmd-1`,

@@ -264,6 +264,13 @@ func ShortNameLike(name string) bool {
 // when the system cannot resolve names (any other OS), makes p refused.
 func ResolveShort(p Path) (Path, error) { return resolveShort(p, longPathName) }
 
+// ResolveShortWith is ResolveShort with the system's answer given: long returns the long form
+// of an existing path (an error wrapping fs.ErrNotExist when it does not exist). For callers
+// that reach the file system through an interface of their own (and their tests).
+func ResolveShortWith(p Path, long func(string) (string, error)) (Path, error) {
+	return resolveShort(p, long)
+}
+
 // sameLong reports whether long can be the long form of short: the same volume and names,
 // except the short-looking ones.
 func sameLong(short, long Path) bool {
