@@ -56,7 +56,7 @@ func (p *Policy) decide(r Request) (Decision, decideInfo) {
 	if res == nil {
 		res = p.strRes()
 	}
-	call := &ruleCall{tool: r.Tool}
+	call := &ruleCall{tool: r.Tool, fold: p.flav == windowsPaths}
 	if err == nil {
 		call.command = ex.command
 	}
@@ -346,6 +346,11 @@ func (p *Policy) fillRuleCall(c *ruleCall, ex *extraction, args map[string]any, 
 					g = append(g, res[len(strings.TrimSuffix(q, sep)+sep):])
 					break
 				}
+			}
+		}
+		if c.fold {
+			for i, s := range g {
+				g[i] = strings.ToLower(strings.ReplaceAll(s, `\`, "/"))
 			}
 		}
 		c.groups = append(c.groups, g)

@@ -338,3 +338,40 @@ func TestWindowsFlavourCommands(t *testing.T) {
 		t.Errorf("unix flavour: ls refused: %s", d.Reason)
 	}
 }
+
+// On Windows rules compare without case and read \ as a separator, in the rule and in the call:
+// a deny rule cannot be passed by spelling a path or a program differently.
+func TestWindowsFlavourRules(t *testing.T) {
+	spec := Spec{Agent: "agent_a", Role: Final, Home: `C:\Users\u`, Workspace: `C:\Users\u\ws`,
+		ContextPaths: []ContextPath{{Path: `C:\proj`, Write: true}},
+		Allow:        []string{"execute_command(*)"},
+		Deny: []string{"write_file(src/secret/**)", `write_file(C:\proj\private\**)`,
+			"execute_command(del *)", "execute_command(re:rd)"}}
+	p, err := newPolicyFlavour(spec, testWinFS(), true, windowsPaths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		tool, arg string
+		allow     bool
+	}{
+		{"write_file", `C:\proj\src\a.go`, true},
+		{"write_file", `C:\proj\src\secret\k`, false},
+		{"write_file", `c:/PROJ/Src/SECRET/k`, false},
+		{"write_file", `C:\proj\private\x`, false},
+		{"write_file", `c:/proj/PRIVATE/x`, false},
+		{"execute_command", `npm test`, true},
+		{"execute_command", `del notes.txt`, false},
+		{"execute_command", `DEL notes.txt`, false},
+		{"execute_command", `RD sub`, false},
+	} {
+		args := map[string]any{"path": tc.arg, "content": "x"}
+		if tc.tool == "execute_command" {
+			args = map[string]any{"command": tc.arg}
+		}
+		d := p.Decide(Request{Tool: tc.tool, Args: args})
+		if d.Allow != tc.allow || !tc.allow && d.Rule != RuleDenyRule {
+			t.Errorf("%s %s: allow=%v rule=%s (%s); want allow=%v (denied by a deny rule)", tc.tool, tc.arg, d.Allow, d.Rule, d.Reason, tc.allow)
+		}
+	}
+}
