@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/massgen-go/massgen/internal/winpath"
 	"github.com/massgen-go/massgen/permissions/toolargs"
 )
 
@@ -337,20 +338,19 @@ func (p *Policy) fillRuleCall(c *ruleCall, ex *extraction, args map[string]any, 
 		}
 		if res, err := p.resolveArg(r, pa); err == nil {
 			g = append(g, res)
-			sep := p.flav.sep()
 			if p.workspace != "" && p.flav.within(res, p.workspace) && res != p.workspace {
-				g = append(g, res[len(strings.TrimSuffix(p.workspace, sep)+sep):])
+				g = append(g, p.flav.rel(res, p.workspace))
 			}
 			for q := res; !p.flav.isRoot(q); q = p.flav.parent(q) {
 				if m := p.rootAt(q); m != nil && m.kind == kindContext && q != res {
-					g = append(g, res[len(strings.TrimSuffix(q, sep)+sep):])
+					g = append(g, p.flav.rel(res, q))
 					break
 				}
 			}
 		}
 		if c.fold {
 			for i, s := range g {
-				g[i] = strings.ToLower(strings.ReplaceAll(s, `\`, "/"))
+				g[i] = winpath.Fold(strings.ReplaceAll(s, `\`, "/"))
 			}
 		}
 		c.groups = append(c.groups, g)

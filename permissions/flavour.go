@@ -142,12 +142,27 @@ func (f flavour) join(dir, name string) string {
 	return strings.TrimSuffix(dir, `\`) + `\` + name
 }
 
-// sep is the separator of resolved paths.
-func (f flavour) sep() string {
+// foldKey is p in the case names compare in where names compare without case: Windows'
+// (winpath.Fold: each character upper-cased), else lower case (macOS).
+func (f flavour) foldKey(p string) string {
 	if f == windowsPaths {
-		return `\`
+		return winpath.Fold(p)
 	}
-	return "/"
+	return strings.ToLower(p)
+}
+
+// rel is p relative to root (p within root, both clean and of this flavour), written with the
+// flavour's separator; "" for root itself.
+func (f flavour) rel(p, root string) string {
+	if f == unixPaths {
+		return strings.TrimPrefix(p, root+"/")
+	}
+	pp, err1 := winpath.Parse(p)
+	rp, err2 := winpath.Parse(root)
+	if err1 != nil || err2 != nil || !winpath.Within(pp, rp) {
+		return p
+	}
+	return strings.Join(pp.Elems[len(rp.Elems):], `\`)
 }
 
 // clean is the lexical clean form of an absolute path, for messages (unchanged when it is not
@@ -176,8 +191,10 @@ func (f flavour) excluded(p string) string {
 		return ExcludedComponent(p)
 	}
 	for _, c := range strings.Split(p, `\`) {
-		if e := ExcludedComponent(c); e != "" {
-			return e
+		for _, e := range DefaultExcluded {
+			if winpath.Fold(c) == winpath.Fold(e) {
+				return c
+			}
 		}
 	}
 	return ""
@@ -206,6 +223,8 @@ func winVolumeLen(q string) int {
 	}
 	return 0
 }
+
+func isWinSep(c byte) bool { return c == '\\' || c == '/' }
 
 // longNamer is the part of an fsys that resolves 8.3 short names (tests); without it the
 // system does (winpath.ResolveShort).
@@ -270,8 +289,8 @@ walk:
 			switch {
 			case target == "":
 				return "", &ResolveError{Abs: abs, At: at, Err: fmt.Errorf("empty link %s", at)}
-			case len(target) >= 2 && target[1] == ':', strings.HasPrefix(target, `\\`):
-				np = target // absolute
+			case len(target) >= 2 && (target[1] == ':' || isWinSep(target[0]) && isWinSep(target[1])):
+				np = target // absolute: a drive, a share or a \\?\ path
 			case target[0] == '\\' || target[0] == '/':
 				np = p.Volume + target // from the volume's root
 			default:

@@ -101,6 +101,7 @@ func testWinFS() *winFS {
 	w.links[strings.ToUpper(`C:\Users\u\ws\rel`)] = `..\..\..\proj`
 	w.links[strings.ToUpper(`C:\Users\u\ws\rooted`)] = `\secret`
 	w.links[strings.ToUpper(`C:\Users\u\ws\unc`)] = `\\srv\share\data`
+	w.links[strings.ToUpper(`C:\Users\u\ws\unc2`)] = `//srv/share/data`
 	w.links[strings.ToUpper(`C:\Users\u\ws\vol`)] = `\\?\Volume{0b1c2d3e-0000-0000-0000-100000000000}\`
 	w.links[strings.ToUpper(`C:\Users\u\ws\loop1`)] = `loop2`
 	w.links[strings.ToUpper(`C:\Users\u\ws\loop2`)] = `loop1`
@@ -121,6 +122,7 @@ func TestResolveWindows(t *testing.T) {
 		{`C:\Users\u\ws\rel\src\a.go`, `C:\proj\src\a.go`, ""},
 		{`C:\Users\u\ws\rooted\key.txt`, `C:\secret\key.txt`, ""},
 		{`C:\Users\u\ws\unc\f`, `\\srv\share\data\f`, ""},
+		{`C:\Users\u\ws\unc2\f`, `\\srv\share\data\f`, ""},
 		{`C:\Users\u\ws\to_git\config`, `C:\proj\.git\config`, ""},
 		{`C:\proj\GIT~1\config`, `C:\proj\.git\config`, ""},
 		{`C:\PROGRA~1\x`, `C:\Program Files\x`, ""},
@@ -217,7 +219,7 @@ func TestWindowsFlavourPaths(t *testing.T) {
 func TestWindowsFlavourPolicy(t *testing.T) {
 	spec := Spec{
 		Agent: "agent_a", Role: Final, Home: `C:\Users\u`, Workspace: `C:\Users\u\ws`,
-		ContextPaths: []ContextPath{{Path: `c:\PROJ`, Write: true, Protected: []string{"golden"}}},
+		ContextPaths: []ContextPath{{Path: `c:\PROJ`, Write: true, Protected: []string{"golden", "secrets"}}},
 	}
 	p, err := newPolicyFlavour(spec, testWinFS(), true, windowsPaths)
 	if err != nil {
@@ -238,6 +240,9 @@ func TestWindowsFlavourPolicy(t *testing.T) {
 		{`C:\Users\u\ws\.git\config`, true, RuleWorkspace, ""}, // excluded names are free in the own workspace
 		{`C:\proj\golden\x.json`, false, RuleProtected, ""},
 		{`c:\Proj\GOLDEN\x.json`, false, RuleProtected, ""},
+		// Windows upper-cases each character on its own: ſ (long s) is S, so ſecrets is secrets.
+		{`C:\proj\ſecrets\x`, false, RuleProtected, ""},
+		{`C:\proj\node_moduleſ\x`, false, RuleDefaultExcluded, ""},
 		{`C:\proj\.git\config`, false, RuleDefaultExcluded, ""},
 		{`C:\proj\.GIT\config`, false, RuleDefaultExcluded, ""},
 		{`C:\proj\GIT~1\config`, false, RuleDefaultExcluded, ""},        // the 8.3 name of .git
@@ -281,6 +286,9 @@ func TestWindowsFlavourPolicy(t *testing.T) {
 	// Names keep the case they were configured in (the drive letter is upper-cased).
 	if got := p.WritableRoots(); fmt.Sprint(got) != `[C:\PROJ C:\Users\u\ws]` {
 		t.Errorf("WritableRoots = %q", got)
+	}
+	if got := windowsPaths.rel(`C:\PROJ\src\a.go`, `c:\proj`); got != `src\a.go` {
+		t.Errorf("rel = %q, want src\\a.go", got)
 	}
 	if !p.Within(`c:\proj\SRC`, `C:\Proj`) || p.Within(`C:\projects`, `C:\proj`) {
 		t.Error("Policy.Within: wrong containment for the Windows flavour")
@@ -345,7 +353,7 @@ func TestWindowsFlavourRules(t *testing.T) {
 	spec := Spec{Agent: "agent_a", Role: Final, Home: `C:\Users\u`, Workspace: `C:\Users\u\ws`,
 		ContextPaths: []ContextPath{{Path: `C:\proj`, Write: true}},
 		Allow:        []string{"execute_command(*)"},
-		Deny: []string{"write_file(src/secret/**)", `write_file(C:\proj\private\**)`,
+		Deny: []string{"write_file(src/secret/**)", `write_file(C:\proj\private\**)`, "write_file(**/keys/**)",
 			"execute_command(del *)", "execute_command(re:rd)"}}
 	p, err := newPolicyFlavour(spec, testWinFS(), true, windowsPaths)
 	if err != nil {
@@ -360,6 +368,7 @@ func TestWindowsFlavourRules(t *testing.T) {
 		{"write_file", `c:/PROJ/Src/SECRET/k`, false},
 		{"write_file", `C:\proj\private\x`, false},
 		{"write_file", `c:/proj/PRIVATE/x`, false},
+		{"write_file", `C:\proj\src\keyſ\x`, false}, // ſ upper-cases to S, as on NTFS
 		{"execute_command", `npm test`, true},
 		{"execute_command", `del notes.txt`, false},
 		{"execute_command", `DEL notes.txt`, false},

@@ -264,7 +264,7 @@ func newPolicyFlavour(spec Spec, fsx fsys, foldCase bool, flav flavour) (*Policy
 		return nil, err
 	}
 	if p.foldCase {
-		p.rootFold, p.protFold, p.restrictFold = foldIndex(p.roots), foldIndex(p.protected), foldIndex(p.restricted)
+		p.rootFold, p.protFold, p.restrictFold = foldIndex(p.roots, p.flav.foldKey), foldIndex(p.protected, p.flav.foldKey), foldIndex(p.restricted, p.flav.foldKey)
 	}
 	return p, nil
 }
@@ -531,7 +531,7 @@ func (p *Policy) inSet(set map[string]struct{}, res string) bool {
 		}
 		if p.foldCase {
 			for k := range set {
-				if strings.EqualFold(k, q) {
+				if p.flav.foldKey(k) == p.flav.foldKey(q) {
 					return true
 				}
 			}

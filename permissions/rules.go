@@ -8,6 +8,7 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
+	"github.com/massgen-go/massgen/internal/winpath"
 	"github.com/massgen-go/massgen/permissions/shellcmd"
 )
 
@@ -205,7 +206,7 @@ func (r rule) matches(c *ruleCall, all bool) bool {
 	}
 	arg := r.arg
 	if c.fold {
-		arg = strings.ToLower(arg)
+		arg = winpath.Fold(arg)
 	}
 	if IsCommandTool(c.tool) && c.command != "" {
 		return wildcard(arg, c.foldText(strings.TrimSpace(c.command)))
@@ -239,10 +240,10 @@ func (r rule) matches(c *ruleCall, all bool) bool {
 	return false
 }
 
-// foldText is s as fold compares it (lower case).
+// foldText is s as fold compares it (Windows' case, winpath.Fold).
 func (c *ruleCall) foldText(s string) string {
 	if c.fold {
-		return strings.ToLower(s)
+		return winpath.Fold(s)
 	}
 	return s
 }

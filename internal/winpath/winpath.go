@@ -225,6 +225,10 @@ func Clean(s string) (string, error) {
 // table), with no normalisation and no multi-character folding.
 func fold(s string) string { return strings.Map(unicode.ToUpper, s) }
 
+// Fold is s in the case Windows compares names in: two names are one exactly when their folds
+// are equal. For callers that index names or paths without parsing them.
+func Fold(s string) string { return fold(s) }
+
 // Key is p's canonical spelling in the case Windows compares names in: two paths name the same
 // entry (short names and links aside) exactly when their keys are equal.
 func (p Path) Key() string { return fold(p.String()) }
