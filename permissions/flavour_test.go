@@ -384,3 +384,56 @@ func TestWindowsFlavourRules(t *testing.T) {
 		}
 	}
 }
+
+// Attack: thousands of spellings of a protected file and of .git\config (case per character,
+// either slash, doubled separators, "." and "x\.." detours, the \\?\ prefix, the 8.3 name, a
+// relative link) must all be refused, each by the rule that protects the file.
+func TestWindowsFlavourSpellings(t *testing.T) {
+	spec := Spec{Agent: "agent_a", Role: Final, Home: `C:\Users\u`, Workspace: `C:\Users\u\ws`,
+		ContextPaths: []ContextPath{{Path: `C:\proj`, Write: true, Protected: []string{"golden"}}}}
+	p, err := newPolicyFlavour(spec, testWinFS(), true, windowsPaths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := uint64(1)
+	rnd := func(n int) int { rng = rng*6364136223846793005 + 1442695040888963407; return int(rng>>33) % n }
+	spell := func(names []string) string {
+		var b strings.Builder
+		for i, n := range names {
+			if i > 0 {
+				b.WriteString([]string{`\`, `/`, `\\`, `\.\`, `\zz\..\`}[rnd(5)])
+			}
+			for _, r := range n {
+				s := string(r)
+				if rnd(2) == 0 {
+					s = strings.ToUpper(s)
+				} else {
+					s = strings.ToLower(s)
+				}
+				b.WriteString(s)
+			}
+		}
+		return b.String()
+	}
+	targets := []struct {
+		names []string
+		rule  Rule
+	}{
+		{[]string{"C:", "proj", "golden", "x.json"}, RuleProtected},
+		{[]string{"C:", "Users", "u", "ws", "rel", "golden", "x.json"}, RuleProtected},
+		{[]string{"C:", "proj", ".git", "config"}, RuleDefaultExcluded},
+		{[]string{"C:", "proj", "GIT~1", "config"}, RuleDefaultExcluded},
+		{[]string{"C:", "Users", "u", "ws", "to_git", "config"}, RuleDefaultExcluded},
+	}
+	for i := 0; i < 5000; i++ {
+		tg := targets[i%len(targets)]
+		path := spell(tg.names)
+		if rnd(4) == 0 && !strings.Contains(path, "/") && !strings.Contains(path, `\.\`) && !strings.Contains(path, `..`) && !strings.Contains(path, `\\`) {
+			path = `\\?\` + path
+		}
+		d := p.Decide(Request{Tool: "write_file", Args: map[string]any{"path": path, "content": "x"}})
+		if d.Allow || d.Rule != tg.rule {
+			t.Fatalf("write %s: allow=%v rule=%s (%s); want denied by %s", path, d.Allow, d.Rule, d.Reason, tg.rule)
+		}
+	}
+}
