@@ -437,3 +437,28 @@ func TestWindowsFlavourSpellings(t *testing.T) {
 		}
 	}
 }
+
+// An external tool's argument that looks like a Windows path is checked as one.
+func TestWindowsFlavourExternalTools(t *testing.T) {
+	spec := Spec{Agent: "agent_a", Role: Final, Home: `C:\Users\u`, Workspace: `C:\Users\u\ws`}
+	p, err := newPolicyFlavour(spec, testWinFS(), true, windowsPaths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		arg   string
+		allow bool
+	}{
+		{`C:\secret\key.txt`, false},
+		{`c:/secret/key.txt`, false},
+		{`\\srv\share\data\x`, false},
+		{`.\notes.txt`, true},
+		{`~\ws\notes.txt`, true},
+		{`C:\Users\u\ws\notes.txt:x`, false},
+	} {
+		d := p.Decide(Request{Tool: "mcp__srv__summarise", Args: map[string]any{"where": tc.arg}})
+		if d.Allow != tc.allow {
+			t.Errorf("mcp__srv__summarise %s: allow=%v (%s); want %v", tc.arg, d.Allow, d.Reason, tc.allow)
+		}
+	}
+}
