@@ -118,7 +118,7 @@ var keyTable = concatKeys(
 		{Path: "ui.use_orchestrator_for_single_agent", Status: Ignored, Same: []string{"true"}, Note: "a single agent also goes through coordination"},
 		{Path: "display", Status: Ignored, Note: "not read; ui.display_type chooses the display, and logs are always written"},
 		{Path: "memory", Status: Ignored, Note: "no conversation compression or persistent memory: agents see the session's conversation history only" + later},
-		{Path: "command_sandbox", Status: Implemented, Massgen: true, Note: "auto (default: bubblewrap, else namespaces, else landlock), bubblewrap, namespaces, landlock or none: how execute_command is confined."},
+		{Path: "command_sandbox", Status: Implemented, Massgen: true, Note: "auto (default: bubblewrap, else namespaces, else landlock), bubblewrap, namespaces, landlock or none: how execute_command is confined. On Windows only none runs commands (unsandboxed, through cmd.exe); every other mode is refused: run massgen inside WSL2 for sandboxed commands."},
 	},
 	permissionKeys("permissions", "Global"),
 	// MassGen v1 keys: MassGen 0.1 refuses them too.

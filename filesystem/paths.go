@@ -9,7 +9,6 @@ import (
 	"syscall"
 
 	"github.com/massgen-go/massgen/filesystem/internal/fsx"
-	"github.com/massgen-go/massgen/internal/pathx"
 	"github.com/massgen-go/massgen/permissions"
 )
 
@@ -135,7 +134,7 @@ func (t *Toolset) rootPaths() []string {
 // containsRoot reports the managed root p is, or holds.
 func (t *Toolset) containsRoot(p string) (string, bool) {
 	for _, r := range t.rootPaths() {
-		if pathx.Within(r, p) {
+		if t.pol.Within(r, p) {
 			return r, true
 		}
 	}
@@ -170,9 +169,6 @@ func resolveRoot(r string) string {
 	}
 	return filepath.Clean(r)
 }
-
-// under reports whether p is root or inside it (both clean and absolute).
-func under(p, root string) bool { return pathx.Within(p, root) }
 
 // configuredRoots are the roots as the Spec names them (not resolved): the workspace (when
 // set), temp workspaces, read-only paths and context paths.

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/massgen-go/massgen/internal/pathx"
+	"github.com/massgen-go/massgen/internal/winpath"
 	"github.com/massgen-go/massgen/permissions/toolargs"
 )
 
@@ -57,7 +57,7 @@ func (p *Policy) decide(r Request) (Decision, decideInfo) {
 	if res == nil {
 		res = p.strRes()
 	}
-	call := &ruleCall{tool: r.Tool}
+	call := &ruleCall{tool: r.Tool, fold: p.flav == windowsPaths}
 	if err == nil {
 		call.command = ex.command
 	}
@@ -92,6 +92,11 @@ func (p *Policy) decide(r Request) (Decision, decideInfo) {
 			}
 		}
 		return Decision{Rule: RuleCannotDetermine, Reason: "Access denied: " + err.Error() + " (calls that cannot be judged are refused)"}, info
+	}
+	if ex.cmd != nil && p.flav == windowsPaths {
+		if d, refused := p.windowsCommand(call, ex, r, res); refused {
+			return d, info
+		}
 	}
 	if ex.cmd != nil && !p.spec.Sandboxed && len(ex.cmd.Dynamic) > 0 {
 		return Decision{Rule: RuleCommandExpansion, Reason: fmt.Sprintf(
@@ -177,6 +182,11 @@ func (p *Policy) checkRemoval(d Decision) Decision {
 // checkGlob checks a command word with glob characters: the directory the pattern lives in,
 // then every match (each removed as a whole for Delete).
 func (p *Policy) checkGlob(pa PathAccess, acc Access, budget *globBudget) (Decision, *managed) {
+	if p.flav == windowsPaths {
+		// Patterns are expanded by the program on Windows, by its own rules: not judged.
+		return deny(pa.Path, acc, RuleUnresolvable, fmt.Sprintf(
+			"Access denied: %q is a wildcard pattern; on Windows patterns are not checked (write the paths out)", pa.Path)), nil
+	}
 	abs, err := absolute(pa.Path, p.workspace, p.home)
 	if err != nil {
 		return deny(pa.Path, acc, RuleUnresolvable, "Access denied: "+err.Error()), nil
@@ -328,14 +338,19 @@ func (p *Policy) fillRuleCall(c *ruleCall, ex *extraction, args map[string]any, 
 		}
 		if res, err := p.resolveArg(r, pa); err == nil {
 			g = append(g, res)
-			if p.workspace != "" && pathx.Within(res, p.workspace) && res != p.workspace {
-				g = append(g, strings.TrimPrefix(res, p.workspace+"/"))
+			if p.workspace != "" && p.flav.within(res, p.workspace) && res != p.workspace {
+				g = append(g, p.flav.rel(res, p.workspace))
 			}
-			for q := res; q != "/"; q = parentDir(q) {
+			for q := res; !p.flav.isRoot(q); q = p.flav.parent(q) {
 				if m := p.rootAt(q); m != nil && m.kind == kindContext && q != res {
-					g = append(g, strings.TrimPrefix(res, q+"/"))
+					g = append(g, p.flav.rel(res, q))
 					break
 				}
+			}
+		}
+		if c.fold {
+			for i, s := range g {
+				g[i] = winpath.Fold(strings.ReplaceAll(s, `\`, "/"))
 			}
 		}
 		c.groups = append(c.groups, g)
@@ -368,9 +383,9 @@ func (p *Policy) ReadableRoots() []string {
 		}
 	}
 	if p.guardOn {
-		roots = intersect(roots, append(slices.Clone(p.guardReadL), p.guardWriteL...))
+		roots = intersect(p.flav, roots, append(slices.Clone(p.guardReadL), p.guardWriteL...))
 	}
-	return minimal(roots)
+	return minimal(p.flav, roots)
 }
 
 // Root is one root the agent may read, named as tools (list_allowed_directories) and prompts
@@ -397,14 +412,14 @@ func (p *Policy) Roots() []Root {
 			continue
 		}
 		guard := append(slices.Clone(p.guardReadL), p.guardWriteL...)
-		if inSet(p.guardRead, m.path) {
-			r.Write = m.write && inSet(p.guardWrite, m.path)
+		if p.inSet(p.guardRead, m.path) {
+			r.Write = m.write && p.inSet(p.guardWrite, m.path)
 			out = append(out, r)
 			continue
 		}
 		for _, g := range guard {
-			if pathx.Within(g, m.path) {
-				out = append(out, Root{Path: g, Kind: r.Kind, Write: m.write && inSet(p.guardWrite, g), File: r.File})
+			if p.flav.within(g, m.path) {
+				out = append(out, Root{Path: g, Kind: r.Kind, Write: m.write && p.inSet(p.guardWrite, g), File: r.File})
 			}
 		}
 	}
@@ -445,22 +460,22 @@ func (p *Policy) WritableRoots() []string {
 		}
 	}
 	if p.guardOn {
-		roots = intersect(roots, p.guardWriteL)
+		roots = intersect(p.flav, roots, p.guardWriteL)
 	}
-	return minimal(roots)
+	return minimal(p.flav, roots)
 }
 
 // CanWrite is false when no path is writable: write tools are then not offered.
 func (p *Policy) CanWrite() bool { return len(p.WritableRoots()) > 0 }
 
-func intersect(roots, guard []string) []string {
+func intersect(f flavour, roots, guard []string) []string {
 	var out []string
 	for _, r := range roots {
 		for _, g := range guard {
 			switch {
-			case pathx.Within(g, r):
+			case f.within(g, r):
 				out = append(out, g)
-			case pathx.Within(r, g):
+			case f.within(r, g):
 				out = append(out, r)
 			}
 		}
@@ -470,12 +485,12 @@ func intersect(roots, guard []string) []string {
 
 // minimal sorts, dedupes and drops roots inside other roots... only when they are the same kind
 // of access, which is the case for every caller here.
-func minimal(roots []string) []string {
+func minimal(f flavour, roots []string) []string {
 	slices.Sort(roots)
 	roots = slices.Compact(roots)
 	var out []string
 	for _, r := range roots {
-		if len(out) > 0 && pathx.Within(r, out[len(out)-1]) {
+		if len(out) > 0 && f.within(r, out[len(out)-1]) {
 			continue
 		}
 		out = append(out, r)
@@ -493,16 +508,16 @@ func (p *Policy) ExcludedUnder(root string) []string {
 	}
 	var out []string
 	for pr := range p.protected {
-		if pathx.Within(pr, r) {
+		if p.flav.within(pr, r) {
 			out = append(out, pr)
 		}
 	}
 	for _, m := range p.roots {
-		if !m.write && pathx.Within(m.path, r) && m.path != r {
+		if !m.write && p.flav.within(m.path, r) && m.path != r {
 			out = append(out, m.path)
 		}
 	}
-	if p.workspace == "" || !pathx.Within(r, p.workspace) {
+	if p.workspace == "" || !p.flav.within(r, p.workspace) {
 		out = append(out, findExcluded(r, p.workspace)...)
 	}
 	slices.Sort(out)
@@ -563,9 +578,33 @@ func (p *Policy) DescribeLimits() string {
 
 // resolveArg resolves one path argument with r (for rule matching).
 func (p *Policy) resolveArg(r Resolver, pa PathAccess) (string, error) {
-	abs, err := absolute(pa.Path, p.workspace, p.home)
+	abs, err := p.flav.absolute(pa.Path, p.workspace, p.home)
 	if err != nil {
 		return "", err
 	}
 	return r.Resolve(pa.Arg, abs, pa.Access == Delete)
+}
+
+// windowsCommandSyntax are the characters through which cmd.exe reads a command differently from
+// the POSIX shell the check parses it as: \ (a separator there, an escape here: ..\..\x would be
+// judged as the name ....x), %VAR% and !VAR! (expanded), ^ (dropped), and the operators that
+// join commands or redirect (&, |, <, >, parentheses), plus quotes and line breaks.
+const windowsCommandSyntax = "\\%^!&|<>()\"\r\n"
+
+// windowsCommand decides a command on Windows before the path rules: it runs through cmd.exe,
+// whose builtins (type, del, copy, ...) and syntax the check does not know, so the check cannot
+// list what it touches. A command runs only when it is one plain program call (none of
+// windowsCommandSyntax) that a rule in permissions.allow names; its paths are then checked too.
+func (p *Policy) windowsCommand(call *ruleCall, ex *extraction, r Request, res Resolver) (Decision, bool) {
+	if i := strings.IndexAny(ex.command, windowsCommandSyntax); i >= 0 {
+		return Decision{Rule: RuleCannotDetermine, Reason: fmt.Sprintf(
+			"Access denied: the command contains %q: on Windows commands run through cmd.exe, which reads \\ %% ! ^ & | < > ( ) and quotes differently from the permission check, so such commands are refused (one program call per command; write paths with /)",
+			ex.command[i:i+1])}, true
+	}
+	if !p.allowedByRule(call, ex, r.Args, res) {
+		return Decision{Rule: RuleCannotDetermine, Reason: fmt.Sprintf(
+			"Access denied: on Windows commands run through cmd.exe, whose commands the permission check cannot judge, so a command runs only when a rule in permissions.allow names it, e.g. %q",
+			r.Tool+"("+strings.TrimSpace(ex.command)+")")}, true
+	}
+	return Decision{}, false
 }

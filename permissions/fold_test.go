@@ -46,7 +46,7 @@ func TestCaseInsensitiveNames(t *testing.T) {
 			}
 		}
 	}
-	if got := foldIndex(map[string]int{"/a/B": 1, "/A/b": 2}); got["/a/b"] != "/A/b" {
+	if got := foldIndex(map[string]int{"/a/B": 1, "/A/b": 2}, unixPaths.foldKey); got["/a/b"] != "/A/b" {
 		t.Errorf("foldIndex: %v, want the first key in order", got)
 	}
 }

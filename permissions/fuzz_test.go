@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/massgen-go/massgen/internal/pathx"
 )
 
 // fuzzTree is the hostile tree of TestHostilePaths, built once per fuzz target.
@@ -41,7 +43,7 @@ func oracleWritable(t *testing.T, tr *tree, p *Policy, abs string) {
 		}
 		in := false
 		for _, r := range p.WritableRoots() {
-			if within(res, r) {
+			if pathx.Within(res, r) {
 				in = true
 			}
 		}
@@ -49,14 +51,14 @@ func oracleWritable(t *testing.T, tr *tree, p *Policy, abs string) {
 			t.Fatalf("write allowed for %q, which reaches %q outside the writable roots %v", abs, res, p.WritableRoots())
 		}
 		for pr := range p.protected {
-			if within(res, pr) {
+			if pathx.Within(res, pr) {
 				t.Fatalf("write allowed for %q, which reaches protected %q", abs, res)
 			}
 		}
-		if !within(res, tr.p("ws")) && ExcludedComponent(res) != "" {
+		if !pathx.Within(res, tr.p("ws")) && ExcludedComponent(res) != "" {
 			t.Fatalf("write allowed for %q, which reaches excluded %q", abs, res)
 		}
-		if within(res, tr.p("files")) || within(res, tr.p("temp")) || within(res, tr.p("other_ws")) {
+		if pathx.Within(res, tr.p("files")) || pathx.Within(res, tr.p("temp")) || pathx.Within(res, tr.p("other_ws")) {
 			t.Fatalf("write allowed for %q, which reaches read-only %q", abs, res)
 		}
 	}
@@ -118,7 +120,7 @@ func FuzzResolveWrite(f *testing.F) {
 		}
 		in := false
 		for _, r := range p.WritableRoots() {
-			if within(d.Path, r) {
+			if pathx.Within(d.Path, r) {
 				in = true
 			}
 		}
@@ -196,7 +198,7 @@ func FuzzDecideArgs(f *testing.F) {
 					if fi, err := os.Lstat(entry); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 						in := false
 						for _, r := range p.WritableRoots() {
-							if within(entry, r) {
+							if pathx.Within(entry, r) {
 								in = true
 							}
 						}
@@ -213,7 +215,7 @@ func FuzzDecideArgs(f *testing.F) {
 			}
 			in := false
 			for _, r := range p.WritableRoots() {
-				if within(res, r) {
+				if pathx.Within(res, r) {
 					in = true
 				}
 			}

@@ -55,6 +55,7 @@ type managed struct {
 type Policy struct {
 	spec      Spec
 	fs        fsys
+	flav      flavour // how paths are written and compared; chosen at construction
 	home      string
 	workspace string // resolved; "" when the agent has none
 
@@ -94,7 +95,14 @@ func newPolicy(spec Spec, fsx fsys) (*Policy, error) {
 
 // newPolicyFold is newPolicy with the case rule given (tests run the darwin rule on Linux).
 func newPolicyFold(spec Spec, fsx fsys, foldCase bool) (*Policy, error) {
+	return newPolicyFlavour(spec, fsx, foldCase, nativeFlavour())
+}
+
+// newPolicyFlavour is newPolicy with the case rule and the path flavour given (tests run the
+// Windows flavour on Linux, against a fake fsys).
+func newPolicyFlavour(spec Spec, fsx fsys, foldCase bool, flav flavour) (*Policy, error) {
 	p := &Policy{
+		flav:        flav,
 		foldCase:    foldCase,
 		spec:        spec,
 		fs:          fsx,
@@ -120,14 +128,14 @@ func newPolicyFold(spec Spec, fsx fsys, foldCase bool) (*Policy, error) {
 		if path == "" {
 			return "", fmt.Errorf("permissions: %s: empty path", what)
 		}
-		abs, err := expandHome(path, p.home)
+		abs, err := p.flav.expandHome(path, p.home)
 		if err != nil {
 			return "", fmt.Errorf("permissions: %s: %w", what, err)
 		}
-		if !filepath.IsAbs(abs) {
+		if !p.flav.isAbs(abs) {
 			return "", fmt.Errorf("permissions: %s: path %q is not absolute", what, path)
 		}
-		r, err := resolvePhysical(fsx, abs)
+		r, err := p.flav.resolve(fsx, abs)
 		if err != nil {
 			return "", fmt.Errorf("permissions: %s: %w", what, err)
 		}
@@ -182,16 +190,16 @@ func newPolicyFold(spec Spec, fsx fsys, foldCase bool) (*Policy, error) {
 			return nil, err
 		}
 		isFile := false
-		if fi, err := os.Stat(r); err == nil && !fi.IsDir() {
+		if fi, err := fsx.Lstat(r); err == nil && !fi.IsDir() { // r is resolved: no link
 			isFile = true
 		}
 		add(&managed{path: r, kind: kindContext, write: cp.Write && spec.Role == Final, file: isFile})
 		if isFile {
-			p.fileParents[parentDir(r)] = r
+			p.fileParents[p.flav.parent(r)] = r
 		}
 		for _, pp := range cp.Protected {
-			if !filepath.IsAbs(pp) && !strings.HasPrefix(pp, "~") {
-				pp = filepath.Join(cp.Path, pp)
+			if !p.flav.isAbs(pp) && !strings.HasPrefix(pp, "~") {
+				pp = p.flav.joinRel(cp.Path, pp)
 			}
 			pr, err := resolveRoot(fmt.Sprintf("context path %s: protected path", cp.Path), pp)
 			if err != nil {
@@ -232,8 +240,8 @@ func newPolicyFold(spec Spec, fsx fsys, foldCase bool) (*Policy, error) {
 	// A write on a directory would also hit what lies below it (delete, move): index the
 	// ancestors of everything that must not change, so that check is one map lookup.
 	markAncestors := func(path string) {
-		for q := path; q != "/"; {
-			q = parentDir(q)
+		for q := path; !p.flav.isRoot(q); {
+			q = p.flav.parent(q)
 			if _, ok := p.restricted[q]; ok {
 				return
 			}
@@ -256,10 +264,14 @@ func newPolicyFold(spec Spec, fsx fsys, foldCase bool) (*Policy, error) {
 		return nil, err
 	}
 	if p.foldCase {
-		p.rootFold, p.protFold, p.restrictFold = foldIndex(p.roots), foldIndex(p.protected), foldIndex(p.restricted)
+		p.rootFold, p.protFold, p.restrictFold = foldIndex(p.roots, p.flav.foldKey), foldIndex(p.protected, p.flav.foldKey), foldIndex(p.restricted, p.flav.foldKey)
 	}
 	return p, nil
 }
+
+// Within reports whether the path p is root or lies below it, both clean and absolute (resolved
+// paths from this Policy): component by component, and on Windows without case (winpath).
+func (p *Policy) Within(path, root string) bool { return p.flav.within(path, root) }
 
 // Spec returns the spec the policy was built from.
 func (p *Policy) Spec() Spec { return p.spec }
@@ -267,21 +279,21 @@ func (p *Policy) Spec() Spec { return p.spec }
 // Resolve returns the absolute, symlink-resolved path a tool would reach: relative paths join the
 // workspace, ~ expands, ".." applies to the directory actually reached.
 func (p *Policy) Resolve(path string) (string, error) {
-	abs, err := absolute(path, p.workspace, p.home)
+	abs, err := p.flav.absolute(path, p.workspace, p.home)
 	if err != nil {
 		return "", err
 	}
-	return resolvePhysical(p.fs, abs)
+	return p.flav.resolve(p.fs, abs)
 }
 
 // Absolute turns a path argument into an absolute path, not yet resolved: ~ expands, relative
 // paths join the workspace, "" is the workspace.
 func (p *Policy) Absolute(path string) (string, error) {
-	return absolute(path, p.workspace, p.home)
+	return p.flav.absolute(path, p.workspace, p.home)
 }
 
 // strRes resolves by string (commands, external tools, one-shot checks).
-func (p *Policy) strRes() Resolver { return stringResolver{p.fs} }
+func (p *Policy) strRes() Resolver { return stringResolver{p.fs, p.flav} }
 
 // CheckPath decides one path (relative paths resolve against the workspace, by string). It never
 // asks. Delete judges the entry itself (a link, not its target) and refuses managed roots and
@@ -306,7 +318,7 @@ func (p *Policy) CheckCanonical(path string, a Access) Decision {
 
 // checkPath resolves one path argument with res and decides on what it found.
 func (p *Policy) checkPath(res Resolver, arg, given string, a Access) (Decision, *managed) {
-	abs, err := absolute(given, p.workspace, p.home)
+	abs, err := p.flav.absolute(given, p.workspace, p.home)
 	if err != nil {
 		return deny(given, a, RuleUnresolvable, fmt.Sprintf("Access denied: %v", err)), nil
 	}
@@ -315,7 +327,7 @@ func (p *Policy) checkPath(res Resolver, arg, given string, a Access) (Decision,
 		return p.resolveDenied(given, abs, a, err), nil
 	}
 	d, m := p.decideResolved(given, phys, a)
-	if !d.Allow || !hasDotDot(abs) {
+	if !d.Allow || !p.flav.hasDotDot(abs) {
 		return d, m
 	}
 	if _, byString := res.(stringResolver); !byString {
@@ -324,7 +336,7 @@ func (p *Policy) checkPath(res Resolver, arg, given string, a Access) (Decision,
 	}
 	// A tool that cleans ".." textually before opening reaches another file than the kernel
 	// would when a symlink precedes the "..": both readings must be allowed.
-	lex, err := resolvePhysical(p.fs, filepath.Clean(abs))
+	lex, err := p.flav.resolve(p.fs, p.flav.clean(abs))
 	if err != nil {
 		return p.resolveDenied(given, abs, a, err), nil
 	}
@@ -347,7 +359,7 @@ func (p *Policy) resolveDenied(given, abs string, a Access, err error) Decision 
 			return p.outsideDenied(given, abs, a, re.At)
 		case m.kind == kindPrivate:
 			// Another agent's files: the same denial as for any path there.
-			shown := filepath.Clean(abs)
+			shown := p.flav.clean(abs)
 			return deny(shown, a, RulePrivate, fmt.Sprintf(
 				"Access denied: '%s' is private to massgen (another agent's workspace, the snapshots, or massgen's logs, sessions and trash); read other agents' work in your temp workspace", shown))
 		}
@@ -357,11 +369,11 @@ func (p *Policy) resolveDenied(given, abs string, a Access, err error) Decision 
 
 // rootOf is the deepest managed root holding q (a clean absolute path), or nil.
 func (p *Policy) rootOf(q string) *managed {
-	for ; ; q = parentDir(q) {
+	for ; ; q = p.flav.parent(q) {
 		if m := p.rootAt(q); m != nil {
 			return m
 		}
-		if q == "/" {
+		if p.flav.isRoot(q) {
 			return nil
 		}
 	}
@@ -380,7 +392,7 @@ func (p *Policy) ManagedRoot(q string) string {
 // exists there. res is where the path leads (or where resolution stopped): it only selects the
 // file-context-path wording, which names nothing the agent was not told.
 func (p *Policy) outsideDenied(given, abs string, a Access, res string) Decision {
-	shown := filepath.Clean(abs)
+	shown := p.flav.clean(abs)
 	if fp := p.fileParentOf(res); fp != "" {
 		return deny(shown, a, RuleFileSibling, fmt.Sprintf(
 			"Access denied: '%s' is not an explicitly allowed file in this directory (only %s is shared from %s)",
@@ -392,11 +404,11 @@ func (p *Policy) outsideDenied(given, abs string, a Access, res string) Decision
 
 // fileParentOf is the directory of a file context path holding q, if q is in no managed root.
 func (p *Policy) fileParentOf(q string) string {
-	for ; ; q = parentDir(q) {
+	for ; ; q = p.flav.parent(q) {
 		if _, ok := p.fileParents[q]; ok {
 			return q
 		}
-		if q == "/" {
+		if p.flav.isRoot(q) {
 			return ""
 		}
 	}
@@ -426,7 +438,7 @@ func (p *Policy) decideResolved(given, res string, a Access) (Decision, *managed
 	}
 	var hit *managed
 	prot := ""
-	for q := res; ; q = parentDir(q) {
+	for q := res; ; q = p.flav.parent(q) {
 		if hit == nil {
 			if m := p.rootAt(q); m != nil {
 				hit = m
@@ -437,13 +449,13 @@ func (p *Policy) decideResolved(given, res string, a Access) (Decision, *managed
 				prot = k
 			}
 		}
-		if q == "/" {
+		if p.flav.isRoot(q) {
 			break
 		}
 	}
 	if hit == nil {
 		// Outside every managed root: never say where the given path leads.
-		abs, err := absolute(given, p.workspace, p.home)
+		abs, err := p.flav.absolute(given, p.workspace, p.home)
 		if err != nil || given == "" {
 			abs = res
 		}
@@ -462,7 +474,7 @@ func (p *Policy) decideResolved(given, res string, a Access) (Decision, *managed
 		if a != Read {
 			set, what = p.guardWrite, "write_paths"
 		}
-		if !inSet(set, res) {
+		if !p.inSet(set, res) {
 			return deny(res, a, RuleFolderGuard, fmt.Sprintf(
 				"Access denied: %s is not within this agent's %s (%s)", show, what, strings.Join(p.guardList(a), ", "))), hit
 		}
@@ -476,7 +488,7 @@ func (p *Policy) decideResolved(given, res string, a Access) (Decision, *managed
 			"Access denied: %s is protected (protected path %s of context path %s is read-only for every agent)", show, prot, p.protected[prot])), hit
 	}
 	if hit.kind != kindWorkspace {
-		if c := ExcludedComponent(res); c != "" {
+		if c := p.flav.excluded(res); c != "" {
 			return deny(res, a, RuleDefaultExcluded, fmt.Sprintf(
 				"Access denied: %s is read-only: '%s' is a system path (.git, .env, node_modules, .massgen, ... are never written outside the agent's own workspace)", show, c)), hit
 		}
@@ -511,12 +523,20 @@ func (k kind) label() string {
 	return "private path"
 }
 
-func inSet(set map[string]struct{}, res string) bool {
-	for q := res; ; q = parentDir(q) {
+// inSet reports whether res or one of its ancestors is in set (matched per the case rule).
+func (p *Policy) inSet(set map[string]struct{}, res string) bool {
+	for q := res; ; q = p.flav.parent(q) {
 		if _, ok := set[q]; ok {
 			return true
 		}
-		if q == "/" {
+		if p.foldCase {
+			for k := range set {
+				if p.flav.foldKey(k) == p.flav.foldKey(q) {
+					return true
+				}
+			}
+		}
+		if p.flav.isRoot(q) {
 			return false
 		}
 	}

@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-
-	"github.com/massgen-go/massgen/internal/pathx"
 )
 
 // maxLinks bounds symlink chains (Linux uses 40); more is a loop or an attack.
@@ -169,9 +167,18 @@ func joinClean(dir, name string) string {
 
 // stringResolver resolves by string with Lstat and Readlink: for commands and external tools,
 // where the sandbox or the server is the actor, and for one-shot checks.
-type stringResolver struct{ fs fsys }
+type stringResolver struct {
+	fs   fsys
+	flav flavour
+}
 
 func (r stringResolver) Resolve(_, abs string, entry bool) (string, error) {
+	if r.flav == windowsPaths {
+		if entry {
+			return resolveWindowsEntry(r.fs, abs)
+		}
+		return resolveWindows(r.fs, abs)
+	}
 	if !entry || strings.HasSuffix(abs, "/") || strings.HasSuffix(abs, "/.") || hasDotDot(abs) {
 		return resolvePhysical(r.fs, abs)
 	}
@@ -192,9 +199,6 @@ func (r stringResolver) Resolve(_, abs string, entry bool) (string, error) {
 	}
 	return resolvePhysical(r.fs, abs)
 }
-
-// within is pathx.Within, for callers in this package not yet switched to it.
-func within(p, root string) bool { return pathx.Within(p, root) }
 
 // memoFS remembers Lstat and Readlink answers. Only for one-shot checks of a tree that does not
 // change while deciding (massgen permissions check --batch): a run uses the live filesystem.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
+	"github.com/massgen-go/massgen/internal/winpath"
 	"github.com/massgen-go/massgen/permissions/shellcmd"
 )
 
@@ -33,6 +34,7 @@ type rule struct {
 //     programs run (command_line_allowed_commands).
 type commandRE struct {
 	re     *regexp.Regexp
+	fold   *regexp.Regexp // re without case, for calls that compare without case (Windows)
 	negate bool
 }
 
@@ -51,20 +53,28 @@ func parseCommandRE(arg string) (*commandRE, bool, error) {
 	if err != nil {
 		return nil, true, err
 	}
-	return &commandRE{re: re, negate: negate}, true, nil
+	fold, err := regexp.Compile(`(?i)^(?:` + pat + `)`)
+	if err != nil {
+		return nil, true, err
+	}
+	return &commandRE{re: re, fold: fold, negate: negate}, true, nil
 }
 
 // matches judges a call's command line. all: an allow rule (every program must match).
 func (c *commandRE) matches(call *ruleCall, all bool) bool {
 	line := strings.TrimSpace(call.command)
 	programs := call.programs()
+	re := c.re
+	if call.fold {
+		re = c.fold
+	}
 	if len(programs) == 0 {
 		// Nothing can be listed: an allow-list refuses it, a deny-list looks at the line.
-		return c.negate || (!all && line != "" && c.re.MatchString(line))
+		return c.negate || (!all && line != "" && re.MatchString(line))
 	}
 	every, some := true, false
 	for _, p := range programs {
-		m := c.re.MatchString(p)
+		m := re.MatchString(p)
 		every, some = every && m, some || m
 	}
 	switch {
@@ -73,7 +83,7 @@ func (c *commandRE) matches(call *ruleCall, all bool) bool {
 	case all:
 		return every
 	default:
-		return some || c.re.MatchString(line)
+		return some || re.MatchString(line)
 	}
 }
 
@@ -166,6 +176,9 @@ type ruleCall struct {
 	paths   []string // candidate spellings of every path argument, grouped per path
 	groups  [][]string
 	strings []string // every string argument (other tools)
+	// fold: compare without case, and path candidates with / for \ (Windows: names, programs
+	// and builtins compare without case there, and rules are written with /).
+	fold bool
 }
 
 // programs lists the programs the command runs (nil when they cannot be listed).
@@ -191,15 +204,19 @@ func (r rule) matches(c *ruleCall, all bool) bool {
 	if r.re != nil {
 		return IsCommandTool(c.tool) && r.re.matches(c, all)
 	}
+	arg := r.arg
+	if c.fold {
+		arg = winpath.Fold(arg)
+	}
 	if IsCommandTool(c.tool) && c.command != "" {
-		return wildcard(r.arg, strings.TrimSpace(c.command))
+		return wildcard(arg, c.foldText(strings.TrimSpace(c.command)))
 	}
 	if len(c.groups) > 0 {
 		matched := 0
 		for _, g := range c.groups {
 			hit := false
 			for _, cand := range g {
-				if ok, _ := doublestar.Match(r.arg, cand); ok {
+				if ok, _ := doublestar.Match(c.foldPattern(arg), cand); ok {
 					hit = true
 					break
 				}
@@ -216,9 +233,26 @@ func (r rule) matches(c *ruleCall, all bool) bool {
 		return matched > 0
 	}
 	for _, s := range c.strings {
-		if wildcard(r.arg, s) {
+		if wildcard(arg, c.foldText(s)) {
 			return true
 		}
 	}
 	return false
+}
+
+// foldText is s as fold compares it (Windows' case, winpath.Fold).
+func (c *ruleCall) foldText(s string) string {
+	if c.fold {
+		return winpath.Fold(s)
+	}
+	return s
+}
+
+// foldPattern is a path rule's pattern (already folded) as fold compares it: \ is a separator
+// on Windows, so it is read as /, never as an escape.
+func (c *ruleCall) foldPattern(pat string) string {
+	if c.fold {
+		return strings.ReplaceAll(pat, `\`, "/")
+	}
+	return pat
 }

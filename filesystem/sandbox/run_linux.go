@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/massgen-go/massgen/filesystem/sandbox/internal/confine"
+	"github.com/massgen-go/massgen/internal/sysshell"
 )
 
 // secretSystemFiles are files in the system directories that only root can read (password
@@ -158,12 +159,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	if o.MaxOutput <= 0 {
-		o.MaxOutput = 64 << 10
-	}
-	if o.Timeout <= 0 {
-		o.Timeout = 2 * time.Minute
-	}
+	o.withDefaults()
 	tmp, err := os.MkdirTemp("", "massgen-cmd-")
 	if err != nil {
 		return Result{}, fmt.Errorf("sandbox: private temp dir: %w", err)
@@ -182,7 +178,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	)
 	defer pf.Close()
 	if mode == ModeNone {
-		argv = []string{"/bin/sh", "-c", o.Command}
+		argv = sysshell.UnixArgv(o.Command)
 	} else {
 		pol := o.Policy
 		pol.Write = append(slices.Clone(pol.Write), tmp)
@@ -309,33 +305,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if sw != nil {
 		sw.after(&res, o.Trash, log)
 	}
-	switch ctx.Err() {
-	case context.DeadlineExceeded:
-		res.TimedOut = true
-		res.ExitCode = -1
-		return res, nil
-	case context.Canceled: // the run was cancelled: the command was killed with its group
-		res.ExitCode = -1
-		return res, fmt.Errorf("sandbox: command cancelled: %w", context.Canceled)
-	}
-	if runErr != nil {
-		var ee *exec.ExitError
-		if errors.As(runErr, &ee) {
-			res.ExitCode = ee.ExitCode()
-			if res.ExitCode == -1 { // killed by a signal
-				res.ExitCode = 128 + int(ee.Sys().(syscall.WaitStatus).Signal())
-			}
-			return res, nil
-		}
-		if errors.Is(runErr, exec.ErrWaitDelay) {
-			return res, nil
-		}
-		if ctx.Err() != nil {
-			return res, fmt.Errorf("sandbox: %w", ctx.Err())
-		}
-		return res, fmt.Errorf("sandbox: starting %s: %w", argv[0], runErr)
-	}
-	return res, nil
+	return outcome(ctx, res, runErr, argv[0])
 }
 
 // bwrapArgv is bubblewrap's command line: fd 3 the seccomp filter, then the plan's handles.

@@ -29,8 +29,11 @@ package sandbox
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"time"
@@ -177,4 +180,42 @@ func (c *capped) Write(p []byte) (int, error) {
 	}
 	c.buf.Write(p)
 	return len(p), nil
+}
+
+// withDefaults fills in the output cap (64 KiB per stream) and the timeout (2 minutes).
+func (o *Options) withDefaults() {
+	if o.MaxOutput <= 0 {
+		o.MaxOutput = 64 << 10
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 2 * time.Minute
+	}
+}
+
+// outcome completes res (output, sandbox and duration already in) from how the command ended:
+// ctx is the run's context with its timeout, runErr what starting and waiting returned, prog
+// what was started. A timeout is a result (TimedOut, exit -1); a cancelled run is an error; a
+// non-zero exit is a result, with exitStatus's code.
+func outcome(ctx context.Context, res Result, runErr error, prog string) (Result, error) {
+	switch ctx.Err() {
+	case context.DeadlineExceeded:
+		res.TimedOut, res.ExitCode = true, -1
+		return res, nil
+	case context.Canceled: // the run was cancelled: the command was killed with its tree
+		res.ExitCode = -1
+		return res, fmt.Errorf("sandbox: command cancelled: %w", context.Canceled)
+	}
+	var ee *exec.ExitError
+	switch {
+	case runErr == nil:
+		return res, nil
+	case errors.As(runErr, &ee):
+		res.ExitCode = exitStatus(ee)
+		return res, nil
+	case errors.Is(runErr, exec.ErrWaitDelay):
+		// A grandchild kept the pipes open after the command exited: it was killed with the
+		// command's tree; the command itself succeeded.
+		return res, nil
+	}
+	return res, fmt.Errorf("sandbox: starting %s: %w", prog, runErr)
 }

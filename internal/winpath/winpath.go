@@ -225,6 +225,10 @@ func Clean(s string) (string, error) {
 // table), with no normalisation and no multi-character folding.
 func fold(s string) string { return strings.Map(unicode.ToUpper, s) }
 
+// Fold is s in the case Windows compares names in: two names are one exactly when their folds
+// are equal. For callers that index names or paths without parsing them.
+func Fold(s string) string { return fold(s) }
+
 // Key is p's canonical spelling in the case Windows compares names in: two paths name the same
 // entry (short names and links aside) exactly when their keys are equal.
 func (p Path) Key() string { return fold(p.String()) }
@@ -263,6 +267,13 @@ func ShortNameLike(name string) bool {
 // (GetLongPathNameW); a short-looking name in the part that does not exist yet, or anywhere
 // when the system cannot resolve names (any other OS), makes p refused.
 func ResolveShort(p Path) (Path, error) { return resolveShort(p, longPathName) }
+
+// ResolveShortWith is ResolveShort with the system's answer given: long returns the long form
+// of an existing path (an error wrapping fs.ErrNotExist when it does not exist). For callers
+// that reach the file system through an interface of their own (and their tests).
+func ResolveShortWith(p Path, long func(string) (string, error)) (Path, error) {
+	return resolveShort(p, long)
+}
 
 // sameLong reports whether long can be the long form of short: the same volume and names,
 // except the short-looking ones.

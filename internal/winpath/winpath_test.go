@@ -260,3 +260,21 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestFoldAndResolveShortWith(t *testing.T) {
+	for in, want := range map[string]string{"ſecrets.txt": "SECRETS.TXT", `c:\Ab\é`: `C:\AB\É`, "ß": "ß"} {
+		if got := Fold(in); got != want {
+			t.Errorf("Fold(%q) = %q, want %q", in, got, want)
+		}
+	}
+	long := func(p string) (string, error) {
+		if strings.EqualFold(p, `C:\PROGRA~1`) {
+			return `C:\Program Files`, nil
+		}
+		return "", fs.ErrNotExist
+	}
+	got, err := ResolveShortWith(mustParse(t, `C:\PROGRA~1\x`), long)
+	if err != nil || got.String() != `C:\Program Files\x` {
+		t.Errorf("ResolveShortWith = %q, %v", got, err)
+	}
+}

@@ -1,4 +1,5 @@
-// Package hooks runs the user's pre- and post-tool-use hooks: external commands (`sh -c`) that
+// Package hooks runs the user's pre- and post-tool-use hooks: external commands run through the
+// system shell (`/bin/sh -c` on Unix, `cmd.exe /S /C` on Windows: internal/sysshell) that
 // receive one tool call as JSON on stdin. A hook runs outside every sandbox, so it gets a minimal
 // environment (never massgen's API keys) and only from files the user approved (see
 // permissions/trust).
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/internal/sysshell"
 )
 
 // DefaultTimeout applies when a hook sets none.
@@ -149,7 +151,7 @@ type Result struct {
 	Stdout, Stderr string
 }
 
-// Run runs one hook with `sh -c` in the current directory, the call as JSON on stdin and
+// Run runs one hook through the system shell (sysshell.Command) in the current directory, the call as JSON on stdin and
 // MinimalEnv(environ, in) as its environment. err is set when it could not run or timed out;
 // otherwise Code is its exit status.
 func Run(ctx context.Context, h configs.Hook, in Input, environ []string) (Result, error) {
@@ -163,7 +165,10 @@ func Run(ctx context.Context, h configs.Hook, in Input, environ []string) (Resul
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "sh", "-c", h.Command)
+	cmd, err := sysshell.Command(ctx, h.Command)
+	if err != nil {
+		return Result{Code: -1}, fmt.Errorf("hook %q: %w", h.Command, err)
+	}
 	cmd.Env = MinimalEnv(environ, in)
 	cmd.Stdin = bytes.NewReader(data)
 	var stdout, stderr bytes.Buffer
@@ -186,20 +191,27 @@ func Run(ctx context.Context, h configs.Hook, in Input, environ []string) (Resul
 	return res, nil
 }
 
-// passed are the variables a hook inherits from massgen's environment; LC_* too.
+// passed are the variables a hook inherits from massgen's environment (LC_* too), named in
+// upper case: Windows spells some in mixed case (Path, SystemRoot) and compares them without
+// case. The Windows ones are what programs there need to start (SystemRoot, PATHEXT, ComSpec)
+// and the user's own folders, as HOME is on Unix.
 var passed = map[string]bool{
 	"PATH": true, "HOME": true, "LANG": true, "TERM": true, "TZ": true, "USER": true,
 	"LOGNAME": true, "TMPDIR": true,
+	"PATHEXT": true, "SYSTEMROOT": true, "SYSTEMDRIVE": true, "WINDIR": true, "COMSPEC": true,
+	"TEMP": true, "TMP": true, "USERPROFILE": true, "USERNAME": true, "OS": true,
+	"PROCESSOR_ARCHITECTURE": true, "NUMBER_OF_PROCESSORS": true, "PROGRAMFILES": true, "PROGRAMDATA": true,
 }
 
-// MinimalEnv is a hook's environment: PATH, HOME, LANG, LC_*, TERM, TZ, USER, LOGNAME and TMPDIR
+// MinimalEnv is a hook's environment: the variables of passed (PATH, HOME, LANG, LC_*, TERM, TZ,
+// USER, LOGNAME, TMPDIR and their Windows counterparts)
 // from environ, plus MASSGEN_HOOK_EVENT, MASSGEN_AGENT, MASSGEN_ROLE, MASSGEN_TOOL and (when
 // known) MASSGEN_WORKSPACE. Nothing else: API keys, tokens and massgen's own settings stay out.
 func MinimalEnv(environ []string, in Input) []string {
 	env := make([]string, 0, 16)
 	for _, kv := range environ {
 		k, _, ok := strings.Cut(kv, "=")
-		if ok && (passed[k] || strings.HasPrefix(k, "LC_")) {
+		if ok && (passed[strings.ToUpper(k)] || strings.HasPrefix(k, "LC_")) {
 			env = append(env, kv)
 		}
 	}

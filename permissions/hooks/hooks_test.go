@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -62,6 +63,41 @@ func TestMatches(t *testing.T) {
 	for _, tt := range tests {
 		if got := Matches(configs.Hook{Matcher: tt.matcher}, tt.names...); got != tt.want {
 			t.Errorf("Matches(%q, %v) = %v, want %v", tt.matcher, tt.names, got, tt.want)
+		}
+	}
+}
+
+// Hooks run through the system shell: on Unix /bin/sh -c, with its syntax (several lines,
+// quoting, $((...))), the call on stdin and the exit status as the result.
+func TestHookRunsThroughSystemShell(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the Unix form; cmd.exe's command line is tested in internal/sysshell")
+	}
+	h := configs.Hook{Command: "read -r line\nprintf '%s|%s|' \"$MASSGEN_TOOL\" $((2*3))\ncase \"$line\" in *write_file*) exit 4;; esac"}
+	res, err := Run(context.Background(), h, Input{Event: PreToolUse, Tool: "write_file"}, os.Environ())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Code != 4 || res.Stdout != "write_file|6|" {
+		t.Errorf("hook = %+v, want exit 4 and stdout %q", res, "write_file|6|")
+	}
+}
+
+// Windows spells some variables in mixed case and compares them without case: they pass
+// whatever their case; secrets do not.
+func TestMinimalEnvWindowsNames(t *testing.T) {
+	environ := []string{`Path=C:\Windows`, `SystemRoot=C:\Windows`, `PATHEXT=.EXE`, `ComSpec=C:\Windows\System32\cmd.exe`,
+		`USERPROFILE=C:\Users\u`, "OPENAI_API_KEY=sk-x", "GitHub_Token=ghp-x"}
+	env := MinimalEnv(environ, Input{Event: PostToolUse})
+	got := strings.Join(env, "\n")
+	for _, kv := range environ[:5] {
+		if !strings.Contains(got, kv) {
+			t.Errorf("MinimalEnv lacks %q:\n%s", kv, got)
+		}
+	}
+	for _, s := range []string{"sk-x", "ghp-x"} {
+		if strings.Contains(got, s) {
+			t.Errorf("MinimalEnv passed a secret %q:\n%s", s, got)
 		}
 	}
 }

@@ -493,13 +493,22 @@ var contentKeys = map[string]bool{"content": true, "contents": true, "text": tru
 const MaxArgPaths = 4096
 
 // looksLikePath: an absolute path, one starting with ~, ./, ../, a file: URL, or any value with
-// a ".." component (sub/../../x climbs out as well as ../x does). Single line only.
+// a ".." component (sub/../../x climbs out as well as ../x does); Windows' forms too (C:\x, C:/x,
+// \\server\share, \x, .\x, ~\x), whatever system massgen runs on: a server may run elsewhere,
+// and on Windows they are the paths. Single line only.
 func looksLikePath(s string) bool {
 	if s == "" || len(s) > 4096 || strings.ContainsAny(s, "\n\r") {
 		return false
 	}
 	return strings.HasPrefix(s, "/") || s == "~" || strings.HasPrefix(s, "~/") ||
-		strings.HasPrefix(s, "./") || s == "." || hasDotDotComponent(s) || isFileURL(s)
+		strings.HasPrefix(s, "./") || s == "." || hasDotDotComponent(s) || isFileURL(s) ||
+		strings.HasPrefix(s, `\`) || strings.HasPrefix(s, `.\`) || strings.HasPrefix(s, `~\`) || isDrivePath(s)
+}
+
+// isDrivePath: a Windows drive letter, a colon and a separator (C:\x, d:/x).
+func isDrivePath(s string) bool {
+	return len(s) >= 3 && s[1] == ':' && (s[2] == '\\' || s[2] == '/') &&
+		('a' <= s[0] && s[0] <= 'z' || 'A' <= s[0] && s[0] <= 'Z')
 }
 
 // hasDotDotComponent: a ".." between separators ('/' or, for servers on other systems, '\\').

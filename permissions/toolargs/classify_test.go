@@ -44,6 +44,15 @@ func TestClassify(t *testing.T) {
 		{"mcp__x__file_stats", map[string]any{"n": 1}, "ERR", ""},
 		{"new_answer", map[string]any{"content": "/etc/passwd"}, "", ""},
 		{"mcp__x__new_answer", map[string]any{"content": "/etc/passwd", "out": "/o"}, "out=/o:write", ""},
+		// Windows' paths are paths by their look too (a server may run on Windows).
+		{"mcp__x__new_answer", map[string]any{"where": `C:\o`}, `where=C:\o:read`, ""},
+		{"mcp__x__new_answer", map[string]any{"where": `d:/o`}, `where=d:/o:read`, ""},
+		{"mcp__x__new_answer", map[string]any{"where": `\\srv\share\o`}, `where=\\srv\share\o:read`, ""},
+		{"mcp__x__new_answer", map[string]any{"where": `\o`}, `where=\o:read`, ""},
+		{"mcp__x__new_answer", map[string]any{"where": `.\o`}, `where=.\o:read`, ""},
+		{"mcp__x__new_answer", map[string]any{"where": `~\o`}, `where=~\o:read`, ""},
+		{"mcp__x__new_answer", map[string]any{"where": `a:b`}, "", ""},
+		{"mcp__x__new_answer", map[string]any{"where": `1:/x`}, "", ""},
 	}
 	for _, tt := range tests {
 		c, err := table.Classify(tt.tool, tt.args)
