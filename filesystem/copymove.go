@@ -215,7 +215,7 @@ func (t *Toolset) copyTree(ctx context.Context, c *call, src, dst *fsx.Dir, incl
 	}
 	for _, l := range links {
 		if len(include) == 0 || matchAny(include, l.rel) {
-			res.Skipped = append(res.Skipped, skipped{src.Path + "/" + l.rel, "symbolic link (not copied)"})
+			res.Skipped = append(res.Skipped, skipped{fsx.JoinRel(src.Path, l.rel), "symbolic link (not copied)"})
 		}
 	}
 	for _, f := range files {
@@ -225,7 +225,7 @@ func (t *Toolset) copyTree(ctx context.Context, c *call, src, dst *fsx.Dir, incl
 		if len(include) > 0 && !matchAny(include, f.rel) {
 			continue
 		}
-		target := dst.Path + "/" + f.rel
+		target := fsx.JoinRel(dst.Path, f.rel)
 		if err := t.checkEntry(ctx, c.name, target, permissions.Write); err != nil {
 			res.Skipped = append(res.Skipped, skipped{target, err.Error()})
 			continue
@@ -234,7 +234,7 @@ func (t *Toolset) copyTree(ctx context.Context, c *call, src, dst *fsx.Dir, incl
 			if errors.Is(err, errExists) {
 				res.Skipped = append(res.Skipped, skipped{target, "exists (overwrite is false)"})
 			} else {
-				res.Errors = append(res.Errors, failure{src.Path + "/" + f.rel, pathErr(target, err).Error()})
+				res.Errors = append(res.Errors, failure{fsx.JoinRel(src.Path, f.rel), pathErr(target, err).Error()})
 			}
 			continue
 		}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"strings"
 	"syscall"
 
 	"github.com/massgen-go/massgen/filesystem/internal/fsx"
@@ -144,18 +143,19 @@ func (t *Toolset) containsRoot(p string) (string, bool) {
 // excludedBelowRoot is the first default-excluded component of p below the managed root that
 // holds it ("" when none): such paths are never deleted or moved, wherever they are.
 func (t *Toolset) excludedBelowRoot(p string) string {
-	root := t.pol.ManagedRoot(p)
-	if root == "" {
-		return permissions.ExcludedComponent(p)
-	}
-	return permissions.ExcludedComponent(strings.TrimPrefix(p, root))
+	return t.pol.ExcludedBelow(p, t.pol.ManagedRoot(p))
 }
 
 // inWorkspace reports whether p is in the agent's own workspace (deletions there are final;
 // elsewhere, i.e. in context paths, they go to the trash).
 func (t *Toolset) inWorkspace(p string) bool {
 	ws := t.pol.Spec().Workspace
-	return ws != "" && t.pol.ManagedRoot(p) == resolveRoot(ws)
+	if ws == "" {
+		return false
+	}
+	// The same root, named the same way (on Windows without case).
+	r, w := t.pol.ManagedRoot(p), resolveRoot(ws)
+	return r != "" && t.pol.Within(r, w) && t.pol.Within(w, r)
 }
 
 // The helpers below serve the command sandbox's set-up, which is given paths (the sandbox is the
