@@ -198,7 +198,15 @@ func walkOnce(abs string, p winpath.Path, follow bool) (w *Walk, link *linkHit, 
 	if err != nil {
 		return nil, nil, &Error{Path: abs, At: at(n - 1), Err: err}
 	}
-	kept[held[n-1]], kept[held[n]] = true, true
+	kept[held[n-1]] = true
+	if w.Info.IsDir() {
+		kept[held[n]] = true
+	} else {
+		// Only directories are held, as on Unix without O_PATH: an open handle on a file,
+		// even one sharing deletion, stops the file being replaced by a rename (classic
+		// semantics). Its users reopen it by name and check it is the same (OpenFileSame).
+		w.entry = windows.InvalidHandle
+	}
 	return w, nil, nil
 }
 
