@@ -499,6 +499,13 @@ func (d *Dir) Symlink(target, name string) error {
 
 // setSymlink writes a symbolic-link reparse point on h.
 func setSymlink(h windows.Handle, substitute, print string, relative bool) error {
+	buf := symlinkData(substitute, print, relative)
+	var n uint32
+	return windows.DeviceIoControl(h, windows.FSCTL_SET_REPARSE_POINT, &buf[0], uint32(len(buf)), nil, 0, &n, nil)
+}
+
+// symlinkData is the REPARSE_DATA_BUFFER of a symbolic link.
+func symlinkData(substitute, print string, relative bool) []byte {
 	s16 := utf16.Encode([]rune(substitute))
 	p16 := utf16.Encode([]rune(print))
 	const hdr = 20 // tag, length, reserved, 4 offsets/lengths, flags
@@ -520,8 +527,7 @@ func setSymlink(h windows.Handle, substitute, print string, relative bool) error
 	for i, c := range p16 {
 		put16(hdr+2*len(s16)+2*i, c)
 	}
-	var n uint32
-	return windows.DeviceIoControl(h, windows.FSCTL_SET_REPARSE_POINT, &buf[0], uint32(len(buf)), nil, 0, &n, nil)
+	return buf
 }
 
 // OpenDir opens the walked entry (a directory) for listing and relative operations: the very

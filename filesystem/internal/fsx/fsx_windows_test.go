@@ -345,6 +345,13 @@ func makeJunction(link, target string) error {
 		return err
 	}
 	defer windows.CloseHandle(h)
+	buf := junctionData(target)
+	var n uint32
+	return windows.DeviceIoControl(h, windows.FSCTL_SET_REPARSE_POINT, &buf[0], uint32(len(buf)), nil, 0, &n, nil)
+}
+
+// junctionData is the REPARSE_DATA_BUFFER of a junction to the absolute path target.
+func junctionData(target string) []byte {
 	sub := utf16.Encode([]rune(`\??\` + target))
 	prt := utf16.Encode([]rune(target))
 	const hdr = 16
@@ -363,8 +370,69 @@ func makeJunction(link, target string) error {
 	for i, c := range prt {
 		put16(hdr+2*len(sub)+2+2*i, c)
 	}
-	var n uint32
-	return windows.DeviceIoControl(h, windows.FSCTL_SET_REPARSE_POINT, &buf[0], uint32(len(buf)), nil, 0, &n, nil)
+	return buf
+}
+
+// TestReparseData reads link targets as os.Readlink (and so the permission layer) writes them.
+func TestReparseData(t *testing.T) {
+	tests := []struct {
+		name string
+		buf  []byte
+		want string
+		err  bool
+	}{
+		{"absolute symlink", symlinkData(`\??\C:\a\b`, `C:\a\b`, false), `C:\a\b`, false},
+		{"UNC symlink", symlinkData(`\??\UNC\srv\share\x`, `\\srv\share\x`, false), `\\srv\share\x`, false},
+		{"relative symlink", symlinkData(`..\x\y`, `..\x\y`, true), `..\x\y`, false},
+		{"rooted symlink", symlinkData(`\x\y`, `\x\y`, true), `\x\y`, false},
+		{"junction", junctionData(`C:\target dir`), `C:\target dir`, false},
+		{"volume GUID (kept, winpath refuses it)", symlinkData(`\??\Volume{1234}\x`, `x`, false), `\??\Volume{1234}\x`, false},
+		{"other tag", append([]byte{0x1a, 0, 0, 0x80, 0, 0, 0, 0}, make([]byte, 16)...), "", true},
+		{"short", []byte{0x0c, 0, 0, 0xa0}, "", true},
+		{"length past the end", func() []byte { b := symlinkData(`C:\a`, `C:\a`, true); b[10] = 0xff; return b }(), "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseReparse(tt.buf)
+			if (err != nil) != tt.err || got != tt.want {
+				t.Fatalf("parseReparse = %q, %v; want %q (error %v)", got, err, tt.want, tt.err)
+			}
+		})
+	}
+}
+
+// TestLinkTarget is where a walk goes on after a link: the permission layer's rule
+// (permissions.resolveWindows), checked here on the text since Wine 8 cannot make links.
+func TestLinkTarget(t *testing.T) {
+	p, err := winpath.Parse(`C:\a\link\rest\x.txt`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		target, want string
+		err          bool
+	}{
+		{`D:\t`, `D:\t\rest\x.txt`, false},
+		{`D:\t\`, `D:\t\rest\x.txt`, false},
+		{`\\srv\share\t`, `\\srv\share\t\rest\x.txt`, false},
+		{`\t`, `C:\t\rest\x.txt`, false},
+		{`t`, `C:\a\t\rest\x.txt`, false},
+		{`..\t`, `C:\t\rest\x.txt`, false}, // relative to the link's directory, C:\a
+		{`..\..\t`, "", true},              // above the volume's root
+		{`t\con`, "", true},
+		{`t:ads`, "", true},
+		{`\\?\GLOBALROOT\x`, "", true},
+		{`\??\Volume{1234}\x`, "", true},
+		{"", "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.target, func(t *testing.T) {
+			q, err := (&linkHit{i: 1, at: `C:\a\link`, target: tt.target}).path(p)
+			if (err != nil) != tt.err || err == nil && q.String() != tt.want {
+				t.Fatalf("target %q: %q, %v; want %q (error %v)", tt.target, q.String(), err, tt.want, tt.err)
+			}
+		})
+	}
 }
 
 func TestLinksFollowed(t *testing.T) {

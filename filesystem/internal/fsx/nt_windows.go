@@ -131,7 +131,11 @@ func readReparse(h windows.Handle) (string, error) {
 	if err := windows.DeviceIoControl(h, windows.FSCTL_GET_REPARSE_POINT, nil, 0, &buf[0], uint32(len(buf)), &n, nil); err != nil {
 		return "", err
 	}
-	buf = buf[:n]
+	return parseReparse(buf[:n])
+}
+
+// parseReparse reads a REPARSE_DATA_BUFFER (see readReparse).
+func parseReparse(buf []byte) (string, error) {
 	if len(buf) < 8 {
 		return "", errors.New("short reparse data")
 	}
