@@ -10,7 +10,6 @@ import (
 	"syscall"
 
 	"github.com/massgen-go/massgen/filesystem/internal/fsx"
-	"github.com/massgen-go/massgen/internal/pathx"
 	"github.com/massgen-go/massgen/permissions"
 )
 
@@ -145,7 +144,7 @@ func (c *call) copyEnds(srcArg, dstArg string) (src, dst *fsx.Walk, err error) {
 	if dst, err = c.walk(dstArg); err != nil {
 		return nil, nil, err
 	}
-	if pathx.Within(dst.Path, src.Path) {
+	if withinCanonical(dst.Path, src.Path) {
 		return nil, nil, fmt.Errorf("cannot copy %s into itself (%s)", src.Path, dst.Path)
 	}
 	return src, dst, nil
@@ -323,7 +322,7 @@ func (t *Toolset) moveFile(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if pathx.Within(dst.Path, src.Path) {
+	if withinCanonical(dst.Path, src.Path) {
 		return nil, fmt.Errorf("cannot move %s into itself", src.Path)
 	}
 	if src.Info.IsDir() {

@@ -8,6 +8,8 @@ import (
 	"syscall"
 
 	"github.com/massgen-go/massgen/filesystem/internal/fsx"
+	"github.com/massgen-go/massgen/internal/pathx"
+	"github.com/massgen-go/massgen/internal/winpath"
 	"github.com/massgen-go/massgen/permissions"
 )
 
@@ -191,6 +193,18 @@ func (t *Toolset) configuredRoots() []string {
 // permission layer refuses them one by one. The policy's deepest root decides, so the agent's
 // own workspace, temp workspace and earlier turns inside a private path stay visible.
 func (t *Toolset) isPrivate(abs string) bool { return t.pol.IsPrivate(abs) }
+
+// withinCanonical reports whether the canonical path p (a walk's) is root or lies below it, as
+// the system names files: on Windows without case, name by name (winpath), and a path winpath
+// cannot read counts as within (the callers refuse what is within).
+func withinCanonical(p, root string) bool {
+	if filepath.Separator != '\\' {
+		return pathx.Within(p, root)
+	}
+	pp, err1 := winpath.Parse(p)
+	rp, err2 := winpath.Parse(root)
+	return err1 != nil || err2 != nil || winpath.Within(pp, rp)
+}
 
 // pathErr turns OS errors into short messages naming the path.
 func pathErr(p string, err error) error {

@@ -154,6 +154,18 @@ func TestWindowsToolsEndToEnd(t *testing.T) {
 				}
 				return nil
 			}},
+		{tool: "copy_file", args: map[string]any{"source_path": "sub", "destination_path": "copied"},
+			then: func(map[string]any) error {
+				if read(t, filepath.Join(e.ws, "copied", "dir", "new.txt")) != "hello" {
+					return fmt.Errorf("tree not copied")
+				}
+				return nil
+			}},
+		{tool: "get_file_info", args: map[string]any{"path": `copied\dir\new.txt`}},
+		{tool: "compare_directories", args: map[string]any{"dir1": "sub", "dir2": "copied", "show_content_diff": true}},
+		// Into itself, named in another case: the same directory on Windows.
+		{tool: "copy_file", args: map[string]any{"source_path": "sub", "destination_path": `SUB\inner`}, fail: "itself"},
+		{tool: "move_file", args: map[string]any{"source": "sub", "destination": `SUB\inner`}, fail: "itself"},
 		// Refusals.
 		{tool: "write_file", args: map[string]any{"path": filepath.Join(e.proj, "golden", "expected.txt"), "content": "x"}, fail: "protected"},
 		{tool: "write_file", args: map[string]any{"path": filepath.Join(e.proj, ".git", "HEAD"), "content": "x"}, fail: "-"},
