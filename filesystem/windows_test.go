@@ -16,7 +16,7 @@ import (
 
 // newWinEnv is newEnv's layout in a directory removed by fsx (t.TempDir's os.RemoveAll fails
 // under Wine 8, whose NtSetInformationFile lacks the deletion flags Go uses).
-func newWinEnv(t *testing.T, role permissions.Role) *env {
+func newWinEnv(t *testing.T, role permissions.Role, opts ...envOpt) *env {
 	t.Helper()
 	d, err := os.MkdirTemp("", "fs-test-")
 	if err != nil {
@@ -58,12 +58,17 @@ func newWinEnv(t *testing.T, role permissions.Role) *env {
 			{Path: e.proj, Write: true, Protected: []string{filepath.Join(e.proj, "golden")}},
 		},
 	}
+	to := ToolsetOptions{TrashDir: e.trash, EnforceReadBeforeDelete: true}
+	for _, o := range opts {
+		o(&spec, &to)
+	}
 	pol, err := permissions.New(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.pol = pol
-	e.ts, err = NewToolset(ToolsetOptions{TrashDir: e.trash, EnforceReadBeforeDelete: true, Guard: permissions.NewGuard(pol, permissions.GuardOptions{})})
+	to.Guard = permissions.NewGuard(pol, permissions.GuardOptions{})
+	e.ts, err = NewToolset(to)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,4 +208,18 @@ func TestWindowsToolsEndToEnd(t *testing.T) {
 	if exists(filepath.Join(e.ws, "sub", "slash.txt:evil")) {
 		t.Fatal("a stream was written")
 	}
+}
+
+// TestWindowsExecuteCommand: the working directory is the walked one (work_dir with a C:\ path).
+func TestWindowsExecuteCommand(t *testing.T) {
+	e := newWinEnv(t, permissions.Final, func(s *permissions.Spec, o *ToolsetOptions) {
+		s.Allow = []string{"execute_command(hostname*)"}
+		o.Sandbox = "none"
+	})
+	mkdir(t, filepath.Join(e.ws, "wd"))
+	m := e.ok("execute_command", map[string]any{"command": "hostname", "work_dir": filepath.Join(e.ws, "wd")})
+	if m["success"] != true || m["work_dir"] != filepath.Join(e.ws, "wd") {
+		t.Fatalf("execute_command = %v", m)
+	}
+	e.fail("execute_command", map[string]any{"command": "hostname", "work_dir": e.out}, "outside")
 }
