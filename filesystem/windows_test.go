@@ -168,6 +168,34 @@ func TestWindowsToolsEndToEnd(t *testing.T) {
 			}},
 		{tool: "get_file_info", args: map[string]any{"path": `copied\dir\new.txt`}},
 		{tool: "compare_directories", args: map[string]any{"dir1": "sub", "dir2": "copied", "show_content_diff": true}},
+		// Directories: moved, then deleted with what they hold (in the workspace: final; in a
+		// context path: to the trash).
+		{tool: "create_directory", args: map[string]any{"path": `tree\a\b`}},
+		{tool: "write_file", args: map[string]any{"path": `tree\a\b\x.txt`, "content": "x"}},
+		{tool: "move_file", args: map[string]any{"source": "tree", "destination": "tree2"},
+			then: func(map[string]any) error {
+				if exists(filepath.Join(e.ws, "tree")) || read(t, filepath.Join(e.ws, "tree2", "a", "b", "x.txt")) != "x" {
+					return fmt.Errorf("directory not moved")
+				}
+				return nil
+			}},
+		{tool: "read_file", args: map[string]any{"path": `tree2\a\b\x.txt`}},
+		{tool: "delete_file", args: map[string]any{"path": "tree2", "recursive": true},
+			then: func(map[string]any) error {
+				if exists(filepath.Join(e.ws, "tree2")) {
+					return fmt.Errorf("directory not deleted")
+				}
+				return nil
+			}},
+		{tool: "write_file", args: map[string]any{"path": filepath.Join(e.proj, "old", "a.txt"), "content": "old"}},
+		{tool: "read_file", args: map[string]any{"path": filepath.Join(e.proj, "old", "a.txt")}},
+		{tool: "delete_file", args: map[string]any{"path": filepath.Join(e.proj, "old"), "recursive": true},
+			then: func(map[string]any) error {
+				if exists(filepath.Join(e.proj, "old")) {
+					return fmt.Errorf("context directory not deleted")
+				}
+				return nil
+			}},
 		// Into itself, named in another case: the same directory on Windows.
 		{tool: "copy_file", args: map[string]any{"source_path": "sub", "destination_path": `SUB\inner`}, fail: "itself"},
 		{tool: "move_file", args: map[string]any{"source": "sub", "destination": `SUB\inner`}, fail: "itself"},
@@ -207,6 +235,17 @@ func TestWindowsToolsEndToEnd(t *testing.T) {
 	}
 	if exists(filepath.Join(e.ws, "sub", "slash.txt:evil")) {
 		t.Fatal("a stream was written")
+	}
+	// What was deleted in the context path is in the trash.
+	var trashed []string
+	_ = filepath.WalkDir(e.trash, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && filepath.Base(p) != trashMeta {
+			trashed = append(trashed, p)
+		}
+		return nil
+	})
+	if len(trashed) != 2 {
+		t.Fatalf("trash holds %q, want styles.css and old\\a.txt", trashed)
 	}
 }
 
