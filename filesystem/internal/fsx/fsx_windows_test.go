@@ -540,3 +540,54 @@ func TestLinksFollowed(t *testing.T) {
 		}
 	})
 }
+
+// TestRenameRace: a goroutine renames the directory back and forth while walks write into it.
+// Held, the directory cannot be renamed, so each write lands where the walk's path says.
+func TestRenameRace(t *testing.T) {
+	root := tempDir(t)
+	a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
+	stop := make(chan struct{})
+	done := make(chan int)
+	go func() {
+		moved := 0
+		for {
+			select {
+			case <-stop:
+				done <- moved
+				return
+			default:
+			}
+			if os.Rename(a, b) == nil {
+				moved++
+				for os.Rename(b, a) != nil {
+				}
+			}
+		}
+	}()
+	const n = 1000
+	for i := 0; i < n; i++ {
+		w, err := Resolve(filepath.Join(a, "f.txt"), false)
+		if err != nil {
+			continue // renamed away at that moment: nothing judged, nothing done
+		}
+		if !w.Exists {
+			w.Close()
+			continue
+		}
+		_, _, err = w.Dir.WriteFile("w.txt", strings.NewReader("x"), 0)
+		if err == nil {
+			if _, err := os.Lstat(filepath.Join(w.Dir.Path, "w.txt")); err != nil {
+				w.Close()
+				close(stop)
+				t.Fatalf("iteration %d: the write is not at %s: %v", i, w.Dir.Path, err)
+			}
+		}
+		w.Close()
+	}
+	close(stop)
+	moved := <-done
+	if moved == 0 {
+		t.Log("the directory was never renamed between walks (the race did not happen)")
+	}
+	t.Logf("%d renames between %d walks", moved, n)
+}
