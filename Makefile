@@ -4,7 +4,7 @@ BIN      ?= bin/massgen
 FUZZTIME ?= 60s
 BENCH    ?= .
 
-.PHONY: build test lint bench bench-coordination fuzz install test-deps clean
+.PHONY: build test lint bench bench-coordination fuzz install test-deps wine-test clean
 
 build:
 	$(GO) build -o $(BIN) .
@@ -26,6 +26,10 @@ bench:
 # wall time for 2, 8, 20 and 50 agents, and the restart-grace trade-off (docs/orchestrator.md).
 bench-coordination:
 	$(GO) test -run '^$$' -bench '^Benchmark(Coordination|RestartGrace)$$' -benchtime 3x ./orchestrator
+
+# The Windows tests of the file tools, under Wine (Linux amd64; skipped, saying so, without wine).
+wine-test:
+	GO=$(GO) ./scripts/wine-test.sh
 
 # Runs every Fuzz target for FUZZTIME each (one minute by default).
 fuzz:

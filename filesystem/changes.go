@@ -268,7 +268,7 @@ func (cs *ChangeSet) Undo(ctx context.Context, o UndoOptions) (UndoReport, error
 		}
 		items = append(items, item{r, cur})
 	}
-	depth := func(p string) int { return strings.Count(p, "/") }
+	depth := func(p string) int { return strings.Count(p, string(filepath.Separator)) }
 	// What stands there now goes first, deepest first (a created directory empties before it
 	// goes), then what was there comes back, shallowest first (a directory before its files).
 	slices.SortStableFunc(items, func(a, b item) int { return depth(b.r.Path) - depth(a.r.Path) })

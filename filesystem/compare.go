@@ -159,7 +159,7 @@ func (t *Toolset) compareDirectories(ctx context.Context, c *call) (any, error) 
 
 // readRelForDiff reads the file rel below d, which must still be the one listed.
 func readRelForDiff(d *fsx.Dir, rel string, want fsx.Info) ([]byte, bool, error) {
-	abs := d.Path + "/" + rel
+	abs := fsx.JoinRel(d.Path, rel)
 	dir, name, err := dirRel(d, rel, false)
 	if err != nil {
 		return nil, false, pathErr(abs, err)

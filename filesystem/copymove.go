@@ -10,7 +10,6 @@ import (
 	"syscall"
 
 	"github.com/massgen-go/massgen/filesystem/internal/fsx"
-	"github.com/massgen-go/massgen/internal/pathx"
 	"github.com/massgen-go/massgen/permissions"
 )
 
@@ -145,7 +144,7 @@ func (c *call) copyEnds(srcArg, dstArg string) (src, dst *fsx.Walk, err error) {
 	if dst, err = c.walk(dstArg); err != nil {
 		return nil, nil, err
 	}
-	if pathx.Within(dst.Path, src.Path) {
+	if withinCanonical(dst.Path, src.Path) {
 		return nil, nil, fmt.Errorf("cannot copy %s into itself (%s)", src.Path, dst.Path)
 	}
 	return src, dst, nil
@@ -215,7 +214,7 @@ func (t *Toolset) copyTree(ctx context.Context, c *call, src, dst *fsx.Dir, incl
 	}
 	for _, l := range links {
 		if len(include) == 0 || matchAny(include, l.rel) {
-			res.Skipped = append(res.Skipped, skipped{src.Path + "/" + l.rel, "symbolic link (not copied)"})
+			res.Skipped = append(res.Skipped, skipped{fsx.JoinRel(src.Path, l.rel), "symbolic link (not copied)"})
 		}
 	}
 	for _, f := range files {
@@ -225,7 +224,7 @@ func (t *Toolset) copyTree(ctx context.Context, c *call, src, dst *fsx.Dir, incl
 		if len(include) > 0 && !matchAny(include, f.rel) {
 			continue
 		}
-		target := dst.Path + "/" + f.rel
+		target := fsx.JoinRel(dst.Path, f.rel)
 		if err := t.checkEntry(ctx, c.name, target, permissions.Write); err != nil {
 			res.Skipped = append(res.Skipped, skipped{target, err.Error()})
 			continue
@@ -234,7 +233,7 @@ func (t *Toolset) copyTree(ctx context.Context, c *call, src, dst *fsx.Dir, incl
 			if errors.Is(err, errExists) {
 				res.Skipped = append(res.Skipped, skipped{target, "exists (overwrite is false)"})
 			} else {
-				res.Errors = append(res.Errors, failure{src.Path + "/" + f.rel, pathErr(target, err).Error()})
+				res.Errors = append(res.Errors, failure{fsx.JoinRel(src.Path, f.rel), pathErr(target, err).Error()})
 			}
 			continue
 		}
@@ -323,7 +322,7 @@ func (t *Toolset) moveFile(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if pathx.Within(dst.Path, src.Path) {
+	if withinCanonical(dst.Path, src.Path) {
 		return nil, fmt.Errorf("cannot move %s into itself", src.Path)
 	}
 	if src.Info.IsDir() {

@@ -167,7 +167,7 @@ func (t *Toolset) deleteFilesBatch(ctx context.Context, c *call) (any, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		abs := w.Path + "/" + f.rel
+		abs := fsx.JoinRel(w.Path, f.rel)
 		if x := t.excludedBelowRoot(abs); x != "" {
 			res.Skipped = append(res.Skipped, skipped{abs, "system path (" + x + ") is never deleted"})
 			continue

@@ -201,7 +201,7 @@ func (j *Journal) keep(ctx context.Context, dir *fsx.Dir, name, p string) error 
 	}
 	defer sub.Close()
 	return walkTree(ctx, sub, func(d *fsx.Dir, rel string, e fsx.Entry) (bool, error) {
-		ep := p + "/" + rel
+		ep := fsx.JoinRel(p, rel)
 		if _, ok := j.byPath[ep]; ok {
 			return e.Info.IsDir(), nil
 		}
@@ -287,7 +287,7 @@ func (j *Journal) trashed(p, data string) {
 		ep := p
 		if q != data {
 			rel, _ := filepath.Rel(data, q)
-			ep = p + "/" + filepath.ToSlash(rel)
+			ep = p + string(filepath.Separator) + rel
 		}
 		if known, _ := j.knownBefore(ep); known {
 			return nil
@@ -417,7 +417,7 @@ func (j *Journal) addCreatedBelow(ctx context.Context, p string) {
 	}
 	defer d.Close()
 	_ = walkTree(ctx, d, func(_ *fsx.Dir, rel string, e fsx.Entry) (bool, error) {
-		ep := p + "/" + rel
+		ep := fsx.JoinRel(p, rel)
 		if _, ok := j.byPath[ep]; !ok {
 			j.note(j.add(ep, EntryState{Type: EntryAbsent}))
 		}

@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"strings"
 	"syscall"
 
 	"github.com/massgen-go/massgen/filesystem/internal/fsx"
+	"github.com/massgen-go/massgen/internal/pathx"
+	"github.com/massgen-go/massgen/internal/winpath"
 	"github.com/massgen-go/massgen/permissions"
 )
 
@@ -144,18 +145,19 @@ func (t *Toolset) containsRoot(p string) (string, bool) {
 // excludedBelowRoot is the first default-excluded component of p below the managed root that
 // holds it ("" when none): such paths are never deleted or moved, wherever they are.
 func (t *Toolset) excludedBelowRoot(p string) string {
-	root := t.pol.ManagedRoot(p)
-	if root == "" {
-		return permissions.ExcludedComponent(p)
-	}
-	return permissions.ExcludedComponent(strings.TrimPrefix(p, root))
+	return t.pol.ExcludedBelow(p, t.pol.ManagedRoot(p))
 }
 
 // inWorkspace reports whether p is in the agent's own workspace (deletions there are final;
 // elsewhere, i.e. in context paths, they go to the trash).
 func (t *Toolset) inWorkspace(p string) bool {
 	ws := t.pol.Spec().Workspace
-	return ws != "" && t.pol.ManagedRoot(p) == resolveRoot(ws)
+	if ws == "" {
+		return false
+	}
+	// The same root, named the same way (on Windows without case).
+	r, w := t.pol.ManagedRoot(p), resolveRoot(ws)
+	return r != "" && t.pol.Within(r, w) && t.pol.Within(w, r)
 }
 
 // The helpers below serve the command sandbox's set-up, which is given paths (the sandbox is the
@@ -191,6 +193,18 @@ func (t *Toolset) configuredRoots() []string {
 // permission layer refuses them one by one. The policy's deepest root decides, so the agent's
 // own workspace, temp workspace and earlier turns inside a private path stay visible.
 func (t *Toolset) isPrivate(abs string) bool { return t.pol.IsPrivate(abs) }
+
+// withinCanonical reports whether the canonical path p (a walk's) is root or lies below it, as
+// the system names files: on Windows without case, name by name (winpath), and a path winpath
+// cannot read counts as within (the callers refuse what is within).
+func withinCanonical(p, root string) bool {
+	if filepath.Separator != '\\' {
+		return pathx.Within(p, root)
+	}
+	pp, err1 := winpath.Parse(p)
+	rp, err2 := winpath.Parse(root)
+	return err1 != nil || err2 != nil || winpath.Within(pp, rp)
+}
 
 // pathErr turns OS errors into short messages naming the path.
 func pathErr(p string, err error) error {

@@ -273,6 +273,16 @@ func newPolicyFlavour(spec Spec, fsx fsys, foldCase bool, flav flavour) (*Policy
 // paths from this Policy): component by component, and on Windows without case (winpath).
 func (p *Policy) Within(path, root string) bool { return p.flav.within(path, root) }
 
+// ExcludedBelow is the first default-excluded name among the components of path below root (a
+// managed root holding it; "" for none: all of path), written in this Policy's flavour; "" when
+// there is none.
+func (p *Policy) ExcludedBelow(path, root string) string {
+	if p.flav == unixPaths || root == "" {
+		return ExcludedComponent(strings.TrimPrefix(path, root))
+	}
+	return p.flav.excluded(p.flav.rel(path, root))
+}
+
 // Spec returns the spec the policy was built from.
 func (p *Policy) Spec() Spec { return p.spec }
 

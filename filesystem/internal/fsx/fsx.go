@@ -19,9 +19,9 @@ const MaxLinks = 40
 // file swapped in at the name the walk found).
 var ErrChanged = errors.New("the path changed during the operation (symbolic link swapped in?); refusing")
 
-// ErrUnsupported is returned where the walker has no implementation yet (Windows): the file
-// tools refuse rather than resolve by string.
-var ErrUnsupported = errors.New("file tools are not supported on Windows yet; use WSL2")
+// ErrUnsupported is returned where the walker has no implementation (systems other than Linux,
+// macOS and Windows): the file tools refuse rather than resolve by string.
+var ErrUnsupported = errors.New("file tools are not supported on this system")
 
 // Error says where a walk stopped: At is the canonical path whose lookup failed, so a caller can
 // tell a failure inside a managed root from one outside it (which must not be shown).
@@ -69,16 +69,25 @@ type Walk struct {
 	// Name is the last component ("" when Path is "/").
 	Name   string
 	Exists bool
-	Info   Info // the entry's lstat, when it exists
-	entry  int  // descriptor of the entry itself (O_PATH; without O_PATH only directories), or -1
+	Info   Info      // the entry's lstat, when it exists
+	entry  sysHandle // the entry itself (O_PATH; without O_PATH only directories), or noHandle
 }
 
-// Join appends name to a canonical directory path.
+// Join appends name to a canonical directory path (written with the system's separator).
 func Join(dir, name string) string {
-	if dir == "/" {
-		return "/" + name
+	if dir != "" && dir[len(dir)-1] == Sep {
+		return dir + name // a root: "/", C:\
 	}
-	return dir + "/" + name
+	return dir + string(Sep) + name
+}
+
+// JoinRel appends rel, a relative path written with '/' (as tree walks build them), to a
+// canonical directory path, with the system's separator.
+func JoinRel(dir, rel string) string {
+	if Sep != '/' {
+		rel = strings.ReplaceAll(rel, "/", string(Sep))
+	}
+	return dir + string(Sep) + rel
 }
 
 // splitFirst cuts the first component off a slash path: slash reports whether a '/' followed it.

@@ -1,4 +1,4 @@
-//go:build !linux && !darwin
+//go:build !linux && !darwin && !windows
 
 package fsx
 
@@ -8,8 +8,13 @@ import (
 	"os"
 )
 
-// On Windows the file tools fail closed: there is no descriptor walk yet, and resolving by
+// On other systems the file tools fail closed: there is no descriptor walk, and resolving by
 // string between the decision and the action is what this package exists to prevent.
+
+// Sep separates the names of a canonical path.
+const Sep = '/'
+
+type sysHandle = int
 
 // Close does nothing here.
 func (w *Walk) Close() {}

@@ -13,6 +13,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// Sep separates the names of a canonical path.
+const Sep = '/'
+
+// sysHandle is what a walk holds an entry by: a descriptor (-1: none).
+type sysHandle = int
+
 // feat is the set of system features a walk and the Dirs it yields use. It is fixed when the
 // walk starts (native for the platform, sys_*.go); the tests force the portable strategy on
 // Linux so that the code macOS runs is exercised there too.
