@@ -38,6 +38,9 @@ import (
 func MaybeRunHelper() {
 	helperReady.Store(true)
 	confine.RunHelperIfAsked()
+	if len(os.Args) == 2 && os.Args[1] == zygoteArg {
+		runZygote() // never returns
+	}
 }
 
 // helperReady records that this process's main (or TestMain) called MaybeRunHelper, so
@@ -171,16 +174,25 @@ type nsStart struct {
 	spec          []byte
 }
 
+// helperExe is the binary re-executed as the helper or the zygote.
+func helperExe(o Options) (string, error) {
+	if o.Executable != "" {
+		return o.Executable, nil
+	}
+	if !helperReady.Load() {
+		return "", fmt.Errorf("this program does not call sandbox.MaybeRunHelper() first thing in main (or TestMain): it cannot re-execute itself as the namespaces helper")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("locating the helper binary: %w", err)
+	}
+	return exe, nil
+}
+
 func namespacesArgv(o Options, pl *plan, pf *passFiles, dirfd int) ([]string, *nsStart, error) {
-	exe := o.Executable
-	if exe == "" {
-		if !helperReady.Load() {
-			return nil, nil, fmt.Errorf("this program does not call sandbox.MaybeRunHelper() first thing in main (or TestMain): it cannot re-execute itself as the namespaces helper")
-		}
-		var err error
-		if exe, err = os.Executable(); err != nil {
-			return nil, nil, fmt.Errorf("locating the helper binary: %w", err)
-		}
+	exe, err := helperExe(o)
+	if err != nil {
+		return nil, nil, err
 	}
 	spec, err := pl.nsSpec(dirfd)
 	if err != nil {

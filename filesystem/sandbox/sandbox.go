@@ -206,11 +206,15 @@ func outcome(ctx context.Context, res Result, runErr error, prog string) (Result
 		return res, fmt.Errorf("sandbox: command cancelled: %w", context.Canceled)
 	}
 	var ee *exec.ExitError
+	var code exitCodeError
 	switch {
 	case runErr == nil:
 		return res, nil
 	case errors.As(runErr, &ee):
 		res.ExitCode = exitStatus(ee)
+		return res, nil
+	case errors.As(runErr, &code):
+		res.ExitCode = int(code)
 		return res, nil
 	case errors.Is(runErr, exec.ErrWaitDelay):
 		// A grandchild kept the pipes open after the command exited: it was killed with the
@@ -219,3 +223,9 @@ func outcome(ctx context.Context, res Result, runErr error, prog string) (Result
 	}
 	return res, fmt.Errorf("sandbox: starting %s: %w", prog, runErr)
 }
+
+// exitCodeError is a non-zero exit status reported by a process other than the command's
+// parent (the namespaces zygote), as the shell reports it.
+type exitCodeError int
+
+func (e exitCodeError) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
