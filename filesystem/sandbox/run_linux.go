@@ -177,6 +177,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		nss           *nsStart     // namespaces: the helper's spec and status
 		zy            *zygote      // namespaces, unprivileged: the zygote that starts the command
 		zreq          zygoteRequest
+		zexe          string
 	)
 	defer pf.Close()
 	if mode == ModeNone {
@@ -245,6 +246,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 					break
 				}
 				if zy = zygotes.get(exe, log); zy != nil {
+					zexe = exe
 					argv = []string{"/bin/sh", "-c", o.Command}
 					zreq = zygoteRequest{Argv: argv, Env: env}
 					zreq.Spec, err = pl.nsSpec(dirfd)
@@ -292,6 +294,15 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	wait := cmd.Wait
 	if zy != nil {
 		runErr, setupErr = zy.run(ctx, zreq, stdout, stderr)
+		if errors.Is(setupErr, errZygoteUnsent) {
+			// It died before this request: nothing started. A new one takes it, or, when
+			// none can start (recorded: no zygote is tried again), the helper does.
+			if zy = zygotes.get(zexe, log); zy == nil {
+				pf.Close()
+				return Run(ctx, o)
+			}
+			runErr, setupErr = zy.run(ctx, zreq, stdout, stderr)
+		}
 		pf.Close()
 		return finish(ctx, o, log, mode, sw, stdout, stderr, start, runErr, setupErr, argv[0])
 	}

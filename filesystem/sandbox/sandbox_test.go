@@ -648,8 +648,9 @@ func TestDirHandle(t *testing.T) {
 // BenchmarkRun: the cost of starting a confined command (`true`) per sandbox, against an
 // unsandboxed `sh -c true` (none). Besides wall time it reports the CPU time spent by massgen
 // and its children per command (cpu-ms/op), which a loaded machine does not inflate. As root
-// on Linux 6.18 or later the namespaces mode needs no helper; namespaces-helper is that mode
-// through the helper all the same. The helper is this test binary;
+// on Linux 6.18 or later the namespaces mode needs no helper, and unprivileged it goes through
+// the zygote; namespaces-helper is that mode through the per-command helper all the same. The
+// helper (and the zygote) is this test binary;
 // MASSGEN_BENCH_HELPER=path/to/massgen measures the real one.
 func BenchmarkRun(b *testing.B) {
 	ms := []string{ModeNone}
@@ -661,7 +662,7 @@ func BenchmarkRun(b *testing.B) {
 	}
 	if NamespacesError() == nil {
 		ms = append(ms, ModeNamespaces)
-		if namespacesDirect.get() == nil {
+		if namespacesDirect.get() == nil || os.Geteuid() != 0 {
 			ms = append(ms, modeNamespacesHelper)
 		}
 	}

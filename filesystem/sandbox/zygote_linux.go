@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -64,6 +65,12 @@ func runZygote() {
 		os.Exit(125)
 	}
 	ctl := c.(*net.UnixConn)
+	// Descriptors massgen inherited without close-on-exec (from its own parent) came here
+	// too: none may reach a command.
+	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		ctl.Write([]byte("Eclose_range: " + err.Error()))
+		os.Exit(125)
+	}
 	if err := probeDirectHere(); err != nil {
 		ctl.Write([]byte("E" + err.Error()))
 		os.Exit(125)
@@ -174,9 +181,10 @@ func serveZygoteRequest(fds []int) {
 
 // zygote is massgen's side of a running zygote.
 type zygote struct {
-	ctl  *net.UnixConn
-	pid  int
-	done chan struct{} // closed when the zygote exited
+	ctl     *net.UnixConn
+	pid     int
+	done    chan struct{} // closed when the zygote exited
+	retired atomic.Bool   // its control socket failed: replaced at the next command
 }
 
 func (z *zygote) alive() bool {
@@ -184,7 +192,14 @@ func (z *zygote) alive() bool {
 	case <-z.done:
 		return false
 	default:
-		return true
+		return !z.retired.Load()
+	}
+}
+
+// retire marks z as unusable and closes its control socket (on which it exits).
+func (z *zygote) retire() {
+	if !z.retired.Swap(true) {
+		z.ctl.Close()
 	}
 }
 
@@ -298,8 +313,12 @@ func startZygote(exe string) (*zygote, error) {
 	return nil, err
 }
 
-// errZygoteLost: the zygote died during the request.
-var errZygoteLost = errors.New("the zygote exited during the command's set-up")
+var (
+	// errZygoteUnsent: the request did not reach the zygote (the command was not started).
+	errZygoteUnsent = errors.New("the zygote is gone")
+	// errZygoteLost: the zygote died during the command's set-up.
+	errZygoteLost = errors.New("the zygote exited during the command's set-up")
+)
 
 // run starts argv through the zygote and waits for it, copying its output to stdout and
 // stderr. setupErr: the command was not started (or its start is unknown: the zygote died);
@@ -348,7 +367,8 @@ func (z *zygote) run(ctx context.Context, req zygoteRequest, stdout, stderr io.W
 	defer errW.Close()
 	rights := unix.UnixRights(int(theirs.Fd()), int(outW.Fd()), int(errW.Fd()), int(mf.Fd()))
 	if _, _, err := z.ctl.WriteMsgUnix([]byte("Q"), rights, nil); err != nil {
-		return nil, fmt.Errorf("%w: %v", errZygoteLost, err)
+		z.retire()
+		return nil, fmt.Errorf("%w: %v", errZygoteUnsent, err)
 	}
 	// The zygote has its copies: ours would keep the pipes open after the command.
 	theirs.Close()
@@ -371,6 +391,7 @@ func (z *zygote) run(ctx context.Context, req zygoteRequest, stdout, stderr io.W
 	n, err := conn.Read(b)
 	switch {
 	case err != nil || n == 0:
+		z.retire()
 		return nil, errZygoteLost
 	case b[0] == 'E':
 		return nil, fmt.Errorf("%s", b[1:n])
@@ -381,7 +402,8 @@ func (z *zygote) run(ctx context.Context, req zygoteRequest, stdout, stderr io.W
 	if err != nil || n != 5 || b[0] != 'X' {
 		// The zygote died: its parent-death signal killed the command's PID 1, and the rest
 		// of its PID namespace with it.
-		runErr = errors.New("sandbox: the zygote exited while the command ran; the command was killed")
+		z.retire()
+		runErr = errors.New("the zygote exited while the command ran; the command was killed")
 	} else if code := int(int32(binary.LittleEndian.Uint32(b[1:5]))); code != 0 {
 		runErr = exitCodeError(code)
 	}

@@ -46,9 +46,13 @@ func zygoteChild(t *testing.T, pol Policy, proj, ws, outside string) {
 	// confined checks one command through whatever path the mode takes now.
 	confined := func(t *testing.T) {
 		t.Helper()
-		cmd := "cat .git/HEAD; echo pwned > .git/HEAD; cat " + outside + "/secret.txt; echo /proc/[0-9]*; id -u"
+		// No capability, no descriptor but the standard ones (3: ls's own directory).
+		cmd := "cat .git/HEAD; echo pwned > .git/HEAD; cat " + outside + "/secret.txt; echo /proc/[0-9]*; id -u; " +
+			"grep -E '^Cap(Inh|Prm|Eff|Amb)' /proc/self/status | tr -s '\\t' ' '; ls /proc/self/fd"
 		res := run(t, ModeNamespaces, pol, proj, cmd)
-		if res.Stdout != "ref/proc/1\n65534\n" || res.ExitCode != 0 {
+		want := "ref/proc/1\n65534\nCapInh: 0000000000000000\nCapPrm: 0000000000000000\nCapEff: 0000000000000000\n" +
+			"CapAmb: 0000000000000000\n0\n1\n2\n3\n"
+		if res.Stdout != want || res.ExitCode != 0 {
 			t.Fatalf("%q: %+v", cmd, res)
 		}
 	}
