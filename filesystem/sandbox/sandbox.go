@@ -1,7 +1,8 @@
 // Package sandbox runs agent commands in a child process confined by the kernel, and cleans up
-// after them: bubblewrap; else the namespaces mode (a re-executed helper, the massgen binary
-// itself, see MaybeRunHelper, that builds the same view in new namespaces, then applies
-// Landlock); else Landlock alone; else nothing, and that only when the config says
+// after them: bubblewrap; else the namespaces mode (the same view built in new namespaces,
+// then Landlock: on a thread of massgen as root, in one long-lived helper process per massgen,
+// the zygote, otherwise, or in a helper re-executed per command, both the massgen binary
+// itself, see MaybeRunHelper); else Landlock alone; else nothing, and that only when the config says
 // `command_sandbox: none`.
 //
 // Every sandbox is built from descriptors, never from path strings resolved twice: each path of
