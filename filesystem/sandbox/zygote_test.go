@@ -62,6 +62,15 @@ func zygoteChild(t *testing.T, pol Policy, proj, ws, outside string) {
 		t.Fatalf("no zygote after a namespaces command (failed: %v)", zygotes.failed[exe])
 	}
 	fmt.Printf("%s%d\n", zygotePIDLine, z.pid)
+	// It shares massgen's mount namespace (each command copies massgen's current mounts) and
+	// has a user namespace of its own.
+	for ns, same := range map[string]bool{"mnt": true, "user": false} {
+		mine, err1 := os.Readlink("/proc/self/ns/" + ns)
+		its, err2 := os.Readlink(fmt.Sprintf("/proc/%d/ns/%s", z.pid, ns))
+		if err1 != nil || err2 != nil || (mine == its) != same {
+			t.Fatalf("%s namespace: massgen %s, zygote %s (%v %v)", ns, mine, its, err1, err2)
+		}
+	}
 
 	t.Run("concurrent", func(t *testing.T) {
 		const workers, each = 4, 25
