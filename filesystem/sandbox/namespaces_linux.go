@@ -18,7 +18,9 @@ import (
 	"github.com/massgen-go/massgen/filesystem/sandbox/internal/confine"
 )
 
-// The namespaces mode: bubblewrap's view of the file system, built by massgen itself. The
+// The namespaces mode: bubblewrap's view of the file system, built by massgen itself (on a
+// thread of its own as root, nsdirect_linux.go, or of the zygote, zygote_linux.go, when those
+// can run; here the per-command helper they replace). The
 // command's first process is massgen re-executed as the helper (internal/confine, dispatched
 // from its init), started in new user (unless root), mount, PID and IPC namespaces; the helper
 // makes its mounts private, the whole tree read-only, then mounts what the plan says from
@@ -32,12 +34,16 @@ import (
 // MaybeRunHelper must be called first thing in main (and in TestMain of packages whose tests run
 // commands): it marks re-executing this binary as the helper as safe, and, when the process was
 // re-executed as the helper, builds the command's view of the file system, confines itself,
-// execs the command and never returns. Otherwise it returns at once. (The helper has already
+// execs the command and never returns; re-executed as the zygote, it serves massgen's
+// commands until massgen exits, then exits. Otherwise it returns at once. (The helper has already
 // run by then: package confine dispatches it from its init, before the packages the helper
 // does not need start.)
 func MaybeRunHelper() {
 	helperReady.Store(true)
 	confine.RunHelperIfAsked()
+	if len(os.Args) == 2 && os.Args[1] == zygoteArg {
+		runZygote() // never returns
+	}
 }
 
 // helperReady records that this process's main (or TestMain) called MaybeRunHelper, so
@@ -171,16 +177,25 @@ type nsStart struct {
 	spec          []byte
 }
 
+// helperExe is the binary re-executed as the helper or the zygote.
+func helperExe(o Options) (string, error) {
+	if o.Executable != "" {
+		return o.Executable, nil
+	}
+	if !helperReady.Load() {
+		return "", fmt.Errorf("this program does not call sandbox.MaybeRunHelper() first thing in main (or TestMain): it cannot re-execute itself as the namespaces helper")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("locating the helper binary: %w", err)
+	}
+	return exe, nil
+}
+
 func namespacesArgv(o Options, pl *plan, pf *passFiles, dirfd int) ([]string, *nsStart, error) {
-	exe := o.Executable
-	if exe == "" {
-		if !helperReady.Load() {
-			return nil, nil, fmt.Errorf("this program does not call sandbox.MaybeRunHelper() first thing in main (or TestMain): it cannot re-execute itself as the namespaces helper")
-		}
-		var err error
-		if exe, err = os.Executable(); err != nil {
-			return nil, nil, fmt.Errorf("locating the helper binary: %w", err)
-		}
+	exe, err := helperExe(o)
+	if err != nil {
+		return nil, nil, err
 	}
 	spec, err := pl.nsSpec(dirfd)
 	if err != nil {

@@ -48,6 +48,7 @@ func TestNamespacesUnprivileged(t *testing.T) {
 		expect string
 	}{
 		{"unprivileged", []string{setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"}, "namespaces"},
+		{"zygote", []string{setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"}, "zygote"},
 	}
 	if bw := BubblewrapPath(); bw != "" {
 		cases = append(cases, struct {
@@ -65,6 +66,12 @@ func TestNamespacesUnprivileged(t *testing.T) {
 			out, err := cmd.CombinedOutput()
 			if err != nil || !strings.Contains(string(out), "CHILD-OK") {
 				t.Fatalf("child (%s): %v\n%s", c.expect, err, out)
+			}
+			// massgen (the child) exited: so did its zygotes.
+			for _, line := range strings.Split(string(out), "\n") {
+				if pid, ok := strings.CutPrefix(line, zygotePIDLine); ok {
+					waitZygoteGone(t, pid)
+				}
 			}
 		})
 	}
@@ -152,6 +159,8 @@ func TestNamespacesChild(t *testing.T) {
 		if res := run(t, ModeAuto, pol, proj, "echo pwned > .git/HEAD; cat "+outside+"/secret.txt"); strings.Contains(res.Stdout, "outside secret") {
 			t.Fatalf("landlock fallback: %+v", res)
 		}
+	case "zygote":
+		zygoteChild(t, pol, proj, ws, outside)
 	default:
 		t.Fatalf("unknown child expectation %q", expect)
 	}

@@ -23,7 +23,8 @@ import (
 // namespace is mounted before it has a process: its handle comes from a pidfd of the thread
 // (PIDFD_GET_PID_FOR_CHILDREN_NAMESPACE, Linux 6.11) and procfs takes it as its "pidns"
 // option (Linux 6.18). This needs no user namespace (a thread cannot enter one), so massgen
-// must run as root; otherwise, or on older kernels, the helper does it.
+// must run as root; otherwise the zygote (zygote_linux.go) runs this same code in its user
+// namespace, and on older kernels the helper does it.
 
 // pidfdGetPIDForChildrenNS is PIDFD_GET_PID_FOR_CHILDREN_NAMESPACE: _IO(0xFF, 6).
 const pidfdGetPIDForChildrenNS = 0xFF<<8 | 6
@@ -42,17 +43,22 @@ func (p *nsDirectProbe) get() error {
 			p.err = fmt.Errorf("not root: a user namespace is needed, which a thread cannot enter")
 			return
 		}
-		// Go forks a probe child once per process when it first starts one (to learn whether
-		// it can use pidfds); that child must not be the first process of a namespace below.
-		if err := exec.Command("/bin/true").Run(); err != nil {
-			p.err = err
-			return
-		}
-		ch := make(chan error, 1)
-		onDedicatedThread(func() { ch <- probeDirect() })
-		p.err = <-ch
+		p.err = probeDirectHere()
 	})
 	return p.err
+}
+
+// probeDirectHere: whether this process can set up commands on its threads (as root, or as the
+// zygote in its user namespace).
+func probeDirectHere() error {
+	// Go forks a probe child once per process when it first starts one (to learn whether
+	// it can use pidfds); that child must not be the first process of a namespace below.
+	if err := exec.Command("/bin/true").Run(); err != nil {
+		return err
+	}
+	ch := make(chan error, 1)
+	onDedicatedThread(func() { ch <- probeDirect() })
+	return <-ch
 }
 
 // probeDirect makes, on a dedicated thread, the namespaces and the /proc the mode needs, and

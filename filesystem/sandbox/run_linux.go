@@ -175,6 +175,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		sysAttr       syscall.SysProcAttr
 		confineThread func() error // Landlock, direct namespaces: confines the thread the command is forked from
 		nss           *nsStart     // namespaces: the helper's spec and status
+		zy            *zygote      // namespaces, unprivileged: the zygote that starts the command
+		zreq          zygoteRequest
+		zexe          string
 	)
 	defer pf.Close()
 	if mode == ModeNone {
@@ -236,6 +239,20 @@ func Run(ctx context.Context, o Options) (Result, error) {
 				cmdDir = ""
 				break
 			}
+			if !o.viaHelper {
+				// Unprivileged: the same code, run by the zygote in its user namespace.
+				var exe string
+				if exe, err = helperExe(o); err != nil {
+					break
+				}
+				if zy = zygotes.get(exe, log); zy != nil {
+					zexe = exe
+					argv = []string{"/bin/sh", "-c", o.Command}
+					zreq = zygoteRequest{Argv: argv, Env: env}
+					zreq.Spec, err = pl.nsSpec(dirfd)
+					break
+				}
+			}
 			if derr != nil {
 				log.Debug("namespaces mode: the view is built by a re-executed helper", zap.NamedError("why", derr))
 			}
@@ -275,6 +292,20 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	start := time.Now()
 	var runErr, setupErr error
 	wait := cmd.Wait
+	if zy != nil {
+		runErr, setupErr = zy.run(ctx, zreq, stdout, stderr)
+		if errors.Is(setupErr, errZygoteUnsent) {
+			// It died before this request: nothing started. A new one takes it, or, when
+			// none can start (recorded: no zygote is tried again), the helper does.
+			if zy = zygotes.get(zexe, log); zy == nil {
+				pf.Close()
+				return Run(ctx, o)
+			}
+			runErr, setupErr = zy.run(ctx, zreq, stdout, stderr)
+		}
+		pf.Close()
+		return finish(ctx, o, log, mode, sw, stdout, stderr, start, runErr, setupErr, argv[0])
+	}
 	if confineThread != nil {
 		wait, setupErr, runErr = startConfined(cmd, confineThread)
 	} else {
@@ -291,6 +322,13 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		// it could otherwise keep writing after the call returned, into the next phase.
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
+	return finish(ctx, o, log, mode, sw, stdout, stderr, start, runErr, setupErr, argv[0])
+}
+
+// finish makes the result of a command that ended (or whose set-up failed), and cleans up
+// after it.
+func finish(ctx context.Context, o Options, log *zap.Logger, mode string, sw *sweeper, stdout, stderr *capped, start time.Time,
+	runErr, setupErr error, prog string) (Result, error) {
 	res := Result{
 		Stdout:     stdout.buf.String(),
 		Stderr:     stderr.buf.String(),
@@ -305,7 +343,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if sw != nil {
 		sw.after(&res, o.Trash, log)
 	}
-	return outcome(ctx, res, runErr, argv[0])
+	return outcome(ctx, res, runErr, prog)
 }
 
 // bwrapArgv is bubblewrap's command line: fd 3 the seccomp filter, then the plan's handles.

@@ -1,7 +1,8 @@
 // Package sandbox runs agent commands in a child process confined by the kernel, and cleans up
-// after them: bubblewrap; else the namespaces mode (a re-executed helper, the massgen binary
-// itself, see MaybeRunHelper, that builds the same view in new namespaces, then applies
-// Landlock); else Landlock alone; else nothing, and that only when the config says
+// after them: bubblewrap; else the namespaces mode (the same view built in new namespaces,
+// then Landlock: on a thread of massgen as root, in one long-lived helper process per massgen,
+// the zygote, otherwise, or in a helper re-executed per command, both the massgen binary
+// itself, see MaybeRunHelper); else Landlock alone; else nothing, and that only when the config says
 // `command_sandbox: none`.
 //
 // Every sandbox is built from descriptors, never from path strings resolved twice: each path of
@@ -206,11 +207,15 @@ func outcome(ctx context.Context, res Result, runErr error, prog string) (Result
 		return res, fmt.Errorf("sandbox: command cancelled: %w", context.Canceled)
 	}
 	var ee *exec.ExitError
+	var code exitCodeError
 	switch {
 	case runErr == nil:
 		return res, nil
 	case errors.As(runErr, &ee):
 		res.ExitCode = exitStatus(ee)
+		return res, nil
+	case errors.As(runErr, &code):
+		res.ExitCode = int(code)
 		return res, nil
 	case errors.Is(runErr, exec.ErrWaitDelay):
 		// A grandchild kept the pipes open after the command exited: it was killed with the
@@ -219,3 +224,9 @@ func outcome(ctx context.Context, res Result, runErr error, prog string) (Result
 	}
 	return res, fmt.Errorf("sandbox: starting %s: %w", prog, runErr)
 }
+
+// exitCodeError is a non-zero exit status reported by a process other than the command's
+// parent (the namespaces zygote), as the shell reports it.
+type exitCodeError int
+
+func (e exitCodeError) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
