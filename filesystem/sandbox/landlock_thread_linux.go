@@ -44,7 +44,7 @@ func startConfined(cmd *exec.Cmd, confine func() error) (wait func() error, setu
 	sc := make(chan started, 1)
 	wc := make(chan error, 1)
 	// Never unlocked: the confined thread ends with the function.
-	onDedicatedThread(func() {
+	ended := onDedicatedThread(func() {
 		if err := confine(); err != nil {
 			sc <- started{setup: err}
 			return
@@ -56,7 +56,15 @@ func startConfined(cmd *exec.Cmd, confine func() error) (wait func() error, setu
 		}
 	})
 	s := <-sc
-	return func() error { return <-wc }, s.setup, s.start
+	if s.setup != nil || s.start != nil {
+		ended()
+		return func() error { return s.start }, s.setup, s.start
+	}
+	return func() error {
+		err := <-wc
+		ended()
+		return err
+	}, nil, nil
 }
 
 // pidNS is how a Landlock command gets its own PID namespace, probed once: when the command's

@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -57,8 +58,10 @@ func probeDirectHere() error {
 		return err
 	}
 	ch := make(chan error, 1)
-	onDedicatedThread(func() { ch <- probeDirect() })
-	return <-ch
+	ended := onDedicatedThread(func() { ch <- probeDirect() })
+	err := <-ch
+	ended()
+	return err
 }
 
 // probeDirect makes, on a dedicated thread, the namespaces and the /proc the mode needs, and
@@ -107,12 +110,23 @@ func unshareForCommand() (int, error) {
 
 // onDedicatedThread runs f on an OS thread locked to it and never unlocked, so the thread ends
 // with f (with whatever namespaces and confinement f gave it). The main thread is never
-// ended (Go parks it instead), so f is moved off it.
-func onDedicatedThread(f func()) {
+// ended (Go parks it instead), so f is moved off it. The function returned waits until that
+// thread has ended (a thread's pidfd, Linux 6.9; earlier kernels: it returns at once): after
+// it, no thread of massgen is left in a command's namespaces.
+func onDedicatedThread(f func()) (ended func()) {
+	tfd := make(chan int, 1)
+	run := func() {
+		fd, err := unix.PidfdOpen(unix.Gettid(), unix.PIDFD_THREAD)
+		if err != nil {
+			fd = -1
+		}
+		tfd <- fd
+		f()
+	}
 	go func() {
 		runtime.LockOSThread()
 		if unix.Gettid() != unix.Getpid() {
-			f()
+			run()
 			return
 		}
 		// Holding the main thread, the new goroutine gets another one.
@@ -120,11 +134,24 @@ func onDedicatedThread(f func()) {
 		go func() {
 			defer close(done)
 			runtime.LockOSThread()
-			f()
+			run()
 		}()
 		<-done
 		runtime.UnlockOSThread()
 	}()
+	return func() {
+		fd := <-tfd
+		if fd < 0 {
+			return
+		}
+		defer unix.Close(fd)
+		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		for {
+			if _, err := unix.Poll(pfd, -1); !errors.Is(err, unix.EINTR) {
+				return
+			}
+		}
+	}
 }
 
 // directConfine is the Landlock-style confine step of the direct namespaces mode (see
