@@ -32,13 +32,15 @@ import (
 // PID 1: when it ends, everything it started ends.
 
 // MaybeRunHelper must be called first thing in main (and in TestMain of packages whose tests run
-// commands): it marks re-executing this binary as the helper as safe, and, when the process was
+// commands): it marks the descriptors massgen inherited close-on-exec (none reaches a command),
+// marks re-executing this binary as the helper as safe, and, when the process was
 // re-executed as the helper, builds the command's view of the file system, confines itself,
 // execs the command and never returns; re-executed as the zygote, it serves massgen's
 // commands until massgen exits, then exits. Otherwise it returns at once. (The helper has already
 // run by then: package confine dispatches it from its init, before the packages the helper
 // does not need start.)
 func MaybeRunHelper() {
+	closeInheritedOnExec()
 	helperReady.Store(true)
 	confine.RunHelperIfAsked()
 	if len(os.Args) == 2 && os.Args[1] == zygoteArg {

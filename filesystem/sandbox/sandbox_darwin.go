@@ -9,8 +9,9 @@ import (
 	"go.uber.org/zap"
 )
 
-// MaybeRunHelper: macOS has no re-executed helper; sandbox-exec confines the command.
-func MaybeRunHelper() {}
+// MaybeRunHelper: macOS has no re-executed helper (sandbox-exec confines the command); it marks
+// the descriptors massgen inherited close-on-exec, so that none reaches a command.
+func MaybeRunHelper() { closeInheritedOnExec() }
 
 // LandlockABI: Landlock is Linux only.
 func LandlockABI() int { return 0 }
