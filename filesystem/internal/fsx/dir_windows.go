@@ -43,10 +43,6 @@ func (d *Dir) Close() error {
 	return err
 }
 
-func (d *Dir) pathErr(op, name string, err error) error {
-	return &fs.PathError{Op: op, Path: Join(d.Path, name), Err: err}
-}
-
 func (d *Dir) nameErr(op, name string) error {
 	if err := winpath.CheckName(name); err != nil {
 		return d.pathErr(op, name, err)
@@ -120,19 +116,6 @@ func (d *Dir) Sub(name string) (*Dir, error) {
 		return nil, fmt.Errorf("%s: %w", Join(d.Path, name), ErrChanged)
 	}
 	return &Dir{h: h, Path: Join(d.Path, name)}, nil
-}
-
-// SubSame is Sub that also checks the directory opened is the one described by want.
-func (d *Dir) SubSame(name string, want Info) (*Dir, error) {
-	s, err := d.Sub(name)
-	if err != nil {
-		return nil, err
-	}
-	if got, err := s.Stat(); err != nil || !got.Same(want) {
-		s.Close()
-		return nil, fmt.Errorf("%s: %w", s.Path, ErrChanged)
-	}
-	return s, nil
 }
 
 // Entry is one directory entry with its lstat.
@@ -225,19 +208,6 @@ func (d *Dir) OpenFile(name string) (*os.File, Info, error) {
 	return os.NewFile(uintptr(h), Join(d.Path, name)), info, nil
 }
 
-// OpenFileSame is OpenFile that also checks the file opened is the one described by want.
-func (d *Dir) OpenFileSame(name string, want Info) (*os.File, Info, error) {
-	f, info, err := d.OpenFile(name)
-	if err != nil {
-		return nil, info, err
-	}
-	if !info.Same(want) {
-		f.Close()
-		return nil, info, fmt.Errorf("%s: %w", Join(d.Path, name), ErrChanged)
-	}
-	return f, info, nil
-}
-
 // Mkdir creates the directory name in d (FILE_CREATE: never an existing one). Windows has no
 // permission bits: perm is not used.
 func (d *Dir) Mkdir(name string, perm fs.FileMode) error {
@@ -250,34 +220,6 @@ func (d *Dir) Mkdir(name string, perm fs.FileMode) error {
 	}
 	closeH(h)
 	return nil
-}
-
-// MkdirAll creates names below d one after the other (existing directories are used, links are
-// refused) and returns the innermost directory; with no names it returns a new handle on d.
-// created is the first directory it made ("" when all existed).
-func (d *Dir) MkdirAll(names []string) (innermost *Dir, created string, err error) {
-	h, err := dupHandle(d.h)
-	if err != nil {
-		return nil, "", d.pathErr("dup", ".", err)
-	}
-	cur := &Dir{h: h, Path: d.Path}
-	for _, n := range names {
-		merr := cur.Mkdir(n, 0o755)
-		if merr != nil && !errors.Is(merr, fs.ErrExist) {
-			cur.Close()
-			return nil, created, merr
-		}
-		if merr == nil && created == "" {
-			created = Join(cur.Path, n)
-		}
-		next, err := cur.Sub(n)
-		cur.Close()
-		if err != nil {
-			return nil, created, err
-		}
-		cur = next
-	}
-	return cur, created, nil
 }
 
 // Sync does nothing: flushing a directory needs write access to it, and NTFS journals its
@@ -303,10 +245,6 @@ func (d *Dir) Remove(name string) error {
 
 // maxDepth bounds RemoveAll and tree walks (each level holds a handle).
 const maxDepth = 512
-
-// RemoveAll removes name in d and, for a directory, everything below it, descending through
-// handles and never following a link (a link is removed, its target stays).
-func (d *Dir) RemoveAll(name string) error { return d.removeAll(name, 0) }
 
 func (d *Dir) removeAll(name string, depth int) error {
 	if !validName(name) {
@@ -338,24 +276,6 @@ func (d *Dir) removeAll(name string, depth int) error {
 		return err
 	}
 	return nil
-}
-
-// RemoveContents removes everything in d (d itself stays).
-func (d *Dir) RemoveContents(depth int) error {
-	for {
-		ents, _, err := d.Entries(1024)
-		if err != nil {
-			return err
-		}
-		if len(ents) == 0 {
-			return nil
-		}
-		for _, e := range ents {
-			if err := d.removeAll(e.Name, depth); err != nil {
-				return err
-			}
-		}
-	}
 }
 
 // Rename moves fromName in from to toName in to, refusing to replace an existing entry: the
@@ -549,21 +469,6 @@ func (w *Walk) OpenDir() (*Dir, error) {
 	return &Dir{h: h, Path: w.Path}, nil
 }
 
-// OpenFile opens the walked entry (a regular file) for reading; a swap since the walk is
-// refused with ErrChanged.
-func (w *Walk) OpenFile() (*os.File, Info, error) {
-	if !w.Exists {
-		return nil, Info{}, &fs.PathError{Op: "open", Path: w.Path, Err: fs.ErrNotExist}
-	}
-	if w.Info.IsDir() {
-		return nil, w.Info, fmt.Errorf("%s is a directory", w.Path)
-	}
-	if !w.Info.IsRegular() {
-		return nil, w.Info, fmt.Errorf("%s is not a regular file", w.Path)
-	}
-	return w.Dir.OpenFileSame(w.Name, w.Info)
-}
-
 // MakeParent creates the missing directories on the way to the entry and returns the directory
 // that holds it (a new handle: the caller closes it) and the first directory created ("" when
 // none was).
@@ -572,4 +477,13 @@ func (w *Walk) MakeParent() (*Dir, string, error) {
 		return nil, "", &fs.PathError{Op: "create", Path: w.Path, Err: syscall.EINVAL}
 	}
 	return w.Dir.MkdirAll(w.Missing)
+}
+
+// reopen returns a second Dir on the same directory (its own handle).
+func (d *Dir) reopen() (*Dir, error) {
+	h, err := dupHandle(d.h)
+	if err != nil {
+		return nil, d.pathErr("dup", ".", err)
+	}
+	return &Dir{h: h, Path: d.Path}, nil
 }

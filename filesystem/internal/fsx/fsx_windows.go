@@ -226,24 +226,14 @@ func step(dir windows.Handle, name string, last bool) (windows.Handle, Info, err
 			h, err = ntOpen(dir, name, windows.FILE_TRAVERSE|accessAttrs, share, windows.FILE_OPEN, windows.FILE_DIRECTORY_FILE, 0)
 		}
 		if err == nil {
-			info, err := statHandle(h)
-			if err != nil {
-				closeH(h)
-				return windows.InvalidHandle, Info{}, err
-			}
-			return h, info, nil
+			return described(h)
 		}
 		if !errors.Is(err, syscall.ENOTDIR) {
 			return windows.InvalidHandle, Info{}, err
 		}
 		h, err = ntOpen(dir, name, accessAttrs, shareAll, windows.FILE_OPEN, windows.FILE_NON_DIRECTORY_FILE, 0)
 		if err == nil {
-			info, err := statHandle(h)
-			if err != nil {
-				closeH(h)
-				return windows.InvalidHandle, Info{}, err
-			}
-			return h, info, nil
+			return described(h)
 		}
 		if !errors.Is(err, syscall.EISDIR) {
 			return windows.InvalidHandle, Info{}, err
@@ -253,6 +243,16 @@ func step(dir windows.Handle, name string, last bool) (windows.Handle, Info, err
 			return windows.InvalidHandle, Info{}, ErrChanged
 		}
 	}
+}
+
+// described returns h with its Info (h closed when that cannot be read).
+func described(h windows.Handle) (windows.Handle, Info, error) {
+	info, err := statHandle(h)
+	if err != nil {
+		closeH(h)
+		return windows.InvalidHandle, Info{}, err
+	}
+	return h, info, nil
 }
 
 func dupHandle(h windows.Handle) (windows.Handle, error) {
