@@ -244,3 +244,8 @@ func (s *nsStart) Close() {
 	}
 	s.status.Close()
 }
+
+// closeRangeCloexec marks descriptors 3 and up close-on-exec in one call (Linux 5.11).
+func closeRangeCloexec() bool {
+	return unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC) == nil
+}

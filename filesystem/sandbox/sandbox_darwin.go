@@ -42,3 +42,6 @@ func ReportFallback(mode string, log *zap.Logger) {}
 // Run runs o.Command under Seatbelt (sandbox-exec) or, for mode none, unconfined; the
 // command's process group is killed when it ends. A non-zero exit is not an error.
 func Run(ctx context.Context, o Options) (Result, error) { return runSeatbelt(ctx, o) }
+
+// closeRangeCloexec: macOS has no close_range; closeInheritedOnExec walks /dev/fd.
+func closeRangeCloexec() bool { return false }

@@ -1,9 +1,10 @@
-//go:build linux
+//go:build linux || darwin
 
 package sandbox
 
 import (
 	"os"
+	"runtime"
 	"strconv"
 
 	"golang.org/x/sys/unix"
@@ -11,13 +12,17 @@ import (
 
 // closeInheritedOnExec marks every descriptor massgen inherited (3 and up) close-on-exec. Go
 // opens its own that way, but one a parent left open (a shell's, an editor's) would otherwise
-// reach every command, and no sandbox governs a descriptor already open: a writable one would
-// be a way out of it.
+// reach every command, and no sandbox (Landlock, Seatbelt) governs a descriptor already open: a
+// writable one would be a way out of it.
 func closeInheritedOnExec() {
-	if unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC) == nil {
+	if closeRangeCloexec() {
 		return
 	}
-	ents, err := os.ReadDir("/proc/self/fd")
+	dir := "/proc/self/fd"
+	if runtime.GOOS == "darwin" {
+		dir = "/dev/fd"
+	}
+	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return
 	}
