@@ -4,7 +4,6 @@ package sandbox
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -143,24 +142,5 @@ func runSeatbelt(ctx context.Context, o Options) (Result, error) {
 		Sandbox:    mode,
 		DurationMS: time.Since(start).Milliseconds(),
 	}
-	switch ctx.Err() {
-	case context.DeadlineExceeded:
-		res.TimedOut, res.ExitCode = true, -1
-		return res, nil
-	case context.Canceled:
-		res.ExitCode = -1
-		return res, fmt.Errorf("sandbox: command cancelled: %w", context.Canceled)
-	}
-	var ee *exec.ExitError
-	switch {
-	case runErr == nil, errors.Is(runErr, exec.ErrWaitDelay):
-		return res, nil
-	case errors.As(runErr, &ee):
-		res.ExitCode = ee.ExitCode()
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			res.ExitCode = 128 + int(ws.Signal())
-		}
-		return res, nil
-	}
-	return res, fmt.Errorf("sandbox: starting %s: %w", argv[0], runErr)
+	return outcome(ctx, res, runErr, argv[0])
 }
