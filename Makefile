@@ -4,13 +4,19 @@ BIN      ?= bin/massgen
 FUZZTIME ?= 60s
 BENCH    ?= .
 
-.PHONY: build test lint bench bench-coordination fuzz install test-deps wine-test clean
+.PHONY: build test test-short lint bench bench-coordination fuzz install test-deps wine-test clean
 
 build:
 	$(GO) build -o $(BIN) .
 
+# Every test, with the race detector: what CI runs. The timeout is per package; the slowest
+# package (e2e) takes about 10 minutes on a loaded 2-core machine.
 test:
-	$(GO) test -race ./...
+	$(GO) test -race -timeout 45m ./...
+
+# The developer's loop: no race detector, no real-process suites or long swap loops (-short).
+test-short:
+	$(GO) test -short -timeout 10m ./...
 
 # gofmt, then scripts/cross.sh: build, vet and compile every test binary for linux, darwin and
 # windows on amd64 and arm64 (PLATFORMS="linux/amd64 ..." narrows it).

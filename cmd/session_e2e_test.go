@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/massgen-go/massgen/internal/testing/testbin"
 )
 
 // sessionConfig: one scripted agent that, every turn, copies what the previous turn left (its
@@ -47,11 +49,9 @@ orchestrator:
 // TestScriptedThreeTurnSession runs the real binary in interactive mode with three tasks on
 // stdin, then resumes the session with --continue.
 func TestScriptedThreeTurnSession(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "massgen")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Dir = ".."
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	bin, err := testbin.Path()
+	if err != nil {
+		t.Fatal(err)
 	}
 	wd := t.TempDir()
 	project := filepath.Join(wd, "project")

@@ -498,10 +498,14 @@ func (s dScenario) reset(t *testing.T, p, url, self string) string {
 	return cfg
 }
 
+var trustMu sync.Mutex
+
 // approveRuleFiles records the user's approval of the rule files that exist among files in the
 // tests' trust store, as `massgen permissions trust` would.
 func approveRuleFiles(t *testing.T, files ...string) {
 	t.Helper()
+	trustMu.Lock() // tests approve in parallel; the store is read, changed and written whole
+	defer trustMu.Unlock()
 	store := trust.New(filepath.Join(xdgConfig, "massgen", trust.FileName))
 	for _, f := range files {
 		data, err := os.ReadFile(f)
@@ -824,6 +828,7 @@ func TestDifferential(t *testing.T) {
 	}
 	for _, s := range scenarios {
 		t.Run(s.name, func(t *testing.T) {
+			t.Parallel() // each scenario has its own project; its agents' sides share it, in turn
 			p, err := filepath.EvalSymlinks(t.TempDir())
 			if err != nil {
 				t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -20,9 +21,9 @@ import (
 	"time"
 
 	"github.com/massgen-go/massgen/internal/fakeclaude"
+	"github.com/massgen-go/massgen/internal/testing/testbin"
 )
 
-// binary is the massgen binary built once for all tests.
 // binary is the massgen built for these tests; xdgConfig holds their trust store (see TestMain).
 var binary, xdgConfig string
 
@@ -33,19 +34,21 @@ func TestMain(m *testing.M) {
 	if os.Getenv(notesServerEnv) == "1" { // an agent's MCP server (differential_test.go)
 		os.Exit(serveNotes())
 	}
+	flag.Parse()
+	if testing.Short() {
+		fmt.Println("e2e: every test drives the real binary; skipped with -short (make test runs them)")
+		os.Exit(0)
+	}
 	dir, err := os.MkdirTemp("", "massgen-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	binary = filepath.Join(dir, "massgen")
 	// One trust store for the whole test binary (cleanEnv gives every process a fresh HOME):
 	// a test approves the rule files it writes there, as `massgen permissions trust` would.
 	xdgConfig = filepath.Join(dir, "xdg-config")
-	build := exec.Command("go", "build", "-o", binary, "github.com/massgen-go/massgen")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building massgen:", err)
+	if binary, err = testbin.Path(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}

@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/massgen-go/massgen/filesystem/sandbox"
+	"github.com/massgen-go/massgen/internal/testing/testbin"
 	"github.com/massgen-go/massgen/permissions"
 )
 
@@ -525,11 +526,9 @@ func TestRedteamBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the massgen binary")
 	}
-	bin := filepath.Join(t.TempDir(), "massgen")
-	build := exec.Command("go", "build", "-o", bin, "github.com/massgen-go/massgen")
-	if out, err := build.CombinedOutput(); err != nil {
-		// Other packages of the shared tree may be mid-edit; that is not a security finding.
-		t.Skipf("BINARY RED-TEAM SKIPPED: the massgen binary does not build right now: %v\n%s", err, out)
+	bin, err := testbin.Path()
+	if err != nil {
+		t.Fatal(err)
 	}
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/massgen-go/massgen/cmd/cmdutil"
+	"github.com/massgen-go/massgen/internal/testing/testbin"
 )
 
 // project is a directory with a config, a workspace, a context path with a protected dir and a
@@ -196,10 +197,9 @@ func batchInput(p *project, n int) ([]byte, []bool) {
 
 func buildBinary(t testing.TB) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "massgen")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/massgen-go/massgen")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Skipf("the massgen binary does not build right now (another package is mid-change): %v\n%s", err, out)
+	bin, err := testbin.Path()
+	if err != nil {
+		t.Fatal(err)
 	}
 	return bin
 }

@@ -9,16 +9,16 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/massgen-go/massgen/internal/testing/testbin"
 )
 
 // buildMassgen builds the real binary for tests that run it as a process.
 func buildMassgen(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "massgen")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	cmd.Dir = repoRoot(t)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	bin, err := testbin.Path()
+	if err != nil {
+		t.Fatal(err)
 	}
 	return bin
 }

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"fmt"
@@ -21,11 +21,7 @@ func TestContextPromptInTmux(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "massgen")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := binary
 	proj := filepath.Join(tmp, "project")
 	home := filepath.Join(tmp, "home")
 	for _, d := range []string{proj, home} {

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"fmt"
@@ -58,10 +58,7 @@ func TestPermissionPromptInTmux(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(base) })
-	bin := filepath.Join(base, "massgen")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := linkMassgen(t, base)
 	proj, home, trigger := filepath.Join(base, "project"), filepath.Join(base, "home"), filepath.Join(base, "trigger")
 	for _, d := range []string{proj, home} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
