@@ -215,7 +215,8 @@ func (r *run) close() {
 	}
 }
 
-// emit stamps, logs and publishes an event; calls to Options.Events never overlap.
+// emit stamps, logs and publishes an event; events are published one at a time, in the order
+// of the calls.
 func (r *run) emit(ev Event) {
 	if ev.Time.IsZero() {
 		ev.Time = time.Now()
@@ -251,7 +252,7 @@ func (r *run) emit(ev Event) {
 		r.log.Info("orchestrator event", fields...)
 	}
 	if r.o.Events != nil {
-		r.o.Events(ev)
+		r.o.Events.Publish(ev)
 	}
 }
 
