@@ -117,7 +117,7 @@ func BenchmarkCoordination(b *testing.B) {
 
 // BenchmarkRestartGrace measures the trade-off of the restart grace: cancelling a working agent
 // at once when an answer arrives, after a fixed grace, or letting the reply in flight finish
-// (and its tool calls run) before restarting it; "adaptive" is the default (graceLocked).
+// (and its tool calls run) before restarting it; "adaptive" is the default (state.grace).
 // 20 agents, requests of agent i taking i*2ms (0 to 38ms).
 func BenchmarkRestartGrace(b *testing.B) {
 	for _, steps := range []int{0, 2} {

@@ -230,12 +230,10 @@ func (h *harness) runOptions(ctx context.Context, o Options) (*Result, error) {
 		h.ev.finish(o.Events)
 	}
 	if errors.Is(context.Cause(ctx), errHung) {
-		r.mu.Lock()
-		for _, a := range r.agents {
+		for _, a := range r.coord.agents { // the coordination's state when it ended
 			h.t.Logf("%s: status %s, needsRun %v, deferred %v, executing %v, pending %v, seenSeq %d (answerSeq %d)",
-				a.id, a.status, a.needsRun, a.deferred, a.executing, a.pending, a.seenSeq, r.answerSeq)
+				a.id, a.status, a.needsRun, a.deferred, a.executing, a.pending, a.seenSeq, r.coord.answerSeq)
 		}
-		r.mu.Unlock()
 		h.ev.mu.Lock()
 		for _, ev := range h.ev.all {
 			h.t.Logf("%s %s %s %s %.100s", ev.Time.Format("05.000000"), ev.Kind, ev.Agent, ev.Status, ev.Text)

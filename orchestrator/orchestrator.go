@@ -1,7 +1,7 @@
 // Package orchestrator runs one turn of a MassGen task: every agent works on it at once in its own
 // workspace, sees the others' answers and files under anonymous ids, posts answers and votes
 // (a new answer restarts the agents still working and has the others vote again once the field
-// is quiet: see coordinate.go), and the winner presents the final answer,
+// is quiet: see policy.go), and the winner presents the final answer,
 // delivering files into writable context paths. It owns coordination only: models are behind
 // backends, file access behind filesystem.Toolset and its permission Guard, snapshots behind
 // snapshots.Store. Everything that happens is reported on one event stream (Options.Events), a
@@ -115,7 +115,7 @@ const maxAnswerBytes = 128 << 10
 const maxReasonRunes = 2000
 
 // A working agent given a pending restart may go on until the model reply in flight is due to
-// end, but at least minRestartGrace and at most maxRestartGrace (see graceLocked, and
+// end, but at least minRestartGrace and at most maxRestartGrace (see state.grace, and
 // docs/orchestrator.md, "Restarts", for the measurements behind them).
 const (
 	minRestartGrace = time.Second
