@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 
 	"go.uber.org/zap"
 	"golang.org/x/term"
 
 	"github.com/massgen-go/massgen/display"
+	"github.com/massgen-go/massgen/internal/pubsub"
 	"github.com/massgen-go/massgen/orchestrator"
 	"github.com/massgen-go/massgen/permissions"
 	"github.com/massgen-go/massgen/prompt"
@@ -56,9 +58,21 @@ func orchestrateTurn(ctx context.Context, opts *RunOptions, t *Turn) (*orchestra
 	color := display.ColorEnabled(opts.IO.StderrTTY, opts.LookupEnv)
 	d := display.New(mode, opts.IO.ErrOut, display.Options{Width: width, Height: height, Color: color})
 	rec := newOutcomeRecorder(cfg)
-	events := func(ev orchestrator.Event) { rec.handle(ev); d.Handle(ev) }
-	if jd := t.JSON; jd != nil { // --output json: the same events as JSON Lines on stdout
-		events = func(ev orchestrator.Event) { rec.handle(ev); d.Handle(ev); jd.Handle(ev) }
+	// The outcome recorder, the display and --output json (the same events as JSON Lines on
+	// stdout) each read every event of the run, in order, from their own subscription.
+	events := pubsub.New[orchestrator.Event]()
+	handlers := []func(orchestrator.Event){rec.handle, d.Handle}
+	if jd := t.JSON; jd != nil {
+		handlers = append(handlers, jd.Handle)
+	}
+	var readers sync.WaitGroup
+	for _, handle := range handlers {
+		ch := events.Subscribe(context.WithoutCancel(ctx)) // a cancelled run's last events are shown too
+		readers.Go(func() {
+			for ev := range ch {
+				handle(ev)
+			}
+		})
 	}
 	if s, ok := d.(display.Suspender); ok && asker != nil {
 		asker = suspendingAsker{asker: asker, s: s}
@@ -76,6 +90,8 @@ func orchestrateTurn(ctx context.Context, opts *RunOptions, t *Turn) (*orchestra
 		Home:      home,
 		Journal:   t.Journal,
 	})
+	events.Close() // every event is published: the readers end once they have handled it
+	readers.Wait()
 	d.Close()
 	t.Outcome = rec.outcome(res)
 	if counter != nil {

@@ -117,7 +117,7 @@ func BenchmarkCoordination(b *testing.B) {
 
 // BenchmarkRestartGrace measures the trade-off of the restart grace: cancelling a working agent
 // at once when an answer arrives, after a fixed grace, or letting the reply in flight finish
-// (and its tool calls run) before restarting it; "adaptive" is the default (graceLocked).
+// (and its tool calls run) before restarting it; "adaptive" is the default (state.grace).
 // 20 agents, requests of agent i taking i*2ms (0 to 38ms).
 func BenchmarkRestartGrace(b *testing.B) {
 	for _, steps := range []int{0, 2} {
@@ -151,5 +151,32 @@ func TestCoordinationRequestsGrowLinearly(t *testing.T) {
 				t.Errorf("%d agents made %d model requests, more than %d", tt.sc.agents, f.requests, tt.limit)
 			}
 		})
+	}
+}
+
+// BenchmarkPolicyNext measures the policy's cost per message as the agents grow: a new answer
+// while every other agent works (every one gets a pending restart, the heaviest message), and
+// a reply ending (the most frequent one).
+func BenchmarkPolicyNext(b *testing.B) {
+	for _, n := range []int{2, 20, 50} {
+		ids, anons := make([]string, n), make([]string, n)
+		for i := range n {
+			ids[i], anons[i] = fmt.Sprintf("a%02d", i), fmt.Sprintf("agent%d", i+1)
+		}
+		s, _ := next(newState(ids, anons, rules{}, replyClock{}), begin{})
+		at := time.Now()
+		for _, m := range []struct {
+			name string
+			msg  message
+		}{
+			{"answer", answerPosted{agent: 0, text: "the answer", at: at}},
+			{"reply-ended", replyEnded{agent: 0, at: at, completed: true}},
+		} {
+			b.Run(fmt.Sprintf("%s/agents=%d", m.name, n), func(b *testing.B) {
+				for b.Loop() {
+					next(s, m.msg)
+				}
+			})
+		}
 	}
 }

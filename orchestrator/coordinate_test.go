@@ -586,8 +586,9 @@ func TestRunSetupErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var evs events
-			tt.o.Events = evs.add
+			tt.o.Events = evs.stream()
 			res, err := Run(context.Background(), tt.o)
+			evs.finish(tt.o.Events)
 			if err == nil || !strings.Contains(err.Error(), tt.want) || res != nil {
 				t.Fatalf("Run = %v, %v; want error containing %q", res, err, tt.want)
 			}

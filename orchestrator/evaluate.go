@@ -56,10 +56,8 @@ func (r *run) evaluate(ctx context.Context, w *agent, final string, attempt, att
 		r.emit(ev)
 	}
 	tools := append(slices.Clone(w.tools), submitSpec(), restartSpec())
-	r.mu.Lock()
-	prompt := r.evaluationPromptLocked(w, judged)
-	anons := r.answerAnonsLocked()
-	r.mu.Unlock()
+	prompt := r.evaluationPrompt(w, judged)
+	anons := r.coord.answerAnons()
 	req := backends.Request{
 		System:   r.evaluationSystem(w),
 		Messages: []backends.Message{{Role: "user", Content: prompt}},
@@ -117,11 +115,9 @@ func (r *run) evaluate(ctx context.Context, w *agent, final string, attempt, att
 	}
 	r.emit(ev)
 	if fb != nil {
-		r.mu.Lock()
-		if ans := r.answers[w.id]; ans != nil {
+		if ans := r.coord.agents[w.index].answer; ans != nil {
 			fb.previous = ans.text
 		}
-		r.mu.Unlock()
 	}
 	return fb, nil
 }
@@ -143,37 +139,20 @@ func orDefault(s, def string) string {
 	return s
 }
 
-// restartOrchestration resets coordination for attempt (of attempts): answers and votes are
-// cleared and every agent starts afresh, with fb in its prompt. Workspaces and snapshots stay:
-// the agents see their earlier work in their temp workspaces. Called between attempts, when no
-// agent runs.
+// restartOrchestration prepares attempt (of attempts): the next coordination starts afresh
+// (answers and votes are the new coordination's), every agent with fb in its prompt.
+// Workspaces and snapshots stay: the agents see their earlier work in their temp workspaces.
+// Called between attempts, when no agent runs.
 func (r *run) restartOrchestration(fb *feedback, attempt, attempts int) {
-	r.mu.Lock()
 	r.feedback = fb
-	r.finished, r.skipped = false, false
-	r.doneCh = make(chan struct{})
-	r.ended = ""
-	clear(r.answers)
-	clear(r.votes)
-	for _, a := range r.agents {
-		stopGrace(a)
-		a.status, a.stopReason = StatusWaiting, ""
-		a.needsRun, a.deferred, a.executing, a.pending = true, false, false, false
-		a.answers = 0
-		a.cancel = nil
-		select { // a stale wake-up from the previous attempt
-		case <-a.wake:
-		default:
-		}
-	}
-	r.mu.Unlock()
+	r.skipped = false
 	r.emit(Event{Kind: EventAttempt, Phase: PhaseCoordination,
 		Text: fmt.Sprintf("orchestration restart (attempt %d of %d): %s", attempt, attempts, fb.reason)})
 }
 
-// writeFeedbackLocked is MassGen's restart context, before the task of every prompt of a
-// restarted attempt.
-func (r *run) writeFeedbackLocked(b *strings.Builder) {
+// writeFeedback is MassGen's restart context, before the task of every prompt of a restarted
+// attempt.
+func (r *run) writeFeedback(b *strings.Builder) {
 	fb := r.feedback
 	if fb == nil {
 		return
@@ -207,8 +186,8 @@ Be honest and thorough: restarting with clear instructions leads to a better res
 	return b.String()
 }
 
-// evaluationPromptLocked shows the task and the answer to judge, and where the files are.
-func (r *run) evaluationPromptLocked(a *agent, judged string) string {
+// evaluationPrompt shows the task and the answer to judge, and where the files are.
+func (r *run) evaluationPrompt(a *agent, judged string) string {
 	var b strings.Builder
 	r.writeTask(&b)
 	fmt.Fprintf(&b, "FINAL ANSWER TO EVALUATE:\n%s\n\n", judged)

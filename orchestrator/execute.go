@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/massgen-go/massgen/backends"
 	"github.com/massgen-go/massgen/filesystem"
@@ -25,22 +26,15 @@ type outcome struct {
 	reason string
 }
 
-// execute runs one coordination execution of agent a: model calls and tool calls until a valid
-// workflow call (new_answer or vote), a pending restart, a stop or cancellation.
-func (r *run) execute(ctx context.Context, a *agent) outcome {
-	// The prompt is built first: every answer in it had its files saved before it counted, so
-	// the temp workspace filled next shows them all, with the agent's own latest snapshot.
-	r.mu.Lock()
-	a.pending = false // this execution sees every answer so far
-	stopGrace(a)
-	a.seenSeq = r.answerSeq
-	answerAnons := r.answerAnonsLocked()
-	prompt := r.coordinationPromptLocked(a)
-	answersLeft := true
-	if max := r.cfg.Orchestrator.MaxNewAnswersPerAgent; max > 0 && a.answers >= max {
-		answersLeft = false
-	}
-	r.mu.Unlock()
+// execute runs one coordination execution of agent a, the turn t the owner started: model calls
+// and tool calls until a valid workflow call (new_answer or vote), a pending restart, a stop or
+// cancellation.
+func (r *run) execute(ctx context.Context, o *owner, a *agent, t turn) outcome {
+	// The prompt shows the answers when the owner started the execution: every one had its
+	// files saved before it counted, so the temp workspace filled next shows them all, with
+	// the agent's own latest snapshot.
+	answerAnons := anonsOf(t.view.answers)
+	prompt := r.coordinationPrompt(a, t.view.answers)
 	if err := r.store.FillTemp(ctx, a.id); err != nil {
 		if ctx.Err() != nil {
 			return outcome{kind: outCancelled}
@@ -55,20 +49,28 @@ func (r *run) execute(ctx context.Context, a *agent) outcome {
 		tools = append(tools, voteSpec(answerAnons))
 	}
 	req := backends.Request{
-		System:   r.coordinationSystem(a, single, answersLeft),
+		System:   r.coordinationSystem(a, single, t.view.answersLeft),
 		Messages: r.history(prompt),
 		Tools:    tools,
 		Phase:    PhaseCoordination,
 		Vars:     r.vars(a, answerAnons),
 	}
-	turn := &workflowTurn{r: r, a: a, ctx: ctx, anons: answerAnons, single: single}
+	turn := &workflowTurn{r: r, o: o, a: a, ctx: ctx, anons: answerAnons, single: single}
 	err := r.converse(ctx, a, &req, loopRules{
-		phase:       PhaseCoordination,
-		toolset:     a.toolset,
-		maxSteps:    r.maxSteps,
-		maxCalls:    maxToolCallsPerReply,
-		leave:       isWorkflowTool,
-		interrupted: func() bool { return r.restartPending(a) },
+		phase:    PhaseCoordination,
+		toolset:  a.toolset,
+		maxSteps: r.maxSteps,
+		maxCalls: maxToolCallsPerReply,
+		leave:    isWorkflowTool,
+		interrupted: func() bool {
+			select {
+			case <-t.restart:
+				return true
+			default:
+				return false
+			}
+		},
+		timer: o,
 	}, turn.onReply)
 	switch {
 	case err == nil:
@@ -84,12 +86,6 @@ func (r *run) execute(ctx context.Context, a *agent) outcome {
 	}
 }
 
-func (r *run) restartPending(a *agent) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return a.pending
-}
-
 func isWorkflowTool(name string) bool { return name == ToolNewAnswer || name == ToolVote }
 
 // workflowTurn judges the replies of one coordination execution: a reply with tool calls and
@@ -97,6 +93,7 @@ func isWorkflowTool(name string) bool { return name == ToolNewAnswer || name == 
 // and gets an error saying what to do, up to maxRetries times.
 type workflowTurn struct {
 	r       *run
+	o       *owner
 	a       *agent
 	ctx     context.Context
 	anons   []string // the anonymous ids with an answer when the prompt was built
@@ -126,7 +123,7 @@ func (t *workflowTurn) onReply(resp *backends.Response, results []*filesystem.Re
 	default:
 		tc := resp.ToolCalls[workflow[0]]
 		var err error
-		problem, err = t.r.workflowCall(t.a, tc, t.anons, t.single)
+		problem, err = t.r.workflowCall(t.o, t.a, tc, t.anons, t.single)
 		switch {
 		case errors.Is(err, errFinished):
 			t.out = outcome{kind: outCancelled}
@@ -161,9 +158,9 @@ func (t *workflowTurn) onReply(resp *backends.Response, results []*filesystem.Re
 	return more, false
 }
 
-// workflowCall validates and commits one workflow call. It returns the problem to tell the model
-// ("" when accepted), or errFinished or errVoteSetAside.
-func (r *run) workflowCall(a *agent, tc backends.ToolCall, answerAnons []string, single bool) (string, error) {
+// workflowCall validates and commits one workflow call (the owner has the last word). It
+// returns the problem to tell the model ("" when accepted), or errFinished or errVoteSetAside.
+func (r *run) workflowCall(o *owner, a *agent, tc backends.ToolCall, answerAnons []string, single bool) (string, error) {
 	switch tc.Name {
 	case ToolNewAnswer:
 		var args struct {
@@ -175,27 +172,15 @@ func (r *run) workflowCall(a *agent, tc backends.ToolCall, answerAnons []string,
 		// The snapshot is taken before the answer counts, so every agent shown the answer
 		// also sees its files; a first cheap check avoids snapshotting answers that will be
 		// refused.
-		r.mu.Lock()
-		problem := r.answerProblemLocked(a, *args.Content)
-		finished := r.finished
-		r.mu.Unlock()
-		if finished {
-			return "", errFinished
-		}
-		if problem != "" {
-			return problem, nil
+		if problem, err := workflowProblem(o.ask(answerCheck{agent: a.index, text: *args.Content})); problem != "" || err != nil {
+			return problem, err
 		}
 		if a.workspace != "" {
 			if _, err := r.store.Save(context.Background(), a.id, a.workspace, "answer"); err != nil {
 				r.emit(Event{Kind: EventError, Agent: a.id, Anon: a.anon, Phase: PhaseCoordination, Text: "saving the answer snapshot: " + err.Error()})
 			}
 		}
-		err := r.commitAnswer(a, *args.Content)
-		var inv invalidError
-		if errors.As(err, &inv) {
-			return string(inv), nil
-		}
-		return "", err
+		return workflowProblem(o.ask(answerPosted{agent: a.index, text: *args.Content, at: time.Now()}))
 	case ToolVote:
 		if single {
 			return "there is no vote with a single agent; call new_answer with your answer.", nil
@@ -219,14 +204,18 @@ func (r *run) workflowCall(a *agent, tc backends.ToolCall, answerAnons []string,
 			return fmt.Sprintf("agent_id is not an agent with an answer; vote for one of: %s.", strings.Join(answerAnons, ", ")), nil
 		}
 		// The reason goes into the final agent's prompt: a long one is cut, not refused.
-		err := r.commitVote(a, args.AgentID, shorten(args.Reason, maxReasonRunes))
-		var inv invalidError
-		if errors.As(err, &inv) {
-			return string(inv), nil
-		}
-		return "", err
+		return workflowProblem(o.ask(votePosted{agent: a.index, target: args.AgentID, reason: shorten(args.Reason, maxReasonRunes)}))
 	}
 	return "unknown workflow tool", nil
+}
+
+// workflowProblem splits the owner's reply: an invalidError is the problem to tell the model.
+func workflowProblem(err error) (string, error) {
+	var inv invalidError
+	if errors.As(err, &inv) {
+		return string(inv), nil
+	}
+	return "", err
 }
 
 // saveAfter snapshots the workspace after a vote (an answer is saved before it counts).

@@ -12,6 +12,7 @@ import (
 
 	"github.com/massgen-go/massgen/backends"
 	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/internal/pubsub"
 )
 
 // fakeCall is what a test backend's script sees on each Generate.
@@ -88,11 +89,30 @@ func (r *recorder) get(id string) []backends.Request {
 	return append([]backends.Request(nil), r.reqs[id]...)
 }
 
-// events collects the event stream.
+// events collects the event stream: stream returns a broker whose events it collects, in
+// order, calling on (when set) for each from its subscriber goroutine.
 type events struct {
 	mu  sync.Mutex
 	all []Event
 	on  func(Event)
+	wg  sync.WaitGroup
+}
+
+func (e *events) stream() *pubsub.Broker[Event] {
+	b := pubsub.New[Event]()
+	ch := b.Subscribe(context.Background())
+	e.wg.Go(func() {
+		for ev := range ch {
+			e.add(ev)
+		}
+	})
+	return b
+}
+
+// finish closes b and waits until every event published on it is collected.
+func (e *events) finish(b *pubsub.Broker[Event]) {
+	b.Close()
+	e.wg.Wait()
 }
 
 func (e *events) add(ev Event) {
@@ -171,7 +191,7 @@ func (h *harness) options(ctx context.Context) Options {
 			}
 			return &fakeBackend{id: a.ID, fn: fn, rec: h.rec}, nil
 		},
-		Events: h.ev.add,
+		Events: h.ev.stream(),
 	}
 }
 
@@ -206,13 +226,14 @@ func (h *harness) runOptions(ctx context.Context, o Options) (*Result, error) {
 			h.onRun(r)
 		}
 	})
+	if o.Events != nil { // every event of the run is collected before the test looks
+		h.ev.finish(o.Events)
+	}
 	if errors.Is(context.Cause(ctx), errHung) {
-		r.mu.Lock()
-		for _, a := range r.agents {
+		for _, a := range r.coord.agents { // the coordination's state when it ended
 			h.t.Logf("%s: status %s, needsRun %v, deferred %v, executing %v, pending %v, seenSeq %d (answerSeq %d)",
-				a.id, a.status, a.needsRun, a.deferred, a.executing, a.pending, a.seenSeq, r.answerSeq)
+				a.id, a.status, a.needsRun, a.deferred, a.executing, a.pending, a.seenSeq, r.coord.answerSeq)
 		}
-		r.mu.Unlock()
 		h.ev.mu.Lock()
 		for _, ev := range h.ev.all {
 			h.t.Logf("%s %s %s %s %.100s", ev.Time.Format("05.000000"), ev.Kind, ev.Agent, ev.Status, ev.Text)

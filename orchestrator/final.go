@@ -42,10 +42,8 @@ func (r *run) present(ctx context.Context, w *agent) (string, []string, error) {
 		}
 		r.emit(Event{Kind: EventError, Agent: w.id, Anon: w.anon, Phase: PhaseFinal, Text: "filling the temp workspace: " + err.Error()})
 	}
-	r.mu.Lock()
-	prompt := r.finalPromptLocked(w, ts)
-	anons := r.answerAnonsLocked()
-	r.mu.Unlock()
+	prompt := r.finalPrompt(w, ts)
+	anons := r.coord.answerAnons()
 	req := backends.Request{
 		System:   r.finalSystem(w),
 		Messages: r.history(prompt),
@@ -94,11 +92,9 @@ func (r *run) present(ctx context.Context, w *agent) (string, []string, error) {
 		}
 	}
 	if strings.TrimSpace(text) == "" {
-		r.mu.Lock()
-		if ans := r.answers[w.id]; ans != nil {
+		if ans := r.coord.agents[w.index].answer; ans != nil {
 			text = ans.text
 		}
-		r.mu.Unlock()
 	}
 	out := make([]string, 0, len(delivered))
 	for p := range delivered {

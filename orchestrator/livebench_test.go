@@ -30,7 +30,8 @@ func BenchmarkToolSummary(b *testing.B) {
 // BenchmarkTextDelta measures one streamed delta through the text stream when it is coalesced
 // (the common case: no event emitted).
 func BenchmarkTextDelta(b *testing.B) {
-	s, _ := newTestStream()
+	s, _, done := newTestStream()
+	defer done()
 	defer s.close()
 	s.onEvent(backends.Event{Kind: backends.EventTextDelta, Text: "first\n"}) // the first is reported at once
 	ev := backends.Event{Kind: backends.EventTextDelta, Text: "token "}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/massgen-go/massgen/backends"
@@ -25,6 +26,15 @@ type loopRules struct {
 	// interrupted is asked before every model call but the first; true ends the loop with
 	// errInterrupted (a pending restart).
 	interrupted func() bool
+	// timer times the model calls (the replies' durations decide the restart grace): the owner
+	// during coordination; nil for the run's own clock (presentation and evaluation).
+	timer replyTimer
+}
+
+// replyTimer is told when each model call of agent i starts and ends.
+type replyTimer interface {
+	replyStarted(i int, at time.Time)
+	replyEnded(i int, at time.Time, completed bool)
 }
 
 // replyFunc decides what a model reply means once its tool calls ran. results holds one result
@@ -43,6 +53,10 @@ var (
 // appended to req until onReply is done. It returns nil when onReply ended it, errInterrupted,
 // errStepLimit, the backend's error, or ctx's error when it was cancelled.
 func (r *run) converse(ctx context.Context, a *agent, req *backends.Request, rules loopRules, onReply replyFunc) error {
+	timer := rules.timer
+	if timer == nil {
+		timer = &r.clock
+	}
 	for step := 0; ; step++ {
 		if step > 0 && rules.interrupted != nil && rules.interrupted() {
 			return errInterrupted
@@ -50,14 +64,14 @@ func (r *run) converse(ctx context.Context, a *agent, req *backends.Request, rul
 		if step >= rules.maxSteps {
 			return errStepLimit
 		}
-		r.replyStarted(a)
+		timer.replyStarted(a.index, time.Now())
 		stream := r.newTextStream(a, rules.phase)
 		resp, err := a.backend.Generate(ctx, *req, stream.onEvent)
 		stream.close()
 		if err == nil && resp == nil {
 			err = errNoResponse
 		}
-		r.replyEnded(a, err == nil)
+		timer.replyEnded(a.index, time.Now(), err == nil)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()

@@ -135,21 +135,20 @@ func runMassGenConfig(ctx context.Context, t *testing.T, file, base string, srv 
 	if err := os.MkdirAll(runDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	var mu sync.Mutex
+	var evs events
+	stream := evs.stream()
 	res, err := Run(ctx, Options{
 		Config:    cfg,
 		Task:      "Describe two famous Beatles members: John Lennon and Paul McCartney.",
 		RunDir:    runDir,
 		LookupEnv: lookup,
 		Home:      filepath.Join(base, "home"),
-		Events: func(ev Event) {
-			if ev.Kind == EventError {
-				mu.Lock()
-				out.notes = append(out.notes, ev.Text)
-				mu.Unlock()
-			}
-		},
+		Events:    stream,
 	})
+	evs.finish(stream)
+	for _, ev := range evs.of(EventError, "") {
+		out.notes = append(out.notes, ev.Text)
+	}
 	if err != nil {
 		t.Errorf("%s: the run failed: %v", file, err)
 		return out

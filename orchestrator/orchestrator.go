@@ -1,10 +1,11 @@
 // Package orchestrator runs one turn of a MassGen task: every agent works on it at once in its own
 // workspace, sees the others' answers and files under anonymous ids, posts answers and votes
 // (a new answer restarts the agents still working and has the others vote again once the field
-// is quiet: see coordinate.go), and the winner presents the final answer,
+// is quiet: see policy.go), and the winner presents the final answer,
 // delivering files into writable context paths. It owns coordination only: models are behind
 // backends, file access behind filesystem.Toolset and its permission Guard, snapshots behind
-// snapshots.Store. Everything that happens is reported on one event stream (Options.Events).
+// snapshots.Store. Everything that happens is reported on one event stream (Options.Events), a
+// broker the displays and recorders subscribe to.
 package orchestrator
 
 import (
@@ -20,6 +21,7 @@ import (
 	"github.com/massgen-go/massgen/backends"
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem"
+	"github.com/massgen-go/massgen/internal/pubsub"
 	"github.com/massgen-go/massgen/permissions"
 )
 
@@ -43,8 +45,11 @@ type Options struct {
 	NewBackend func(a configs.Agent) (backends.Backend, error)
 	// Asker resolves "ask" decisions; nil turns asks into denies.
 	Asker permissions.Asker
-	// Events receives every event, one call at a time (may be nil). It must not block long.
-	Events func(Event)
+	// Events is the run's event stream (may be nil): every event is published on it, in the
+	// order it happened, and every subscriber receives each one (a slow subscriber holds the
+	// run up, so it must not block long). The caller subscribes before Run and closes the
+	// broker once Run returned: every event of the run has been published by then.
+	Events *pubsub.Broker[Event]
 	Logger *zap.Logger
 
 	// LookupEnv reads API keys; nil means Config.LookupEnv.
@@ -110,7 +115,7 @@ const maxAnswerBytes = 128 << 10
 const maxReasonRunes = 2000
 
 // A working agent given a pending restart may go on until the model reply in flight is due to
-// end, but at least minRestartGrace and at most maxRestartGrace (see graceLocked, and
+// end, but at least minRestartGrace and at most maxRestartGrace (see state.grace, and
 // docs/orchestrator.md, "Restarts", for the measurements behind them).
 const (
 	minRestartGrace = time.Second

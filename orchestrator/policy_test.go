@@ -18,7 +18,7 @@ import (
 type sentVote struct {
 	offered  []string // the vote tool's enum
 	existing []string // anonymous ids with an answer when the request was sent
-	seq      int      // run.answerSeq then
+	seq      int      // the state's answerSeq then
 }
 
 // The protocol's invariants hold whatever the timing, the restart grace and the agents' choices:
@@ -35,16 +35,25 @@ func TestCoordinationInvariants(t *testing.T) {
 			h.grace = grace
 			h.cfg.Orchestrator.MaxNewAnswersPerAgent = 2
 			var r *run
-			h.onRun = func(rr *run) { r = rr }
+			var smu sync.Mutex
+			var now state // the coordination state as the owner last left it
+			h.onRun = func(rr *run) {
+				r = rr
+				r.observe = func(s state) {
+					smu.Lock()
+					now = s
+					smu.Unlock()
+				}
+			}
 			var mu sync.Mutex
 			sent := map[string]sentVote{} // vote reason (unique) -> what its request saw
 			for i, id := range ids {
 				rng := rand.New(rand.NewPCG(uint64(n), uint64(i)))
 				var rmu sync.Mutex // one goroutine per agent, but -race wants it said
 				h.scripts[id] = func(ctx context.Context, c fakeCall) (*backends.Response, error) {
-					r.mu.Lock()
-					existing, seq := r.answerAnonsLocked(), r.answerSeq
-					r.mu.Unlock()
+					smu.Lock()
+					existing, seq := now.answerAnons(), now.answerSeq
+					smu.Unlock()
 					rmu.Lock()
 					delay := time.Duration(rng.IntN(1500)) * time.Microsecond
 					roll := rng.IntN(100)
@@ -90,11 +99,14 @@ func TestCoordinationInvariants(t *testing.T) {
 				}
 			}
 			// The votes that decided were all made after the last answer.
-			final := r.answerAnonsLocked()
-			for _, v := range r.votes {
-				s := sent[v.reason]
-				if s.seq != r.answerSeq || !slices.Equal(s.offered, final) {
-					t.Errorf("counted vote %q was asked at answer %d with %v; last answer %d, answers %v", v.reason, s.seq, s.offered, r.answerSeq, final)
+			final := r.coord.answerAnons()
+			for _, a := range r.coord.agents {
+				if a.vote == nil {
+					continue
+				}
+				s := sent[a.vote.reason]
+				if s.seq != r.coord.answerSeq || !slices.Equal(s.offered, final) {
+					t.Errorf("counted vote %q was asked at answer %d with %v; last answer %d, answers %v", a.vote.reason, s.seq, s.offered, r.coord.answerSeq, final)
 				}
 			}
 			count := map[string]int{}
@@ -355,30 +367,27 @@ func TestRestartedAgentSeesItsPartialWork(t *testing.T) {
 // the agent's (or, without any, every agent's) replies take, within the bounds.
 func TestGraceWaitsForTheReplyInFlight(t *testing.T) {
 	now := time.Now()
-	a, b := &agent{id: "a"}, &agent{id: "b"}
+	const a, b = 0, 1
 	tests := []struct {
 		name    string
-		started map[*agent]time.Time
-		typical map[*agent]time.Duration
+		start   time.Time        // a's reply in flight (zero: none)
+		typical [2]time.Duration // a's and b's usual replies (0: none yet)
 		all     time.Duration
 		fixed   time.Duration
 		want    time.Duration
 	}{
 		{name: "no reply in flight (tools running)", want: minRestartGrace},
-		{name: "reply due in 6s", started: map[*agent]time.Time{a: now.Add(-4 * time.Second)},
-			typical: map[*agent]time.Duration{a: 10 * time.Second}, want: 6 * time.Second},
-		{name: "reply overdue", started: map[*agent]time.Time{a: now.Add(-20 * time.Second)},
-			typical: map[*agent]time.Duration{a: 10 * time.Second}, want: minRestartGrace},
-		{name: "very long replies", started: map[*agent]time.Time{a: now},
-			typical: map[*agent]time.Duration{a: 5 * time.Minute}, want: maxRestartGrace},
-		{name: "no history of its own: every agent's", started: map[*agent]time.Time{a: now.Add(-2 * time.Second)},
-			typical: map[*agent]time.Duration{b: time.Hour}, all: 12 * time.Second, want: 10 * time.Second},
-		{name: "fixed grace (tests)", started: map[*agent]time.Time{a: now}, fixed: time.Millisecond, want: time.Millisecond},
+		{name: "reply due in 6s", start: now.Add(-4 * time.Second), typical: [2]time.Duration{a: 10 * time.Second}, want: 6 * time.Second},
+		{name: "reply overdue", start: now.Add(-20 * time.Second), typical: [2]time.Duration{a: 10 * time.Second}, want: minRestartGrace},
+		{name: "very long replies", start: now, typical: [2]time.Duration{a: 5 * time.Minute}, want: maxRestartGrace},
+		{name: "no history of its own: every agent's", start: now.Add(-2 * time.Second),
+			typical: [2]time.Duration{b: time.Hour}, all: 12 * time.Second, want: 10 * time.Second},
+		{name: "fixed grace (tests)", start: now, fixed: time.Millisecond, want: time.Millisecond},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := &run{restartGrace: tt.fixed, clock: replyClock{started: tt.started, typical: tt.typical, all: tt.all}}
-			if got := r.graceLocked(a, now); got != tt.want {
+			s := state{rules: rules{grace: tt.fixed}, clock: replyClock{start: []time.Time{tt.start, {}}, typical: tt.typical[:], all: tt.all}}
+			if got := s.grace(a, now); got != tt.want {
 				t.Errorf("grace = %s, want %s", got, tt.want)
 			}
 		})
@@ -424,9 +433,7 @@ func TestOverdueReplyIsCancelled(t *testing.T) {
 	if len(res.Votes) != 2 || restarts(h.ev.of(EventRestart, "bob")) != 1 || len(h.ev.of(EventStart, "bob")) != 2 {
 		t.Fatalf("result %+v, bob's events %v", res, h.ev.of(EventRestart, "bob"))
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.clock.typical[r.agents[1]] <= 0 || r.clock.all <= 0 || len(r.clock.started) != 0 {
+	if r.clock.typical[1] <= 0 || r.clock.all <= 0 || !r.clock.start[0].IsZero() || !r.clock.start[1].IsZero() {
 		t.Errorf("clock = %+v", r.clock)
 	}
 }

@@ -42,13 +42,13 @@ func (r *run) coordinationSystem(a *agent, single, answersLeft bool) string {
 	return b.String()
 }
 
-// coordinationPromptLocked is the user message: the task, every current answer, and the paths.
-func (r *run) coordinationPromptLocked(a *agent) string {
+// coordinationPrompt is the user message: the task, every current answer, and the paths.
+func (r *run) coordinationPrompt(a *agent, answers []shownAnswer) string {
 	var b strings.Builder
-	r.writeFeedbackLocked(&b)
+	r.writeFeedback(&b)
 	r.writeTask(&b)
 	if len(r.agents) > 1 {
-		r.writeAnswersLocked(&b, "<CURRENT ANSWERS from the agents>", "<END OF CURRENT ANSWERS>")
+		writeAnswers(&b, answers, "<CURRENT ANSWERS from the agents>", "<END OF CURRENT ANSWERS>")
 		fmt.Fprintf(&b, "Your own anonymous id is %s.\n\n", a.anon)
 	}
 	r.writePaths(&b, a, false, a.toolset)
@@ -59,16 +59,14 @@ func (r *run) writeTask(b *strings.Builder) {
 	fmt.Fprintf(b, "<ORIGINAL MESSAGE>\n%s\n<END OF ORIGINAL MESSAGE>\n\n", r.o.Task)
 }
 
-// writeAnswersLocked lists every current answer under its anonymous id, between open and end.
-func (r *run) writeAnswersLocked(b *strings.Builder, open, end string) {
+// writeAnswers lists answers under their anonymous ids, between open and end.
+func writeAnswers(b *strings.Builder, answers []shownAnswer, open, end string) {
 	b.WriteString(open + "\n")
-	answers := r.sortedAnswersLocked()
 	if len(answers) == 0 {
 		b.WriteString("(no answers yet)\n")
 	}
 	for _, ans := range answers {
-		anon := r.anonOf(ans.agent)
-		fmt.Fprintf(b, "<%s>\n%s\n<end of %s>\n", anon, ans.text, anon)
+		fmt.Fprintf(b, "<%s>\n%s\n<end of %s>\n", ans.anon, ans.text, ans.anon)
 	}
 	b.WriteString(end + "\n\n")
 }
@@ -151,26 +149,28 @@ func (r *run) finalSystem(a *agent) string {
 	return b.String()
 }
 
-// finalPromptLocked shows the task, every answer and the votes, all under anonymous ids.
-func (r *run) finalPromptLocked(a *agent, ts *filesystem.Toolset) string {
+// finalPrompt shows the task, every answer and the votes of the last coordination, all under
+// anonymous ids.
+func (r *run) finalPrompt(a *agent, ts *filesystem.Toolset) string {
 	var b strings.Builder
-	r.writeFeedbackLocked(&b)
+	s := &r.coord
+	r.writeFeedback(&b)
 	r.writeTask(&b)
 	switch {
 	case r.skipped:
 		b.WriteString("There was no coordination (skip_coordination_rounds): work on the task and present the final answer yourself.\n\n")
 	case len(r.agents) > 1:
-		r.writeAnswersLocked(&b, "<ALL ANSWERS>", "<END OF ALL ANSWERS>")
+		writeAnswers(&b, s.shownAnswers(), "<ALL ANSWERS>", "<END OF ALL ANSWERS>")
 		b.WriteString("<VOTES>\n")
-		for _, v := range r.agents {
-			if vt, ok := r.votes[v.id]; ok {
-				fmt.Fprintf(&b, "%s voted for %s: %s\n", v.anon, r.anonOf(vt.target), vt.reason)
+		for _, v := range s.agents {
+			if v.vote != nil {
+				fmt.Fprintf(&b, "%s voted for %s: %s\n", v.anon, s.agents[v.vote.target].anon, v.vote.reason)
 			}
 		}
 		b.WriteString("<END OF VOTES>\n\n")
 		fmt.Fprintf(&b, "You are %s and your answer was selected. Present the final answer, improving on it with the others' work where useful.\n\n", a.anon)
 	default:
-		if ans := r.answers[a.id]; ans != nil {
+		if ans := s.agents[a.index].answer; ans != nil {
 			fmt.Fprintf(&b, "<YOUR ANSWER>\n%s\n<END OF YOUR ANSWER>\n\nPresent the final answer.\n\n", ans.text)
 		}
 	}
@@ -204,7 +204,7 @@ Only use the vote tool if the best answer is strong and complete. Otherwise, dig
 }
 
 // noveltyCriteria is MassGen's instruction for answer_novelty_requirement ("" for lenient); the
-// matching check is in answerProblemLocked.
+// matching check is in answerProblem.
 func noveltyCriteria(level string) string {
 	switch level {
 	case configs.Strict:

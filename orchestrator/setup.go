@@ -19,9 +19,12 @@ import (
 	"github.com/massgen-go/massgen/snapshots"
 )
 
-// agent is one agent's fixed parts for the run, plus its coordination state (guarded by run.mu).
+// agent is one agent's fixed parts for the run. Its coordination state is the owner's (see
+// policy.go); usage is written by the one goroutine making its model calls at a time (its agent
+// loop during coordination, the run's goroutine after).
 type agent struct {
 	cfg       configs.Agent
+	index     int // in the config's agent list: coordination messages name it by this
 	id, anon  string
 	backend   backends.Backend
 	workspace string // "" when the agent has no cwd (no file tools; MCP tools only)
@@ -30,20 +33,7 @@ type agent struct {
 	toolset   *filesystem.Toolset // coordination role
 	tools     []backends.ToolSpec // the toolset's tools as backend specs
 	toolNames map[string]bool
-
-	// Guarded by run.mu. See coordinate.go for the wake-up and restart policy.
-	status     Status
-	needsRun   bool // another execution is due
-	deferred   bool // ... and it waits for a quiet field (no agent working)
-	executing  bool
-	pending    bool // a new answer arrived during the execution: restart at its next step
-	seenSeq    int  // run.answerSeq when the execution's prompt was built
-	grace      *time.Timer
-	wake       chan struct{}
-	cancel     context.CancelFunc // the current execution's
-	answers    int                // new answers posted
-	stopReason string
-	usage      backends.Usage
+	usage     backends.Usage
 }
 
 // run is one orchestrator run.
@@ -54,47 +44,30 @@ type run struct {
 	store  *snapshots.Store
 	env    *agentenv.Env
 	agents []*agent
-	byAnon map[string]*agent
 
 	emitMu   sync.Mutex
 	timeline timeline       // guarded by emitMu
 	tools    toolargs.Table // the built-in tools' declarations, for tool summaries
 
-	mu        sync.Mutex
-	answers   map[string]*answer // agent id -> latest answer
-	answerSeq int
-	votes     map[string]vote // voter id -> vote
-	finished  bool
-	doneCh    chan struct{}
-	ended     string    // why coordination ended early ("" when everyone voted)
-	skipped   bool      // skip_coordination_rounds: this attempt had no coordination
-	feedback  *feedback // why the previous attempt was restarted (nil on the first)
-	maxSteps  int       // model calls per execution (maxSteps; benchmarks raise it)
+	// Read and written by the run's goroutine only, between coordinations (while one runs, its
+	// state is the owner's).
+	coord    state      // the last coordination's final state: answers, votes, why it ended
+	clock    replyClock // how long the agents' replies take, carried across coordinations
+	skipped  bool       // skip_coordination_rounds: this attempt had no coordination
+	feedback *feedback  // why the previous attempt was restarted (nil on the first)
+
+	maxSteps int // model calls per execution (maxSteps; benchmarks raise it)
 	// restartGrace, when set (tests, benchmarks), is a fixed grace for pending restarts instead
-	// of graceLocked's estimate from clock.
+	// of the estimate from the reply clock (state.grace).
 	restartGrace time.Duration
-	clock        replyClock
-}
-
-type answer struct {
-	agent string
-	text  string
-	seq   int // order posted (ties go to the lowest)
-}
-
-type vote struct {
-	target string // real id
-	reason string
+	// observe, when set (tests), is called by the owner with every new coordination state.
+	observe func(state)
 }
 
 func newRun(ctx context.Context, o Options) (*run, error) {
 	cfg := o.Config
 	r := &run{
 		o: o, cfg: cfg, log: o.Logger,
-		byAnon:   map[string]*agent{},
-		answers:  map[string]*answer{},
-		votes:    map[string]vote{},
-		doneCh:   make(chan struct{}),
 		maxSteps: maxSteps,
 		tools:    filesystem.Table(),
 	}
@@ -145,12 +118,9 @@ func newRun(ctx context.Context, o Options) (*run, error) {
 	r.env = env
 	for i, ac := range cfg.Agents {
 		a := &agent{
-			cfg: ac, id: ac.ID, anon: store.AnonID(ac.ID),
+			cfg: ac, index: i, id: ac.ID, anon: store.AnonID(ac.ID),
 			workspace: ac.Backend.CWD,
 			tempDir:   store.TempDir(ac.ID),
-			wake:      make(chan struct{}, 1),
-			status:    StatusWaiting,
-			needsRun:  true,
 		}
 		if a.anon == "" { // defensive: the store must know every agent
 			a.anon = "agent" + strconv.Itoa(i+1)
@@ -180,8 +150,8 @@ func newRun(ctx context.Context, o Options) (*run, error) {
 		a.toolset = ts
 		a.tools, a.toolNames = toolSpecs(ts)
 		r.agents = append(r.agents, a)
-		r.byAnon[a.anon] = a
 	}
+	r.clock.grow(len(r.agents))
 	return r, nil
 }
 
@@ -215,7 +185,8 @@ func (r *run) close() {
 	}
 }
 
-// emit stamps, logs and publishes an event; calls to Options.Events never overlap.
+// emit stamps, logs and publishes an event; events are published one at a time, in the order
+// of the calls.
 func (r *run) emit(ev Event) {
 	if ev.Time.IsZero() {
 		ev.Time = time.Now()
@@ -251,7 +222,7 @@ func (r *run) emit(ev Event) {
 		r.log.Info("orchestrator event", fields...)
 	}
 	if r.o.Events != nil {
-		r.o.Events(ev)
+		r.o.Events.Publish(ev)
 	}
 }
 

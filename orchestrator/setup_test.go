@@ -3,7 +3,6 @@ package orchestrator
 import (
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/massgen-go/massgen/configs"
@@ -20,24 +19,17 @@ func TestMCPServerThatFailsToStartIsAnErrorEvent(t *testing.T) {
 		}}},
 		MCPServers: []configs.MCPServer{{Name: "gone", Command: filepath.Join(dir, "no-such-server")}},
 	}}}}
-	var mu sync.Mutex
-	var errs []Event
-	res, err := Run(t.Context(), Options{Config: cfg, Task: "t", Events: func(ev Event) {
-		if ev.Kind == EventError {
-			mu.Lock()
-			errs = append(errs, ev)
-			mu.Unlock()
-		}
-	}})
+	var evs events
+	stream := evs.stream()
+	res, err := Run(t.Context(), Options{Config: cfg, Task: "t", Events: stream})
+	evs.finish(stream)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.FinalAnswer == "" {
 		t.Error("no final answer")
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(errs) != 1 || errs[0].Agent != "solo" || !strings.Contains(errs[0].Text, `mcp server "gone"`) {
+	if errs := evs.of(EventError, ""); len(errs) != 1 || errs[0].Agent != "solo" || !strings.Contains(errs[0].Text, `mcp server "gone"`) {
 		t.Errorf("error events: %+v", errs)
 	}
 }

@@ -71,17 +71,19 @@ func TestStreamedTextIsCoalesced(t *testing.T) {
 	}
 }
 
-// newTestStream is a text stream of one reply whose events are collected.
-func newTestStream() (*textStream, *events) {
-	ev := &events{}
-	r := &run{log: zap.NewNop(), o: Options{Events: ev.add}}
-	return r.newTextStream(&agent{id: "alice", anon: "agent1"}, PhaseCoordination), ev
+// newTestStream is a text stream of one reply whose events are collected; done waits until
+// every event emitted so far is collected (nothing is collected after it).
+func newTestStream() (s *textStream, ev *events, done func()) {
+	ev = &events{}
+	stream := ev.stream()
+	r := &run{log: zap.NewNop(), o: Options{Events: stream}}
+	return r.newTextStream(&agent{id: "alice", anon: "agent1"}, PhaseCoordination), ev, func() { ev.finish(stream) }
 }
 
 // A pause in the middle of a reply does not hide what was streamed before it: the pending line is
 // reported when the interval is over, before the reply ends.
 func TestStreamedTextReportedDuringPause(t *testing.T) {
-	s, ev := newTestStream()
+	s, ev, done := newTestStream()
 	got := make(chan string, 10)
 	ev.on = func(e Event) { got <- e.Text }
 	s.onEvent(backends.Event{Kind: backends.EventTextDelta, Text: "Planning the page.\n"})
@@ -100,6 +102,7 @@ func TestStreamedTextReportedDuringPause(t *testing.T) {
 	}
 	s.close()
 	s.onEvent(backends.Event{Kind: backends.EventTextDelta, Text: "after the end\n"})
+	done()
 	if n := len(ev.of(EventText, "")); n != 2 {
 		t.Errorf("%d text events, want 2: %v", n, texts(ev.of(EventText, "")))
 	}
@@ -108,11 +111,12 @@ func TestStreamedTextReportedDuringPause(t *testing.T) {
 // Text streamed before a retry is void; a line longer than maxStreamLine is kept bounded and
 // cut on a rune boundary.
 func TestStreamedTextRetryAndLongLine(t *testing.T) {
-	s, ev := newTestStream()
+	s, ev, done := newTestStream()
 	s.onEvent(backends.Event{Kind: backends.EventTextDelta, Text: "first attempt\n"})
 	s.onEvent(backends.Event{Kind: backends.EventRetry, Text: "HTTP 429"})
 	s.onEvent(backends.Event{Kind: backends.EventTextDelta, Text: "par"})
 	s.close()
+	done()
 	if got := texts(ev.of(EventText, "")); strings.Join(got, "|") != "first attempt|par" {
 		t.Errorf("texts = %q", got)
 	}
@@ -120,7 +124,7 @@ func TestStreamedTextRetryAndLongLine(t *testing.T) {
 		t.Errorf("retry events = %+v", r)
 	}
 
-	s, ev = newTestStream()
+	s, ev, done = newTestStream()
 	chunk := strings.Repeat("é", 333) // 666 bytes: the bound falls inside a rune
 	for range 2000 {
 		s.onEvent(backends.Event{Kind: backends.EventTextDelta, Text: chunk})
@@ -132,6 +136,7 @@ func TestStreamedTextRetryAndLongLine(t *testing.T) {
 		t.Errorf("partial line of %d bytes (valid UTF-8: %v)", n, valid)
 	}
 	s.close()
+	done()
 	last := ev.of(EventText, "")
 	if len(last) == 0 || utf8.RuneCountInString(last[len(last)-1].Text) > 301 {
 		t.Errorf("text events %d, last %d runes", len(last), utf8.RuneCountInString(last[len(last)-1].Text))
