@@ -212,8 +212,10 @@ func Run(ctx context.Context, o Options) (Result, error) {
 				break
 			}
 			defer unix.Close(ruleset)
-			confineThread = func() error { return confine.ConfineThread(ruleset, confine.FilterOpts{IPC: true, XAttr: true}) }
 			sysAttr, _ = landlockPIDNS.get()
+			// The command is forked from the confined thread with the PID namespace's flags.
+			fo := confine.FilterOpts{IPC: true, XAttr: true, CloneNS: uint32(sysAttr.Cloneflags)}
+			confineThread = func() error { return confine.ConfineThread(ruleset, fo) }
 			argv = []string{"/bin/sh", "-c", o.Command}
 			if dirfd >= 0 {
 				// Entered in the child, whose descriptors are still a copy of ours.
