@@ -3,14 +3,18 @@
 package sandbox
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"go.uber.org/zap/zaptest"
 	"golang.org/x/sys/unix"
 )
 
@@ -178,5 +182,114 @@ func TestHardeningUnprivileged(t *testing.T) {
 	t.Logf("unprivileged run:\n%s", out)
 	if err != nil || !strings.Contains(string(out), "--- PASS: TestRedteamKernelSurface") {
 		t.Fatalf("unprivileged run: %v", err)
+	}
+}
+
+// forkMany forks up to 300 children that wait on a pipe, prints how many it got, then lets
+// them go: a fork bomb that ends by itself.
+const forkMany = `import os, sys
+r, w = os.pipe()
+n = 0
+for i in range(300):
+    try:
+        pid = os.fork()
+    except OSError as e:
+        print("fork refused:", e, file=sys.stderr)
+        break
+    if pid == 0:
+        os.close(w)
+        os.read(r, 1)
+        os._exit(0)
+    n += 1
+print(n)
+os.close(w)
+for i in range(n):
+    os.wait()
+sys.exit(0 if n == 300 else 1)
+`
+
+// TestCommandLimits: a fork bomb, a 4 GiB allocation, a CPU hog and a file past the size limit
+// are stopped at the command's limits (set low here) and reported as such, in every mode; the
+// next command runs normally (massgen and the machine are fine). Without limits (the control,
+// command_sandbox: none with limits far above) the same commands get what they ask.
+func TestCommandLimits(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not installed")
+	}
+	t.Logf("cgroups used here: %+v (euid %d)", cgroupsHere.get(), os.Geteuid())
+	lim := Limits{MemoryMB: 256, Processes: 64, CPUSeconds: 1, FileSizeMB: 1}
+	cases := []struct {
+		name, command string
+		want          string // in Result.Limit
+		check         func(t *testing.T, f fixture, res Result)
+	}{
+		{"fork bomb", "python3 fork.py", "process limit 64", func(t *testing.T, f fixture, res Result) {
+			if n, err := strconv.Atoi(strings.TrimSpace(res.Stdout)); err != nil || n >= 64 {
+				t.Errorf("forked %q processes (limit 64)", res.Stdout)
+			}
+		}},
+		{"shell fork bomb", "b(){ b | b & }; b; sleep 2", "process limit 64", nil},
+		{"4 GiB allocation", `python3 -c "b = b'x' * (4 << 30); print(len(b))"`, "memory limit 256 MiB", func(t *testing.T, f fixture, res Result) {
+			if res.ExitCode == 0 || strings.Contains(res.Stdout, "4294967296") {
+				t.Errorf("allocated: %+v", res)
+			}
+		}},
+		{"CPU hog", `python3 -c "while True: pass"`, "killed: CPU time limit 1 s", nil},
+		{"big file", "head -c 5000000 /dev/zero > big", "file size limit 1 MiB", func(t *testing.T, f fixture, res Result) {
+			if fi, err := os.Stat(filepath.Join(f.ws, "big")); err == nil && fi.Size() > 1<<20 {
+				t.Errorf("big is %d bytes", fi.Size())
+			}
+		}},
+		{"sparse terabyte", "truncate -s 1T sparse", "file size limit 1 MiB", func(t *testing.T, f fixture, res Result) {
+			if fi, err := os.Stat(filepath.Join(f.ws, "sparse")); err == nil && fi.Size() > 1<<20 {
+				t.Errorf("sparse is %d bytes", fi.Size())
+			}
+		}},
+	}
+	for _, mode := range hardeningModes(t) {
+		t.Run(mode, func(t *testing.T) {
+			for _, c := range cases {
+				t.Run(c.name, func(t *testing.T) {
+					f := newFixture(t)
+					mustWrite(t, filepath.Join(f.ws, "fork.py"), forkMany)
+					res, err := Run(context.Background(), withMode(mode, Options{Command: c.command, Dir: f.ws, Policy: f.pol,
+						Timeout: 20 * time.Second, Limits: lim, Log: zaptest.NewLogger(t)}))
+					if err != nil {
+						t.Fatal(err)
+					}
+					t.Logf("Limit: %q (exit %d, timed out %v)", res.Limit, res.ExitCode, res.TimedOut)
+					if !strings.Contains(res.Limit, c.want) {
+						t.Errorf("Limit = %q, want %q; %+v", res.Limit, c.want, res)
+					}
+					if c.check != nil {
+						c.check(t, f, res)
+					}
+					if res := run(t, mode, f.pol, f.ws, "echo fine"); res.Stdout != "fine\n" || res.Limit != "" {
+						t.Errorf("the next command: %+v", res)
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestShellBarrierInvisible: the shell's wait for its limits changes nothing the command can
+// see: $0 and its arguments, a syntax error on its first line (reported as the shell's, not as a
+// set-up failure), its descriptors.
+func TestShellBarrierInvisible(t *testing.T) {
+	for _, mode := range append(hardeningModes(t), ModeNone) {
+		t.Run(mode, func(t *testing.T) {
+			f := newFixture(t)
+			// (3 is ls's own directory.)
+			if res := run(t, mode, f.pol, f.ws, "echo $0 $#; ls /proc/self/fd"); res.Stdout != "/bin/sh 0\n0\n1\n2\n3\n" {
+				t.Errorf("$0, $#, descriptors: %q", res.Stdout)
+			}
+			for _, c := range []string{"echo a; if", "echo a\nfi"} {
+				res := run(t, mode, f.pol, f.ws, c)
+				if res.ExitCode != 2 || !strings.Contains(strings.ToLower(res.Stderr), "syntax error") || res.Limit != "" {
+					t.Errorf("%q: %+v", c, res)
+				}
+			}
+		})
 	}
 }

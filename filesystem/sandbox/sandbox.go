@@ -102,6 +102,9 @@ type Options struct {
 	// Log receives the details of sandbox set-up failures (paths included), which never reach
 	// the command's result. Nil: discarded.
 	Log *zap.Logger
+	// Limits bound the command's memory, processes, CPU time and file size (zero fields: the
+	// defaults).
+	Limits Limits
 }
 
 // Result is what happened.
@@ -120,6 +123,9 @@ type Result struct {
 	Removed []string `json:"removed_system_paths,omitempty"`
 	// Restored lists Keep paths the command replaced or removed, which were put back.
 	Restored []string `json:"restored_paths,omitempty"`
+	// Limit says which of the command's limits it ran into ("killed: memory limit 2048 MiB",
+	// "process limit 256 (...)"); "" when none.
+	Limit string `json:"limit,omitempty"`
 }
 
 // ValidMode reports whether mode is a known command_sandbox value ("" means auto).
