@@ -63,18 +63,19 @@ func (c *cgroupHomes) acquire(lim Limits) (*cmdCgroup, error) {
 		cg, c.idle = c.idle[n-1], c.idle[:n-1]
 	}
 	c.mu.Unlock()
+	if cg != nil && cg.lim != lim {
+		for _, d := range cg.dirs {
+			if err := d.setLimits(lim); err != nil {
+				cg.remove(nil) // a new one, then
+				cg = nil
+				break
+			}
+		}
+	}
 	if cg == nil {
 		return newCmdCgroup(c.get(), lim)
 	}
-	if cg.lim != lim {
-		for _, d := range cg.dirs {
-			if err := d.setLimits(lim); err != nil {
-				cg.remove(nil)
-				return nil, err
-			}
-		}
-		cg.lim = lim
-	}
+	cg.lim = lim
 	return cg, nil
 }
 
@@ -337,10 +338,18 @@ func (d cmdCgroupDir) setLimits(lim Limits) error {
 				return err
 			}
 		} else {
-			if err := writeCgroupFile(d.path, "memory.limit_in_bytes", mem); err != nil {
+			// memory+swap too (where swap accounting is on). The kernel keeps memory at or
+			// under memory+swap: raised, memory+swap goes first.
+			err := writeCgroupFile(d.path, "memory.limit_in_bytes", mem)
+			if err != nil {
+				if werr := writeCgroupFile(d.path, "memory.memsw.limit_in_bytes", mem); werr != nil {
+					return err
+				}
+				err = writeCgroupFile(d.path, "memory.limit_in_bytes", mem)
+			}
+			if err != nil {
 				return err
 			}
-			// memory+swap (only where swap accounting is on).
 			if err := writeCgroupFile(d.path, "memory.memsw.limit_in_bytes", mem); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return err
 			}
