@@ -63,6 +63,10 @@ func (c *cgroupHomes) acquire(lim Limits) (*cmdCgroup, error) {
 		cg, c.idle = c.idle[n-1], c.idle[:n-1]
 	}
 	c.mu.Unlock()
+	if cg != nil && !cg.exists() {
+		cg.remove(nil) // removed by someone else (another massgen's clean-up): a new one
+		cg = nil
+	}
 	if cg != nil && cg.lim != lim {
 		for _, d := range cg.dirs {
 			if err := d.setLimits(lim); err != nil {
@@ -428,6 +432,16 @@ func (c *cmdCgroup) hits() []limitHit {
 		}
 	}
 	return out
+}
+
+// exists: the cgroups are still there.
+func (c *cmdCgroup) exists() bool {
+	for _, d := range c.dirs {
+		if _, err := os.Stat(d.path); err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // empty: no process is left in the cgroups.

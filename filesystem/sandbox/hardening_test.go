@@ -176,7 +176,7 @@ func TestHardeningUnprivileged(t *testing.T) {
 	bin := filepath.Join(dir, "sandbox.test")
 	copyFile(t, self, bin)
 	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin,
-		"-test.run", "^(TestRedteamKernelSurface|TestCommandLimits)$", "-test.v", "-test.count=1")
+		"-test.run", "^(TestRedteamKernelSurface|TestCommandLimits|TestLimitsConcurrent|TestShellBarrierInvisible)$", "-test.v", "-test.count=1")
 	cmd.Env = append(os.Environ(), unprivEnv+"=1", "TMPDIR=/tmp")
 	out, err := cmd.CombinedOutput()
 	t.Logf("unprivileged run:\n%s", out)
@@ -288,6 +288,40 @@ func TestShellBarrierInvisible(t *testing.T) {
 				res := run(t, mode, f.pol, f.ws, c)
 				if res.ExitCode != 2 || !strings.Contains(strings.ToLower(res.Stderr), "syntax error") || res.Limit != "" {
 					t.Errorf("%q: %+v", c, res)
+				}
+			}
+		})
+	}
+}
+
+// TestLimitsConcurrent: commands running at the same time, each with its own limits, each get
+// their own (the rlimits as the command sees them; the cgroups are not shared).
+func TestLimitsConcurrent(t *testing.T) {
+	for _, mode := range hardeningModes(t) {
+		t.Run(mode, func(t *testing.T) {
+			f := newFixture(t)
+			errs := make(chan error, 40)
+			for g := 0; g < 4; g++ {
+				go func() {
+					for i := 0; i < 10; i++ {
+						cpu := 100 + 10*g + i
+						res, err := Run(context.Background(), withMode(mode, Options{Command: "grep -E '^Max (cpu time|file size)' /proc/self/limits",
+							Dir: f.ws, Policy: f.pol, Timeout: 30 * time.Second, Limits: Limits{CPUSeconds: cpu, FileSizeMB: cpu}}))
+						switch {
+						case err != nil:
+							errs <- err
+						case !strings.Contains(res.Stdout, fmt.Sprintf("Max cpu time              %d                  %d ", cpu, cpu+1)) ||
+							!strings.Contains(res.Stdout, fmt.Sprintf("Max file size             %d ", cpu<<20)):
+							errs <- fmt.Errorf("cpu %d: %q", cpu, res.Stdout)
+						default:
+							errs <- nil
+						}
+					}
+				}()
+			}
+			for i := 0; i < 40; i++ {
+				if err := <-errs; err != nil {
+					t.Error(err)
 				}
 			}
 		})
