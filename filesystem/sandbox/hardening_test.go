@@ -209,9 +209,8 @@ sys.exit(0 if n == 300 else 1)
 `
 
 // TestCommandLimits: a fork bomb, a 4 GiB allocation, a CPU hog and a file past the size limit
-// are stopped at the command's limits (set low here) and reported as such, in every mode; the
-// next command runs normally (massgen and the machine are fine). Without limits (the control,
-// command_sandbox: none with limits far above) the same commands get what they ask.
+// are stopped at the command's limits (set low here) and reported as such, in every mode;
+// massgen starts processes of its own all along, and the next command runs normally.
 func TestCommandLimits(t *testing.T) {
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 not installed")
@@ -252,8 +251,28 @@ func TestCommandLimits(t *testing.T) {
 				t.Run(c.name, func(t *testing.T) {
 					f := newFixture(t)
 					mustWrite(t, filepath.Join(f.ws, "fork.py"), forkMany)
+					// Meanwhile this process (massgen) starts processes of its own: the
+					// command's bomb leaves it room.
+					done, outside := make(chan struct{}), make(chan error, 1)
+					go func() {
+						var err error
+						for n := 0; err == nil; n++ {
+							select {
+							case <-done:
+								outside <- nil
+								return
+							default:
+							}
+							err = exec.Command("/bin/true").Run()
+						}
+						outside <- err
+					}()
 					res, err := Run(context.Background(), withMode(mode, Options{Command: c.command, Dir: f.ws, Policy: f.pol,
 						Timeout: 20 * time.Second, Limits: lim, Log: zaptest.NewLogger(t)}))
+					close(done)
+					if oerr := <-outside; oerr != nil {
+						t.Errorf("massgen could not start a process while the command ran: %v", oerr)
+					}
 					if err != nil {
 						t.Fatal(err)
 					}
