@@ -19,19 +19,22 @@ func TestExecuteCommandLimits(t *testing.T) {
 	}
 	for _, mode := range sandboxModes(t) {
 		t.Run(mode, func(t *testing.T) {
-			e := newEnv(t, permissions.Coordination, withSandbox(mode), func(_ *permissions.Spec, o *ToolsetOptions) {
-				o.CommandLimits = sandbox.Limits{MemoryMB: 128, CPUSeconds: 1}
-			})
-			for _, c := range []struct{ command, limit, message string }{
-				{`python3 -c "b = b'x' * (4 << 30)"`, "memory limit 128 MiB", "memory limit 128 MiB"},
-				{`python3 -c "while True: pass"`, "killed: CPU time limit 1 s", "killed: CPU time limit 1 s (exit status 152)"},
+			for _, c := range []struct {
+				lim                     sandbox.Limits
+				command, limit, message string
+			}{
+				{sandbox.Limits{MemoryMB: 128}, `python3 -c "b = b'x' * (4 << 30)"`, "memory limit 128 MiB", "memory limit 128 MiB"},
+				{sandbox.Limits{CPUSeconds: 1}, `python3 -c "while True: pass"`, "killed: CPU time limit 1 s", "killed: CPU time limit 1 s (exit status 152)"},
 			} {
+				e := newEnv(t, permissions.Coordination, withSandbox(mode), func(_ *permissions.Spec, o *ToolsetOptions) {
+					o.CommandLimits = c.lim
+				})
 				m, res := e.call("execute_command", map[string]any{"command": c.command})
 				if l, _ := m["limit"].(string); !res.IsError || !strings.Contains(res.Message, c.message) || !strings.Contains(l, c.limit) {
 					t.Errorf("%s: error %v, message %q, limit %q", c.command, res.IsError, res.Message, m["limit"])
 				}
+				e.ok("execute_command", map[string]any{"command": "echo fine"})
 			}
-			e.ok("execute_command", map[string]any{"command": "echo fine"})
 		})
 	}
 }

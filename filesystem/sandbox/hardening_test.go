@@ -216,34 +216,35 @@ func TestCommandLimits(t *testing.T) {
 		t.Skip("python3 not installed")
 	}
 	t.Logf("cgroups used here: %+v (euid %d)", cgroupsHere.get(), os.Geteuid())
-	lim := Limits{MemoryMB: 256, Processes: 64, CPUSeconds: 1, FileSizeMB: 1}
+	lim := Limits{MemoryMB: 256, Processes: 64, CPUSeconds: 60, FileSizeMB: 1}
 	cases := []struct {
 		name, command string
 		want          string // in Result.Limit
 		check         func(t *testing.T, f fixture, res Result)
+		cpu           int // CPU seconds, when not lim's
 	}{
 		{"fork bomb", "python3 fork.py", "process limit 64", func(t *testing.T, f fixture, res Result) {
 			if n, err := strconv.Atoi(strings.TrimSpace(res.Stdout)); err != nil || n >= 64 {
 				t.Errorf("forked %q processes (limit 64)", res.Stdout)
 			}
-		}},
-		{"shell fork bomb", "b(){ b | b & }; b; sleep 2", "process limit 64", nil},
+		}, 0},
+		{"shell fork bomb", "b(){ b | b & }; b; sleep 2", "process limit 64", nil, 0},
 		{"4 GiB allocation", `python3 -c "b = b'x' * (4 << 30); print(len(b))"`, "memory limit 256 MiB", func(t *testing.T, f fixture, res Result) {
 			if res.ExitCode == 0 || strings.Contains(res.Stdout, "4294967296") {
 				t.Errorf("allocated: %+v", res)
 			}
-		}},
-		{"CPU hog", `python3 -c "while True: pass"`, "killed: CPU time limit 1 s", nil},
+		}, 0},
+		{"CPU hog", `python3 -c "while True: pass"`, "killed: CPU time limit 1 s", nil, 1},
 		{"big file", "head -c 5000000 /dev/zero > big", "file size limit 1 MiB", func(t *testing.T, f fixture, res Result) {
 			if fi, err := os.Stat(filepath.Join(f.ws, "big")); err == nil && fi.Size() > 1<<20 {
 				t.Errorf("big is %d bytes", fi.Size())
 			}
-		}},
+		}, 0},
 		{"sparse terabyte", "truncate -s 1T sparse", "file size limit 1 MiB", func(t *testing.T, f fixture, res Result) {
 			if fi, err := os.Stat(filepath.Join(f.ws, "sparse")); err == nil && fi.Size() > 1<<20 {
 				t.Errorf("sparse is %d bytes", fi.Size())
 			}
-		}},
+		}, 0},
 	}
 	for _, mode := range hardeningModes(t) {
 		t.Run(mode, func(t *testing.T) {
@@ -267,8 +268,12 @@ func TestCommandLimits(t *testing.T) {
 						}
 						outside <- err
 					}()
+					l := lim
+					if c.cpu != 0 {
+						l.CPUSeconds = c.cpu
+					}
 					res, err := Run(context.Background(), withMode(mode, Options{Command: c.command, Dir: f.ws, Policy: f.pol,
-						Timeout: 20 * time.Second, Limits: lim, Log: zaptest.NewLogger(t)}))
+						Timeout: 60 * time.Second, Limits: l, Log: zaptest.NewLogger(t)}))
 					close(done)
 					if oerr := <-outside; oerr != nil {
 						t.Errorf("massgen could not start a process while the command ran: %v", oerr)
