@@ -83,19 +83,42 @@ func (c *cgroupHomes) acquire(lim Limits) (*cmdCgroup, error) {
 	return cg, nil
 }
 
-// release keeps cg for the next command when the command left it empty, else removes it.
+// release keeps cg for the next command once the command's processes have left it, else
+// removes it. What is still in it is killed at once; waiting for the kernel to be done with
+// those processes (bubblewrap's first process may still be exiting when bubblewrap itself has
+// ended) happens in the background.
 func (c *cgroupHomes) release(cg *cmdCgroup, log *zap.Logger) {
 	if cg == nil || len(cg.dirs) == 0 {
 		return
 	}
 	if cg.empty() {
-		c.mu.Lock()
-		if len(c.idle) < maxIdleCgroups {
-			c.idle = append(c.idle, cg)
-			cg = nil
-		}
-		c.mu.Unlock()
+		c.keep(cg, log)
+		return
 	}
+	cg.kill()
+	go func() {
+		delay := 100 * time.Microsecond
+		for i := 0; i < 12 && !cg.empty(); i++ {
+			time.Sleep(delay)
+			delay *= 2
+			cg.kill()
+		}
+		if cg.empty() {
+			c.keep(cg, log)
+		} else {
+			cg.remove(log)
+		}
+	}()
+}
+
+// keep puts the empty cg with the idle ones, or removes it when there are enough.
+func (c *cgroupHomes) keep(cg *cmdCgroup, log *zap.Logger) {
+	c.mu.Lock()
+	if len(c.idle) < maxIdleCgroups {
+		c.idle = append(c.idle, cg)
+		cg = nil
+	}
+	c.mu.Unlock()
 	cg.remove(log)
 }
 
@@ -472,6 +495,26 @@ func (c *cmdCgroup) remove(log *zap.Logger) {
 	c.dirs = nil
 }
 
+// kill sends SIGKILL to every process in the cgroups (cgroup.kill where the kernel has it).
+func (c *cmdCgroup) kill() {
+	for _, d := range c.dirs {
+		killCgroup(d.path)
+	}
+}
+
+func killCgroup(path string) {
+	if writeCgroupFile(path, "cgroup.kill", "1") == nil {
+		return
+	}
+	if b, err := os.ReadFile(filepath.Join(path, "cgroup.procs")); err == nil {
+		for _, f := range strings.Fields(string(b)) {
+			if pid, err := strconv.Atoi(f); err == nil && pid > 0 {
+				unix.Kill(pid, unix.SIGKILL)
+			}
+		}
+	}
+}
+
 // removeCgroup empties the cgroup at path (SIGKILL to every process in it: cgroup.kill where
 // the kernel has it) and removes it, waiting a little for killed processes to be gone.
 func removeCgroup(path string) error {
@@ -484,15 +527,7 @@ func removeCgroup(path string) error {
 		if !errors.Is(err, unix.EBUSY) || i == 12 {
 			return err
 		}
-		if writeCgroupFile(path, "cgroup.kill", "1") != nil {
-			if b, err := os.ReadFile(filepath.Join(path, "cgroup.procs")); err == nil {
-				for _, f := range strings.Fields(string(b)) {
-					if pid, err := strconv.Atoi(f); err == nil && pid > 0 {
-						unix.Kill(pid, unix.SIGKILL)
-					}
-				}
-			}
-		}
+		killCgroup(path)
 		// Killed processes leave the cgroup once the kernel has torn them down.
 		time.Sleep(delay)
 		delay *= 2
