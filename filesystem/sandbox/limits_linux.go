@@ -45,16 +45,16 @@ type limitPlan struct {
 	nproc   bool // RLIMIT_NPROC bounds the processes
 }
 
-// shellBarrier is put before the command's first line (on that line, so line numbers and $0
-// stay the command's own): the shell waits for massgen to apply the limits. A shell that gets
-// no go-ahead exits without running the command.
+// shellBarrier is put before the command's first line (on that line, so the shell's line
+// numbers and $0 stay the command's own): the shell waits for massgen to apply the limits. A
+// shell that gets no go-ahead exits without running the command.
 const shellBarrier = "read _ <&3 || exit 125; exec 3<&-; "
 
 var rootNprocOnce sync.Once
 
-// newLimitPlan decides the enforcement of lim for a command in mode; ownUserNS: the command
-// gets a user namespace whose task count is its own (or the zygote's, shared). A cgroup that
-// cannot be created is an error (the command is not run); none available is not.
+// newLimitPlan decides how lim is enforced for one command; ownUserNS: the command gets a user
+// namespace whose task count is its own (or the zygote's, shared). A cgroup that cannot be
+// created is an error (the command is not run); no cgroup available here is not.
 func newLimitPlan(lim Limits, ownUserNS bool, log *zap.Logger) (*limitPlan, error) {
 	lim = lim.WithDefaults()
 	if err := lim.Validate(); err != nil {
@@ -159,7 +159,7 @@ func exited(pid int) bool {
 	return err == nil && info.Signo == int32(unix.SIGCHLD)
 }
 
-// verdict fills res.Limit from what the command ran into, then removes its cgroup.
+// verdict fills res.Limit from what the command ran into, then gives its cgroup back.
 func (p *limitPlan) verdict(res *Result, log *zap.Logger) {
 	if p == nil {
 		return

@@ -14,6 +14,9 @@
 // A confined command has no capabilities (even under root), cannot gain any (no_new_privs),
 // cannot connect to UNIX sockets outside, signal processes outside, set setuid/setgid bits or
 // use SysV IPC with processes outside, and gets a minimal environment without massgen's secrets.
+// The seccomp filter refuses it what a container runtime refuses its workloads (the kernel
+// keyrings, io_uring, eBPF, mounts, new namespaces...: internal/confine), and its memory,
+// processes, CPU time and file size are bounded (Limits; limits_linux.go).
 // What it sees of the file system:
 //   - read and execute: the agent's readable roots and the system directories (SystemReadDirs);
 //   - write: the agent's writable roots, minus the Keep paths under them (protected and
