@@ -119,6 +119,11 @@ var keyTable = concatKeys(
 		{Path: "display", Status: Ignored, Note: "not read; ui.display_type chooses the display, and logs are always written"},
 		{Path: "memory", Status: Ignored, Note: "no conversation compression or persistent memory: agents see the session's conversation history only" + later},
 		{Path: "command_sandbox", Status: Implemented, Massgen: true, Note: "auto (default: bubblewrap, else namespaces, else landlock), bubblewrap, namespaces, landlock or none: how execute_command is confined. On Windows only none runs commands (unsandboxed, through cmd.exe); every other mode is refused: run massgen inside WSL2 for sandboxed commands."},
+		{Path: "command_limits", Status: Implemented, Massgen: true, Note: "Bounds on each command of every agent (execute_command, custom tools): memory_mb, processes, cpu_seconds, file_size_mb; 0 or absent: the default (docs/tools.md). A command that hits one is told so in its result."},
+		{Path: "command_limits.memory_mb", Status: Implemented, Massgen: true, Note: "Memory of the whole command (a cgroup), else of each process."},
+		{Path: "command_limits.processes", Status: Implemented, Massgen: true, Note: "Processes and threads of the command."},
+		{Path: "command_limits.cpu_seconds", Status: Implemented, Massgen: true, Note: "CPU time of each process."},
+		{Path: "command_limits.file_size_mb", Status: Implemented, Massgen: true, Note: "Largest file a process may write."},
 	},
 	permissionKeys("permissions", "Global"),
 	// MassGen v1 keys: MassGen 0.1 refuses them too.
@@ -132,6 +137,11 @@ var keyTable = concatKeys(
 		{Path: "agents[].memory", Status: Ignored, Note: "no per-agent memory: agents see the session's conversation history only" + later},
 		{Path: "agents[].read_paths", Status: Implemented, Massgen: true, Note: "Folder guard: further limits what the agent may read."},
 		{Path: "agents[].write_paths", Status: Implemented, Massgen: true, Note: "Folder guard: further limits what the agent may write."},
+		{Path: "agents[].command_limits", Status: Implemented, Massgen: true, Note: "This agent's command limits, field by field over the top-level command_limits."},
+		{Path: "agents[].command_limits.memory_mb", Status: Implemented, Massgen: true, Note: "As command_limits.memory_mb, for this agent."},
+		{Path: "agents[].command_limits.processes", Status: Implemented, Massgen: true, Note: "As command_limits.processes, for this agent."},
+		{Path: "agents[].command_limits.cpu_seconds", Status: Implemented, Massgen: true, Note: "As command_limits.cpu_seconds, for this agent."},
+		{Path: "agents[].command_limits.file_size_mb", Status: Implemented, Massgen: true, Note: "As command_limits.file_size_mb, for this agent."},
 	},
 	permissionKeys("agents[].permissions", "Per-agent"),
 

@@ -19,6 +19,8 @@ type Config struct {
 	// CommandSandbox is "auto" (default: landlock, else bubblewrap, else refuse commands),
 	// "bubblewrap", "namespaces", "landlock" or "none" (explicit opt-out, warned about).
 	CommandSandbox string `yaml:"command_sandbox,omitempty" json:"command_sandbox,omitempty"`
+	// CommandLimits bound every agent's commands (commandlimits.go).
+	CommandLimits *CommandLimits `yaml:"command_limits,omitempty" json:"command_limits,omitempty"`
 
 	// Source is the file the config was read from ("@examples/NAME" for built-ins); not YAML.
 	Source string `yaml:"-" json:"-"`
@@ -47,6 +49,8 @@ type Agent struct {
 	WritePaths []string `yaml:"write_paths,omitempty" json:"write_paths,omitempty"`
 	// Permissions are per-agent rules, merged over the global ones.
 	Permissions *Permissions `yaml:"permissions,omitempty" json:"permissions,omitempty"`
+	// CommandLimits bound this agent's commands, over the top level's.
+	CommandLimits *CommandLimits `yaml:"command_limits,omitempty" json:"command_limits,omitempty"`
 }
 
 // Backend is `agents[].backend`. Known keys are typed; every other key is kept in Extra and

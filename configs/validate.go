@@ -129,6 +129,7 @@ func (c *Config) validate(d *document) []Problem {
 		if a.Permissions != nil {
 			probs = append(probs, validatePermissions(d, p+".permissions", a.Permissions)...)
 		}
+		probs = append(probs, validateCommandLimits(d, p+".command_limits", a.CommandLimits)...)
 	}
 	o := &c.Orchestrator
 	for i, cp := range o.ContextPaths {
@@ -171,6 +172,7 @@ func (c *Config) validate(d *document) []Problem {
 	if c.CommandSandbox != "" && !slices.Contains(sandboxModes, c.CommandSandbox) {
 		add("command_sandbox", "unknown sandbox %q (known: %s)", c.CommandSandbox, strings.Join(sandboxModes, ", "))
 	}
+	probs = append(probs, validateCommandLimits(d, "command_limits", c.CommandLimits)...)
 	probs = append(probs, validatePermissions(d, "permissions", &c.Permissions)...)
 	return probs
 }

@@ -79,4 +79,6 @@ type CommandSandbox struct {
 	// Trash receives what the sandbox's clean-up takes away (nil: it is deleted).
 	Trash func(dir *os.File, name, path string) (string, error)
 	Log   *zap.Logger
+	// Limits bound the process (memory, processes, CPU time, file size; zero: the defaults).
+	Limits sandbox.Limits
 }

@@ -360,6 +360,7 @@ func (a *Agent) role(role Role) (*roleEnv, error) {
 		EnforceReadBeforeDelete: e.cfg.EnforceReadBeforeDelete(),
 		Tracker:                 a.tracker,
 		Sandbox:                 e.cfg.CommandSandbox,
+		CommandLimits:           a.commandLimits(),
 		External:                a.external,
 		Custom:                  a.custom(),
 		ExternalOnly:            a.cfg.Backend.CWD == "",

@@ -326,7 +326,7 @@ func (p *Provider) run(ctx context.Context, sb filesystem.CommandSandbox, file s
 	}
 	res, err := sandbox.Run(ctx, sandbox.Options{
 		Mode: sb.Mode, Command: cmd.String(), Dir: sb.Workspace, Timeout: timeout, MaxOutput: maxAnswer,
-		Policy: pol, Env: vars, Trash: sb.Trash, Log: sb.Log,
+		Policy: pol, Env: vars, Trash: sb.Trash, Log: sb.Log, Limits: sb.Limits,
 	})
 	if err != nil || res.TimedOut {
 		return res, err
@@ -335,6 +335,9 @@ func (p *Provider) run(ctx context.Context, sb filesystem.CommandSandbox, file s
 		why := fmt.Sprintf("exit status %d", res.ExitCode)
 		if res.Truncated {
 			why = fmt.Sprintf("its answer is larger than %d bytes", maxAnswer)
+		}
+		if res.Limit != "" {
+			why += "; " + res.Limit
 		}
 		if tail := tail(res.Stderr, 800); tail != "" {
 			why += "; stderr: " + tail
