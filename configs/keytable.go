@@ -350,7 +350,7 @@ func mcpKeys() []Key {
 		{Path: p + "env", Status: Implemented, Open: true, Note: "stdio: extra environment variables."},
 		{Path: p + "url", Status: Implemented, Note: "streamable-http/sse: the server's URL."},
 		{Path: p + "security", Status: Implemented, Note: "MassGen's checks before the server starts (a server that fails them does not start: validate warns, the run goes on without it). massgen checks only servers that have this section; MassGen checks every server at level strict."},
-		{Path: p + "security.level", Status: Implemented, Note: "strict (default), moderate or permissive: the programs that may start a stdio server (python, node, npx, uvx, sh, ...; moderate adds git, permissive curl and wget) and the env variables it may be given (strict refuses PATH, HOME, USER, SHELL)."},
+		{Path: p + "security.level", Status: Implemented, Note: "strict (default), moderate, permissive or high: the programs that may start a stdio server (python, node, npx, uvx, sh, ...; moderate adds git, permissive curl and wget) and the env variables it may be given (strict refuses PATH, HOME, USER, SHELL). high, which MassGen's configs write, is what MassGen makes of a level it does not know: strict's programs, and env refusing PATH and HOME (not USER or SHELL)."},
 		{Path: p + "security.allowed_executables", Status: Implemented, Note: "The programs that may start the stdio server, instead of the level's."},
 		{Path: p + "security.allowed_hostnames", Status: Implemented, Note: "Hosts an http server's URL may name without the address checks."},
 		{Path: p + "security.allow_localhost", Status: Implemented, Note: "An http server's URL may name this machine (otherwise refused)."},
