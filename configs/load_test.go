@@ -239,8 +239,8 @@ func TestValidationProblems(t *testing.T) {
 		{"both agent and agents", "agent: {id: a, backend: {type: openai}}\nagents: []\n", []string{"config.yaml:1: both agent: and agents: are set"}},
 		{"bad permission", "agents:\n  - id: a\n    backend: {type: openai}\norchestrator:\n  context_paths:\n    - path: .\n      permission: rw\n",
 			[]string{`config.yaml:7: orchestrator.context_paths[0].permission: invalid permission "rw" (read or write)`}},
-		{"shared workspace", "agents:\n  - id: a\n    backend: {type: openai, cwd: ws}\n  - id: b\n    backend: {type: openai, cwd: ws}\n",
-			[]string{`config.yaml:5: agents[1].backend.cwd: workspace "ws" is already used by agent "a"`}},
+		{"a shared workspace's own folder already named", "agents:\n  - id: a\n    backend: {type: openai, cwd: ws}\n  - id: b\n    backend: {type: openai, cwd: ws}\n  - id: c\n    backend: {type: openai, cwd: ws_a}\n",
+			[]string{`config.yaml:7: agents[2].backend.cwd: workspace `}},
 		{"cwd escaping .massgen/workspaces", "agents:\n  - id: a\n    backend:\n      type: openai\n      cwd: ../../etc\n",
 			[]string{`config.yaml:5: agents[0].backend.cwd: relative path "../../etc" would leave`}},
 		{"bad mode and sandbox", "agents:\n  - id: a\n    backend: {type: openai}\npermissions:\n  mode: yolo\ncommand_sandbox: docker\n",
@@ -844,6 +844,55 @@ func TestDebugFinalAnswerForms(t *testing.T) {
 		cfg, _ := mustLoad(t, t.TempDir(), "agents:\n  - id: a\n    backend: {type: openai}\norchestrator:\n  debug_final_answer: "+tt.value+"\n", nil)
 		if got := string(cfg.Orchestrator.DebugFinalAnswer); got != tt.want {
 			t.Errorf("debug_final_answer: %s = %q, want %q", tt.value, got, tt.want)
+		}
+	}
+}
+
+// Agents naming the same workspace each get a folder of their own (MassGen gives each its own
+// copy), and configs show --resolved says so on each one's cwd line.
+func TestSharedWorkspaceNames(t *testing.T) {
+	base := t.TempDir()
+	abs := filepath.Join(t.TempDir(), "shared")
+	ws := filepath.Join(base, ".massgen", "workspaces")
+	cfg, warnings := mustLoad(t, base, `agents:
+  - id: agent_a
+    backend: {type: openai, cwd: workspace}
+  - id: agent_b
+    backend: {type: openai, cwd: .massgen/workspaces/workspace}
+  - id: agent_c
+    backend: {type: openai, cwd: workspace}
+  - id: solo
+    backend: {type: openai, cwd: own}
+  - id: x
+    backend: {type: openai, cwd: "`+abs+`"}
+  - id: "y"
+    backend: {type: openai, cwd: "`+abs+`"}
+`, nil)
+	want := []string{
+		filepath.Join(ws, "workspace_agent_a"), filepath.Join(ws, "workspace_agent_b"), filepath.Join(ws, "workspace_agent_c"),
+		filepath.Join(ws, "own"), abs + "_x", abs + "_y",
+	}
+	for i, w := range want {
+		if got := cfg.Agents[i].Backend.CWD; got != w {
+			t.Errorf("agent %s: cwd %s, want %s", cfg.Agents[i].ID, got, w)
+		}
+	}
+	if cfg.SharedWorkspaceNote(3) != "" || !strings.Contains(cfg.SharedWorkspaceNote(0), "agents agent_a, agent_b, agent_c all name "+filepath.Join(ws, "workspace")) {
+		t.Errorf("notes %q, %q", cfg.SharedWorkspaceNote(0), cfg.SharedWorkspaceNote(3))
+	}
+	out, err := cfg.ResolvedYAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(out), "each has its own folder, as in MassGen"); n != 5 {
+		t.Errorf("%d cwd lines say so, want 5:\n%s", n, out)
+	}
+	if !strings.Contains(string(out), "cwd: "+filepath.Join(ws, "workspace_agent_b")+" # agents agent_a, agent_b, agent_c all name") {
+		t.Errorf("resolved config:\n%s", out)
+	}
+	for _, w := range warnings {
+		if strings.Contains(w.Message, "cwd") {
+			t.Errorf("warning %v", w)
 		}
 	}
 }

@@ -29,6 +29,7 @@ func (c *Config) ResolvedYAML() ([]byte, error) {
 		}
 	})
 	markBackendTypes(&root)
+	c.markSharedWorkspaces(&root)
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
@@ -55,6 +56,24 @@ func markBackendTypes(root *yaml.Node) {
 		}
 		if bt, ok := LookupBackendType(v.Value); ok && bt.Status == Refused {
 			k.LineComment = "refused: " + bt.Note
+		}
+	}
+}
+
+// markSharedWorkspaces comments each workspace split from a folder several agents name.
+func (c *Config) markSharedWorkspaces(root *yaml.Node) {
+	_, agents := mapGet(root, "agents")
+	if agents == nil {
+		return
+	}
+	for i, a := range agents.Content {
+		note := c.sharedCWD[i]
+		if note == "" {
+			continue
+		}
+		_, b := mapGet(a, "backend")
+		if k, _ := mapGet(b, "cwd"); k != nil {
+			k.LineComment = note
 		}
 	}
 }

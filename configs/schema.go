@@ -34,6 +34,8 @@ type Config struct {
 	raw     []byte                      // the file as written
 	file    string                      // the file's name in messages
 	lines   map[string]int              // line of each key path ("agents[1].backend.type")
+	// sharedCWD notes, by agent index, a workspace split from a folder several agents name.
+	sharedCWD map[int]string
 }
 
 // Agent is one entry of `agents:`.

@@ -38,7 +38,6 @@ func (c *Config) validate(d *document) []Problem {
 			Message: "no agents: add `agents:` (a list) or `agent:` (one agent)"})
 	}
 	ids := map[string]string{}
-	cwds := map[string]string{}
 	for i := range c.Agents {
 		a := &c.Agents[i]
 		p := fmt.Sprintf("agents[%d]", i)
@@ -67,12 +66,6 @@ func (c *Config) validate(d *document) []Problem {
 				Message: fmt.Sprintf("%s.backend.type: unknown backend %q (%s)", p, b.Type, known)})
 		case bt.Family == "":
 			add(p+".backend.type", "%s: refused: %s", b.Type, bt.Note)
-		}
-		if b.CWD != "" {
-			if other, ok := cwds[b.CWD]; ok {
-				add(p+".backend.cwd", "workspace %q is already used by agent %q; each agent needs its own", b.CWD, other)
-			}
-			cwds[b.CWD] = a.ID
 		}
 		for j, s := range b.MCPServers {
 			sp := fmt.Sprintf("%s.backend.mcp_servers[%d]", p, j)
