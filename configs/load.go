@@ -89,6 +89,7 @@ func loadSource(o LoadOptions, src source) (*Config, []Warning, error) {
 	cfg := &Config{}
 	probs = append(probs, d.decode(cfg)...)
 	if len(probs) == 0 {
+		cfg.resolveBuiltinTools(src.origin)
 		probs = append(probs, cfg.validate(d)...)
 	}
 	probs = append(probs, refused...)
