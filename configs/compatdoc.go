@@ -21,7 +21,7 @@ func WriteCompatibilityDoc(w io.Writer) error {
 		if bt.Status == Refused {
 			model = "-"
 		}
-		fmt.Fprintf(&b, "| `%s`%s | %s | %s | %s |\n", bt.Name, massgenMark(bt.Massgen), bt.Status, model, mdCell(bt.Note))
+		fmt.Fprintf(&b, "| `%s`%s | %s | %s | %s |\n", bt.Name, massgenMark(bt.Massgen), bt.Status, model, mdCell(bt.Reason()))
 	}
 	for _, sec := range compatSections {
 		fmt.Fprintf(&b, "\n## %s\n\n%s\n\n", sec.title, sec.intro)

@@ -59,6 +59,10 @@ var backendTypeTable = []BackendType{
 		Note: "AutoGen is a Python framework adapter that this port does not run; describe the agent with a model backend (openai, claude, gemini, ...) instead."},
 	{Name: "inference", Status: Refused,
 		Note: "MassGen's combined vLLM/SGLang type is not supported; use type: vllm or type: sglang (or chatcompletion with base_url)."},
+	{Name: "copilot", Status: Refused, CLIAgent: true,
+		Note: "massgen does not drive GitHub Copilot (MassGen 0.1.54 does, through Copilot's Python SDK): it could not leave Copilot only massgen's permission-checked tools."},
+	{Name: "antigravity_cli", Status: Refused, CLIAgent: true,
+		Note: "massgen does not drive Google's Antigravity CLI, agy (MassGen 0.1.88 does): it could not leave agy only massgen's permission-checked tools."},
 }
 
 var (

@@ -896,3 +896,25 @@ func TestSharedWorkspaceNames(t *testing.T) {
 		}
 	}
 }
+
+// Coding-agent CLIs massgen does not drive are refused with the ones it does drive.
+func TestUndrivenCLIAgentsRefused(t *testing.T) {
+	var drives []string
+	for _, bt := range BackendTypes() {
+		if bt.Status == Implemented && bt.Program != "" {
+			drives = append(drives, bt.Name)
+		}
+	}
+	if !slices.Contains(drives, "claude_code") {
+		t.Fatalf("drives %v", drives)
+	}
+	for _, typ := range []string{"copilot", "antigravity_cli"} {
+		_, _, err := load(t, t.TempDir(), "agents:\n  - id: a\n    backend:\n      type: "+typ+"\n      model: m\n", nil)
+		ps := problems(t, err)
+		want := "config.yaml:4: agents[0].backend.type: " + typ + ": refused: massgen does not drive "
+		if len(ps) != 1 || !strings.HasPrefix(ps[0].String(), want) ||
+			!strings.Contains(ps[0].Message, "Coding-agent CLIs massgen drives, with its own tools turned off: "+strings.Join(drives, ", ")+";") {
+			t.Errorf("%s: problems %v", typ, ps)
+		}
+	}
+}

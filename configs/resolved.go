@@ -55,7 +55,7 @@ func markBackendTypes(root *yaml.Node) {
 			continue
 		}
 		if bt, ok := LookupBackendType(v.Value); ok && bt.Status == Refused {
-			k.LineComment = "refused: " + bt.Note
+			k.LineComment = "refused: " + bt.Reason()
 		}
 	}
 }

@@ -65,7 +65,7 @@ func (c *Config) validate(d *document) []Problem {
 			probs = append(probs, Problem{File: d.file, Line: d.lineOf(p + ".backend.type"), Key: p + ".backend.type", Suggestion: sugg,
 				Message: fmt.Sprintf("%s.backend.type: unknown backend %q (%s)", p, b.Type, known)})
 		case bt.Family == "":
-			add(p+".backend.type", "%s: refused: %s", b.Type, bt.Note)
+			add(p+".backend.type", "%s: refused: %s", b.Type, bt.Reason())
 		}
 		for j, s := range b.MCPServers {
 			sp := fmt.Sprintf("%s.backend.mcp_servers[%d]", p, j)
