@@ -31,6 +31,9 @@ func WriteCompatibilityDoc(w io.Writer) error {
 				continue
 			}
 			note := k.Note
+			if k.Since != "" {
+				note = "(MassGen " + k.Since + ") " + note
+			}
 			if len(k.Same) > 0 {
 				note += fmt.Sprintf(" (no warning for %s: that is what massgen does)", strings.Join(quoteAll(k.Same), ", "))
 			}

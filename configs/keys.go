@@ -43,6 +43,9 @@ type Key struct {
 	Same []string
 	// Massgen marks massgen's own keys, which MassGen does not have.
 	Massgen bool
+	// Since is the MassGen release that introduced a key after 0.1.12 ("0.1.38"), from MassGen's
+	// history; empty for the keys of 0.1.12's schema and massgen's own.
+	Since string
 }
 
 // BackendType is one `type:` value of agents[].backend.

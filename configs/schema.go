@@ -197,8 +197,14 @@ type ContextPath struct {
 
 // TimeoutSettings is MassGen's `timeout_settings:`.
 type TimeoutSettings struct {
-	OrchestratorTimeoutSeconds int            `yaml:"orchestrator_timeout_seconds,omitempty" json:"orchestrator_timeout_seconds,omitempty"`
-	Extra                      map[string]any `yaml:",inline" json:"-"`
+	OrchestratorTimeoutSeconds int `yaml:"orchestrator_timeout_seconds,omitempty" json:"orchestrator_timeout_seconds,omitempty"`
+	// InitialRoundTimeoutSeconds and SubsequentRoundTimeoutSeconds (MassGen 0.1.38) bound an
+	// agent's first coordination round and each later one (0: no bound), plus
+	// RoundTimeoutGraceSeconds (default 120); see Config.RoundTimeout.
+	InitialRoundTimeoutSeconds    int            `yaml:"initial_round_timeout_seconds,omitempty" json:"initial_round_timeout_seconds,omitempty"`
+	SubsequentRoundTimeoutSeconds int            `yaml:"subsequent_round_timeout_seconds,omitempty" json:"subsequent_round_timeout_seconds,omitempty"`
+	RoundTimeoutGraceSeconds      *int           `yaml:"round_timeout_grace_seconds,omitempty" json:"round_timeout_grace_seconds,omitempty"`
+	Extra                         map[string]any `yaml:",inline" json:"-"`
 }
 
 // UI is the `ui:` section.

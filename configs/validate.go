@@ -147,6 +147,9 @@ func (c *Config) validate(d *document) []Problem {
 		{"orchestrator.max_new_answers_per_agent", o.MaxNewAnswersPerAgent},
 		{"orchestrator.max_task_bytes", o.MaxTaskBytes},
 		{"timeout_settings.orchestrator_timeout_seconds", c.TimeoutSettings.OrchestratorTimeoutSeconds},
+		{"timeout_settings.initial_round_timeout_seconds", c.TimeoutSettings.InitialRoundTimeoutSeconds},
+		{"timeout_settings.subsequent_round_timeout_seconds", c.TimeoutSettings.SubsequentRoundTimeoutSeconds},
+		{"timeout_settings.round_timeout_grace_seconds", c.roundGraceSeconds()},
 		{"orchestrator.coordination.max_orchestration_restarts", o.Coordination.MaxOrchestrationRestarts},
 	} {
 		if f.v < 0 {

@@ -148,11 +148,8 @@ func (r *run) coordinate(ctx context.Context) (*Result, *agent, error) {
 // time it spends working; time spent waiting for the others does not count.
 func (r *run) agentLoop(coordCtx context.Context, a *agent) {
 	limit, used := agentTimeout(r.cfg), time.Duration(0)
-	for {
-		var timeout time.Duration // none
-		if limit > 0 {
-			timeout = max(limit-used, time.Nanosecond)
-		}
+	for round := 0; ; round++ {
+		timeout, byRound := executionLimit(r.cfg, limit, used, round) // 0: none
 		execCtx, cancel, ok := r.awaitTurn(coordCtx, a, timeout)
 		if !ok {
 			return
@@ -162,6 +159,9 @@ func (r *run) agentLoop(coordCtx context.Context, a *agent) {
 		out := r.execute(execCtx, a)
 		if out.kind == outCancelled {
 			out = r.whyCancelled(coordCtx, execCtx)
+			if out.kind == outStopped && byRound != "" {
+				out.reason = byRound + " reached"
+			}
 		}
 		cancel()
 		used += time.Since(start)
