@@ -263,7 +263,7 @@ var keyTable = concatKeys(
 		{Path: "agents[].backend.system_prompt", Status: Refused, Note: "not supported in the backend section (MassGen refuses it too): write system_message at the agent level"},
 		{Path: "agents[].backend.append_system_prompt", Status: Refused, Note: "not supported in the backend section (MassGen refuses it too): write system_message at the agent level"},
 		{Path: "agents[].backend.enable_mcp_command_line", Status: Ignored, Same: []string{"true"}, Note: "execute_command is offered to every agent with a workspace (cwd), inside the kernel sandbox; to forbid commands, add a permissions deny rule execute_command(*)"},
-		{Path: "agents[].backend.command_line_execution_mode", Status: Ignored, Same: []string{"local"}, Note: "commands run in the kernel sandbox (landlock or bubblewrap), never in docker"},
+		{Path: "agents[].backend.command_line_execution_mode", Status: Ignored, Same: []string{"local", "srt"}, Note: "commands run in the kernel sandbox (landlock or bubblewrap), never in docker"},
 		{Path: "agents[].backend.command_line_allowed_commands", Status: Implemented, Note: "Regular expressions (RE2) matched at the start of each program a command runs, as MassGen's re.match: execute_command runs a command only when every program in it (pipelines, lists, nested shells included) matches one. It is the deny rule execute_command(!re:P1|P2|...), shown by permissions check; like every deny rule, not applied in mode bypassPermissions."},
 		{Path: "agents[].backend.command_line_blocked_commands", Status: Implemented, Note: "Regular expressions (RE2): a command is denied when one matches the start of any program in it, or of the whole line. Each is the deny rule execute_command(re:P); like every deny rule, not applied in mode bypassPermissions."},
 		{Path: "agents[].backend.command_line_docker_image", Status: Ignored, Note: noDocker},
@@ -323,6 +323,7 @@ var keyTable = concatKeys(
 		{Path: "orchestrator.coordination.massgen_skills", Status: Ignored, Note: "skills are not offered"},
 		{Path: "orchestrator.coordination.skills_directory", Status: Ignored, Note: "skills are not offered"},
 	},
+	laterKeys(),
 )
 
 func v1Keys(names ...string) []Key {

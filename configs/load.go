@@ -105,6 +105,12 @@ func loadSource(o LoadOptions, src source) (*Config, []Warning, error) {
 		sortProblems(probs)
 		return nil, sortWarnings(warnings), &ValidationError{Problems: probs}
 	}
+	// MassGen keys massgen has under another name: mapped onto it, with what differs said.
+	mapped := func(key string, line int, msg string) {
+		warnings = append(warnings, Warning{File: d.file, Line: line, Key: key, Message: msg})
+	}
+	cfg.mapSRT(d, mapped)
+	cfg.mapBackendPermissions(d, mapped)
 	for i, a := range cfg.Agents {
 		if a.Backend.CWD != "" && !within(cfg.MassgenDir(), a.Backend.CWD) {
 			key := fmt.Sprintf("agents[%d].backend.cwd", i)

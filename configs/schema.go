@@ -36,6 +36,8 @@ type Config struct {
 	lines   map[string]int              // line of each key path ("agents[1].backend.type")
 	// sharedCWD notes, by agent index, a workspace split from a folder several agents name.
 	sharedCWD map[int]string
+	// mappedPerms marks, by agent index, permissions that include backend.permissions rules.
+	mappedPerms map[int]bool
 }
 
 // Agent is one entry of `agents:`.
@@ -49,6 +51,9 @@ type Agent struct {
 	WritePaths []string `yaml:"write_paths,omitempty" json:"write_paths,omitempty"`
 	// Permissions are per-agent rules, merged over the global ones.
 	Permissions *Permissions `yaml:"permissions,omitempty" json:"permissions,omitempty"`
+	// CommandNetwork is the network the agent's commands may reach (network.go; recorded, not
+	// enforced yet). MassGen's srt keys set it when the config does not.
+	CommandNetwork *CommandNetwork `yaml:"command_network,omitempty" json:"command_network,omitempty"`
 }
 
 // Backend is `agents[].backend`. Known keys are typed; every other key is kept in Extra and
@@ -75,6 +80,9 @@ type Backend struct {
 	ExcludeTools []string `yaml:"exclude_tools,omitempty" json:"exclude_tools,omitempty"`
 	// CustomTools are Python functions offered as tools (customtools.go).
 	CustomTools []CustomTool `yaml:"custom_tools,omitempty" json:"custom_tools,omitempty"`
+	// Permissions is MassGen 0.1.97's permission engine block, mapped onto the agent's
+	// permissions section at load (massgenperms.go).
+	Permissions *BackendPermissions `yaml:"permissions,omitempty" json:"permissions,omitempty"`
 	// Extra holds every other key (temperature, reasoning, text, enable_web_search, ...).
 	Extra map[string]any `yaml:",inline" json:"-"`
 }

@@ -122,6 +122,7 @@ func (c *Config) validate(d *document) []Problem {
 		if a.Permissions != nil {
 			probs = append(probs, validatePermissions(d, p+".permissions", a.Permissions)...)
 		}
+		validateNetwork(p+".command_network", a.CommandNetwork, add)
 	}
 	o := &c.Orchestrator
 	for i, cp := range o.ContextPaths {
