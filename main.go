@@ -14,7 +14,7 @@ import (
 )
 
 func main() {
-	sandbox.MaybeRunHelper() // re-executed as the command sandbox helper: never returns
+	sandbox.MaybeRunHelper()                    // re-executed as the command sandbox helper: never returns
 	log.SetOutput(cmdutil.SDKLog{W: os.Stderr}) // the providers' SDKs print through the log package
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	ctx, cancel := context.WithCancel(ctx)
