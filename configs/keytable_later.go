@@ -103,7 +103,7 @@ func laterKeys() []Key {
 		ignoredSince("0.1.97", b+"permissions.persist_approvals", "allow for this run is remembered for the run only; write lasting allow rules in permissions.allow"),
 
 		// Orchestrator.
-		ignoredSince("0.1.50", o+"voting_threshold", "not read except by voting_sensitivity checklist_gated"),
+		since("0.1.50", Key{Path: o + "voting_threshold", Status: Implemented, Note: "With voting_sensitivity checklist_gated: the gate's strictness, 0-10 (default 5), raised as an agent's answers run out (MassGen's ChecklistGate): how many criteria must reach the cutoff score for the verdict vote. Not read otherwise."}),
 		ignoredSince("0.1.49", o+"max_new_answers_global", "no cap over all agents: max_new_answers_per_agent caps each"),
 		ignoredSince("0.1.50", o+"fairness_enabled", "no fairness gate: massgen's restart policy decides when agents run again (docs/orchestrator.md)", "false"),
 		ignoredSince("0.1.50", o+"fairness_lead_cap_answers", "no fairness gate: massgen's restart policy decides when agents run again (docs/orchestrator.md)"),
@@ -117,10 +117,10 @@ func laterKeys() []Key {
 		ignoredSince("0.1.41", o+"skip_final_presentation", "the winner always presents the final answer", "false"),
 		ignoredSince("0.1.41", o+"skip_voting", "agents always vote", "false"),
 		ignoredSince("0.1.41", o+"disable_injection", noMidstream, "true"),
-		ignoredSince("0.1.50", o+"checklist_require_gap_report", "not read except by voting_sensitivity checklist_gated"),
-		ignoredSince("0.1.53", o+"gap_report_mode", "not read except by voting_sensitivity checklist_gated"),
-		ignoredSince("0.1.58", o+"max_checklist_calls_per_round", "not read except by voting_sensitivity checklist_gated"),
-		ignoredSince("0.1.58", o+"checklist_first_answer", "not read except by voting_sensitivity checklist_gated"),
+		ignoredSince("0.1.50", o+"checklist_require_gap_report", "submit_checklist takes an optional report_path and neither requires nor checks a diagnostic report", "false"),
+		ignoredSince("0.1.53", o+"gap_report_mode", "submit_checklist takes an optional report_path and neither requires nor checks a diagnostic report", "none"),
+		since("0.1.58", Key{Path: o + "max_checklist_calls_per_round", Status: Implemented, Note: "With checklist_gated: accepted submit_checklist calls per execution (default 1); a submission with a validation error does not count."}),
+		since("0.1.58", Key{Path: o + "checklist_first_answer", Status: Implemented, Note: "With checklist_gated: true lets an agent call submit_checklist before its first answer (default: only once it has one)."}),
 		ignoredSince("0.0.31", o+"docker", "commands run in the kernel sandbox, never in docker"),
 		ignoredSince("0.0.5", o+"interactive_mode", "interactive when no task is given on the command line"),
 		ignoredSince("0.1.29", o+"enable_multimodal_tools", noMultimodal, "false"),

@@ -253,9 +253,13 @@ func TestValidationProblems(t *testing.T) {
 			[]string{`config.yaml:7: orchestrator.context_paths[0].protected_paths: protected path "../other" is outside its context path`}},
 		{"scripted without script", "agents:\n  - id: a\n    backend: {type: scripted}\n", []string{"config.yaml:3: agents[0].backend: the scripted backend needs a script:"}},
 		{"coordination option values", "agents:\n  - id: a\n    backend: {type: openai}\norchestrator:\n  voting_sensitivity: picky\n  answer_novelty_requirement: Strict\n  coordination: {max_orchestration_restarts: -1}\n",
-			[]string{`config.yaml:5: orchestrator.voting_sensitivity: unknown level "picky" (known: lenient, balanced, strict)`,
+			[]string{`config.yaml:5: orchestrator.voting_sensitivity: unknown level "picky" (known: lenient, balanced, strict, checklist_gated)`,
 				`config.yaml:6: orchestrator.answer_novelty_requirement: unknown level "Strict" (known: lenient, balanced, strict)`,
 				"config.yaml:7: orchestrator.coordination.max_orchestration_restarts: must not be negative (got -1)"}},
+		{"checklist options", "agents:\n  - id: a\n    backend: {type: openai}\norchestrator:\n  voting_sensitivity: checklist_gated\n  voting_threshold: 11\n  max_checklist_calls_per_round: -1\n  answer_novelty_requirement: checklist_gated\n",
+			[]string{"config.yaml:6: orchestrator.voting_threshold: must be 0-10 (got 11)",
+				"config.yaml:7: orchestrator.max_checklist_calls_per_round: must not be negative (got -1)",
+				`config.yaml:8: orchestrator.answer_novelty_requirement: unknown level "checklist_gated" (known: lenient, balanced, strict)`}},
 		{"planning mode takes a boolean", "agents:\n  - id: a\n    backend: {type: openai}\norchestrator:\n  coordination:\n    enable_planning_mode: sometimes\n",
 			[]string{`config.yaml:6: `}},
 	}
@@ -916,5 +920,14 @@ func TestUndrivenCLIAgentsRefused(t *testing.T) {
 			!strings.Contains(ps[0].Message, "Coding-agent CLIs massgen drives, with its own tools turned off: "+strings.Join(drives, ", ")+";") {
 			t.Errorf("%s: problems %v", typ, ps)
 		}
+	}
+}
+
+// MassGen's checklist_gated voting and its options load, without warnings.
+func TestChecklistGatedLoads(t *testing.T) {
+	cfg, warnings := mustLoad(t, t.TempDir(), "agents:\n  - id: a\n    backend: {type: openai}\norchestrator:\n  voting_sensitivity: checklist_gated\n  voting_threshold: 3\n  max_checklist_calls_per_round: 2\n  checklist_first_answer: true\n  checklist_require_gap_report: false\n", nil)
+	o := cfg.Orchestrator
+	if o.VotingSensitivity != ChecklistGated || o.VotingThreshold != 3 || o.MaxChecklistCallsPerRound != 2 || !o.ChecklistFirstAnswer || len(warnings) != 0 {
+		t.Errorf("orchestrator %+v, warnings %v", o, warnings)
 	}
 }

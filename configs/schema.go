@@ -144,6 +144,11 @@ type Orchestrator struct {
 	// be from the existing ones (docs/orchestrator.md, "MassGen's coordination options").
 	VotingSensitivity        string `yaml:"voting_sensitivity,omitempty" json:"voting_sensitivity,omitempty"`
 	AnswerNoveltyRequirement string `yaml:"answer_novelty_requirement,omitempty" json:"answer_novelty_requirement,omitempty"`
+	// VotingThreshold (0-10, default 5), MaxChecklistCallsPerRound (default 1) and
+	// ChecklistFirstAnswer steer voting_sensitivity checklist_gated (orchestrator/checklist.go).
+	VotingThreshold           int  `yaml:"voting_threshold,omitempty" json:"voting_threshold,omitempty"`
+	MaxChecklistCallsPerRound int  `yaml:"max_checklist_calls_per_round,omitempty" json:"max_checklist_calls_per_round,omitempty"`
+	ChecklistFirstAnswer      bool `yaml:"checklist_first_answer,omitempty" json:"checklist_first_answer,omitempty"`
 	// SkipCoordinationRounds sends the first agent straight to the final presentation.
 	SkipCoordinationRounds bool `yaml:"skip_coordination_rounds,omitempty" json:"skip_coordination_rounds,omitempty"`
 	// DebugFinalAnswer replaces the final answer the first post-evaluation judges.

@@ -27,6 +27,10 @@ const (
 
 var strictness = []string{Lenient, Balanced, Strict}
 
+// ChecklistGated is MassGen's voting_sensitivity checklist_gated (0.1.50): agents score the
+// answers with the submit_checklist tool, whose verdict says whether to vote.
+const ChecklistGated = "checklist_gated"
+
 // validate checks values the decoder cannot: required fields, enumerations, unique ids.
 func (c *Config) validate(d *document) []Problem {
 	var probs []Problem
@@ -157,13 +161,22 @@ func (c *Config) validate(d *document) []Problem {
 			add(f.path, "must not be negative (got %d)", f.v)
 		}
 	}
-	for _, f := range []struct{ path, v string }{
-		{"orchestrator.voting_sensitivity", o.VotingSensitivity},
-		{"orchestrator.answer_novelty_requirement", o.AnswerNoveltyRequirement},
+	for _, f := range []struct {
+		path, v string
+		known   []string
+	}{
+		{"orchestrator.voting_sensitivity", o.VotingSensitivity, append(slices.Clone(strictness), ChecklistGated)},
+		{"orchestrator.answer_novelty_requirement", o.AnswerNoveltyRequirement, strictness},
 	} {
-		if f.v != "" && !slices.Contains(strictness, f.v) {
-			add(f.path, "unknown level %q (known: %s)", f.v, strings.Join(strictness, ", "))
+		if f.v != "" && !slices.Contains(f.known, f.v) {
+			add(f.path, "unknown level %q (known: %s)", f.v, strings.Join(f.known, ", "))
 		}
+	}
+	if t := o.VotingThreshold; t < 0 || t > 10 {
+		add("orchestrator.voting_threshold", "must be 0-10 (got %d)", t)
+	}
+	if o.MaxChecklistCallsPerRound < 0 {
+		add("orchestrator.max_checklist_calls_per_round", "must not be negative (got %d)", o.MaxChecklistCallsPerRound)
 	}
 	if c.CommandSandbox != "" && !slices.Contains(sandboxModes, c.CommandSandbox) {
 		add("command_sandbox", "unknown sandbox %q (known: %s)", c.CommandSandbox, strings.Join(sandboxModes, ", "))

@@ -54,6 +54,9 @@ func (r *run) execute(ctx context.Context, a *agent) outcome {
 	if !single && len(answerAnons) > 0 {
 		tools = append(tools, voteSpec(answerAnons))
 	}
+	if r.checklistGated() {
+		tools = append(tools, checklistSpec())
+	}
 	req := backends.Request{
 		System:   r.coordinationSystem(a, single, answersLeft),
 		Messages: r.history(prompt),
@@ -67,7 +70,7 @@ func (r *run) execute(ctx context.Context, a *agent) outcome {
 		toolset:     a.toolset,
 		maxSteps:    r.maxSteps,
 		maxCalls:    maxToolCallsPerReply,
-		leave:       isWorkflowTool,
+		leave:       func(name string) bool { return isWorkflowTool(name) || name == ToolSubmitChecklist },
 		interrupted: func() bool { return r.restartPending(a) },
 	}, turn.onReply)
 	switch {
@@ -103,9 +106,11 @@ type workflowTurn struct {
 	single  bool
 	invalid int
 	out     outcome // set when the turn is over
+	cl      checklistTurn
 }
 
 func (t *workflowTurn) onReply(resp *backends.Response, results []*filesystem.Result) ([]backends.Message, bool) {
+	t.r.answerChecklist(t.a, &t.cl, t.anons, resp.ToolCalls, results)
 	var workflow []int
 	for i, tc := range resp.ToolCalls {
 		if isWorkflowTool(tc.Name) {
