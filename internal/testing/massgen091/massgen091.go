@@ -74,6 +74,9 @@ var Reasons = []Reason{
 	// MassGen ships these to show a wrong function name: the error names it and where it was looked up.
 	{Kind: "a wrong function name on purpose", re: regexp.MustCompile(`is not one of MassGen's built-in tool functions: no file of .* defines it`),
 		only: regexp.MustCompile(`wrong_custom_tool`)},
+	// The copy holds MassGen's configs and tool folder only: context paths naming its sources,
+	// docs or large media are missing (validate warns; a run refuses).
+	{Kind: "a context path this copy of MassGen lacks", re: regexp.MustCompile(`Context paths not found`)},
 	// MassGen's rate-limit table lies among its configs; it is no config.
 	{Kind: "not a config", re: regexp.MustCompile(`no agents: add`), only: regexp.MustCompile(`rate_limits/rate_limits\.yaml$`)},
 }
