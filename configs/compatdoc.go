@@ -52,9 +52,12 @@ const compatIntro = `# MassGen compatibility
 
 <!-- Generated from configs/keytable.go by ` + "`go test ./configs -run TestCompatibilityDoc -update`" + `. Do not edit by hand. -->
 
-massgen reads the YAML configs of MassGen (the Python project, schema of v0.1.12). This page
-lists every key of that schema, and massgen's own keys (marked *massgen*), with what massgen does
-with it. The same table drives ` + "`massgen configs validate`" + `, the start of a run and
+massgen reads the YAML configs of MassGen (the Python project): every key of its v0.1.12 schema,
+and the keys MassGen added up to v0.1.97 (every key its v0.1.91 configs use, every key of its
+orchestrator, coordination and timeout sections, its user-facing backend options, v0.1.96's srt
+keys and v0.1.97's permission block), each of those marked with the release that introduced it
+("(MassGen 0.1.38)", from MassGen's history). This page lists them, and massgen's own keys
+(marked *massgen*), with what massgen does with each. The same table drives ` + "`massgen configs validate`" + `, the start of a run and
 ` + "`massgen configs show --resolved`" + `, so they cannot disagree with this page.
 
 - **implemented**: the key does what the last column says.
