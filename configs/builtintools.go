@@ -1,6 +1,7 @@
 package configs
 
 import (
+	"bytes"
 	"fmt"
 	"io/fs"
 	"os"
@@ -78,7 +79,7 @@ func builtinToolFile(toolDir, origin string, fns []string) (string, string) {
 		def := regexp.MustCompile(`(?m)^(?:async[ \t]+)?def[ \t]+` + regexp.QuoteMeta(fn) + `[ \t]*\(`)
 		for _, f := range files {
 			data, err := os.ReadFile(f)
-			if err == nil && def.Match(data) {
+			if err == nil && bytes.Contains(data, []byte(fn)) && def.Match(data) {
 				found = f
 				break
 			}

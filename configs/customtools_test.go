@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/massgen-go/massgen/internal/testing/massgen091"
 )
 
 // MassGen's custom_tools forms: one function, a list with per-function names and descriptions,
@@ -242,6 +244,20 @@ func TestBuiltinToolFunctions(t *testing.T) {
 			fns, probs := cfg.CustomFunctions(0)
 			if len(probs) > 0 || len(fns) != 1 || fns[0].Path != filepath.Join(tool, tt.want) {
 				t.Errorf("functions %+v, problems %v; want the file %s", fns, probs, tt.want)
+			}
+		})
+	}
+}
+
+// BenchmarkBuiltinToolLookup finds a built-in function in MassGen 0.1.91's tool folder (beside
+// the checkout): two_num_tool, in the first package searched, and a name no file defines (every
+// file read).
+func BenchmarkBuiltinToolLookup(b *testing.B) {
+	dir := filepath.Join(massgen091.Root(b), "massgen", "tool")
+	for _, fn := range []string{"two_num_tool", "no_such_function"} {
+		b.Run(fn, func(b *testing.B) {
+			for b.Loop() {
+				builtinToolFile(dir, "c.yaml", []string{fn})
 			}
 		})
 	}
