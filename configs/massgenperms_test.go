@@ -103,7 +103,7 @@ func TestBackendPermissionsInConfigs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(out), "- execute_command(git push --force*)") {
+	if !strings.Contains(string(out), "- execute_command(git push --force*)") || !strings.Contains(string(out), "permissions: # includes the rules mapped from backend.permissions") {
 		t.Errorf("resolved config lacks the mapped rule:\n%s", out)
 	}
 }

@@ -60,13 +60,19 @@ func markBackendTypes(root *yaml.Node) {
 	}
 }
 
-// markSharedWorkspaces comments each workspace split from a folder several agents name.
+// markSharedWorkspaces comments each workspace split from a folder several agents name, and each
+// permissions section that holds rules mapped from MassGen's backend.permissions.
 func (c *Config) markSharedWorkspaces(root *yaml.Node) {
 	_, agents := mapGet(root, "agents")
 	if agents == nil {
 		return
 	}
 	for i, a := range agents.Content {
+		if c.mappedPerms[i] {
+			if k, _ := mapGet(a, "permissions"); k != nil {
+				k.LineComment = "includes the rules mapped from backend.permissions (MassGen 0.1.97)"
+			}
+		}
 		note := c.sharedCWD[i]
 		if note == "" {
 			continue
