@@ -73,8 +73,9 @@ type NotMapped struct {
 //   - mcp(server/tool) becomes mcp__server__tool; * (or *(P)) becomes *(P);
 //   - role read-only or researcher denies every file write and every command.
 //
-// Deny wins in both. Ask rules, read_url rules and unknown actions or roles are not mapped.
-// A block with enabled: false maps to nothing, as MassGen ignores it.
+// Deny wins in both. read_url rules and unknown actions or roles are not mapped (NotMapped); ask
+// rules are not either, which the key table says (rules.ask is an ignored key). A block with
+// enabled: false maps to nothing, as MassGen ignores it.
 func MapBackendPermissions(p *BackendPermissions) MappedPermissions {
 	var m MappedPermissions
 	if p == nil || (p.Enabled != nil && !*p.Enabled) {
@@ -93,10 +94,6 @@ func MapBackendPermissions(p *BackendPermissions) MappedPermissions {
 			}
 			*d.out = append(*d.out, rs...)
 		}
-	}
-	for i := range p.Rules.Ask {
-		m.NotMapped = append(m.NotMapped, NotMapped{fmt.Sprintf("rules.ask[%d]", i),
-			"ask rules are not mapped: massgen asks by permissions.mode (mode default asks before each command and context-path write; with no terminal an ask is a deny); to refuse these calls, make them deny rules"})
 	}
 	switch {
 	case p.Role == "":

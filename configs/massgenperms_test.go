@@ -30,7 +30,7 @@ func TestMapBackendPermissions(t *testing.T) {
 		{name: "mcp and any", p: BackendPermissions{Rules: BackendRules{Allow: []string{"mcp(linear/*)"}, Deny: []string{"*(/secret/**)", "mcp"}}},
 			allow: []string{"mcp__linear__*"}, deny: []string{"*(/secret/**)", "mcp__*"}},
 		{name: "not mapped", p: BackendPermissions{Rules: BackendRules{Ask: []string{"read_url(*)"}, Deny: []string{"read_url(evil.com)", "frobnicate(x)", "bad rule ("}}, Role: "janitor"},
-			notMapped: []string{"rules.deny[0]", "rules.deny[1]", "rules.deny[2]", "rules.ask[0]", "role"}},
+			notMapped: []string{"rules.deny[0]", "rules.deny[1]", "rules.deny[2]", "role"}},
 		{name: "read-only role", p: BackendPermissions{Role: "read-only"},
 			deny: append(append([]string{}, massgenWriteTools...), "execute_command")},
 		{name: "researcher role", p: BackendPermissions{Role: "researcher"},
@@ -90,11 +90,14 @@ func TestBackendPermissionsInConfigs(t *testing.T) {
 	all := strings.Join(msgs, "\n")
 	for _, want := range []string{
 		`config.yaml:9: warning: agents[0].backend.permissions.automation_default: ignored: no risk classifier`,
-		`config.yaml:13: warning: agents[0].backend.permissions.rules.ask[0]: ask rules are not mapped`,
+		`config.yaml:13: warning: agents[0].backend.permissions.rules.ask: ignored: ask rules are not mapped`,
 	} {
 		if !strings.Contains(all, want) {
 			t.Errorf("warnings lack %q:\n%s", want, all)
 		}
+	}
+	if n := strings.Count(all, "ask rules are not mapped"); n != 1 {
+		t.Errorf("the ask rules are warned about %d times, want once:\n%s", n, all)
 	}
 	if strings.Contains(all, "audit") {
 		t.Errorf("audit: true is what massgen does, yet warned:\n%s", all)
