@@ -59,6 +59,10 @@ var backendTypeTable = []BackendType{
 		Note: "AutoGen is a Python framework adapter that this port does not run; describe the agent with a model backend (openai, claude, gemini, ...) instead."},
 	{Name: "inference", Status: Refused,
 		Note: "MassGen's combined vLLM/SGLang type is not supported; use type: vllm or type: sglang (or chatcompletion with base_url)."},
+	{Name: "copilot", Status: Refused, CLIAgent: true,
+		Note: "massgen does not drive GitHub Copilot (MassGen 0.1.54 does, through Copilot's Python SDK): it could not leave Copilot only massgen's permission-checked tools."},
+	{Name: "antigravity_cli", Status: Refused, CLIAgent: true,
+		Note: "massgen does not drive Google's Antigravity CLI, agy (MassGen 0.1.88 does): it could not leave agy only massgen's permission-checked tools."},
 }
 
 var (
@@ -110,6 +114,9 @@ var keyTable = concatKeys(
 		{Path: "orchestrator", Status: Implemented, Note: "Coordination settings and state folders."},
 		{Path: "timeout_settings", Status: Implemented, Note: "MassGen's timeout section."},
 		{Path: "timeout_settings.orchestrator_timeout_seconds", Status: Implemented, Note: "Overall time limit of a run (default 1800)."},
+		{Path: "timeout_settings.initial_round_timeout_seconds", Status: Implemented, Since: "0.1.38", Note: "Bounds each agent's first coordination round (its first execution), plus round_timeout_grace_seconds: an agent timeout for that round. MassGen asks the agent to submit when the time is up and, after the grace, lets it call only new_answer and vote; massgen stops the agent at the end of the grace (what it answered and voted so far stands), with a reason naming the keys."},
+		{Path: "timeout_settings.subsequent_round_timeout_seconds", Status: Implemented, Since: "0.1.38", Note: "The same for each later round (every execution after a restart), plus round_timeout_grace_seconds."},
+		{Path: "timeout_settings.round_timeout_grace_seconds", Status: Implemented, Since: "0.1.38", Note: "Added to the round timeouts (default 120)."},
 		{Path: "ui", Status: Implemented, Note: "Display settings."},
 		{Path: "ui.display_type", Status: Implemented, Note: "rich_terminal or textual_terminal: live panels; simple: plain lines; silent. --display overrides it."},
 		{Path: "ui.logging_enabled", Status: Ignored, Same: []string{"true"}, Note: "logs are always written under .massgen/logs/"},
@@ -266,7 +273,7 @@ var keyTable = concatKeys(
 		{Path: "agents[].backend.system_prompt", Status: Refused, Note: "not supported in the backend section (MassGen refuses it too): write system_message at the agent level"},
 		{Path: "agents[].backend.append_system_prompt", Status: Refused, Note: "not supported in the backend section (MassGen refuses it too): write system_message at the agent level"},
 		{Path: "agents[].backend.enable_mcp_command_line", Status: Ignored, Same: []string{"true"}, Note: "execute_command is offered to every agent with a workspace (cwd), inside the kernel sandbox; to forbid commands, add a permissions deny rule execute_command(*)"},
-		{Path: "agents[].backend.command_line_execution_mode", Status: Ignored, Same: []string{"local"}, Note: "commands run in the kernel sandbox (landlock or bubblewrap), never in docker"},
+		{Path: "agents[].backend.command_line_execution_mode", Status: Ignored, Same: []string{"local", "srt"}, Note: "commands run in the kernel sandbox (landlock or bubblewrap), never in docker"},
 		{Path: "agents[].backend.command_line_allowed_commands", Status: Implemented, Note: "Regular expressions (RE2) matched at the start of each program a command runs, as MassGen's re.match: execute_command runs a command only when every program in it (pipelines, lists, nested shells included) matches one. It is the deny rule execute_command(!re:P1|P2|...), shown by permissions check; like every deny rule, not applied in mode bypassPermissions."},
 		{Path: "agents[].backend.command_line_blocked_commands", Status: Implemented, Note: "Regular expressions (RE2): a command is denied when one matches the start of any program in it, or of the whole line. Each is the deny rule execute_command(re:P); like every deny rule, not applied in mode bypassPermissions."},
 		{Path: "agents[].backend.command_line_docker_image", Status: Ignored, Note: noDocker},
@@ -307,7 +314,7 @@ var keyTable = concatKeys(
 		{Path: "orchestrator.max_task_bytes", Status: Implemented, Massgen: true, Note: "The largest task accepted, in bytes (default 1048576, 1 MiB); the --max-task-bytes flag wins."},
 		{Path: "orchestrator.enforce_read_before_delete", Status: Implemented, Note: "An agent must read a file before deleting it (default true)."},
 		{Path: "orchestrator.timeout", Status: Ignored, Note: "not read (MassGen 0.1.12 reads timeout_settings); use timeout_settings.orchestrator_timeout_seconds"},
-		{Path: "orchestrator.voting_sensitivity", Status: Implemented, Note: "lenient (default), balanced or strict: how good the best answer must be before an agent votes for it, in MassGen's words in the coordination prompt."},
+		{Path: "orchestrator.voting_sensitivity", Status: Implemented, Note: "lenient (default), balanced or strict: how good the best answer must be before an agent votes for it, in MassGen's words in the coordination prompt. checklist_gated (MassGen 0.1.50): agents score the answers against MassGen's four default criteria (0-10) with the submit_checklist tool once they have an answer; its verdict (vote or new_answer, from MassGen's gate: voting_threshold adjusted by the answers left) is advice the prompt tells them to follow, as in MassGen. Unlike MassGen, no diagnostic report is required and criteria are not generated."},
 		{Path: "orchestrator.answer_novelty_requirement", Status: Implemented, Note: "lenient (default), balanced or strict: balanced and strict say in the prompt how different a new answer must be, and refuse one sharing more than 70% (strict: 50%) of its words with an existing answer, as MassGen does."},
 		{Path: "orchestrator.skip_coordination_rounds", Status: Implemented, Note: "true: no coordination; the first agent presents the final answer at once (a debugging aid, as in MassGen)."},
 		{Path: "orchestrator.debug_final_answer", Status: Implemented, Note: "The text the first post-evaluation judges instead of the real final answer, to force a restart (needs coordination.max_orchestration_restarts)."},
@@ -326,6 +333,7 @@ var keyTable = concatKeys(
 		{Path: "orchestrator.coordination.massgen_skills", Status: Ignored, Note: "skills are not offered"},
 		{Path: "orchestrator.coordination.skills_directory", Status: Ignored, Note: "skills are not offered"},
 	},
+	laterKeys(),
 )
 
 func v1Keys(names ...string) []Key {
@@ -360,7 +368,7 @@ func mcpKeys() []Key {
 		{Path: p + "env", Status: Implemented, Open: true, Note: "stdio: extra environment variables."},
 		{Path: p + "url", Status: Implemented, Note: "streamable-http/sse: the server's URL."},
 		{Path: p + "security", Status: Implemented, Note: "MassGen's checks before the server starts (a server that fails them does not start: validate warns, the run goes on without it). massgen checks only servers that have this section; MassGen checks every server at level strict."},
-		{Path: p + "security.level", Status: Implemented, Note: "strict (default), moderate or permissive: the programs that may start a stdio server (python, node, npx, uvx, sh, ...; moderate adds git, permissive curl and wget) and the env variables it may be given (strict refuses PATH, HOME, USER, SHELL)."},
+		{Path: p + "security.level", Status: Implemented, Note: "strict (default), moderate, permissive or high: the programs that may start a stdio server (python, node, npx, uvx, sh, ...; moderate adds git, permissive curl and wget) and the env variables it may be given (strict refuses PATH, HOME, USER, SHELL). high, which MassGen's configs write, is what MassGen makes of a level it does not know: strict's programs, and env refusing PATH and HOME (not USER or SHELL)."},
 		{Path: p + "security.allowed_executables", Status: Implemented, Note: "The programs that may start the stdio server, instead of the level's."},
 		{Path: p + "security.allowed_hostnames", Status: Implemented, Note: "Hosts an http server's URL may name without the address checks."},
 		{Path: p + "security.allow_localhost", Status: Implemented, Note: "An http server's URL may name this machine (otherwise refused)."},
