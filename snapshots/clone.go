@@ -96,7 +96,7 @@ func cloneFile(src, dst string, m cloneMode) error {
 		return err
 	}
 	defer in.Close()
-	_, err = copyOpen(in, dst)
+	_, err = copyOpen(in, dst, nil)
 	return err
 }
 
@@ -125,10 +125,11 @@ func (e *WriteError) Error() string {
 }
 func (e *WriteError) Unwrap() error { return e.Err }
 
-// copyOpen copies the open regular file in to the new file dst, keeping mode and mtime. It
-// returns in's stat as copied. Once in is open and stat'ed, any failure is a *WriteError: an
-// agent can make its file unreadable or vanish before that, not after.
-func copyOpen(in *os.File, dst string) (fs.FileInfo, error) {
+// copyOpen copies the open regular file in to the new file dst, keeping mode, mtime and holes
+// (copyData). It returns in's stat as copied. Once in is open and stat'ed, any failure is a
+// *WriteError: an agent can make its file unreadable or vanish before that, not after. The
+// file's apparent size is taken from b (nil: no cap) before anything is written.
+func copyOpen(in *os.File, dst string, b *copyBudget) (fs.FileInfo, error) {
 	fi, err := in.Stat()
 	if err != nil {
 		return nil, err
@@ -136,11 +137,14 @@ func copyOpen(in *os.File, dst string) (fs.FileInfo, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s: not a regular file", in.Name())
 	}
+	if err := b.take(in.Name(), fi.Size()); err != nil {
+		return nil, &WriteError{Err: err}
+	}
 	out, err := createExcl(dst, fi.Mode())
 	if err != nil {
 		return nil, &WriteError{Err: err}
 	}
-	_, err = io.Copy(out, in) // copy_file_range on Linux
+	err = copyData(out, in, fi.Size())
 	if err == nil {
 		err = out.Chmod(fi.Mode().Perm())
 	}
@@ -158,14 +162,14 @@ func copyOpen(in *os.File, dst string) (fs.FileInfo, error) {
 }
 
 // copyFromWorkspace copies the workspace file rel (read through root, so it cannot lead outside
-// the workspace) to the new file dst.
-func copyFromWorkspace(root *os.Root, rel, dst string) (fs.FileInfo, error) {
+// the workspace) to the new file dst, within the budget b.
+func copyFromWorkspace(root *os.Root, rel, dst string, b *copyBudget) (fs.FileInfo, error) {
 	in, err := openInRoot(root, rel)
 	if err != nil {
 		return nil, err
 	}
 	defer in.Close()
-	return copyOpen(in, dst)
+	return copyOpen(in, dst, b)
 }
 
 // sameContent compares the workspace file rel with the snapshot file snap byte for byte.

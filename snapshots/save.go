@@ -55,6 +55,9 @@ func (s *Store) Save(ctx context.Context, agentID, workspace, reason string) (bo
 		s.log.Info("snapshot: empty workspace, previous snapshot kept", zap.String("agent", agentID), zap.String("reason", reason))
 		return false, nil
 	}
+	if err := checkSize(workspace, ents, s.o.MaxBytes); err != nil {
+		return false, fmt.Errorf("snapshots: save %s: %w; the previous snapshot is kept", agentID, err)
+	}
 
 	dst := s.SnapshotDir(agentID)
 	changed := true
@@ -145,8 +148,9 @@ func (s *Store) saveFull(ctx context.Context, a *agentState, root *os.Root, ents
 func (s *Store) copyFiles(ctx context.Context, a *agentState, root *os.Root, files []*entry, to func(*entry) string, start int64) (map[string]bool, error) {
 	var mu sync.Mutex
 	failed := map[string]bool{}
+	budget := newCopyBudget(root.Name(), s.o.MaxBytes)
 	err := parallel(ctx, files, func(e *entry) error {
-		fi, err := copyFromWorkspace(root, e.rel, to(e))
+		fi, err := copyFromWorkspace(root, e.rel, to(e), budget)
 		var we *WriteError
 		if errors.As(err, &we) {
 			return fmt.Errorf("%s: %w", e.rel, err)
