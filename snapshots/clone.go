@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/massgen-go/massgen/internal/private"
 )
 
 // cloneMode is how a file already in a snapshot reaches another tree of ours.
@@ -37,22 +39,22 @@ func (s *Store) probe() {
 	s.probeOnce.Do(func() {
 		s.tempMode, s.logMode = modeCopy, modeCopy
 		src := filepath.Join(s.stagingRoot(), "probe")
-		if err := os.MkdirAll(s.stagingRoot(), 0o755); err != nil {
+		if err := os.MkdirAll(s.stagingRoot(), private.DirMode); err != nil {
 			return
 		}
-		if err := os.WriteFile(src, []byte("probe"), 0o644); err != nil {
+		if err := os.WriteFile(src, []byte("probe"), private.FileMode); err != nil {
 			return
 		}
 		defer os.Remove(src)
 		try := func(dir string, reflinkToo bool) cloneMode {
-			if err := os.MkdirAll(dir, 0o755); err != nil {
+			if err := os.MkdirAll(dir, private.DirMode); err != nil {
 				return modeCopy
 			}
 			dst := filepath.Join(dir, ".massgen-probe")
 			_ = os.Remove(dst)
 			defer os.Remove(dst)
 			if reflinkToo {
-				if reflink(src, dst, 0o644) == nil {
+				if reflink(src, dst, private.FileMode) == nil {
 					return modeReflink
 				}
 				_ = os.Remove(dst)

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 
 	"go.uber.org/zap"
+
+	"github.com/massgen-go/massgen/internal/private"
 )
 
 // CopyTree copies the workspace src to dst (created; it must not exist or be empty) with the
@@ -29,7 +31,7 @@ func copyTree(ctx context.Context, src, dst string, maxBytes int64, log *zap.Log
 	}
 	root, err := os.OpenRoot(src)
 	if errors.Is(err, fs.ErrNotExist) {
-		if err := os.MkdirAll(dst, 0o700); err != nil {
+		if err := os.MkdirAll(dst, private.DirMode); err != nil {
 			return fmt.Errorf("snapshots: copy %s: %w", src, err)
 		}
 		return nil
@@ -45,7 +47,7 @@ func copyTree(ctx context.Context, src, dst string, maxBytes int64, log *zap.Log
 	if err := checkSize(src, ents, maxBytes); err != nil {
 		return fmt.Errorf("snapshots: copy %s: %w", src, err)
 	}
-	if err := os.MkdirAll(dst, 0o700); err != nil {
+	if err := os.MkdirAll(dst, private.DirMode); err != nil {
 		return fmt.Errorf("snapshots: copy %s: %w", src, err)
 	}
 	var files []entry

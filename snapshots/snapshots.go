@@ -19,6 +19,8 @@ import (
 
 	"github.com/massgen-go/massgen/internal/pathx"
 	"github.com/massgen-go/massgen/internal/wsowner"
+
+	"github.com/massgen-go/massgen/internal/private"
 )
 
 // MaxWorkspaceBytes is how much a workspace's files may add up to, by apparent size (a sparse
@@ -194,7 +196,7 @@ func New(o Options) (*Store, error) {
 		s.agents[id] = &agentState{id: id, anon: a, synced: map[string]int{}}
 		s.anon[id] = a
 	}
-	if err := os.MkdirAll(o.SnapshotRoot, 0o755); err != nil {
+	if err := os.MkdirAll(o.SnapshotRoot, private.DirMode); err != nil {
 		return nil, fmt.Errorf("snapshots: %w", err)
 	}
 	if err := os.RemoveAll(s.stagingRoot()); err != nil {
