@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -18,9 +19,15 @@ import (
 // runUmask runs massgen in dir under the given umask (through sh, so only that process has it).
 func runUmask(t *testing.T, dir, umask string, args ...string) result {
 	t.Helper()
+	return runShell(t, dir, "umask "+umask, args...)
+}
+
+// runShell runs massgen in dir after the shell commands prelude (a umask, a ulimit).
+func runShell(t *testing.T, dir, prelude string, args ...string) result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "/bin/sh", append([]string{"-c", "umask " + umask + ` && exec "$@"`, "sh", binary}, args...)...)
+	cmd := exec.CommandContext(ctx, "/bin/sh", append([]string{"-c", prelude + ` && exec "$@"`, "sh", binary}, args...)...)
 	cmd.Dir, cmd.Env = dir, cleanEnv(t)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -139,6 +146,94 @@ func TestRecordsArePrivate(t *testing.T) {
 			}
 			if !agentFile {
 				t.Errorf("no copy of the agent's notes.md under .massgen: %v", content)
+			}
+		})
+	}
+}
+
+// diskBlocks is the disk space (bytes) the files under dir take.
+func diskBlocks(t *testing.T, dir string) int64 {
+	t.Helper()
+	var total int64
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		var st syscall.Stat_t
+		if syscall.Lstat(p, &st) == nil {
+			total += int64(st.Blocks) * 512
+		}
+		return nil
+	})
+	return total
+}
+
+// A 1 TiB sparse file (`truncate -s 1T big`) and a 64 MiB one appear in an agent's workspace
+// beside its work: the snapshot and the session copy of that workspace are refused with a message
+// naming the size and the file, the answer is still given, nothing near a terabyte is written,
+// and the run ends "Not saved" with exit 4 (partial). Without the 1 TiB file, the 64 MiB sparse
+// file costs no blocks in the snapshot and the session. (The files are made by the test between
+// the agent's steps, as a command would: the command's own limits are not what is tested here.)
+func TestSparseFilesInWorkspace(t *testing.T) {
+	for _, huge := range []bool{false, true} {
+		t.Run(map[bool]string{false: "64 MiB of holes", true: "1 TiB of holes"}[huge], func(t *testing.T) {
+			dir := t.TempDir()
+			ws := filepath.Join(dir, ".massgen", "workspaces", "workspace1")
+			sparse := func(name string, size int64) {
+				f, err := os.Create(filepath.Join(ws, name))
+				if err == nil {
+					err = f.Truncate(size)
+					f.Close()
+				}
+				if err != nil {
+					t.Error(err)
+				}
+			}
+			script := func(tr turn) reply {
+				switch {
+				case tr.final:
+					return reply{text: "Presented."}
+				case tr.step == 0:
+					return reply{calls: []toolCall{tc("write_file", map[string]any{"path": "notes.md", "content": "work\n"})}}
+				default:
+					sparse("holes", 64<<20)
+					if huge {
+						sparse("big", 1<<40)
+					}
+					return reply{calls: []toolCall{tc("new_answer", map[string]any{"content": "made files"})}}
+				}
+			}
+			p := newProvider(t, map[string]func(turn) reply{"m": script})
+			writeFile(t, filepath.Join(dir, "cfg.yaml"), soloConfig(p, "m"))
+			// No file of massgen's may pass 1 GiB: a regression fails here instead of filling the disk.
+			r := runShell(t, dir, "ulimit -f 2097152", "--config", "cfg.yaml", "--display", "plain", "Make files")
+			if fi, err := os.Stat(filepath.Join(ws, "holes")); err != nil || fi.Size() != 64<<20 {
+				t.Fatalf("the command did not run: %v, %v\n%s", fi, err, r.stderr)
+			}
+			if r.stdout != "Presented.\n" {
+				t.Errorf("stdout %q\n%s", r.stdout, r.stderr)
+			}
+			mg := filepath.Join(dir, ".massgen")
+			used := diskBlocks(t, mg) - diskBlocks(t, ws)
+			t.Logf("exit %d; .massgen takes %d KiB besides the workspace", r.code, used>>10)
+			if used > 16<<20 {
+				t.Errorf(".massgen takes %d MiB besides the workspace: holes were written", used>>20)
+			}
+			snaps, _ := filepath.Glob(filepath.Join(mg, "snapshots", "solo", "*"))
+			turns, _ := filepath.Glob(filepath.Join(mg, "sessions", "*", "turn_1", "workspace", "*"))
+			if !huge {
+				if r.code != 0 || len(snaps) != 2 || len(turns) != 2 {
+					t.Fatalf("exit %d, snapshot %v, session copy %v\n%s", r.code, snaps, turns, r.stderr)
+				}
+				return
+			}
+			if r.code != 4 || len(snaps) != 0 || len(turns) != 0 {
+				t.Errorf("exit %d (want 4), snapshot %v, session copy %v", r.code, snaps, turns)
+			}
+			for _, want := range []string{"saving the answer snapshot", "holds 1.0 TiB of files", "largest file is big (1.0 TiB)", "Not saved: turn 1 was not saved in the session"} {
+				if !strings.Contains(r.stderr, want) {
+					t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+				}
 			}
 		})
 	}
