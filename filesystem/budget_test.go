@@ -1,6 +1,7 @@
 package filesystem
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -258,6 +259,38 @@ func TestWalkingToolsBudgets(t *testing.T) {
 			if m["truncated"] != true || !strings.HasPrefix(note, tt.note) {
 				t.Errorf("note %q\nwant %q...", note, tt.note)
 			}
+		})
+	}
+}
+
+// BenchmarkReadMultipleFiles: one call naming 4,096 paths (one 9 MiB file each time; 4,096
+// distinct 64 KiB files), with what it allocates (B/op) against the result's size.
+func BenchmarkReadMultipleFiles(b *testing.B) {
+	e := newEnv(b, permissions.Coordination)
+	write(b, filepath.Join(e.ws, "nine.txt"), strings.Repeat("nine MiB of text, line after line\n", 9<<20/34))
+	chunk := strings.Repeat("sixty-four KiB of text, one line after\n", 64<<10/39)
+	same, distinct := make([]any, 4096), make([]any, 4096)
+	for i := range 4096 {
+		same[i] = "nine.txt"
+		distinct[i] = fmt.Sprintf("d/f%04d.txt", i)
+		write(b, filepath.Join(e.ws, "d", fmt.Sprintf("f%04d.txt", i)), chunk)
+	}
+	for _, c := range []struct {
+		name  string
+		paths []any
+	}{{"same-9MiB-file", same}, {"distinct-64KiB-files", distinct}} {
+		b.Run(c.name, func(b *testing.B) {
+			raw, _ := json.Marshal(map[string]any{"paths": c.paths})
+			b.ReportAllocs()
+			var size int
+			for range b.N {
+				res := e.ts.Call(context.Background(), "read_multiple_files", raw)
+				if res.IsError {
+					b.Fatal(res.Content[:200])
+				}
+				size = len(res.Content)
+			}
+			b.ReportMetric(float64(size)/(1<<20), "MiB-result")
 		})
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -191,4 +193,48 @@ func readFileT(t testing.TB, p string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// BenchmarkCopyData: the hole-keeping copy against a plain copy, for a dense file (what most
+// workspace files are: SEEK_DATA/SEEK_HOLE must cost nothing there) and a sparse one.
+func BenchmarkCopyData(b *testing.B) {
+	dir := b.TempDir()
+	dense := filepath.Join(dir, "dense")
+	if err := os.WriteFile(dense, bytes.Repeat([]byte("0123456789abcdef"), 8<<20/16), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	holes := filepath.Join(dir, "holes")
+	sparse(b, holes, 256<<20, 0, 64<<20, 128<<20, 256<<20-4096)
+	for _, src := range []string{dense, holes} {
+		for _, mode := range []string{"keep-holes", "plain"} {
+			b.Run(filepath.Base(src)+"/"+mode, func(b *testing.B) {
+				in, err := os.Open(src)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer in.Close()
+				fi, _ := in.Stat()
+				b.SetBytes(fi.Size())
+				for i := range b.N {
+					dst := filepath.Join(dir, fmt.Sprintf("out-%s-%d", mode, i))
+					out, err := os.Create(dst)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if mode == "plain" {
+						err = plainCopy(out, in, fi.Size())
+					} else {
+						_, _ = in.Seek(0, io.SeekStart)
+						err = copyData(out, in, fi.Size())
+					}
+					out.Close()
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.ReportMetric(float64(blocks(b, dst)*512)/(1<<20), "MiB-on-disk")
+					os.Remove(dst)
+				}
+			})
+		}
+	}
 }
