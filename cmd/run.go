@@ -21,6 +21,7 @@ import (
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/display"
 	"github.com/massgen-go/massgen/filesystem"
+	"github.com/massgen-go/massgen/internal/private"
 	"github.com/massgen-go/massgen/internal/runlock"
 	"github.com/massgen-go/massgen/internal/tmpsweep"
 	"github.com/massgen-go/massgen/logging"
@@ -327,7 +328,7 @@ func turn(ctx context.Context, opts *RunOptions, st *runState, task string) (err
 	defer func() { emitResult(st, t, res, err) }()
 	if opts.Question == "" { // interactive: one log folder per turn
 		t.RunDir = filepath.Join(st.runDir, fmt.Sprintf("turn_%d", t.Number))
-		if err := os.MkdirAll(t.RunDir, 0o755); err != nil {
+		if err := os.MkdirAll(t.RunDir, private.DirMode); err != nil {
 			return cmdutil.WithCode(cmdutil.ExitFailure, err)
 		}
 	}

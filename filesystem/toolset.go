@@ -57,6 +57,8 @@ type Toolset struct {
 	order   []string
 	custom  map[string]bool // names of the Custom tools
 
+	budget budgets // what one call of a gathering tool may return
+
 	// beforeUse, when set (tests only), runs after the permission decision and before the tool
 	// acts, so tests can swap a link in deterministically.
 	beforeUse func()
@@ -94,7 +96,7 @@ func NewToolset(o ToolsetOptions) (*Toolset, error) {
 	if o.Logger == nil {
 		o.Logger = zap.NewNop()
 	}
-	t := &Toolset{o: o, guard: o.Guard, pol: pol, tracker: o.Tracker, log: o.Logger, builtin: map[string]*toolDecl{}}
+	t := &Toolset{o: o, guard: o.Guard, pol: pol, tracker: o.Tracker, log: o.Logger, builtin: map[string]*toolDecl{}, budget: defaultBudgets()}
 	for _, d := range builtins() {
 		t.builtin[d.Name] = &d
 		t.order = append(t.order, d.Name)
@@ -299,11 +301,11 @@ func (t *Toolset) Call(ctx context.Context, name string, raw json.RawMessage) (r
 			res = errResult(fmt.Sprintf("%s: %v", name, err), out)
 		}
 	} else {
-		b, merr := json.Marshal(out)
+		b, merr := marshalResult(out)
 		if merr != nil {
 			res = errResult(fmt.Sprintf("%s: encoding result: %v", name, merr), nil)
 		} else {
-			res = Result{Content: string(b)}
+			res = Result{Content: b}
 			if f, ok := out.(interface{ failure() string }); ok {
 				if msg := f.failure(); msg != "" {
 					res.IsError, res.Message = true, msg
@@ -314,6 +316,22 @@ func (t *Toolset) Call(ctx context.Context, name string, raw json.RawMessage) (r
 	res.Changes = c.changes
 	t.guard.Done(ctx, req, d, res.Content, res.IsError)
 	return res
+}
+
+// marshalResult encodes a tool's result straight into the string returned (a result the size of
+// a budget is not copied again). HTML characters stay as they are: models read the result, not a
+// browser, and "<" as \u003c would take six bytes of every budget instead of one.
+func marshalResult(v any) (string, error) {
+	var sb strings.Builder
+	if h, ok := v.(interface{ sizeHint() int }); ok {
+		sb.Grow(h.sizeHint())
+	}
+	enc := json.NewEncoder(&sb)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(sb.String(), "\n"), nil
 }
 
 // callCustom runs a custom tool: permission check, then the process in the agent's sandbox.

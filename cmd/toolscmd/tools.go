@@ -234,7 +234,9 @@ func callRun(ctx context.Context, o *Options) error {
 		return cmdutil.FlagErrorf("massgen tools call: unknown tool %q (agent %s is offered: %s)", o.Tool, o.Target.Agent, strings.Join(names, ", "))
 	}
 	res := ts.Call(ctx, o.Tool, json.RawMessage(o.Args))
-	fmt.Fprintln(o.IO.Out, res.Content)
+	// Written as is (not through fmt, which would copy a result of many MiB into its buffer).
+	_, _ = io.WriteString(o.IO.Out, res.Content)
+	_, _ = io.WriteString(o.IO.Out, "\n")
 	if res.IsError {
 		return cmdutil.Silent(cmdutil.ExitFailure)
 	}
