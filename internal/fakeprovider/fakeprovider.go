@@ -62,6 +62,9 @@ type Reply struct {
 type Call struct {
 	Name string
 	Args any
+	// Namespace is the Responses API namespace of a tool offered inside one (Codex offers MCP
+	// tools as namespace mcp__<server>); only the Responses protocol sends it.
+	Namespace string
 }
 
 // Model decides the reply to a request. It may be called from several goroutines at once.
@@ -567,10 +570,14 @@ func writeResponses(w http.ResponseWriter, reply Reply) {
 	}
 	for i, c := range reply.Calls {
 		id, callID, args := fmt.Sprintf("fc_%d", i), fmt.Sprintf("call_%d", i), argsJSON(c)
-		send("response.output_item.added", map[string]any{"output_index": idx, "item": map[string]any{"id": id, "type": "function_call", "status": "in_progress", "arguments": "", "call_id": callID, "name": c.Name}})
+		added := map[string]any{"id": id, "type": "function_call", "status": "in_progress", "arguments": "", "call_id": callID, "name": c.Name}
+		item := map[string]any{"id": id, "type": "function_call", "status": "completed", "arguments": args, "call_id": callID, "name": c.Name}
+		if c.Namespace != "" {
+			added["namespace"], item["namespace"] = c.Namespace, c.Namespace
+		}
+		send("response.output_item.added", map[string]any{"output_index": idx, "item": added})
 		send("response.function_call_arguments.delta", map[string]any{"item_id": id, "output_index": idx, "delta": args})
 		send("response.function_call_arguments.done", map[string]any{"item_id": id, "output_index": idx, "arguments": args})
-		item := map[string]any{"id": id, "type": "function_call", "status": "completed", "arguments": args, "call_id": callID, "name": c.Name}
 		send("response.output_item.done", map[string]any{"output_index": idx, "item": item})
 		output = append(output, item)
 		idx++
