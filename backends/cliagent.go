@@ -193,18 +193,19 @@ type cliConv struct {
 	tools   []ToolSpec
 	session string
 
-	mu      sync.Mutex // guards proc, last and closed against close from a context's AfterFunc
-	proc    *cliProc   // the CLI running the current turn; nil between turns
-	last    *cliProc   // the CLI of the previous turn, saving its session
-	closed  bool
-	initOK  bool // the running CLI's session was checked
-	pending map[string]*ccCall
-	uses    []ccUse // announced calls not yet on the bridge
-	nextID  int
-	usage   cliTurnUsage
-	parse   cliParse
-	strays  []string // tools not massgen's the model called in this conversation
-	queued  []string // user messages for the next run (a CLI that takes none while it runs)
+	mu        sync.Mutex // guards proc, last and closed against close from a context's AfterFunc
+	proc      *cliProc   // the CLI running the current turn; nil between turns
+	last      *cliProc   // the CLI of the previous turn, saving its session
+	closed    bool
+	initOK    bool // the running CLI's session was checked
+	pending   map[string]*ccCall
+	uses      []ccUse // announced calls not yet on the bridge
+	nextID    int
+	usage     cliTurnUsage
+	parse     cliParse
+	strays    []string        // tools not massgen's the model called in this conversation
+	straySeen map[string]bool // their call ids, where known
+	queued    []string        // user messages for the next run (a CLI that takes none while it runs)
 }
 
 // continues reports whether req carries on c: same system prompt and first message, and new
@@ -444,8 +445,9 @@ func (b *cliBackend) next(ctx context.Context, c *cliConv, onEvent func(Event)) 
 		return nil, fmt.Errorf("%s: no turn in progress", b.drv.kind())
 	}
 	var refused <-chan error
+	var strays <-chan ccUse
 	if p.gate != nil {
-		refused = p.gate.refused
+		refused, strays = p.gate.refused, p.gate.strays
 	}
 	var text strings.Builder
 	var held []*ccCall
@@ -455,14 +457,19 @@ func (b *cliBackend) next(ctx context.Context, c *cliConv, onEvent func(Event)) 
 			return c.reply(held, text.String(), onEvent), nil
 		}
 		var calls chan *ccCall
+		var strayCh <-chan ccUse
 		if c.initOK { // no tool runs before the session was checked
-			calls = p.bridge.calls
+			calls, strayCh = p.bridge.calls, strays
 		}
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case err := <-refused:
 			return nil, err
+		case s := <-strayCh:
+			if resp, err := b.handle(c, p, cliEvent{kind: evStray, id: s.id, name: s.name}, &text, onEvent); err != nil || resp != nil {
+				return resp, err
+			}
 		case call := <-calls:
 			if len(held) == 0 {
 				wait = time.After(ccUseWait)
@@ -564,6 +571,15 @@ func (b *cliBackend) handle(c *cliConv, p *cliProc, ev cliEvent, text *strings.B
 		case evStray:
 			// The CLI has no such tool and answers the call with an error itself. A model
 			// that calls one again after being told stops the agent: it is not doing the task.
+			if ev.id != "" {
+				if c.straySeen[ev.id] {
+					return nil, nil
+				}
+				if c.straySeen == nil {
+					c.straySeen = map[string]bool{}
+				}
+				c.straySeen[ev.id] = true
+			}
 			c.strays = append(c.strays, ev.name)
 			b.log.Info("the model called a tool that is not massgen's; the CLI refused it", zap.String("tool", ev.name))
 			if len(c.strays) > 1 {

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -61,8 +62,8 @@ type ccResult struct {
 const ccSecretBytes = 16
 
 // newCCBridge starts the bridge serving tools. The listener is bound before it returns, so the
-// CLI can connect as soon as it starts. delay holds back every answer of the first second of
-// the bridge's life by that long (tests: a slow bridge).
+// CLI can connect as soon as it starts. delay holds back the first answer (tests: a slow
+// bridge).
 func newCCBridge(tools []ToolSpec, delay time.Duration, log *zap.Logger) (*ccBridge, error) {
 	secret := make([]byte, ccSecretBytes)
 	if _, err := rand.Read(secret); err != nil {
@@ -153,11 +154,11 @@ func bearerOnly(token string, h http.Handler) http.Handler {
 	})
 }
 
-// slowStart delays the requests of the handler's first second by d.
+// slowStart delays the handler's first request (the client's initialize) by d.
 func slowStart(h http.Handler, d time.Duration) http.Handler {
-	until := time.Now().Add(time.Second)
+	var first atomic.Bool
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if time.Now().Before(until) {
+		if first.CompareAndSwap(false, true) {
 			select {
 			case <-time.After(d):
 			case <-r.Context().Done():

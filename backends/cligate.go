@@ -41,6 +41,7 @@ type cliGate struct {
 	url     string // http://127.0.0.1:PORT
 	token   string // what the CLI must present as its key
 	refused chan error
+	strays  chan ccUse // calls of tools that are not massgen's, seen in the conversation sent
 	srv     *http.Server
 	allowed map[string]bool // massgen's tool names
 	cfg     cliGateConfig
@@ -65,7 +66,7 @@ func newCLIGate(cfg cliGateConfig, tools []ToolSpec, log *zap.Logger) (*cliGate,
 		return nil, fmt.Errorf("model gate: %w", err)
 	}
 	g := &cliGate{
-		url: "http://" + ln.Addr().String(), token: hex.EncodeToString(tok), refused: make(chan error, 1),
+		url: "http://" + ln.Addr().String(), token: hex.EncodeToString(tok), refused: make(chan error, 1), strays: make(chan ccUse, 64),
 		allowed: map[string]bool{}, cfg: cfg, target: target, log: log,
 	}
 	for _, t := range tools {
@@ -104,6 +105,7 @@ func (g *cliGate) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "massgen model gate: request unreadable or too large", http.StatusRequestEntityTooLarge)
 		return
 	}
+	g.findStrays(body)
 	if foreign := g.foreignTools(body); len(foreign) > 0 {
 		err := fmt.Errorf("%w (%s); massgen refused the request before it reached the model and stopped the agent", ErrCLIOwnTools, strings.Join(foreign, ", "))
 		select {
@@ -211,6 +213,43 @@ func (g *cliGate) foreignTools(body []byte) []string {
 	}
 	slices.Sort(foreign)
 	return slices.Compact(foreign)
+}
+
+// findStrays reports the model's calls of tools that are not massgen's in the conversation a
+// Responses request sends (codex answers them with an error itself, and says nothing of them
+// in its output). The conversation is sent again with each request: the backend counts each
+// call once, by its id.
+func (g *cliGate) findStrays(body []byte) {
+	if g.cfg.protocol != "responses" {
+		return // gemini reports every call in its output
+	}
+	var req struct {
+		Input []struct {
+			Type      string `json:"type"`
+			Name      string `json:"name"`
+			Namespace string `json:"namespace"`
+			CallID    string `json:"call_id"`
+		} `json:"input"`
+	}
+	if json.Unmarshal(body, &req) != nil {
+		return
+	}
+	for _, it := range req.Input {
+		if it.Type != "function_call" && it.Type != "custom_tool_call" {
+			continue
+		}
+		name, ok := strings.CutPrefix(it.Name, ccToolPrefix)
+		if it.Namespace == "mcp__"+ccServerName {
+			name, ok = it.Name, true
+		}
+		if ok && g.allowed[name] || codexHarmless[it.Name] {
+			continue
+		}
+		select {
+		case g.strays <- ccUse{id: it.CallID, name: cmpOr(strings.TrimPrefix(it.Namespace+"."+it.Name, "."), "?")}:
+		default:
+		}
+	}
 }
 
 // codexHarmless are tools codex offers besides its own switches' reach that touch nothing:

@@ -30,6 +30,8 @@ type codexDriver struct {
 	effort string // model_reasoning_effort
 	gcfg   cliGateConfig
 	env    []string // for `codex debug models`
+	// extraArgs are added to the command line (tests: a CLI that offers a tool of its own).
+	extraArgs []string
 
 	catalogOnce sync.Once
 	catalog     []map[string]any // the CLI's model catalog; nil when it could not be read
@@ -111,6 +113,7 @@ func (d *codexDriver) command(t cliTurn) (cliCommand, error) {
 	} else {
 		set("developer_instructions", t.system)
 	}
+	args = append(args, d.extraArgs...)
 	if t.session != "" {
 		args = append(args, "resume", t.session)
 	}
