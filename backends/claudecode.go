@@ -66,7 +66,7 @@ func ccEnv(base []string, cfg configs.Backend) []string {
 	}
 	// The CLI connects MCP servers in the background by default and may send its first request
 	// before the bridge is connected (its init message then says "pending"): connect first.
-	env = append(env, "MCP_CONNECTION_NONBLOCKING=0", "MCP_TIMEOUT=60000", "DISABLE_AUTOUPDATER=1")
+	env = append(env, "MCP_CONNECTION_NONBLOCKING=0", "DISABLE_AUTOUPDATER=1")
 	return env
 }
 

@@ -108,9 +108,6 @@ func TestRealCLICoordination(t *testing.T) {
 				mu.Lock()
 				defer mu.Unlock()
 				seen = append(seen, r)
-				if os.Getenv("DEBUG_REAL") != "" {
-					t.Logf("request %d: %d tools, last %+v", len(seen), len(r.Tools), r.Last())
-				}
 				if !rc.offered(r, "new_answer") {
 					return fakeprovider.Reply{Text: `{"reasoning":"simple","model_choice":"flash"}`} // an auxiliary request
 				}
@@ -241,7 +238,10 @@ func TestRealCLIGateRefusesOwnTools(t *testing.T) {
 	}
 }
 
-// The real claude CLI with a slow bridge: massgen has it connect before its first request.
+// The real claude CLI with a slow bridge (its first answer 3 s late): massgen has the CLI
+// connect before its first request (MCP_CONNECTION_NONBLOCKING=0). Without that, 2.1.197
+// reports the bridge "pending" and the agent is refused. (A bridge more than about 5 s late is
+// "pending" either way, and refused: the first request would go out without massgen's tools.)
 func TestRealClaudeSlowBridge(t *testing.T) {
 	rc := realCases[0]
 	realCLI(t, rc.program)
@@ -253,7 +253,7 @@ func TestRealClaudeSlowBridge(t *testing.T) {
 	})
 	defer fp.Close()
 	b := rc.backend(t, fp)
-	b.bridgeDelay = 12 * time.Second
+	b.bridgeDelay = 3 * time.Second
 	resp, err := b.Generate(testContext(t), Request{Messages: []Message{{Role: "user", Content: "hi"}}, Tools: []ToolSpec{ccAnswerSpec}}, nil)
 	if err != nil {
 		t.Fatalf("Generate: %v", err)

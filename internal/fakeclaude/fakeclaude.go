@@ -81,9 +81,9 @@ type Record struct {
 	Input   string   `json:"input,omitempty"`   // call: the arguments (JSON)
 	Output  string   `json:"output,omitempty"`  // call
 	IsError bool     `json:"is_error,omitempty"`
-	Env     []string `json:"env,omitempty"`    // start: the names of the environment's variables
-	MCP     string   `json:"mcp,omitempty"`    // start: the bridge's status in the init message
-	Dir     string   `json:"dir,omitempty"`    // start: the working directory
+	Env     []string `json:"env,omitempty"` // start: the names of the environment's variables
+	MCP     string   `json:"mcp,omitempty"` // start: the bridge's status in the init message
+	Dir     string   `json:"dir,omitempty"` // start: the working directory
 }
 
 // ReadLog reads the records of a log file.
