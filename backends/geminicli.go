@@ -54,7 +54,7 @@ func (d *geminiDriver) command(t cliTurn) (cliCommand, error) {
 		}},
 		// An allowlist of core tools leaves every built-in tool out, and its policy denies any
 		// tool not listed; massgen's tools are listed.
-		"tools":     map[string]any{"core": core},
+		"tools":     map[string]any{"core": core, "useRipgrep": false},
 		"mcp":       map[string]any{"allowed": []string{ccServerName}},
 		"security":  map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}},
 		"privacy":   map[string]any{"usageStatisticsEnabled": false},
@@ -85,6 +85,8 @@ func (d *geminiDriver) command(t cliTurn) (cliCommand, error) {
 	env := []string{
 		"GEMINI_CLI_HOME=" + t.home, "GEMINI_API_KEY=" + t.token, "GOOGLE_GEMINI_BASE_URL=" + t.gate,
 		"GEMINI_SYSTEM_MD=" + system, "MASSGEN_BRIDGE_TOKEN=" + t.bridgeToken,
+		// One process: without this the CLI starts a second node with a larger heap.
+		"GEMINI_CLI_NO_RELAUNCH=true",
 	}
 	return cliCommand{args: args, env: env, stdin: []byte(t.text)}, nil
 }
