@@ -50,7 +50,7 @@ var backendTypeTable = []BackendType{
 	{Name: "poe", Family: famChat, Status: Implemented, ModelRequired: true, Note: "Poe (POE_API_KEY)."},
 	{Name: "claude_code", Family: famClaudeCode, Status: Implemented, Program: "claude",
 		Install: "install Claude Code (npm install -g @anthropic-ai/claude-code), or use type: claude for the same models through the Anthropic API",
-		Note:    "Drives the claude CLI (Claude Code; it must be on PATH) with its own tools turned off: the agent works with massgen's permission-checked tools, offered to the CLI as an MCP server (docs/claude-code.md). No key needed: the CLI's own login, or ANTHROPIC_API_KEY."},
+		Note:    "Drives the claude CLI (Claude Code; it must be on PATH) with its own tools turned off: the agent works with massgen's permission-checked tools, offered to the CLI as an MCP server (docs/cli-agents.md). No key needed: the CLI's own login, or ANTHROPIC_API_KEY."},
 	{Name: "codex", Family: "codex", Status: Implemented, Program: "codex",
 		Install: "install OpenAI Codex (npm install -g @openai/codex), or use type: openai for the same models through the Responses API",
 		Note:    "Drives the codex CLI (it must be on PATH) with its own tools off: the agent works with massgen's permission-checked tools, offered to the CLI as an MCP server, and every model request passes massgen's check (docs/cli-agents.md). Key: OPENAI_API_KEY (or CODEX_API_KEY), sent by massgen, not the CLI."},
