@@ -238,11 +238,10 @@ func (g *cliGate) findStrays(body []byte) {
 		if it.Type != "function_call" && it.Type != "custom_tool_call" {
 			continue
 		}
-		name, ok := strings.CutPrefix(it.Name, ccToolPrefix)
-		if it.Namespace == "mcp__"+ccServerName {
-			name, ok = it.Name, true
-		}
-		if ok && g.allowed[name] || codexHarmless[it.Name] {
+		// massgen's tools, however the CLI writes their names back (in the namespace, with
+		// the prefix, or bare), are not strays.
+		name, _ := strings.CutPrefix(it.Name, ccToolPrefix)
+		if g.allowed[name] || codexHarmless[it.Name] {
 			continue
 		}
 		select {

@@ -133,13 +133,13 @@ func TestCLIGateFindsStrayCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer g.Close()
-	g.findStrays([]byte(`{"input":[{"type":"function_call","name":"exec_command","call_id":"c1"},{"type":"function_call","name":"write_file","namespace":"mcp__massgen","call_id":"c2"},{"type":"function_call","name":"mcp__massgen__write_file","call_id":"c3"},{"type":"function_call","name":"request_user_input","call_id":"c4"}]}`))
+	g.findStrays([]byte(`{"input":[{"type":"function_call","name":"exec_command","call_id":"c1"},{"type":"function_call","name":"write_file","namespace":"mcp__massgen","call_id":"c2"},{"type":"function_call","name":"mcp__massgen__write_file","call_id":"c3"},{"type":"function_call","name":"request_user_input","call_id":"c4"},{"type":"function_call","name":"write_file","call_id":"c5"},{"type":"custom_tool_call","name":"apply_patch","call_id":"c6"}]}`))
 	var got []string
 	for len(g.strays) > 0 {
 		s := <-g.strays
 		got = append(got, s.id+":"+s.name)
 	}
-	if !slices.Equal(got, []string{"c1:exec_command"}) {
+	if !slices.Equal(got, []string{"c1:exec_command", "c6:apply_patch"}) {
 		t.Fatalf("strays %v", got)
 	}
 }
@@ -176,5 +176,37 @@ func TestCLIBackendTypes(t *testing.T) {
 		if err := CheckKey(configs.Backend{Type: typ, BaseURL: "http://localhost:8080"}, none); err != nil {
 			t.Errorf("%s on localhost: %v", typ, err)
 		}
+	}
+}
+
+// BenchmarkCLIGateRequest: one model request of a codex agent through the gate (read, tools
+// checked, forwarded to the provider, the reply streamed back): what the gate adds to every
+// model request of codex and gemini_cli.
+func BenchmarkCLIGateRequest(b *testing.B) {
+	fp := fakeprovider.New(func(fakeprovider.Request) fakeprovider.Reply { return fakeprovider.Reply{Text: "ok"} })
+	defer fp.Close()
+	g, err := newCLIGate(cliGateConfig{protocol: "responses", upstream: fp.URL + "/v1", key: "sk"}, []ToolSpec{ccWriteSpec, ccAnswerSpec}, zap.NewNop())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer g.Close()
+	body := []byte(`{"model":"m","input":[{"type":"message","role":"user","content":"` + strings.Repeat("context ", 2000) + `"}],"tools":[{"type":"namespace","name":"mcp__massgen","tools":[{"type":"function","name":"write_file"},{"type":"function","name":"new_answer"}]}]}`)
+	for _, via := range []struct{ name, url string }{{"direct", fp.URL + "/v1"}, {"gate", g.url}} {
+		b.Run(via.name, func(b *testing.B) {
+			for b.Loop() {
+				req, _ := http.NewRequest("POST", via.url+"/responses", bytes.NewReader(body))
+				req.Header.Set("Authorization", "Bearer "+g.token)
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					b.Fatal(resp.Status)
+				}
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "requests/s")
+		})
 	}
 }
