@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 
@@ -40,13 +41,7 @@ func NewPrivate(prefix string) (*Private, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(filepath.Join(dir, lockName), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
-	if err == nil {
-		err = lockFile(f)
-		if err != nil {
-			_ = f.Close()
-		}
-	}
+	f, err := createLocked(dir)
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("tmpsweep: locking %s: %w", dir, err)
@@ -58,6 +53,9 @@ func NewPrivate(prefix string) (*Private, error) {
 // than once.
 func (p *Private) Remove() error {
 	p.once.Do(func() {
+		if runtime.GOOS == "windows" { // an open file cannot be removed there
+			_ = p.lock.Close()
+		}
 		p.err = os.RemoveAll(p.Path)
 		_ = p.lock.Close()
 	})

@@ -98,3 +98,47 @@ func TestSweepPrivate(t *testing.T) {
 		t.Error("a prefix not starting with massgen- was accepted")
 	}
 }
+
+// A sweep racing the creation of private folders never removes a live one.
+func TestSweepPrivateRacesCreation(t *testing.T) {
+	if runtime.GOOS != "linux" && runtime.GOOS != "darwin" && runtime.GOOS != "windows" {
+		t.Skip("no file locks here")
+	}
+	t.Setenv("TMPDIR", t.TempDir())
+	const prefix = "massgen-racetest"
+	stop := make(chan struct{})
+	done := make(chan int)
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-stop:
+				done <- n
+				return
+			default:
+			}
+			removed, _ := SweepPrivate(prefix, nil)
+			n += len(removed)
+		}
+	}()
+	var made []*Private
+	for i := 0; i < 500; i++ {
+		p, err := NewPrivate(prefix)
+		if err != nil {
+			close(stop)
+			<-done
+			t.Fatalf("creation %d: %v", i, err)
+		}
+		made = append(made, p)
+	}
+	close(stop)
+	if n := <-done; n != 0 {
+		t.Errorf("the sweep removed %d live folders", n)
+	}
+	for _, p := range made {
+		if _, err := os.Stat(filepath.Join(p.Path, lockName)); err != nil {
+			t.Fatalf("%s: %v", p.Path, err)
+		}
+		_ = p.Remove()
+	}
+}
