@@ -120,7 +120,7 @@ const TrashDirName = "trash"
 
 // privatePaths are the paths no tool of agentID may touch, reads and listings included, even
 // inside a context path: massgen's own records name real agents and votes, so they would undo the
-// anonymity of the snapshots. The agent's own workspace, its temp workspace and read-only roots
+// anonymity of the snapshots, and its secrets (the .env files it loaded) hold its API keys. The agent's own workspace, its temp workspace and read-only roots
 // (a session's earlier turns) may lie inside them: the deepest root wins, so they stay usable.
 func privatePaths(cfg *configs.Config, agentID string, agent *configs.Agent, temps []string) []string {
 	var priv []string
@@ -180,6 +180,12 @@ func privatePaths(cfg *configs.Config, agentID string, agent *configs.Agent, tem
 	// The approvals of rule files: an agent that could write them could approve its own rules.
 	if st, err := trust.Default(); err == nil {
 		priv = append(priv, st.Dir())
+	}
+	// The .env files massgen read its API keys from (./.env is in the project with --context .).
+	for _, f := range cfg.EnvFilesLoaded {
+		if filepath.IsAbs(f) {
+			priv = append(priv, f)
+		}
 	}
 	return outermost(priv)
 }
