@@ -190,6 +190,37 @@ func privatePaths(cfg *configs.Config, agentID string, agent *configs.Agent, tem
 	return outermost(priv)
 }
 
+// AgentContentRoots are the folders whose content agents shape although no tool of theirs may
+// write there: every agent's workspace (another agent's is private to the rest, not to its
+// owner), and massgen's copies of their work — snapshots, temp workspaces, sessions (earlier
+// turns' workspaces), trash (files the final agent deleted), logs (tool results). Nothing massgen
+// runs or loads may come from them.
+func AgentContentRoots(cfg *configs.Config) []string {
+	var roots []string
+	for _, a := range cfg.Agents {
+		if a.Backend.CWD != "" {
+			roots = append(roots, a.Backend.CWD)
+		}
+	}
+	snaps, tempRoot := cfg.Orchestrator.SnapshotStorage, cfg.Orchestrator.AgentTemporaryWorkspace
+	if filepath.IsAbs(cfg.BaseDir) {
+		roots = append(roots, cfg.LogsDir(), filepath.Join(cfg.MassgenDir(), configs.SessionsDirName),
+			filepath.Join(cfg.MassgenDir(), TrashDirName))
+		if snaps == "" {
+			snaps = filepath.Join(cfg.MassgenDir(), configs.SnapshotsDirName)
+		}
+		if tempRoot == "" {
+			tempRoot = filepath.Join(cfg.MassgenDir(), configs.TempDirName)
+		}
+	}
+	for _, r := range []string{snaps, tempRoot} {
+		if filepath.IsAbs(r) {
+			roots = append(roots, r)
+		}
+	}
+	return outermost(roots)
+}
+
 // outermost drops the paths that lie in another one of paths (and duplicates), keeping the
 // order: a path inside a private path is private already, and the command sandbox hides each
 // entry with a mount of its own.
