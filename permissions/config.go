@@ -244,10 +244,11 @@ func outermost(paths []string) []string {
 }
 
 // CheckConfigApproval refuses a config file that defines hooks (commands run outside every
-// sandbox) unless the user approved its content (the bytes it was loaded from); the error then
-// wraps a *trust.UntrustedError. Built-in configs and configs built in code need no approval.
+// sandbox) unless the user approved its content (the bytes it was loaded from) and the programs
+// and scripts its hooks run (HookPrograms); the error then wraps a *trust.UntrustedError.
+// Built-in configs and configs built in code need no approval.
 func CheckConfigApproval(cfg *configs.Config) error {
-	if cfg.Source == "" || strings.HasPrefix(cfg.Source, "@examples/") || !DefinesHooks(cfg) {
+	if !configNeedsApproval(cfg) || !DefinesHooks(cfg) {
 		return nil
 	}
 	st, err := trust.Default()
@@ -255,6 +256,13 @@ func CheckConfigApproval(cfg *configs.Config) error {
 		return fmt.Errorf("permissions: %s defines hooks and its approval cannot be checked: %w", cfg.Source, err)
 	}
 	if err := st.Check(cfg.Source, cfg.Raw(), ConfigHooksWhat); err != nil {
+		return fmt.Errorf("permissions: %w", err)
+	}
+	progs, err := HookPrograms(ConfigHooks(cfg), cfg.BaseDir, os.Environ())
+	if err != nil {
+		return fmt.Errorf("permissions: %s: %w", cfg.Source, err)
+	}
+	if err := st.CheckPrograms(cfg.Source, progs, ConfigHooksWhat); err != nil {
 		return fmt.Errorf("permissions: %w", err)
 	}
 	return nil
@@ -341,8 +349,9 @@ func LoadProjectRules(massgenDir string) (*configs.Permissions, error) {
 }
 
 // LoadProjectFile reads <massgenDir>/permissions.yaml whole. A missing file is (nil, nil). The
-// file is read once; its content must be the one the user approved (`massgen permissions trust`,
-// kept in trust.Default()), else the error is a *trust.UntrustedError and nothing is loaded.
+// file is read once; its content and the programs and scripts its hooks run must be the ones the
+// user approved (`massgen permissions trust`, kept in trust.Default()), else the error is a
+// *trust.UntrustedError and nothing is loaded.
 func LoadProjectFile(massgenDir string) (*ProjectRules, error) {
 	st, err := trust.Default()
 	if err != nil {
@@ -364,7 +373,18 @@ func LoadProjectFileWith(massgenDir string, st trust.Store) (*ProjectRules, erro
 	if err := st.Check(path, data, ProjectRulesWhat); err != nil {
 		return nil, fmt.Errorf("permissions: %w", err)
 	}
-	return ParseProjectFile(path, data)
+	pr, err := ParseProjectFile(path, data)
+	if err != nil {
+		return nil, err
+	}
+	progs, err := HookPrograms(pr.AllHooks(), filepath.Dir(massgenDir), os.Environ())
+	if err != nil {
+		return nil, fmt.Errorf("permissions: %s: %w", path, err)
+	}
+	if err := st.CheckPrograms(path, progs, ProjectRulesWhat); err != nil {
+		return nil, fmt.Errorf("permissions: %w", err)
+	}
+	return pr, nil
 }
 
 // ReadProjectFile reads and parses <massgenDir>/permissions.yaml without asking whether it is

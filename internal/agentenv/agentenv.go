@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -26,6 +27,7 @@ import (
 	"github.com/massgen-go/massgen/internal/pathx"
 	"github.com/massgen-go/massgen/internal/wsowner"
 	"github.com/massgen-go/massgen/permissions"
+	"github.com/massgen-go/massgen/permissions/hooks"
 	"github.com/massgen-go/massgen/snapshots"
 )
 
@@ -99,8 +101,9 @@ type Env struct {
 	agents map[string]*Agent
 	closed bool
 	// area is the run's private area for the programs massgen starts (MCP servers, hooks);
-	// made on first use, removed at Close.
-	area *launch.Area
+	// made on first use, removed at Close. images are the hashed copies hooks run from.
+	area   *launch.Area
+	images *launch.Images
 	// shapers decide Shaped: every agent's widest (final-role) policy, built once.
 	shapeOnce    sync.Once
 	shapers      []shaper
@@ -175,9 +178,12 @@ func (e *Env) Close() error {
 		e.audit = nil
 	}
 	e.mu.Lock()
-	area := e.area
-	e.area = nil
+	area, images := e.area, e.images
+	e.area, e.images = nil, nil
 	e.mu.Unlock()
+	if images != nil {
+		images.Close()
+	}
 	errs = append(errs, area.Close())
 	return errors.Join(errs...)
 }
@@ -208,8 +214,20 @@ func (e *Env) privateAreaLocked() (*launch.Area, error) {
 			break
 		}
 	}
-	e.area = area
+	e.area, e.images = area, launch.NewImages(area)
 	return area, nil
+}
+
+// hookRunner runs the agents' hooks in the private area, from the hashed copies of their
+// programs and scripts.
+func (e *Env) hookRunner() (*hooks.Runner, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	area, err := e.privateAreaLocked()
+	if err != nil {
+		return nil, err
+	}
+	return &hooks.Runner{Area: area, Images: e.images}, nil
 }
 
 // Shaped says why some agent could change what lies at path — it may write there (by its
@@ -273,6 +291,8 @@ type Agent struct {
 	grants   *permissions.Grants
 	external map[string]filesystem.External
 	customs  *customtools.Provider // nil: no custom_tools
+	// pre and post are its hooks, loaded (permissions.LoadHooks) when it is built.
+	pre, post []hooks.Hook
 
 	mu    sync.Mutex
 	roles map[Role]*roleEnv
@@ -315,6 +335,16 @@ func (e *Env) Agent(ctx context.Context, id string) (*Agent, error) {
 	}
 	// A server its security: section refuses never starts, and is not counted as configured.
 	a.cfg.Backend.MCPServers = e.secureServers(id, ac.Backend.MCPServers)
+	if !e.o.NoHooks {
+		// A hook runs outside every sandbox: its program and script must lie where no agent
+		// can change them, and be the ones approved.
+		var err error
+		if a.pre, a.post, err = permissions.LoadHooks(e.cfg, id, permissions.HookLoadOptions{
+			Project: a.project, Environ: os.Environ(), Shaped: e.Shaped,
+		}); err != nil {
+			return nil, &ConfigError{Err: fmt.Errorf("agent %q: %w", id, err)}
+		}
+	}
 	if ws := ac.Backend.CWD; ws != "" && !e.o.DecideOnly {
 		// The workspace is created on first use (the config names it; MassGen makes it), and
 		// recorded as massgen's when it made it: only such a folder is ever cleared.
@@ -452,12 +482,14 @@ func (a *Agent) role(role Role) (*roleEnv, error) {
 		return nil, err
 	}
 	log := e.log.With(zap.String("agent", a.cfg.ID))
-	var hooks configs.Hooks
-	if !e.o.NoHooks {
-		hooks = a.Hooks()
+	set := hooks.Set{Pre: a.pre, Post: a.post}
+	if len(a.pre)+len(a.post) > 0 {
+		if set.Runner, err = e.hookRunner(); err != nil {
+			return nil, fmt.Errorf("agent %q: hooks: %w", a.cfg.ID, err)
+		}
 	}
 	guard := permissions.NewGuard(pol, permissions.GuardOptions{
-		Asker: e.o.Asker, Hooks: hooks, Audit: e.audit, Logger: log, Grants: a.grants,
+		Asker: e.o.Asker, Hooks: set, Audit: e.audit, Logger: log, Grants: a.grants,
 	})
 	var journal *filesystem.Journal
 	if role == Final {

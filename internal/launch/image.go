@@ -49,14 +49,18 @@ func short(s string) string {
 	return s
 }
 
-// Image is the exact content of a program or script as it was hashed: a sealed memory file
-// (Linux) or a private copy (elsewhere, and for interpreters that need a real path). It never
-// changes, whatever happens to the file it was read from.
+// Image is the exact content of a program or script as it was hashed, kept as a private copy:
+// a 0500 file with the original's name, alone in a 0700 folder of the private area. A copy, not
+// a descriptor (/dev/fd/N): version-manager shims (pyenv, asdf), busybox and the like dispatch
+// on their own name, and node resolves its script's real path. It never changes, whatever
+// happens to the file it was read from.
 type Image struct {
 	Sum  string
-	f    *os.File // a sealed, read-only memfd; nil for a copy
-	path string   // the private copy; "" for a memfd
+	path string
 }
+
+// Path is where the copy is.
+func (img *Image) Path() string { return img.path }
 
 // Images hands out the Image of a file for an expected hash, reading the file again only when
 // it changed (by its identity, size and times): it is safe for concurrent use. Close releases
@@ -70,9 +74,8 @@ type Images struct {
 }
 
 type imageEntry struct {
-	key      string
-	pathCopy bool
-	img      *Image
+	key string
+	img *Image
 }
 
 // NewImages returns an empty cache whose copies go into area.
@@ -82,8 +85,8 @@ func NewImages(area *Area) *Images {
 
 // Get returns the Image of the file at real (a path with its links resolved) whose content
 // must hash to want: the file is opened once, and what is hashed is what the Image holds. A
-// different content is a *StaleError. pathNeeded asks for a private copy (a real file).
-func (c *Images) Get(real, want string, pathNeeded bool) (*Image, error) {
+// different content is a *StaleError.
+func (c *Images) Get(real, want string) (*Image, error) {
 	f, err := openNoFollow(real)
 	if err != nil {
 		return nil, err
@@ -97,14 +100,13 @@ func (c *Images) Get(real, want string, pathNeeded bool) (*Image, error) {
 		return nil, fmt.Errorf("%s is not a regular file", real)
 	}
 	key := statKey(fi)
-	mapKey := fmt.Sprintf("%t\x00%s", pathNeeded, real)
 	c.mu.Lock()
-	if e := c.entries[mapKey]; e != nil && e.key == key && e.img.Sum == want {
+	if e := c.entries[real]; e != nil && e.key == key && e.img.Sum == want {
 		c.mu.Unlock()
 		return e.img, nil
 	}
 	c.mu.Unlock()
-	img, err := c.read(f, filepath.Base(real), pathNeeded)
+	img, err := c.copy(f, filepath.Base(real))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", real, err)
 	}
@@ -114,25 +116,13 @@ func (c *Images) Get(real, want string, pathNeeded bool) (*Image, error) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.entries[mapKey] = &imageEntry{key: key, pathCopy: pathNeeded, img: img}
+	c.entries[real] = &imageEntry{key: key, img: img}
 	c.all = append(c.all, img)
 	return img, nil
 }
 
-// read copies f into a new Image while hashing it.
-func (c *Images) read(f *os.File, base string, pathNeeded bool) (*Image, error) {
-	if !pathNeeded {
-		img, err := memImage(f)
-		if err == nil {
-			return img, nil
-		}
-		if !errors.Is(err, errNoMemfd) {
-			return nil, err
-		}
-		if _, err := f.Seek(0, io.SeekStart); err != nil {
-			return nil, err
-		}
-	}
+// copy copies f into a new Image while hashing it.
+func (c *Images) copy(f *os.File, base string) (*Image, error) {
 	if c.area == nil {
 		return nil, errors.New("no private area for a copy")
 	}
@@ -140,9 +130,10 @@ func (c *Images) read(f *os.File, base string, pathNeeded bool) (*Image, error) 
 	if err != nil {
 		return nil, err
 	}
-	p := filepath.Join(dir, safeName(base))
+	p := filepath.Join(dir, base)
 	out, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o700)
 	if err != nil {
+		os.RemoveAll(dir)
 		return nil, err
 	}
 	h := sha256.New()
@@ -163,14 +154,7 @@ func (c *Images) read(f *os.File, base string, pathNeeded bool) (*Image, error) 
 	return &Image{Sum: hex.EncodeToString(h.Sum(nil)), path: p}, nil
 }
 
-func (img *Image) close() {
-	if img.f != nil {
-		img.f.Close()
-	}
-	if img.path != "" {
-		os.RemoveAll(filepath.Dir(img.path))
-	}
-}
+func (img *Image) close() { os.RemoveAll(filepath.Dir(img.path)) }
 
 // Close releases every Image handed out; none may be used afterwards.
 func (c *Images) Close() {
@@ -181,26 +165,3 @@ func (c *Images) Close() {
 	}
 	c.all, c.entries = nil, map[string]*imageEntry{}
 }
-
-// Stage collects the Images one process runs from: Path is how the process names each (a
-// descriptor it inherits, /dev/fd/N, or the private copy's path), Files what it inherits.
-type Stage struct {
-	files []*os.File
-}
-
-// Path returns the path the started process reaches img by.
-func (s *Stage) Path(img *Image) string {
-	if img.f == nil {
-		return img.path
-	}
-	for i, f := range s.files {
-		if f == img.f {
-			return fmt.Sprintf("/dev/fd/%d", 3+i)
-		}
-	}
-	s.files = append(s.files, img.f)
-	return fmt.Sprintf("/dev/fd/%d", 2+len(s.files))
-}
-
-// Files are the descriptors the process inherits as 3, 4, ... (exec.Cmd.ExtraFiles).
-func (s *Stage) Files() []*os.File { return s.files }

@@ -167,21 +167,18 @@ type interp struct {
 	valued []string
 	// sub is a leading subcommand word skipped before the script (deno run x.ts).
 	sub []string
-	// pathNeeded: it resolves its script's real path (node: realpath of the main module), so
-	// the script must be a real file, not a descriptor's /dev/fd path.
-	pathNeeded bool
 }
 
 var (
 	shellInterp  = interp{inline: []string{"-c"}, valued: []string{"-o", "-O", "+O", "+o", "--rcfile", "--init-file"}}
 	pythonInterp = interp{inline: []string{"-c", "-m"}, valued: []string{"-W", "-X", "--check-hash-based-pycs"}}
-	nodeInterp   = interp{inline: []string{"-e", "--eval", "-p", "--print"}, valued: []string{"-r", "--require", "--import", "--loader", "--experimental-loader", "-C", "--conditions", "--input-type", "--env-file", "--title"}, pathNeeded: true}
+	nodeInterp   = interp{inline: []string{"-e", "--eval", "-p", "--print"}, valued: []string{"-r", "--require", "--import", "--loader", "--experimental-loader", "-C", "--conditions", "--input-type", "--env-file", "--title"}}
 	interps      = map[string]interp{
 		"sh": shellInterp, "bash": shellInterp, "dash": shellInterp, "zsh": shellInterp, "ksh": shellInterp, "mksh": shellInterp, "ash": shellInterp,
 		"python": pythonInterp, "python2": pythonInterp, "python3": pythonInterp, "pypy": pythonInterp, "pypy3": pythonInterp,
 		"node": nodeInterp, "nodejs": nodeInterp,
-		"deno":    {sub: []string{"run"}, inline: []string{"eval"}, valued: []string{"--config", "-c", "--import-map"}, pathNeeded: true},
-		"bun":     {sub: []string{"run"}, inline: []string{"-e", "--eval", "-p", "--print"}, pathNeeded: true},
+		"deno":    {sub: []string{"run"}, inline: []string{"eval"}, valued: []string{"--config", "-c", "--import-map"}},
+		"bun":     {sub: []string{"run"}, inline: []string{"-e", "--eval", "-p", "--print"}},
 		"ruby":    {inline: []string{"-e"}, valued: []string{"-I", "-r", "-C"}},
 		"perl":    {inline: []string{"-e", "-E"}, valued: []string{"-I", "-M", "-m"}},
 		"php":     {inline: []string{"-r"}, valued: []string{"-c", "-d", "-z"}},
@@ -210,9 +207,6 @@ func InterpreterName(program string) string {
 	}
 	return ""
 }
-
-// PathNeeded reports whether the interpreter named name needs its script as a real file.
-func PathNeeded(name string) bool { return interps[name].pathNeeded }
 
 // ScriptIndex returns the index in args (the interpreter's arguments, its own name excluded)
 // of the script file the interpreter name runs, or -1 when it runs none (code given inline, a
@@ -369,11 +363,10 @@ func (f File) ShapedBy(shaped func(string) string) string {
 	}
 	for _, p := range f.Places() {
 		if why := shaped(p); why != "" {
-			where := p
-			if p != f.Path && p != f.Real {
-				where = "the folder " + p
+			if p == f.Path || p == f.Real {
+				return fmt.Sprintf("its %s %s lies where an agent could change it: %s", what, f.Path, why)
 			}
-			return fmt.Sprintf("its %s %s lies where an agent could change it: %s, and %s", what, f.Path, where, why)
+			return fmt.Sprintf("its %s %s lies where an agent could change it: in the folder %s, %s", what, f.Path, p, why)
 		}
 	}
 	return ""
