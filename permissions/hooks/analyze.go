@@ -74,6 +74,12 @@ func Analyze(command, baseDir string, environ []string) ([]Program, error) {
 	if runtime.GOOS == "windows" {
 		return analyzeCmd(command, baseDir, lookPath)
 	}
+	home := ""
+	for _, kv := range environ {
+		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
+			home = v
+		}
+	}
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangPOSIX)).Parse(strings.NewReader(command), "")
 	if err != nil {
 		return nil, fmt.Errorf("not a command line /bin/sh can run: %v", err)
@@ -89,7 +95,7 @@ func Analyze(command, baseDir string, environ []string) ([]Program, error) {
 	var errs []error
 	syntax.Walk(f, func(n syntax.Node) bool {
 		if ce, ok := n.(*syntax.CallExpr); ok && len(ce.Args) > 0 {
-			ps, err := command1(ce.Args, baseDir, lookPath, funcs)
+			ps, err := command1(ce.Args, baseDir, home, lookPath, funcs)
 			progs = append(progs, ps...)
 			if err != nil {
 				errs = append(errs, err)
@@ -104,8 +110,9 @@ func Analyze(command, baseDir string, environ []string) ([]Program, error) {
 }
 
 // command1 reads one simple command's words.
-func command1(words []*syntax.Word, baseDir string, lookPath func(string) (string, error), funcs map[string]bool) ([]Program, error) {
+func command1(words []*syntax.Word, baseDir, home string, lookPath func(string) (string, error), funcs map[string]bool) ([]Program, error) {
 	var out []Program
+	literal := func(w *syntax.Word) (string, bool) { return tildeLiteral(w, home) }
 	for len(words) > 0 {
 		w := words[0]
 		name, ok := literal(w)
@@ -235,6 +242,21 @@ func isDuration(s string) bool {
 
 func program(f launch.File, w *syntax.Word) Program {
 	return Program{File: f, Start: int(w.Pos().Offset()), End: int(w.End().Offset())}
+}
+
+// tildeLiteral is literal with a leading unquoted ~/ replaced by home, as the shell expands it.
+func tildeLiteral(w *syntax.Word, home string) (string, bool) {
+	s, ok := literal(w)
+	if !ok || len(w.Parts) == 0 {
+		return s, ok
+	}
+	if l, isLit := w.Parts[0].(*syntax.Lit); isLit && (l.Value == "~" || strings.HasPrefix(l.Value, "~/")) {
+		if home == "" || !filepath.IsAbs(home) {
+			return "", false
+		}
+		return home + s[1:], true
+	}
+	return s, true
 }
 
 // literal is w's text after quote removal when it holds no expansion (and no backslash, which

@@ -40,6 +40,9 @@ func TestAnalyze(t *testing.T) {
 	lib := writeExec(t, filepath.Join(base, "lib.sh"), "x=1\n")
 	js := writeExec(t, filepath.Join(base, "a.js"), "1\n")
 	nodeScript := writeExec(t, filepath.Join(base, "tool"), "#!/usr/bin/env node\n1\n")
+	home := t.TempDir()
+	homeHook := writeExec(t, filepath.Join(home, "hooks", "h.sh"), "#!/bin/sh\n")
+	t.Setenv("HOME", home)
 	look := pathLookup(os.Environ())
 	bin := func(name string) string {
 		p, err := look(name)
@@ -70,6 +73,7 @@ func TestAnalyze(t *testing.T) {
 		{"#! script", "./tool", []string{nodeScript}, ""},
 		{"substitution", "echo $(./scripts/audit.sh)", []string{audit}, ""},
 		{"shell given a script", "sh ./scripts/audit.sh", []string{sh, audit}, ""},
+		{"~/ is the home folder", "~/hooks/h.sh", []string{homeHook}, ""},
 		{"program from a variable", "$HOME/bin/x", nil, "only known when the hook runs"},
 		{"program from a substitution", "$(which jq) .", nil, "only known when the hook runs"},
 		{"inline shell", "sh -c './scripts/audit.sh'", nil, "inline shell"},
