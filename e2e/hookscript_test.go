@@ -71,6 +71,11 @@ func TestHookScriptAgentsCanRewrite(t *testing.T) {
 		!strings.Contains(r.stderr, "massgen permissions trust "+rules) {
 		t.Fatalf("rewritten hook script: exit %d %s%s", r.code, r.stdout, r.stderr)
 	}
+	// A run refuses the rules before any model call, saying the same.
+	r = runEnv(t, dir, env, "--config", "cfg.yaml", "--context", ".:write", "--display", "plain", "Change index.html")
+	if r.code != 2 || !strings.Contains(r.stderr, "approval is stale") || !strings.Contains(r.stderr, outside) {
+		t.Fatalf("run with a rewritten hook script: exit %d %s%s", r.code, r.stdout, r.stderr)
+	}
 	if got := readFile(t, marker); got != "audited\n" {
 		t.Fatalf("the rewritten script ran: %q", got)
 	}
