@@ -124,3 +124,58 @@ func TestHookScriptChangedSinceApproval(t *testing.T) {
 		t.Fatalf("rewritten script: %v", err)
 	}
 }
+
+// A custom tool runs its file's code, and imports from its folder first, with the tool's env and
+// in the sandbox of every agent offered it: a file an agent could rewrite is refused when the
+// agent's tools are built.
+func TestCustomToolWhereAgentsWrite(t *testing.T) {
+	needPython(t)
+	for _, tt := range []struct {
+		name, path string
+		refused    bool
+	}{
+		{"in a writable context path", "src/t.py", true},
+		{"in the agent's own workspace", ".massgen/workspaces/ws_alpha/t.py", true},
+		{"in the project, outside every writable path", "tools/t.py", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir, err := filepath.EvalSymlinks(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			write(t, filepath.Join(dir, tt.path), customPy)
+			write(t, filepath.Join(dir, "cfg.yaml"), strings.ReplaceAll(`agents:
+  - id: alpha
+    backend:
+      type: openai
+      model: m
+      cwd: ws_alpha
+      custom_tools:
+        - {path: PATH, function: add}
+orchestrator:
+  context_paths: [{path: src, permission: write}]
+`, "PATH", tt.path))
+			cfg, _, err := configs.Load(configs.LoadOptions{Name: filepath.Join(dir, "cfg.yaml"), BaseDir: dir, Home: dir,
+				LookupEnv: func(string) (string, bool) { return "", false }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			env, err := New(Options{Config: cfg})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer env.Close()
+			_, err = env.Agent(t.Context(), "alpha")
+			if !tt.refused {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			var ce *ConfigError
+			if !errors.As(err, &ce) || !strings.Contains(err.Error(), "custom tool custom_tool__add: its file "+filepath.Join(dir, tt.path)+" lies where an agent could change it") {
+				t.Fatalf("err = %v", err)
+			}
+		})
+	}
+}
