@@ -113,6 +113,21 @@ func LoadHooks(cfg *configs.Config, agentID string, o HookLoadOptions) (pre, pos
 		layers = append(layers, layer{a.Permissions, cfg.Source, configNeedsApproval(cfg), ConfigHooksWhat})
 	}
 	var errs []error
+	if h := HooksFor(cfg, agentID, o.Project); o.Shaped != nil && len(h.PreToolUse)+len(h.PostToolUse) > 0 {
+		// What a hook's programs start by name is looked up on this PATH.
+		for _, kv := range o.Environ {
+			if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+				for _, d := range filepath.SplitList(v) {
+					if !filepath.IsAbs(d) {
+						continue // relative to the hook's empty private folder
+					}
+					if why := o.Shaped(filepath.Clean(d)); why != "" {
+						return nil, nil, fmt.Errorf("permissions: hooks were not loaded: massgen's PATH holds %s, and %s; the programs a hook starts by name would be looked up there. Remove it from PATH", d, why)
+					}
+				}
+			}
+		}
+	}
 	for _, l := range layers {
 		var approved map[string]string
 		if l.approved && len(l.p.Hooks.PreToolUse)+len(l.p.Hooks.PostToolUse) > 0 {

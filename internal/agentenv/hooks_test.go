@@ -179,3 +179,31 @@ orchestrator:
 		})
 	}
 }
+
+// The programs a hook starts by name are looked up on massgen's PATH: a PATH entry an agent may
+// write refuses the hooks.
+func TestHookPathEntryAgentsWrite(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dir, "cfg.yaml"), "agents:\n  - id: alpha\n    backend: {type: scripted, cwd: workspace1, script: [{text: hi}]}\n"+
+		"orchestrator:\n  context_paths: [{path: ., permission: write}]\n")
+	rules := filepath.Join(dir, ".massgen", "permissions.yaml")
+	write(t, rules, "hooks:\n  pre_tool_use:\n    - command: exit 0\n")
+	approve(t, rules)
+	t.Setenv("PATH", filepath.Join(dir, "bin")+string(os.PathListSeparator)+os.Getenv("PATH"))
+	cfg, _, err := configs.Load(configs.LoadOptions{Name: filepath.Join(dir, "cfg.yaml"), BaseDir: dir, Home: dir,
+		LookupEnv: func(string) (string, bool) { return "", false }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := New(Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close()
+	if _, err := env.Agent(t.Context(), "alpha"); err == nil || !strings.Contains(err.Error(), "PATH holds "+filepath.Join(dir, "bin")) {
+		t.Fatalf("err = %v", err)
+	}
+}
