@@ -188,14 +188,8 @@ func (e *Env) Close() error {
 	return errors.Join(errs...)
 }
 
-// privateArea is the run's private area (internal/launch), made on first use: a 0700 folder
-// outside every path an agent may use, where MCP servers and hooks run.
-func (e *Env) privateArea() (*launch.Area, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.privateAreaLocked()
-}
-
+// privateAreaLocked is the run's private area (internal/launch), made on first use: a 0700
+// folder outside every path an agent may use, where MCP servers and hooks run. e.mu is held.
 func (e *Env) privateAreaLocked() (*launch.Area, error) {
 	if e.area != nil {
 		return e.area, nil
