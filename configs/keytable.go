@@ -375,9 +375,9 @@ func mcpKeys() []Key {
 	return []Key{
 		{Path: p + "name", Status: Implemented, Note: "Server name; its tools are offered as mcp__<name>__<tool>."},
 		{Path: p + "type", Status: Implemented, Note: "stdio, streamable-http (or http), sse."},
-		{Path: p + "command", Status: Implemented, Note: "stdio: the program to start."},
+		{Path: p + "command", Status: Implemented, Note: "stdio: the program to start (a relative path is relative to massgen's working directory); it runs in an empty private folder, never the workspace."},
 		{Path: p + "args", Status: Implemented, Note: "stdio: its arguments (${cwd} is the agent's workspace)."},
-		{Path: p + "env", Status: Implemented, Open: true, Note: "stdio: extra environment variables."},
+		{Path: p + "env", Status: Implemented, Open: true, Note: "stdio: extra environment variables, over a minimal base (PATH, HOME, locale, TMPDIR, proxies, PYTHONSAFEPATH=1)."},
 		{Path: p + "url", Status: Implemented, Note: "streamable-http/sse: the server's URL."},
 		{Path: p + "security", Status: Implemented, Note: "MassGen's checks before the server starts (a server that fails them does not start: validate warns, the run goes on without it). massgen checks only servers that have this section; MassGen checks every server at level strict."},
 		{Path: p + "security.level", Status: Implemented, Note: "strict (default), moderate, permissive or high: the programs that may start a stdio server (python, node, npx, uvx, sh, ...; moderate adds git, permissive curl and wget) and the env variables it may be given (strict refuses PATH, HOME, USER, SHELL). high, which MassGen's configs write, is what MassGen makes of a level it does not know: strict's programs, and env refusing PATH and HOME (not USER or SHELL)."},

@@ -55,7 +55,7 @@ func loadSource(o LoadOptions, src source) (*Config, []Warning, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	env, err := loadEnvChain(EnvFiles(o.BaseDir, o.Home, o.LookupEnv))
+	env, envFiles, err := loadEnvChain(EnvFiles(o.BaseDir, o.Home, o.LookupEnv))
 	if err != nil {
 		return nil, nil, fmt.Errorf("configs: .env: %w", err)
 	}
@@ -94,6 +94,7 @@ func loadSource(o LoadOptions, src source) (*Config, []Warning, error) {
 	}
 	probs = append(probs, refused...)
 	cfg.Source, cfg.BaseDir, cfg.Env, cfg.realEnv, cfg.home, cfg.raw = src.origin, o.BaseDir, env, o.LookupEnv, o.Home, src.data
+	cfg.EnvFilesLoaded = envFiles
 	cfg.file, cfg.lines = d.file, d.lines
 	if len(probs) == 0 {
 		probs = append(probs, cfg.relocate(d, o.Home)...)

@@ -30,6 +30,9 @@ type Config struct {
 	// ~/.config/massgen/.env < ./.env); the real environment is consulted on top of it by
 	// LookupEnv.
 	Env map[string]string `yaml:"-" json:"-"`
+	// EnvFilesLoaded are the .env files Env was read from (absolute, lowest priority first):
+	// they hold massgen's API keys, so they are private paths for every agent.
+	EnvFilesLoaded []string `yaml:"-" json:"-"`
 
 	realEnv func(string) (string, bool) // the real environment (LoadOptions.LookupEnv)
 	home    string                      // for ~ in paths added after Load

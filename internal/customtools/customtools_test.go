@@ -544,3 +544,34 @@ async def read_file_content(target_path: str) -> ExecutionResult:
 		t.Errorf("got %s", r.Content)
 	}
 }
+
+// A python3 an agent could replace (first on PATH, in a folder it may write) is passed over for
+// the next one; when every python3 is such, the tools are refused.
+func TestInterpreterAvoidsAgentWritablePython(t *testing.T) {
+	sys, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 is not installed")
+	}
+	planted := t.TempDir()
+	if err := os.WriteFile(filepath.Join(planted, "python3"), []byte("#!/bin/sh\necho planted\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", planted+string(os.PathListSeparator)+filepath.Dir(sys))
+	shaped := func(p string) string {
+		if strings.HasPrefix(p, planted) {
+			return "agent alpha may write there"
+		}
+		return ""
+	}
+	sb := filesystem.CommandSandbox{Mode: sandbox.ModeNone}
+	if got, err := interpreter(sb, shaped); err != nil || got != filepath.Join(filepath.Dir(sys), "python3") {
+		t.Errorf("interpreter = %q, %v; want the one after the planted python3", got, err)
+	}
+	if got, _ := interpreter(sb, nil); got != filepath.Join(planted, "python3") {
+		t.Errorf("without the check the first python3 is %q", got)
+	}
+	t.Setenv("PATH", planted)
+	if _, err := interpreter(sb, shaped); err == nil || !strings.Contains(err.Error(), "lies where an agent could change it") {
+		t.Errorf("only a planted python3: %v", err)
+	}
+}
