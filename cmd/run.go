@@ -22,6 +22,7 @@ import (
 	"github.com/massgen-go/massgen/display"
 	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/internal/runlock"
+	"github.com/massgen-go/massgen/internal/termtext"
 	"github.com/massgen-go/massgen/internal/tmpsweep"
 	"github.com/massgen-go/massgen/logging"
 	"github.com/massgen-go/massgen/orchestrator"
@@ -365,7 +366,7 @@ func turn(ctx context.Context, opts *RunOptions, st *runState, task string) (err
 	answer := res.FinalAnswer
 	st.logger.Info("turn done", zap.Int("turn", t.Number), zap.Int("answer_bytes", len(answer)))
 	if opts.IO.StdoutTTY { // redirected output stays exactly what the model wrote
-		answer = display.ForTerminal(answer)
+		answer = termtext.Text(answer)
 	}
 	if st.json == nil { // with --output json, stdout carries JSON Lines only
 		separateTurn(opts, st, t) // piped interactive mode: "--- turn N ---" between answers (cmd/piped.go)
