@@ -23,6 +23,11 @@ func FuzzCheckLine(f *testing.F) {
 			if msg != nil || (err.Code != CodeParseError && err.Code != CodeInvalidRequest) {
 				t.Fatalf("refusal %+v with message %q", err, msg)
 			}
+			if err.ID != nil {
+				if _, derr := jsonrpc.MakeID(decodeAny(err.ID)); derr != nil || err.Code != CodeInvalidRequest {
+					t.Fatalf("refusal of %q answered with id %s (code %d): %v", line, err.ID, err.Code, derr)
+				}
+			}
 			return
 		}
 		if msg == nil {
@@ -38,4 +43,12 @@ func FuzzCheckLine(f *testing.F) {
 			t.Fatalf("passed on a message the SDK refuses: %q: %v", msg, derr)
 		}
 	})
+}
+
+func decodeAny(raw json.RawMessage) any {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return struct{}{} // not JSON: MakeID refuses it
+	}
+	return v
 }
