@@ -154,6 +154,22 @@ func TestNoRawEscapeInHumanOutput(t *testing.T) {
 		t.Errorf("undo did not put things back:\n%s%s", undo.stdout, undo.stderr)
 	}
 
+	// tools call prints the tool's JSON result: the exact name, as JSON escapes.
+	evil2 := filepath.Join(proj, "again"+hostileName)
+	call := check("tools call", run(t, dir, "tools", "call", "--config", "cfg.yaml", "--agent", "solo", "--final", "--context", "project",
+		"write_file", `{"path":`+jsonString(evil2)+`,"content":"x"}`), 0, true)
+	var res struct {
+		Path string `json:"path"`
+	}
+	if err := json.Unmarshal([]byte(call.stdout), &res); err != nil || res.Path != evil2 {
+		t.Errorf("tools call: %v, path %q, want %q\n%s", err, res.Path, evil2, call.stdout)
+	}
+	check("tools list", run(t, dir, "tools", "list", "--config", "cfg.yaml", "--agent", "solo"), 0, false)
+	check("permissions check", run(t, dir, "permissions", "check", "--config", "cfg.yaml", "--agent", "solo", "--write", evil2), 1, false)
+	// Error messages that repeat what was typed or found.
+	check("sessions show BAD", run(t, dir, "sessions", "show", "bad\x1b]0;pwned\x07"), 1, false)
+	check("trash restore BAD", run(t, dir, "trash", "restore", "log_x/\x1b[2J"), 1, false)
+
 	for _, o := range human {
 		assertTerminalSafe(t, o.what+" stderr", o.stderr)
 		assertTerminalSafe(t, o.what+" stdout", o.stdout)
@@ -188,4 +204,9 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }
