@@ -84,7 +84,7 @@ func scanID(data []byte) json.RawMessage {
 // maxIDBytes bounds the id read from a refused message; maxKeyBytes the member names read.
 const (
 	maxIDBytes  = 256
-	maxKeyBytes = 16
+	maxKeyBytes = 64 // "method" with every letter escaped fits
 )
 
 // idScanner reads the id of a JSON-RPC request from its text as the text goes by, in constant
@@ -118,9 +118,25 @@ const (
 )
 
 func (s *idScanner) feed(data []byte) {
-	for _, c := range data {
-		s.step(c)
+	for i := 0; i < len(data); i++ {
+		if s.decided() {
+			return
+		}
+		if s.inString && !s.escaped && s.phase != phaseInKey && !(s.phase == phaseInValue && s.member == "id" && s.depth == 1) {
+			// Inside a string nobody reads (a file's content): jump to its next quote or escape.
+			j := bytes.IndexAny(data[i:], `"\`)
+			if j < 0 {
+				return
+			}
+			i += j
+		}
+		s.step(data[i])
 	}
+}
+
+// decided: nothing more in the text can change the result.
+func (s *idScanner) decided() bool {
+	return s.phase == phaseEnd || s.idBad || (s.idDone && s.method)
 }
 
 func (s *idScanner) step(c byte) {
@@ -140,6 +156,9 @@ func (s *idScanner) step(c byte) {
 				s.member = ""
 				if len(s.key) < maxKeyBytes {
 					s.member = string(s.key)
+					if bytes.IndexByte(s.key, '\\') >= 0 { // "\u0069d" is "id" too
+						_ = json.Unmarshal([]byte(`"`+s.member+`"`), &s.member)
+					}
 				}
 				s.phase = phaseColon
 			} else if s.depth == 1 {

@@ -211,3 +211,23 @@ func TestIDScanner(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkIDScanner: reading the id of a refused line costs one pass over it (a line too long
+// to keep streams through the scanner chunk by chunk). The worst case: the method comes last, so
+// the whole line is read; a file's content without escapes, and one full of them.
+func BenchmarkIDScanner(b *testing.B) {
+	for _, bc := range []struct{ name, content string }{
+		{"plain", strings.Repeat("abcdefgh[{", 1<<20)},
+		{"escapes", strings.Repeat("abcdefgh\\\"[{", 1<<20)},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			line := []byte(`{"jsonrpc":"2.0","id":7,"params":{"name":"write_file","arguments":{"path":"x","content":"` + bc.content + `"}},"method":"tools/call"}`)
+			b.SetBytes(int64(len(line)))
+			for b.Loop() {
+				if id := scanID(line); string(id) != "7" {
+					b.Fatalf("id %s", id)
+				}
+			}
+		})
+	}
+}
