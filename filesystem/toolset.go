@@ -153,13 +153,15 @@ func (t *Toolset) Tools() []Tool {
 	for _, name := range t.order {
 		if !t.o.ExternalOnly && !t.hidden("", name) {
 			d := t.builtin[name]
-			add(Tool{Name: d.Name, Description: d.Description, Parameters: d.Schema, Write: d.Destructive()})
+			add(Tool{Name: d.Name, Description: d.Description, Parameters: d.Schema, Write: d.Destructive(),
+				ReadOnly: d.readOnly(), Destructive: d.destructive()})
 		}
 	}
 	if t.o.Custom != nil {
 		for _, tl := range t.o.Custom.Tools() {
 			if !t.hidden("", tl.Name) {
 				tl.Write = tl.Write || permissions.IsWriteTool(tl.Name)
+				tl.ReadOnly, tl.Destructive = false, true // Python code that may write where the agent may
 				add(tl)
 			}
 		}
@@ -171,6 +173,8 @@ func (t *Toolset) Tools() []Tool {
 			}
 			tl.Name = externalName(server, tl.Name)
 			tl.Write = tl.Write || permissions.IsWriteTool(tl.Name)
+			tl.ReadOnly = tl.ReadOnly && !tl.Write // never announce as read-only what massgen treats as writing
+			tl.Destructive = !tl.ReadOnly          // all a server tells is whether it is read-only
 			add(tl)
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/massgen-go/massgen/backends"
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/internal/termtext"
 )
 
 // NewCmd returns the `configs` command.
@@ -302,7 +303,7 @@ func validateRun(opts *ValidateOptions) error {
 		}
 	}
 	if opts.JSON {
-		enc := json.NewEncoder(opts.IO.Out)
+		enc := json.NewEncoder(termtext.JSONWriter(opts.IO.Out))
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(report); err != nil {
 			return cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("configs validate: %w", err))
