@@ -180,6 +180,7 @@ var keyTable = concatKeys(
 		{Path: "agents[].backend.base_url", On: []string{"codex", "gemini_cli"}, Status: Implemented, Note: "Where massgen's model gate sends the CLI's requests; default: the provider's."},
 		{Path: "agents[].backend.reasoning", On: []string{"codex"}, Status: Implemented, Note: "reasoning.effort is passed to codex as model_reasoning_effort."},
 		{Path: "agents[].backend.reasoning.effort", On: []string{"codex"}, Status: Implemented, Note: "minimal, low, medium, high or xhigh."},
+		{Path: "agents[].backend.reasoning.summary", On: []string{"codex"}, Status: Ignored, Note: "massgen reads no reasoning summary from codex; not passed"},
 	},
 	scriptKeys(),
 	mcpKeys(),

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -86,12 +85,13 @@ func TestReadMultipleFilesBoundedMemory(t *testing.T) {
 			cmd := exec.Command("/bin/sh", "-c", `ulimit -v 4194304 && exec "$@"`, "sh",
 				binary, "tools", "call", "--config", "cfg.yaml", "--agent", "alpha", "read_multiple_files", string(args))
 			cmd.Dir, cmd.Env = dir, cleanEnv(t)
+			peak := measured(t, cmd)
 			var out, errb bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &errb
 			if err := cmd.Run(); err != nil {
 				t.Fatalf("tools call: %v\nstderr: %.2000s", err, errb.String())
 			}
-			rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10 // KiB on Linux
+			rss := peak() << 10
 			t.Logf("peak RSS %.1f MiB, result %.1f MiB", float64(rss)/(1<<20), float64(out.Len())/(1<<20))
 			if rss > maxToolCallRSS {
 				t.Errorf("peak RSS %d MiB, over %d MiB", rss>>20, maxToolCallRSS>>20)
