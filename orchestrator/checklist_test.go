@@ -112,8 +112,14 @@ func TestChecklistGatedRun(t *testing.T) {
 	}
 	var mu sync.Mutex
 	seen := map[string][]string{} // tool results each agent got from submit_checklist
+	// bob answers once alice's first call was refused: an answer arriving before her first
+	// reply is handled would restart her execution and drop that reply.
+	refused, refusedOnce := make(chan struct{}), sync.Once{}
 	record := func(id string, c fakeCall) {
 		if m := c.lastMessage(); m.Role == "tool" && m.ToolName == ToolSubmitChecklist {
+			if id == "alice" && strings.Contains(m.Content, "not available before your first answer") {
+				refusedOnce.Do(func() { close(refused) })
+			}
 			mu.Lock()
 			seen[id] = append(seen[id], m.Content)
 			mu.Unlock()
@@ -157,6 +163,11 @@ func TestChecklistGatedRun(t *testing.T) {
 		case c.final():
 			return textResp("final bob"), nil
 		case !strings.Contains(c.req.Vars["ANSWERS"], "agent2"):
+			select {
+			case <-refused:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
 			return answerResp("bob's answer"), nil
 		case len(c.answers()) < 2:
 			return block(ctx)
