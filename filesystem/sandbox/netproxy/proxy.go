@@ -58,7 +58,7 @@ func (e *RefusedError) Error() string { return "refused: " + e.Reason }
 // keeps the addresses AllowAddr accepts, and dials them in turn.
 type Connector struct {
 	Allow    *Allowlist
-	Resolver Resolver                                                        // nil: net.DefaultResolver
+	Resolver Resolver                                                             // nil: net.DefaultResolver
 	Dial     func(ctx context.Context, network, address string) (net.Conn, error) // nil: a net.Dialer
 }
 
