@@ -77,6 +77,8 @@ type Spec struct {
 	DirIno uint64 `json:"dir_ino"`
 	// Status is a close-on-exec pipe: a set-up error is written there; exec closes it empty.
 	Status int `json:"status"`
+	// Net is the command's network.
+	Net NetSpec `json:"net"`
 }
 
 // FileID identifies an inode.
