@@ -57,6 +57,51 @@ func (n Network) mode() string {
 	return n.Mode
 }
 
+// NetworkPlan is the network commands get for a configured command_sandbox and
+// command_network mode (PlanNetwork, per system).
+type NetworkPlan struct {
+	// Mode is the network commands actually get: none, allowlist or open ("" when commands
+	// are refused).
+	Mode string
+	// How says how it is enforced.
+	How string
+	// Warning says what is less than the config asks ("" when nothing is).
+	Warning string
+}
+
+// planCommon is PlanNetwork where the answer does not depend on the system's sandbox: commands
+// refused, the network left open, or no sandbox to enforce anything (done); otherwise p.Mode is
+// the mode asked and eff the sandbox that runs.
+func planCommon(sandbox, netMode string) (p NetworkPlan, eff string, done bool) {
+	if netMode == "" {
+		netMode = NetworkNone
+	}
+	eff, err := Effective(sandbox)
+	switch {
+	case err != nil:
+		return NetworkPlan{How: "commands are refused: " + err.Error()}, "", true
+	case netMode == NetworkOpen && eff == ModeNone:
+		return NetworkPlan{Mode: NetworkOpen, How: "commands reach any host (command_network: open; command_sandbox: none)"}, eff, true
+	case netMode == NetworkOpen:
+		return NetworkPlan{Mode: NetworkOpen, How: "commands reach any host (command_network: open): the sandbox leaves the network as it is"}, eff, true
+	case eff == ModeNone:
+		return NetworkPlan{Mode: NetworkOpen, How: "not enforced: commands reach any host",
+			Warning: fmt.Sprintf("command_network mode %s is not enforced: command_sandbox: none runs commands without a sandbox, so they reach any host", netMode)}, eff, true
+	}
+	return NetworkPlan{Mode: netMode}, eff, false
+}
+
+// ReportNetwork logs PlanNetwork's warning, once per process and message.
+func ReportNetwork(sandbox, netMode string, log *zap.Logger) {
+	if w := PlanNetwork(sandbox, netMode).Warning; w != "" && log != nil {
+		if _, said := networkWarned.LoadOrStore(w, true); !said {
+			log.Warn(w)
+		}
+	}
+}
+
+var networkWarned sync.Map
+
 // proxyEnv points a command's HTTP clients at the proxy on 127.0.0.1:port, in both the upper-
 // and lower-case forms programs read: HTTP(S)_PROXY for HTTP and CONNECT, ALL_PROXY for SOCKS5
 // with the proxy resolving names (socks5h), so the allowlist sees them. NO_PROXY keeps the

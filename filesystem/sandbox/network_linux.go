@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"sync"
 
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
@@ -35,37 +34,16 @@ import (
 // nsProxyPort is where a command with a network namespace of its own reaches massgen's proxy.
 const nsProxyPort = 3128
 
-// NetworkPlan is the network commands get for a configured command_sandbox and
-// command_network mode.
-type NetworkPlan struct {
-	// Mode is the network commands actually get: none, allowlist or open ("" when commands
-	// are refused: no sandbox).
-	Mode string
-	// How says how it is enforced.
-	How string
-	// Warning says what is less than the config asks ("" when nothing is).
-	Warning string
-}
-
 // PlanNetwork is the network commands get under sandbox (command_sandbox) for netMode
 // (command_network.mode; "" is none): what doctor shows and a run says at its start.
 func PlanNetwork(sandbox, netMode string) NetworkPlan {
-	if netMode == "" {
-		netMode = NetworkNone
+	p, eff, done := planCommon(sandbox, netMode)
+	if done {
+		return p
 	}
-	eff, err := Effective(sandbox)
-	switch {
-	case err != nil:
-		return NetworkPlan{How: "commands are refused: " + err.Error()}
-	case netMode == NetworkOpen:
-		if eff == ModeNone {
-			return NetworkPlan{Mode: NetworkOpen, How: "commands reach any host (command_network: open; command_sandbox: none)"}
-		}
-		return NetworkPlan{Mode: NetworkOpen, How: "commands reach any host (command_network: open): the sandbox leaves the network as it is"}
-	case eff == ModeNone:
-		return NetworkPlan{Mode: NetworkOpen, How: "not enforced: commands reach any host",
-			Warning: fmt.Sprintf("command_network mode %s is not enforced: command_sandbox: none runs commands without a sandbox, so they reach any host", netMode)}
-	case eff == ModeBubblewrap || eff == ModeNamespaces:
+	netMode = p.Mode
+	switch eff {
+	case ModeBubblewrap, ModeNamespaces:
 		how := "a network namespace of the command's own with only its loopback"
 		if eff == ModeBubblewrap {
 			how += " (bubblewrap --unshare-net)"
@@ -84,24 +62,13 @@ func PlanNetwork(sandbox, netMode string) NetworkPlan {
 			return NetworkPlan{Mode: NetworkNone, How: "no IP socket (seccomp)",
 				Warning: fmt.Sprintf("command_network mode allowlist cannot be enforced under Landlock ABI %d without network namespaces (TCP rules need ABI %d, or install bubblewrap): commands get no network at all", abi, confine.MinLandlockNetABI)}
 		}
-		return NetworkPlan{Mode: NetworkNone, How: "no IP socket (seccomp); Landlock ABI " + fmt.Sprint(abi) + " has no TCP rules"}
+		return NetworkPlan{Mode: NetworkNone, How: fmt.Sprintf("no IP socket (seccomp); Landlock ABI %d has no TCP rules", abi)}
 	}
 	if netMode == NetworkAllowlist {
 		return NetworkPlan{Mode: netMode, How: fmt.Sprintf("Landlock ABI %d TCP rules: connect only to massgen's proxy on the host's loopback, no bind; TCP sockets only, no listen (seccomp); another host's service on the proxy's port number is not told apart", abi)}
 	}
 	return NetworkPlan{Mode: netMode, How: fmt.Sprintf("no IP socket (seccomp), no TCP connect or bind (Landlock ABI %d)", abi)}
 }
-
-// ReportNetwork logs PlanNetwork's warning, once per process and message.
-func ReportNetwork(sandbox, netMode string, log *zap.Logger) {
-	if w := PlanNetwork(sandbox, netMode).Warning; w != "" && log != nil {
-		if _, said := networkWarned.LoadOrStore(w, true); !said {
-			log.Warn(w)
-		}
-	}
-}
-
-var networkWarned sync.Map
 
 // netSetup is one command's network as the sandbox sets it up.
 type netSetup struct {
