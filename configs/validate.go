@@ -130,6 +130,7 @@ func (c *Config) validate(d *document) []Problem {
 			probs = append(probs, validatePermissions(d, p+".permissions", a.Permissions)...)
 		}
 		probs = append(probs, validateCommandLimits(d, p+".command_limits", a.CommandLimits)...)
+		validateNetwork(p+".command_network", a.CommandNetwork, add)
 	}
 	o := &c.Orchestrator
 	for i, cp := range o.ContextPaths {
@@ -173,6 +174,7 @@ func (c *Config) validate(d *document) []Problem {
 		add("command_sandbox", "unknown sandbox %q (known: %s)", c.CommandSandbox, strings.Join(sandboxModes, ", "))
 	}
 	probs = append(probs, validateCommandLimits(d, "command_limits", c.CommandLimits)...)
+	validateNetwork("orchestrator.command_network", o.CommandNetwork, add)
 	probs = append(probs, validatePermissions(d, "permissions", &c.Permissions)...)
 	return probs
 }
