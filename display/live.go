@@ -141,6 +141,8 @@ func (l *live) apply(ev orchestrator.Event) {
 		p.text = ev.Text
 	case orchestrator.EventToolCall:
 		p.activity = line{}.add("→ ", sgrYellow).add(toolText(ev), sgrNone)
+	case orchestrator.EventToolNote:
+		p.activity = line{}.add("→ ", sgrYellow).add(toolText(ev), sgrNone).add(" · "+ev.Text, sgrDim)
 	case orchestrator.EventToolResult:
 		switch {
 		case ev.Denied:
