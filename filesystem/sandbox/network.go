@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -164,9 +165,15 @@ var networkFailureWords = []string{
 	"403 forbidden", "returned error: 403", "connect tunnel failed", "socket: permission denied", "dial tcp",
 }
 
-// networkHint is the line massgen adds to the stderr of a command that failed and whose output
-// says it could not reach the network, in a mode that keeps it from doing so ("" otherwise).
-func networkHint(mode string, res Result) string {
+// networkPrograms are programs whose failure, with the network off, is most likely the network's
+// (some say nothing: getent hosts exits 2 in silence).
+var networkPrograms = []string{"curl", "wget", "pip", "pip3", "npm", "npx", "yarn", "pnpm", "git", "ssh", "scp", "rsync", "nc",
+	"ping", "nslookup", "dig", "host", "getent", "apt", "apt-get", "gem", "cargo", "uv", "poetry", "conda", "go", "telnet", "ftp"}
+
+// networkHint is the line massgen adds to the stderr of a command that failed, in a mode that
+// keeps it from the network, when its output says it could not reach a host or it runs a program
+// that mostly does ("" otherwise).
+func networkHint(mode, command string, res Result) string {
 	if res.ExitCode == 0 && !res.TimedOut || mode != NetworkNone && mode != NetworkAllowlist {
 		return ""
 	}
@@ -174,6 +181,12 @@ func networkHint(mode string, res Result) string {
 	found := false
 	for _, w := range networkFailureWords {
 		if strings.Contains(out, w) {
+			found = true
+			break
+		}
+	}
+	for _, f := range strings.FieldsFunc(command, func(r rune) bool { return strings.ContainsRune(" \t\n;&|()`$<>", r) }) {
+		if found || slices.Contains(networkPrograms, f[strings.LastIndexByte(f, '/')+1:]) {
 			found = true
 			break
 		}
@@ -190,8 +203,8 @@ func networkHint(mode string, res Result) string {
 }
 
 // addNetworkHint appends networkHint's line to res.Stderr, on a line of its own.
-func addNetworkHint(res *Result, mode string) {
-	h := networkHint(mode, *res)
+func addNetworkHint(res *Result, mode, command string) {
+	h := networkHint(mode, command, *res)
 	if h == "" {
 		return
 	}

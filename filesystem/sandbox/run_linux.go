@@ -442,7 +442,7 @@ func finish(ctx context.Context, o Options, log *zap.Logger, mode string, sw *sw
 	res, err := outcome(ctx, res, runErr, prog)
 	lp.verdict(&res, log)
 	res.Network = ns.mode
-	addNetworkHint(&res, ns.mode)
+	addNetworkHint(&res, ns.mode, o.Command)
 	return res, err
 }
 

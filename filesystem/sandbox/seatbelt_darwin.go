@@ -194,6 +194,6 @@ func runSeatbelt(ctx context.Context, o Options) (Result, error) {
 	}
 	res, err = outcome(ctx, res, runErr, argv[0])
 	res.Network = netMode
-	addNetworkHint(&res, netMode)
+	addNetworkHint(&res, netMode, o.Command)
 	return res, err
 }
