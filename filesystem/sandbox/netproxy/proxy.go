@@ -123,13 +123,17 @@ type Proxy struct {
 // firstByteTimeout bounds how long a connection may stay silent before it says what it is.
 const firstByteTimeout = 30 * time.Second
 
+// maxConns bounds the connections one Serve handles at once: each holds descriptors and memory
+// in massgen's process, which a command must not exhaust. More wait in the listener's backlog.
+const maxConns = 256
+
 // Serve answers the connections of ln until ctx ends or ln fails, then closes ln and every
 // connection it opened, and returns.
 func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	s := &serving{p: p, ctx: ctx, conns: map[net.Conn]struct{}{}}
 	hl := &chanListener{addr: ln.Addr(), c: make(chan net.Conn), done: make(chan struct{})}
+	s := &serving{p: p, ctx: ctx, conns: map[net.Conn]struct{}{}, hl: hl}
 	srv := &http.Server{
 		Handler:           s,
 		ReadHeaderTimeout: firstByteTimeout,
@@ -139,8 +143,16 @@ func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
 	go srv.Serve(hl)
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stop()
+	slots := make(chan struct{}, maxConns)
 	var err error
 	for {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
 		var c net.Conn
 		c, err = ln.Accept()
 		if err != nil {
@@ -152,7 +164,7 @@ func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			s.sniff(c, hl)
+			s.sniff(&slotConn{Conn: c, release: func() { <-slots }})
 		}()
 	}
 	cancel()
@@ -161,7 +173,29 @@ func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
 	srv.Close()
 	s.closeAll()
 	s.wg.Wait()
+	s.handlers.Wait()
 	return err
+}
+
+// slotConn gives its slot back when closed (once).
+type slotConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+func (c *slotConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.release)
+	return err
+}
+
+// CloseWrite half-closes the underlying TCP connection.
+func (c *slotConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return c.Close()
 }
 
 // serving is one Serve call's state.
@@ -172,6 +206,21 @@ type serving struct {
 	mu    sync.Mutex
 	conns map[net.Conn]struct{} // tunnels and SOCKS connections, both ends
 	ended bool
+	// handlers counts the HTTP handlers running (entered only before ended), so that Serve
+	// returns after the last connection was reported.
+	handlers sync.WaitGroup
+	hl       *chanListener
+}
+
+// enter registers an HTTP handler; false once Serve is ending.
+func (s *serving) enter() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended {
+		return false
+	}
+	s.handlers.Add(1)
+	return true
 }
 
 // track registers c to be closed when Serve ends (false: it already ended; c is closed).
@@ -204,7 +253,7 @@ func (s *serving) closeAll() {
 }
 
 // sniff reads the connection's first byte: 5 is SOCKS5; anything else goes to the HTTP server.
-func (s *serving) sniff(c net.Conn, hl *chanListener) {
+func (s *serving) sniff(c net.Conn) {
 	c.SetReadDeadline(time.Now().Add(firstByteTimeout))
 	br := bufio.NewReader(c)
 	b, err := br.Peek(1)
@@ -221,7 +270,7 @@ func (s *serving) sniff(c net.Conn, hl *chanListener) {
 		}
 		return
 	}
-	if !hl.push(bc) {
+	if !s.hl.push(bc) {
 		c.Close()
 	}
 }
@@ -279,6 +328,10 @@ func RefusalBody(host string, port int, reason string) string {
 }
 
 func (s *serving) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !s.enter() {
+		return
+	}
+	defer s.handlers.Done()
 	if r.Method == http.MethodConnect {
 		s.tunnel(w, r)
 		return
@@ -312,7 +365,9 @@ func (s *serving) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.Out.URL = pr.In.URL
-			pr.Out.Host = pr.In.Host
+			// The Host header is the URL's host, the one decided on: another one would reach
+			// a different site behind the same server (domain fronting).
+			pr.Out.Host = ""
 			pr.Out.Header.Del("Proxy-Authorization")
 		},
 		Transport: tr,

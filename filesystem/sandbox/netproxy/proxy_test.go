@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // testProxy serves a proxy whose Connect maps host names to local servers (hosts), and
@@ -104,6 +105,21 @@ func TestProxyHTTPAndConnect(t *testing.T) {
 	if code, body := get("http://b.a.example/y"); code != 200 || body != "plain b.a.example /y" {
 		t.Errorf("HTTP through the proxy, deeper name: %d %q", code, body)
 	}
+	// The Host header is the URL's, the host decided on (no fronting another site).
+	if c, err := net.Dial("tcp", tp.addr); err != nil {
+		t.Error(err)
+	} else {
+		fmt.Fprintf(c, "GET http://a.example/f HTTP/1.1\r\nHost: evil.test\r\nConnection: close\r\n\r\n")
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		c.Close()
+		if string(b) != "plain a.example /f" {
+			t.Errorf("Host header: the server saw %q", b)
+		}
+	}
 	if code, body := get("https://api.test/z"); code != 200 || body != "secure /z" {
 		t.Errorf("HTTPS (CONNECT) through the proxy: %d %q", code, body)
 	}
@@ -136,7 +152,7 @@ func TestProxyHTTPAndConnect(t *testing.T) {
 		t.Errorf("api.test:80: %d", code)
 	}
 
-	want := []string{"http a.example:80 allowed *.example", "http b.a.example:80 allowed *.example", "connect api.test:443 allowed api.test:443",
+	want := []string{"http a.example:80 allowed *.example", "http b.a.example:80 allowed *.example", "http a.example:80 allowed *.example", "connect api.test:443 allowed api.test:443",
 		"http example:80 refused", "http a.example.evil:80 refused", "connect evil.test:443 refused", "http api.test:80 refused"}
 	var got []string
 	for _, e := range tp.Events() {
@@ -263,5 +279,40 @@ func TestProxyBadRequests(t *testing.T) {
 	}
 	if len(tp.Events()) != 0 {
 		t.Errorf("events for a bad request: %+v", tp.Events())
+	}
+}
+
+// TestProxyConnectionCap: a command cannot make the proxy hold more than maxConns connections at
+// once (each is descriptors and memory in massgen); the next one is served when one ends.
+func TestProxyConnectionCap(t *testing.T) {
+	tp := startProxy(t, []string{"a.example"}, nil)
+	var idle []net.Conn
+	for i := 0; i < maxConns; i++ {
+		c, err := net.Dial("tcp", tp.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		idle = append(idle, c)
+	}
+	defer func() {
+		for _, c := range idle {
+			c.Close()
+		}
+	}()
+	c, err := net.Dial("tcp", tp.addr) // in the listener's backlog
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Write([]byte{5, 1, 0})
+	c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	var m [2]byte
+	if _, err := io.ReadFull(c, m[:]); err == nil {
+		t.Fatal("a connection past the cap was served")
+	}
+	idle[0].Close()
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.ReadFull(c, m[:]); err != nil || m != [2]byte{5, 0} {
+		t.Fatalf("served after a slot freed: %v %v", m, err)
 	}
 }
