@@ -9,6 +9,7 @@ import (
 
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/internal/termtext"
 	"github.com/massgen-go/massgen/orchestrator"
 )
 
@@ -43,10 +44,10 @@ func (o *Outcome) code() int {
 // print ends the run on stderr: one line per failed agent, then one per step not saved.
 func (o *Outcome) print(w io.Writer) {
 	for _, f := range o.Failed {
-		fmt.Fprintf(w, "Failed: agent %s: %s\n", f.Agent, oneLine(f.Cause))
+		fmt.Fprintf(w, "Failed: agent %s: %s\n", f.Agent, termtext.Squeeze(f.Cause, 0))
 	}
 	for _, s := range o.NotSaved {
-		fmt.Fprintf(w, "Not saved: %s\n", oneLine(s))
+		fmt.Fprintf(w, "Not saved: %s\n", termtext.Squeeze(s, 0))
 	}
 }
 
@@ -54,8 +55,6 @@ func (o *Outcome) print(w io.Writer) {
 func (o *Outcome) notSaved(format string, args ...any) {
 	o.NotSaved = append(o.NotSaved, fmt.Sprintf(format, args...))
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // outcomeRecorder builds a turn's Outcome from the orchestrator's event stream: an agent that
 // stopped (a backend error, its timeout, too many invalid replies) or whose final presentation

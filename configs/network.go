@@ -11,7 +11,7 @@ import (
 // CommandNetwork is the network a command an agent runs may reach (`command_network:`, per
 // agent and under orchestrator for every agent): mode none (nothing: the default), allowlist
 // (the hosts of AllowedDomains, through massgen's proxy) or open (any host). docs/tools.md
-// says how each system enforces it.
+// says how each system enforces it. MassGen 0.1.96's srt keys map onto it (mapSRT).
 type CommandNetwork struct {
 	Mode           string   `yaml:"mode,omitempty" json:"mode,omitempty"`
 	AllowedDomains []string `yaml:"allowed_domains,omitempty" json:"allowed_domains,omitempty"`
@@ -49,6 +49,50 @@ func (c *Config) CommandNetworkOf(id string) CommandNetwork {
 		}
 	}
 	return out
+}
+
+// srtNetwork is the command network MassGen's srt execution mode gives an agent: none, or an
+// allowlist of command_line_srt_network_allowed_domains; ok is false when the backend does not
+// run commands under srt.
+func srtNetwork(b Backend) (CommandNetwork, bool) {
+	if mode, _ := b.Extra["command_line_execution_mode"].(string); strings.TrimSpace(mode) != "srt" {
+		return CommandNetwork{}, false
+	}
+	var domains []string
+	if list, ok := b.Extra["command_line_srt_network_allowed_domains"].([]any); ok {
+		for _, d := range list {
+			if s, ok := d.(string); ok && strings.TrimSpace(s) != "" {
+				domains = append(domains, strings.TrimSpace(s))
+			}
+		}
+	}
+	if len(domains) == 0 {
+		return CommandNetwork{Mode: NetworkNone}, true
+	}
+	return CommandNetwork{Mode: NetworkAllowlist, AllowedDomains: domains}, true
+}
+
+// mapSRT gives each agent whose backend runs commands under MassGen's srt (and that sets no
+// command_network itself) the command network srt would, and says what srt means here.
+func (c *Config) mapSRT(d *document, warn func(key string, line int, msg string)) {
+	for i := range c.Agents {
+		a := &c.Agents[i]
+		n, ok := srtNetwork(a.Backend)
+		if !ok {
+			continue
+		}
+		key := fmt.Sprintf("agents[%d].backend.command_line_execution_mode", i)
+		what := "none"
+		if n.Mode == NetworkAllowlist {
+			what = "allowlist " + strings.Join(n.AllowedDomains, ", ")
+		}
+		if a.CommandNetwork == nil {
+			a.CommandNetwork = &n
+		} else {
+			what = "not mapped: the agent's command_network is set and wins"
+		}
+		warn(key, d.lineOf(key), fmt.Sprintf("%s: srt: commands run in massgen's own kernel sandbox (bubblewrap, namespaces or Landlock; Seatbelt on macOS), which allows reads only of the agent's paths and system folders (as srt's strict read mode) and writes only where the agent may write; srt's network policy becomes command_network (%s), enforced by that sandbox: no network, or the listed hosts through massgen's proxy (docs/tools.md, Network)", key, what))
+	}
 }
 
 // validateNetwork checks a command_network section: its mode, and each allowed_domains entry

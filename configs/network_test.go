@@ -73,3 +73,30 @@ func TestCommandNetwork(t *testing.T) {
 		}
 	}
 }
+
+// MassGen 0.1.96's srt keys give an agent the policy command_network would: srt alone is no
+// network, srt with command_line_srt_network_allowed_domains is an allowlist of them, read by the
+// same proxy.
+func TestSRTKeysSamePolicy(t *testing.T) {
+	tests := []struct{ srt, network string }{
+		{"      command_line_execution_mode: srt\n", "    command_network: {mode: none}\n"},
+		{"      command_line_execution_mode: srt\n      command_line_srt_network_allowed_domains: [pypi.org, \"*.pythonhosted.org\"]\n",
+			"    command_network: {mode: allowlist, allowed_domains: [pypi.org, \"*.pythonhosted.org\"]}\n"},
+	}
+	for _, tt := range tests {
+		a, _ := mustLoad(t, t.TempDir(), "agents:\n  - id: a\n    backend:\n      type: openai\n      model: m\n"+tt.srt, nil)
+		b, _ := mustLoad(t, t.TempDir(), "agents:\n  - id: a\n"+tt.network+"    backend:\n      type: openai\n      model: m\n", nil)
+		if got, want := a.CommandNetworkOf("a"), b.CommandNetworkOf("a"); !reflect.DeepEqual(got, want) {
+			t.Errorf("srt %q: %+v, command_network gives %+v", tt.srt, got, want)
+		}
+	}
+	// Over an orchestrator-wide command_network, srt decides for its agent as the agent's own
+	// command_network would.
+	c, _ := mustLoad(t, t.TempDir(), "orchestrator:\n  command_network: {mode: open}\nagents:\n  - id: a\n    backend:\n      type: openai\n      model: m\n      command_line_execution_mode: srt\n  - id: b\n    backend: {type: openai, model: m}\n", nil)
+	if got := c.CommandNetworkOf("a"); got.Mode != NetworkNone {
+		t.Errorf("srt under an open orchestrator: %+v", got)
+	}
+	if got := c.CommandNetworkOf("b"); got.Mode != NetworkOpen {
+		t.Errorf("the other agent: %+v", got)
+	}
+}

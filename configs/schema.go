@@ -30,12 +30,19 @@ type Config struct {
 	// ~/.config/massgen/.env < ./.env); the real environment is consulted on top of it by
 	// LookupEnv.
 	Env map[string]string `yaml:"-" json:"-"`
+	// EnvFilesLoaded are the .env files Env was read from (absolute, lowest priority first):
+	// they hold massgen's API keys, so they are private paths for every agent.
+	EnvFilesLoaded []string `yaml:"-" json:"-"`
 
 	realEnv func(string) (string, bool) // the real environment (LoadOptions.LookupEnv)
 	home    string                      // for ~ in paths added after Load
 	raw     []byte                      // the file as written
 	file    string                      // the file's name in messages
 	lines   map[string]int              // line of each key path ("agents[1].backend.type")
+	// sharedCWD notes, by agent index, a workspace split from a folder several agents name.
+	sharedCWD map[int]string
+	// mappedPerms marks, by agent index, permissions that include backend.permissions rules.
+	mappedPerms map[int]bool
 }
 
 // Agent is one entry of `agents:`.
@@ -52,7 +59,7 @@ type Agent struct {
 	// CommandLimits bound this agent's commands, over the top level's.
 	CommandLimits *CommandLimits `yaml:"command_limits,omitempty" json:"command_limits,omitempty"`
 	// CommandNetwork is the network the agent's commands may reach, over orchestrator's
-	// (network.go).
+	// (network.go). MassGen's srt keys set it when the config does not.
 	CommandNetwork *CommandNetwork `yaml:"command_network,omitempty" json:"command_network,omitempty"`
 }
 
@@ -80,6 +87,9 @@ type Backend struct {
 	ExcludeTools []string `yaml:"exclude_tools,omitempty" json:"exclude_tools,omitempty"`
 	// CustomTools are Python functions offered as tools (customtools.go).
 	CustomTools []CustomTool `yaml:"custom_tools,omitempty" json:"custom_tools,omitempty"`
+	// Permissions is MassGen 0.1.97's permission engine block, mapped onto the agent's
+	// permissions section at load (massgenperms.go).
+	Permissions *BackendPermissions `yaml:"permissions,omitempty" json:"permissions,omitempty"`
 	// Extra holds every other key (temperature, reasoning, text, enable_web_search, ...).
 	Extra map[string]any `yaml:",inline" json:"-"`
 }
@@ -141,6 +151,11 @@ type Orchestrator struct {
 	// be from the existing ones (docs/orchestrator.md, "MassGen's coordination options").
 	VotingSensitivity        string `yaml:"voting_sensitivity,omitempty" json:"voting_sensitivity,omitempty"`
 	AnswerNoveltyRequirement string `yaml:"answer_novelty_requirement,omitempty" json:"answer_novelty_requirement,omitempty"`
+	// VotingThreshold (0-10, default 5), MaxChecklistCallsPerRound (default 1) and
+	// ChecklistFirstAnswer steer voting_sensitivity checklist_gated (orchestrator/checklist.go).
+	VotingThreshold           int  `yaml:"voting_threshold,omitempty" json:"voting_threshold,omitempty"`
+	MaxChecklistCallsPerRound int  `yaml:"max_checklist_calls_per_round,omitempty" json:"max_checklist_calls_per_round,omitempty"`
+	ChecklistFirstAnswer      bool `yaml:"checklist_first_answer,omitempty" json:"checklist_first_answer,omitempty"`
 	// SkipCoordinationRounds sends the first agent straight to the final presentation.
 	SkipCoordinationRounds bool `yaml:"skip_coordination_rounds,omitempty" json:"skip_coordination_rounds,omitempty"`
 	// DebugFinalAnswer replaces the final answer the first post-evaluation judges.
@@ -204,8 +219,14 @@ type ContextPath struct {
 
 // TimeoutSettings is MassGen's `timeout_settings:`.
 type TimeoutSettings struct {
-	OrchestratorTimeoutSeconds int            `yaml:"orchestrator_timeout_seconds,omitempty" json:"orchestrator_timeout_seconds,omitempty"`
-	Extra                      map[string]any `yaml:",inline" json:"-"`
+	OrchestratorTimeoutSeconds int `yaml:"orchestrator_timeout_seconds,omitempty" json:"orchestrator_timeout_seconds,omitempty"`
+	// InitialRoundTimeoutSeconds and SubsequentRoundTimeoutSeconds (MassGen 0.1.38) bound an
+	// agent's first coordination round and each later one (0: no bound), plus
+	// RoundTimeoutGraceSeconds (default 120); see Config.RoundTimeout.
+	InitialRoundTimeoutSeconds    int            `yaml:"initial_round_timeout_seconds,omitempty" json:"initial_round_timeout_seconds,omitempty"`
+	SubsequentRoundTimeoutSeconds int            `yaml:"subsequent_round_timeout_seconds,omitempty" json:"subsequent_round_timeout_seconds,omitempty"`
+	RoundTimeoutGraceSeconds      *int           `yaml:"round_timeout_grace_seconds,omitempty" json:"round_timeout_grace_seconds,omitempty"`
+	Extra                         map[string]any `yaml:",inline" json:"-"`
 }
 
 // UI is the `ui:` section.

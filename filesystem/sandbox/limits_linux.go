@@ -10,6 +10,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/massgen-go/massgen/filesystem/sandbox/internal/confine"
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 )
@@ -30,12 +31,8 @@ import (
 // Where it stops: the shell reads a line on descriptor 3 before the command's first line
 // (shellBarrier); bubblewrap waits on --block-fd; the helper waits for its spec.
 
-// rlimitValue is one rlimit to set (sent to the zygote as JSON).
-type rlimitValue struct {
-	Res int    `json:"r"`
-	Cur uint64 `json:"c"`
-	Max uint64 `json:"m"`
-}
+// rlimitValue is one rlimit to set (sent to the zygote and the helper as JSON).
+type rlimitValue = confine.Rlimit
 
 // limitPlan is how one command's limits are enforced.
 type limitPlan struct {
@@ -71,12 +68,12 @@ func newLimitPlan(lim Limits, ownUserNS bool, log *zap.Logger) (*limitPlan, erro
 	mem, pids := p.cg.has()
 	mib := func(n int) uint64 { return uint64(n) << 20 }
 	p.rlimits = []rlimitValue{
-		{unix.RLIMIT_CPU, uint64(lim.CPUSeconds), uint64(lim.CPUSeconds) + 1},
-		{unix.RLIMIT_FSIZE, mib(lim.FileSizeMB), mib(lim.FileSizeMB)},
-		{unix.RLIMIT_CORE, 0, 0},
+		{Res: unix.RLIMIT_CPU, Cur: uint64(lim.CPUSeconds), Max: uint64(lim.CPUSeconds) + 1},
+		{Res: unix.RLIMIT_FSIZE, Cur: mib(lim.FileSizeMB), Max: mib(lim.FileSizeMB)},
+		{Res: unix.RLIMIT_CORE, Cur: 0, Max: 0},
 	}
 	if !mem {
-		p.rlimits = append(p.rlimits, rlimitValue{unix.RLIMIT_DATA, mib(lim.MemoryMB), mib(lim.MemoryMB)})
+		p.rlimits = append(p.rlimits, rlimitValue{Res: unix.RLIMIT_DATA, Cur: mib(lim.MemoryMB), Max: mib(lim.MemoryMB)})
 	}
 	switch {
 	case pids:
@@ -86,7 +83,7 @@ func newLimitPlan(lim Limits, ownUserNS bool, log *zap.Logger) (*limitPlan, erro
 		})
 	case ownUserNS:
 		p.nproc = true
-		p.rlimits = append(p.rlimits, rlimitValue{unix.RLIMIT_NPROC, uint64(lim.Processes), uint64(lim.Processes)})
+		p.rlimits = append(p.rlimits, rlimitValue{Res: unix.RLIMIT_NPROC, Cur: uint64(lim.Processes), Max: uint64(lim.Processes)})
 	}
 	// Never above what massgen itself may use (an unprivileged process cannot raise a hard
 	// limit).

@@ -177,7 +177,7 @@ func (pl *plan) nsSpec(dirfd int) (confine.Spec, error) {
 // nsStart prepares the helper: fd 3 its spec, fd 4 the status pipe.
 type nsStart struct {
 	specW, status *os.File
-	spec          []byte
+	spec          confine.Spec
 }
 
 // helperExe is the binary re-executed as the helper or the zygote.
@@ -213,10 +213,6 @@ func namespacesArgv(o Options, pl *plan, pf *passFiles, dirfd int, ns *netSetup)
 		}
 		spec.Net.Sock = 5
 	}
-	b, err := json.Marshal(spec)
-	if err != nil {
-		return nil, nil, err
-	}
 	specR, specW, err := os.Pipe()
 	if err != nil {
 		return nil, nil, err
@@ -232,20 +228,24 @@ func namespacesArgv(o Options, pl *plan, pf *passFiles, dirfd int, ns *netSetup)
 		pf.files = append(pf.files, ns.child) // fd 5
 		ns.child = nil
 	}
-	return []string{exe, confine.HelperArg, "/bin/sh", "-c", o.Command}, &nsStart{specW: specW, status: statusR, spec: b}, nil
+	return []string{exe, confine.HelperArg, "/bin/sh", "-c", o.Command}, &nsStart{specW: specW, status: statusR, spec: spec}, nil
 }
 
 // wait writes the spec (after the child started: it may be larger than a pipe's buffer) and
 // returns the helper's status: nil when it exec'd the command (the status pipe closed empty).
 func (s *nsStart) wait() error {
+	b, err := json.Marshal(s.spec)
+	if err != nil {
+		return err
+	}
 	specW := s.specW
 	s.specW = nil
 	go func() {
-		specW.Write(s.spec)
+		specW.Write(b)
 		specW.Close()
 	}()
-	b, _ := io.ReadAll(io.LimitReader(s.status, 64<<10))
-	if m := strings.TrimSpace(string(b)); m != "" {
+	st, _ := io.ReadAll(io.LimitReader(s.status, 64<<10))
+	if m := strings.TrimSpace(string(st)); m != "" {
 		return fmt.Errorf("%s", m)
 	}
 	return nil

@@ -406,7 +406,12 @@ func Run(ctx context.Context, o Options) (Result, error) {
 				killGroup() // at EOF on --block-fd it would go on
 			}
 			setupErr = err
-		default: // the shell (barrier) or the helper (waiting for its spec)
+		case nss != nil:
+			// The helper (waiting for its spec) joins the cgroup now and sets the rlimits
+			// itself when it executes the command.
+			nss.spec.Rlimits = lp.rlimits
+			setupErr = releaseLimited(cmd.Process.Pid, true, nil, lp.procsFDs(), killGroup, nil)
+		default: // the shell, waiting on its barrier
 			setupErr = lp.release(cmd.Process.Pid, true, killGroup, barrier)
 		}
 		if nss != nil && setupErr == nil {

@@ -27,7 +27,7 @@ func (a *Agent) customTools(ctx context.Context, describe bool) (*customtools.Pr
 	}
 	p, err := customtools.New(ctx, customtools.Options{
 		Config: a.env.cfg, Agent: i, Sandbox: sb, Describe: describe, Cache: a.env.customCache,
-		Logger: a.env.log.With(zap.String("agent", a.cfg.ID)),
+		Shaped: a.env.Shaped, Logger: a.env.log.With(zap.String("agent", a.cfg.ID)),
 	})
 	if err != nil {
 		return nil, &ConfigError{Err: err}

@@ -79,6 +79,16 @@ type Spec struct {
 	Status int `json:"status"`
 	// Net is the command's network.
 	Net NetSpec `json:"net"`
+	// Rlimits are set by the helper itself just before it executes the command: applied to
+	// the helper from outside, a memory limit would bound massgen's own code building the view.
+	Rlimits []Rlimit `json:"rlimits,omitempty"`
+}
+
+// Rlimit is one resource limit (setrlimit's resource, soft and hard values).
+type Rlimit struct {
+	Res int    `json:"r"`
+	Cur uint64 `json:"c"`
+	Max uint64 `json:"m"`
 }
 
 // FileID identifies an inode.
