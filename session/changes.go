@@ -10,6 +10,8 @@ import (
 	"slices"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem"
 )
@@ -150,4 +152,50 @@ func (ses *Session) Resume() (config string, contextPaths []configs.ContextPath,
 func Exists(root string) bool {
 	fi, err := os.Stat(root)
 	return err == nil && fi.IsDir() || err != nil && !errors.Is(err, fs.ErrNotExist)
+}
+
+// ErrNoChanges is returned by LatestChange when no turn changed anything in context paths.
+var ErrNoChanges = errors.New("no turn changed files in context paths")
+
+// LatestChange finds the latest turn that changed files in context paths (it has a
+// changes.json; undone or not, interrupted or not): of the session id, or of every session of
+// the store when id is "". Latest is by the turn's end (its start when it has none), so a turn
+// recovered later into an older session is still found by when it happened.
+func (s *Store) LatestChange(id string) (*Session, int, error) {
+	ids := []string{id}
+	if id == "" {
+		var err error
+		if ids, err = s.ids(); err != nil {
+			return nil, 0, err
+		}
+	}
+	var best *Session
+	var bestN int
+	var bestAt time.Time
+	for _, sid := range ids {
+		ses, err := s.Get(sid)
+		if err != nil {
+			if id != "" {
+				return nil, 0, err
+			}
+			s.logger.Warn("skipping an unreadable session", zap.String("session", sid), zap.Error(err))
+			continue
+		}
+		for i, t := range ses.Turns() {
+			if t.ChangesFile == "" {
+				continue
+			}
+			at := t.Ended
+			if at.IsZero() {
+				at = t.Started
+			}
+			if best == nil || !at.Before(bestAt) {
+				best, bestN, bestAt = ses, i+1, at
+			}
+		}
+	}
+	if best == nil {
+		return nil, 0, ErrNoChanges
+	}
+	return best, bestN, nil
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/internal/private"
+	"github.com/massgen-go/massgen/internal/runlock"
 	"github.com/massgen-go/massgen/snapshots"
 )
 
@@ -52,14 +53,18 @@ type Store struct {
 }
 
 // Session is one session folder. Its methods are safe for concurrent use within one process;
-// two processes must not write the same session at once.
+// writes take the store's lock (.lock in the sessions folder), so several processes may save
+// turns into the same session or store: each turn gets its own number and the summary lists
+// them all.
 type Session struct {
 	ID      string
 	Dir     string
 	Created time.Time
 
+	store  *Store
 	logger *zap.Logger
 	mu     sync.Mutex
+	exists bool   // the folder is on disk (a new session's is made with its first turn)
 	turns  []Turn // loaded or saved so far; Workspace points at turn_N/workspace
 }
 
@@ -104,7 +109,17 @@ type Turn struct {
 	ChangesFile string
 	// Undone is when `massgen undo` put the turn's changes back (zero: never).
 	Undone time.Time
+	// Status is how the turn ended: "" (it was saved by its run) or StatusInterrupted (its run
+	// ended before saving it; it was recovered from its change journal: it has no answer, and its
+	// Changes are what the journal recorded).
+	Status string
+	// Run is the run's log folder (log_<time>), naming the run that made the turn.
+	Run string
 }
+
+// StatusInterrupted marks a turn recovered from the change journal of a run that ended before
+// saving it (killed, or its session could not be written).
+const StatusInterrupted = "interrupted"
 
 // Exchange is one turn of the conversation.
 type Exchange struct {
@@ -134,6 +149,8 @@ type metadata struct {
 	ContextPaths    []configs.ContextPath `json:"context_paths"`
 	FilesChanged    []changedFile         `json:"files_changed"`
 	Changes         string                `json:"changes_file,omitempty"`
+	Status          string                `json:"status,omitempty"`
+	Run             string                `json:"run,omitempty"`
 }
 
 // Open opens (creating if needed) the sessions folder root.
@@ -162,28 +179,48 @@ func OpenWithLogger(root string, logger *zap.Logger) (*Store, error) {
 // Root returns the sessions folder.
 func (s *Store) Root() string { return s.root }
 
-// New creates session_<YYYYMMDD_HHMMSS> (with _2, _3, ... if that second is taken).
+// New starts session_<YYYYMMDD_HHMMSS> (with _2, _3, ... if that second is taken). Its folder
+// is made with its first turn (SaveTurn), whole: a session exists once a turn is in it, and one
+// whose first turn could not be saved leaves nothing. The id is the one free now; if another
+// session takes it before the first turn is saved, that turn gets the next.
 func (s *Store) New(now time.Time) (*Session, error) {
+	id, err := s.freeID(now)
+	if err != nil {
+		return nil, err
+	}
+	return &Session{ID: id, Dir: filepath.Join(s.root, id), Created: now, store: s, logger: s.logger}, nil
+}
+
+// freeID is the first session id for now that no folder has.
+func (s *Store) freeID(now time.Time) (string, error) {
 	base := "session_" + now.Format(idLayout)
-	for i := 1; ; i++ {
+	for i := 1; i < 10000; i++ {
 		id := base
 		if i > 1 {
 			id += "_" + strconv.Itoa(i)
 		}
-		dir := filepath.Join(s.root, id)
-		err := os.Mkdir(dir, private.DirMode)
-		if errors.Is(err, fs.ErrExist) {
-			continue
+		_, err := os.Lstat(filepath.Join(s.root, id))
+		if errors.Is(err, fs.ErrNotExist) {
+			return id, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("session: creating %s: %w", dir, err)
+			return "", fmt.Errorf("session: %w", err)
 		}
-		ses := &Session{ID: id, Dir: dir, Created: now, logger: s.logger}
-		if err := ses.writeSummary(); err != nil {
-			return nil, err
-		}
-		return ses, nil
 	}
+	return "", fmt.Errorf("session: no free session id for %s in %s", now.Format(idLayout), s.root)
+}
+
+// lockName is the store's lock file: held while a turn is numbered and written, and the
+// summary rewritten.
+const lockName = ".lock"
+
+// lock takes the store's lock.
+func (s *Store) lock() (*runlock.FileLock, error) {
+	l, err := runlock.Exclusive(context.Background(), filepath.Join(s.root, lockName))
+	if err != nil {
+		return nil, fmt.Errorf("session: %w", err)
+	}
+	return l, nil
 }
 
 // Get opens an existing session by id ("session_20250928_143022").
@@ -197,23 +234,30 @@ func (s *Store) Get(id string) (*Session, error) {
 		return nil, fmt.Errorf("session: no session %q in %s", id, s.root)
 	}
 	created, _ := time.ParseInLocation(idLayout, m[1], time.Local)
-	ses := &Session{ID: id, Dir: dir, Created: created, logger: s.logger}
+	ses := &Session{ID: id, Dir: dir, Created: created, store: s, logger: s.logger, exists: true}
 	if err := ses.load(); err != nil {
 		return nil, err
 	}
 	return ses, nil
 }
 
-// Latest returns the most recent session (ErrNoSessions if there is none).
+// Latest returns the most recent session with a turn in it (ErrNoSessions if there is none; an
+// empty folder an older massgen left is passed over).
 func (s *Store) Latest() (*Session, error) {
 	ids, err := s.ids()
 	if err != nil {
 		return nil, err
 	}
-	if len(ids) == 0 {
-		return nil, ErrNoSessions
+	for i := len(ids) - 1; i >= 0; i-- {
+		ses, err := s.Get(ids[i])
+		if err != nil {
+			return nil, err
+		}
+		if len(ses.turns) > 0 {
+			return ses, nil
+		}
 	}
-	return s.Get(ids[len(ids)-1])
+	return nil, ErrNoSessions
 }
 
 // List lists the sessions, oldest first.
@@ -265,6 +309,7 @@ func (s *Store) ids() ([]string, error) {
 
 // load reads the complete turns (turn_N with a metadata.json); anything else is ignored.
 func (ses *Session) load() error {
+	ses.turns = nil
 	ents, err := os.ReadDir(ses.Dir)
 	if err != nil {
 		return fmt.Errorf("session: %w", err)
@@ -300,6 +345,7 @@ func (ses *Session) load() error {
 			FilesDelivered: md.FilesDelivered, Workspace: filepath.Join(dir, workspaceDir),
 			Timeline: md.Timeline,
 			Config:   md.Config, ContextPaths: md.ContextPaths,
+			Status: md.Status, Run: md.Run,
 		}
 		loadChanges(dir, md, &t)
 		ses.turns = append(ses.turns, t)
@@ -308,10 +354,27 @@ func (ses *Session) load() error {
 }
 
 // SaveTurn stores the next turn as turn_N/{workspace/,answer.txt,metadata.json} and rewrites
-// SESSION_SUMMARY.txt. It returns the turn folder.
+// SESSION_SUMMARY.txt, under the store's lock (turns another process saved meanwhile are read
+// first: the turn is numbered after them). A new session's folder is built whole in a hidden
+// folder with its first turn and renamed into place. It returns the turn folder.
 func (ses *Session) SaveTurn(t Turn) (string, error) {
 	ses.mu.Lock()
 	defer ses.mu.Unlock()
+	if ses.store != nil {
+		lock, err := ses.store.lock()
+		if err != nil {
+			return "", err
+		}
+		defer lock.Unlock()
+	}
+	if !ses.exists {
+		return ses.saveFirstTurn(t)
+	}
+	if ses.store != nil {
+		if err := ses.load(); err != nil { // another process may have saved a turn
+			return "", err
+		}
+	}
 	n := len(ses.turns) + 1
 	name := "turn_" + strconv.Itoa(n)
 	final := filepath.Join(ses.Dir, name)
@@ -323,7 +386,84 @@ func (ses *Session) SaveTurn(t Turn) (string, error) {
 		return "", fmt.Errorf("session: %w", err)
 	}
 	defer os.RemoveAll(tmp) // nothing left once renamed
+	changes, err := ses.buildTurn(tmp, n, t)
+	if err != nil {
+		return "", err
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		return "", fmt.Errorf("session: %w", err)
+	}
+	if err := syncDir(ses.Dir); err != nil {
+		return "", err
+	}
+	ses.turns = append(ses.turns, savedAs(t, final, changes))
+	if err := ses.writeSummary(ses.Dir); err != nil {
+		return final, err
+	}
+	return final, nil
+}
 
+// saveFirstTurn makes a new session's folder with its first turn and summary, built in a hidden
+// folder of the store and renamed into place (caller holds mu and the store's lock).
+func (ses *Session) saveFirstTurn(t Turn) (string, error) {
+	root := filepath.Dir(ses.Dir)
+	if ses.store != nil {
+		root = ses.store.root
+		id, err := ses.store.freeID(ses.Created)
+		if err != nil {
+			return "", err
+		}
+		ses.ID, ses.Dir = id, filepath.Join(root, id)
+	}
+	tmp, err := os.MkdirTemp(root, "."+ses.ID+"-")
+	if err != nil {
+		return "", fmt.Errorf("session: %w", err)
+	}
+	defer os.RemoveAll(tmp) // nothing left once renamed
+	if err := os.Chmod(tmp, private.DirMode); err != nil {
+		return "", fmt.Errorf("session: %w", err)
+	}
+	turnTmp := filepath.Join(tmp, "turn_1")
+	if err := os.Mkdir(turnTmp, private.DirMode); err != nil {
+		return "", fmt.Errorf("session: %w", err)
+	}
+	changes, err := ses.buildTurn(turnTmp, 1, t)
+	if err != nil {
+		return "", err
+	}
+	final := filepath.Join(ses.Dir, "turn_1")
+	ses.turns = []Turn{savedAs(t, final, changes)}
+	if err := ses.writeSummary(tmp); err != nil {
+		ses.turns = nil
+		return "", err
+	}
+	if err := syncDir(tmp); err != nil {
+		ses.turns = nil
+		return "", err
+	}
+	if err := os.Rename(tmp, ses.Dir); err != nil {
+		ses.turns = nil
+		return "", fmt.Errorf("session: %w", err)
+	}
+	ses.exists = true
+	if err := syncDir(root); err != nil {
+		return final, err
+	}
+	return final, nil
+}
+
+// savedAs is t as the session returns it once saved in the turn folder dir.
+func savedAs(t Turn, dir, changes string) Turn {
+	t.Workspace = filepath.Join(dir, workspaceDir)
+	if changes != "" {
+		t.ChangesFile = filepath.Join(dir, changes)
+	}
+	return t
+}
+
+// buildTurn writes turn n's workspace/, answer.txt, changes.json and metadata.json into the
+// folder tmp and syncs it; it returns the changes file's name ("" when none).
+func (ses *Session) buildTurn(tmp string, n int, t Turn) (string, error) {
 	if err := snapshots.CopyTree(context.Background(), t.Workspace, filepath.Join(tmp, workspaceDir), ses.logger); err != nil {
 		return "", fmt.Errorf("session: copying the final workspace into turn %d: %w", n, err)
 	}
@@ -342,6 +482,7 @@ func (ses *Session) SaveTurn(t Turn) (string, error) {
 		Timeline: t.Timeline,
 		Config:   t.Config, ContextPaths: nonNilSlice(t.ContextPaths),
 		FilesChanged: filesChanged(t.Changes), Changes: changes,
+		Status: t.Status, Run: t.Run,
 	}
 	if !t.Started.IsZero() && !t.Ended.IsZero() {
 		md.DurationSeconds = t.Ended.Sub(t.Started).Seconds()
@@ -360,21 +501,7 @@ func (ses *Session) SaveTurn(t Turn) (string, error) {
 	if err := syncDir(tmp); err != nil {
 		return "", err
 	}
-	if err := os.Rename(tmp, final); err != nil {
-		return "", fmt.Errorf("session: %w", err)
-	}
-	if err := syncDir(ses.Dir); err != nil {
-		return "", err
-	}
-	t.Workspace = filepath.Join(final, workspaceDir)
-	if changes != "" {
-		t.ChangesFile = filepath.Join(final, changes)
-	}
-	ses.turns = append(ses.turns, t)
-	if err := ses.writeSummary(); err != nil {
-		return final, err
-	}
-	return final, nil
+	return changes, nil
 }
 
 func nonNil[K comparable, V any](m map[K]V) map[K]V {
@@ -391,13 +518,16 @@ func nonNilSlice[T any](s []T) []T {
 	return s
 }
 
-// History returns every turn's {Task, Answer} so far, oldest first.
+// History returns every turn's {Task, Answer} so far, oldest first; interrupted turns (no
+// answer) are left out.
 func (ses *Session) History() []Exchange {
 	ses.mu.Lock()
 	defer ses.mu.Unlock()
-	out := make([]Exchange, len(ses.turns))
-	for i, t := range ses.turns {
-		out[i] = Exchange{Task: t.Task, Answer: t.Answer}
+	out := make([]Exchange, 0, len(ses.turns))
+	for _, t := range ses.turns {
+		if t.Status != StatusInterrupted {
+			out = append(out, Exchange{Task: t.Task, Answer: t.Answer})
+		}
 	}
 	return out
 }
@@ -409,14 +539,17 @@ func (ses *Session) Turns() []Turn {
 	return slices.Clone(ses.turns)
 }
 
-// LastWorkspace returns the previous turn's workspace/ ("" if there is no turn yet).
+// LastWorkspace returns the previous turn's workspace/ ("" if there is no turn yet); an
+// interrupted turn kept no workspace: the one before it is the previous turn's.
 func (ses *Session) LastWorkspace() string {
 	ses.mu.Lock()
 	defer ses.mu.Unlock()
-	if len(ses.turns) == 0 {
-		return ""
+	for i := len(ses.turns) - 1; i >= 0; i-- {
+		if ses.turns[i].Status != StatusInterrupted {
+			return ses.turns[i].Workspace
+		}
 	}
-	return ses.turns[len(ses.turns)-1].Workspace
+	return ""
 }
 
 // Info describes the session.
