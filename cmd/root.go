@@ -4,7 +4,6 @@ package cmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -111,8 +110,7 @@ func Execute(ctx context.Context, f *cmdutil.Factory, args []string) int {
 	if err == nil {
 		return cmdutil.ExitOK
 	}
-	var ee *cmdutil.ExitError
-	if !errors.As(err, &ee) || ee.Err != nil {
+	if cmdutil.ToPrint(err) {
 		fmt.Fprintln(f.IO.ErrOut, "Error:", termtext.Text(err.Error()))
 	}
 	return cmdutil.CodeOf(err)

@@ -110,6 +110,7 @@ type RunOptions struct {
 	RunTurn TurnRunner
 
 	jsonOut *display.JSON // --output json (runRunOutput)
+	stdout  *stdoutWriter // stdout, remembering a failed write (runRunOutput)
 }
 
 func newRunOptions(f *cmdutil.Factory) *RunOptions {
@@ -134,7 +135,7 @@ func runRun(ctx context.Context, opts *RunOptions) (err error) {
 	home, _ := opts.HomeDir() // no home: ~/.massgen/.env and ~/.massgen/config.yaml are skipped
 
 	// --continue / --session without --config: the session names its config (cmd/resume.go).
-	resumed, cfgName, err := resumeBeforeConfig(opts, wd, home)
+	resumed, cfgName, err := resumeBeforeConfig(ctx, opts, wd, home)
 	if err != nil {
 		return err
 	}
@@ -148,7 +149,7 @@ func runRun(ctx context.Context, opts *RunOptions) (err error) {
 			return err
 		}
 		configscmd.PrintLoadError(opts.IO.ErrOut, opts.ConfigName, err)
-		return cmdutil.Silent(cmdutil.ExitUsage)
+		return cmdutil.Reported(cmdutil.ExitUsage, err)
 	}
 	if opts.MaxTaskBytes < 0 {
 		return cmdutil.FlagErrorf("--max-task-bytes %d: must not be negative", opts.MaxTaskBytes)
@@ -179,6 +180,9 @@ func runRun(ctx context.Context, opts *RunOptions) (err error) {
 		return err
 	}
 	defer func() { _ = lock.Release() }()
+	// Turns of runs that ended before saving them become interrupted turns of their sessions
+	// (before a session is resumed: it may be one of them).
+	recoverTurns(ctx, opts.IO.ErrOut, trashRoot(cfg), nil)
 	if opts.resuming() && resumed == nil {
 		if resumed, err = openSession(cfg, opts.SessionID, opts.Continue); err != nil {
 			return err
@@ -272,25 +276,10 @@ func loadRunConfig(opts *RunOptions, name string) (*configs.Config, []configs.Wa
 	return opts.LoadBytes(name, data)
 }
 
-// lockProject takes the project's run lock (internal/runlock): a second run refuses at once
+// lockProject takes the project's run lock (cmdutil.LockProject): a second run refuses at once
 // (exit 5) naming the first, or with --wait waits for it to end.
 func lockProject(ctx context.Context, opts *RunOptions, cfg *configs.Config) (*runlock.Lock, error) {
-	me := runlock.Holder{PID: os.Getpid(), Started: opts.Now(), Command: "massgen"}
-	lock, err := runlock.Acquire(ctx, cfg.MassgenDir(), me, opts.Wait, func(h runlock.Holder) {
-		if h.PID > 0 {
-			fmt.Fprintf(opts.IO.ErrOut, "Waiting for the massgen run with pid %d (started %s) to end...\n", h.PID, h.Started.Local().Format("15:04:05"))
-		} else {
-			fmt.Fprintln(opts.IO.ErrOut, "Waiting for another massgen run in this project to end...")
-		}
-	})
-	var busy *runlock.BusyError
-	switch {
-	case errors.As(err, &busy):
-		return nil, cmdutil.WithCode(cmdutil.ExitBusy, err)
-	case err != nil:
-		return nil, cancelOr(err, cmdutil.ExitFailure)
-	}
-	return lock, nil
+	return cmdutil.LockProject(ctx, opts.IO.ErrOut, cfg.MassgenDir(), "massgen", opts.Wait, opts.Now())
 }
 
 // sweepTemp removes the temp files interrupted writes left in the context paths, and says so.
@@ -337,8 +326,8 @@ func turn(ctx context.Context, opts *RunOptions, st *runState, task string) (err
 		}
 	}
 	st.logger.Info("turn start", zap.Int("turn", t.Number), logging.Text("task", task))
-	t.Journal = newJournal(st, t)
 	started := opts.Now()
+	t.Journal = newJournal(st, t, started)
 	res, err = runner(ctx, opts, t)
 	if err == nil && res == nil {
 		err = errors.New("the turn returned no result")
@@ -349,11 +338,11 @@ func turn(ctx context.Context, opts *RunOptions, st *runState, task string) (err
 	}
 	if err != nil {
 		st.logger.Error("turn failed", zap.Int("turn", t.Number), zap.Error(err))
-		if note := changesNote(finishChanges(ctx, t)); note != "" {
-			fmt.Fprint(opts.IO.ErrOut, note)
-		}
+		finishChanges(ctx, t)
+		// What it changed before it stopped is kept as an interrupted turn: undo takes it back.
+		keepInterrupted(opts, st, t, started)
 		if cmdutil.CodeOf(cancelOr(err, cmdutil.ExitFailure)) == cmdutil.ExitCanceled {
-			return cancelOr(err, cmdutil.ExitFailure)
+			return cancelOr(withCause(ctx, err), cmdutil.ExitFailure)
 		}
 		if errors.Is(err, orchestrator.ErrNoAnswer) {
 			// The display showed the event already; the agents' causes end the run, once each.
@@ -361,12 +350,13 @@ func turn(ctx context.Context, opts *RunOptions, st *runState, task string) (err
 				fmt.Fprintln(opts.IO.ErrOut, "Error:", termtext.Text(err.Error()))
 			}
 			out.print(opts.IO.ErrOut)
-			return cmdutil.Silent(cmdutil.ExitFailure)
+			return cmdutil.Reported(cmdutil.ExitFailure, err)
 		}
 		out.print(opts.IO.ErrOut)
 		return cancelOr(err, cmdutil.ExitFailure)
 	}
 	finishChanges(ctx, t)
+	incompleteRecord(out, t)
 	answer := res.FinalAnswer
 	st.logger.Info("turn done", zap.Int("turn", t.Number), zap.Int("answer_bytes", len(answer)))
 	if opts.IO.StdoutTTY { // redirected output stays exactly what the model wrote
@@ -376,16 +366,29 @@ func turn(ctx context.Context, opts *RunOptions, st *runState, task string) (err
 		separateTurn(opts, st, t) // piped interactive mode: "--- turn N ---" between answers (cmd/piped.go)
 		fmt.Fprintln(opts.IO.Out, strings.TrimRight(answer, "\n"))
 	}
-	saveTurn(opts, st, t, started, res, out)
+	saveTurn(opts, st, t, started, res, out) // saved even when stdout failed: its record comes first
 	out.print(opts.IO.ErrOut)
 	code := out.code()
 	st.logger.Info("turn outcome", zap.Int("turn", t.Number), zap.Int("exit_code", code),
 		zap.Int("failed_agents", len(out.Failed)), zap.Strings("not_saved", out.NotSaved), zap.Bool("timed_out", out.TimedOut))
+	if werr := stdoutError(opts); werr != nil { // a closed pipe, a full disk: the answer is lost
+		st.logger.Error("writing stdout", zap.Error(werr))
+		return cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("writing the answer to stdout: %w", werr))
+	}
 	if code != cmdutil.ExitOK {
 		st.code = cmdutil.Worst(st.code, code)
-		return cmdutil.Silent(code)
+		return cmdutil.Reported(code, out.reason())
 	}
 	return nil
+}
+
+// withCause names what cancelled ctx (a signal) in err, when it is not said there already.
+func withCause(ctx context.Context, err error) error {
+	c := context.Cause(ctx)
+	if c == nil || errors.Is(c, context.Canceled) || strings.Contains(err.Error(), c.Error()) {
+		return err
+	}
+	return fmt.Errorf("%v: %w", c, err)
 }
 
 // answered: a turn that ended with code still gave its answer (it timed out or is partial), so
@@ -462,6 +465,9 @@ func interactive(ctx context.Context, opts *RunOptions, st *runState) error {
 		err = turn(tctx, opts, st, line)
 		turnCancelled := err != nil && ctx.Err() == nil && tctx.Err() != nil
 		endTurn()
+		if turnCancelled && !tty { // a script's session ends with the cancel
+			return cmdutil.WithCode(cmdutil.ExitCanceled, err)
+		}
 		if turnCancelled {
 			fmt.Fprintln(opts.IO.ErrOut, "Turn cancelled; the session is kept (Ctrl-C again at the prompt exits).")
 			continue

@@ -77,8 +77,10 @@ func (s *sessionState) readOnly() []string {
 	return nil
 }
 
-// save stores a finished turn, starting the session folder on the first one.
-func (s *sessionState) save(cfg *configs.Config, task string, started, ended time.Time, res *orchestrator.Result, changes *filesystem.ChangeSet) (string, error) {
+// save stores a finished turn (or, with res nil, an interrupted one), starting the session on
+// the first one (its folder is made with that turn), and marks the turn's change journal
+// recorded.
+func (s *sessionState) save(cfg *configs.Config, run, task string, started, ended time.Time, res *orchestrator.Result, changes *filesystem.ChangeSet) (string, error) {
 	if s.cur == nil {
 		cur, err := s.store.New(started)
 		if err != nil {
@@ -86,8 +88,11 @@ func (s *sessionState) save(cfg *configs.Config, task string, started, ended tim
 		}
 		s.cur = cur
 	}
-	t := session.Turn{Task: task, Started: started, Ended: ended,
+	t := session.Turn{Task: task, Started: started, Ended: ended, Run: run,
 		Config: cfg.Source, ContextPaths: cfg.Orchestrator.ContextPaths, Changes: changes}
+	if res == nil {
+		t.Status = session.StatusInterrupted
+	}
 	for _, a := range cfg.Agents {
 		t.Agents = append(t.Agents, a.ID)
 	}
@@ -104,7 +109,12 @@ func (s *sessionState) save(cfg *configs.Config, task string, started, ended tim
 			}
 		}
 	}
-	return s.cur.SaveTurn(t)
+	dir, err := s.cur.SaveTurn(t)
+	if dir != "" {
+		// A journal left unmarked is recovered at the next start; the recovery finds this turn.
+		_ = session.MarkRecorded(changes, s.cur, s.turns())
+	}
+	return dir, err
 }
 
 // turns is the number of turns saved in the current session.
@@ -112,7 +122,7 @@ func (s *sessionState) turns() int {
 	if s == nil || s.cur == nil {
 		return 0
 	}
-	return len(s.cur.History())
+	return len(s.cur.Turns())
 }
 
 // slashHelp is what /help prints.
@@ -253,7 +263,7 @@ func saveTurn(opts *RunOptions, st *runState, t *Turn, started time.Time, res *o
 	if s == nil {
 		return
 	}
-	dir, err := s.save(st.cfg, t.Task, started, opts.Now(), res, t.Changes)
+	dir, err := s.save(st.cfg, filepath.Base(st.runDir), t.Task, started, opts.Now(), res, t.Changes)
 	switch {
 	case err != nil && dir != "":
 		st.logger.Error("saving the session summary", zap.String("dir", dir), zap.Error(err))
@@ -265,8 +275,36 @@ func saveTurn(opts *RunOptions, st *runState, t *Turn, started time.Time, res *o
 	default:
 		st.logger.Info("turn saved", zap.String("dir", dir))
 	}
-	if opts.Display != "silent" {
+	switch {
+	case opts.Display == "silent":
+	case t.Changes != nil && t.Changes.Incomplete != "": // nothing is "saved" that is not whole
+		fmt.Fprintf(opts.IO.ErrOut, "Kept turn %d of session %s, with an incomplete record of its changes (see below): %s\n", s.turns(), s.cur.ID, dir)
+	default:
 		fmt.Fprintf(opts.IO.ErrOut, "Saved turn %d of session %s: %s\n", s.turns(), s.cur.ID, dir)
+	}
+}
+
+// keepInterrupted saves turn t, which ended without an answer (cancelled, failed), as an
+// interrupted turn when it changed something in context paths: `massgen undo` takes it back.
+// If it cannot be saved now, its journal stays for the next start (session.Recover).
+func keepInterrupted(opts *RunOptions, st *runState, t *Turn, started time.Time) {
+	cs := t.Changes
+	if cs == nil || len(cs.Records) == 0 && cs.Incomplete == "" || st.session == nil {
+		return
+	}
+	dir, err := st.session.save(st.cfg, filepath.Base(st.runDir), t.Task, started, opts.Now(), nil, cs)
+	if dir == "" {
+		st.logger.Error("saving the interrupted turn", zap.Error(err))
+		fmt.Fprint(opts.IO.ErrOut, changesNote(cs))
+		fmt.Fprintf(opts.IO.ErrOut, "Not saved: turn %d (interrupted) was not saved in the session: %s; the next massgen start in this project (or `massgen undo`) recovers it from its journal\n",
+			t.Number, termtext.Line(err.Error()))
+		return
+	}
+	st.logger.Info("interrupted turn saved", zap.String("dir", dir))
+	fmt.Fprintf(opts.IO.ErrOut, "The turn changed %d file(s) in context paths before it stopped; kept as interrupted turn %d of session %s: %s\n%s",
+		len(cs.Files()), st.session.turns(), st.session.cur.ID, dir, cs.Summary())
+	if cs.Incomplete != "" {
+		fmt.Fprintf(opts.IO.ErrOut, "Not saved: the record of what turn %d changed in context paths is incomplete (`massgen undo` restores what it kept): %s\n", t.Number, termtext.Line(cs.Incomplete))
 	}
 }
 

@@ -93,7 +93,7 @@ func TestDiffAndUndo(t *testing.T) {
 			ios.StdoutTTY = tt.tty
 			o := &Options{IO: ios, Getwd: func() (string, error) { return dir, nil },
 				LookupEnv: func(k string) (string, bool) { return "", k == "NO_COLOR" && tt.noColor }, Now: time.Now}
-			if err := diffRun(o); cmdutil.CodeOf(err) != tt.wantCode {
+			if err := diffRun(context.Background(), o); cmdutil.CodeOf(err) != tt.wantCode {
 				t.Fatalf("diff: %v", err)
 			}
 			if !strings.Contains(out.String(), tt.wantOut) || strings.Contains(out.String(), "\x1b[") != tt.wantEsc {
@@ -171,7 +171,7 @@ func TestTurnChangesErrors(t *testing.T) {
 				wd = t.TempDir()
 			}
 			o.Getwd = func() (string, error) { return wd, nil }
-			err := diffRun(&o)
+			err := diffRun(context.Background(), &o)
 			if cmdutil.CodeOf(err) != tt.code || err == nil || !strings.Contains(err.Error(), tt.message) {
 				t.Errorf("err = %v (code %d), want code %d and %q", err, cmdutil.CodeOf(err), tt.code, tt.message)
 			}

@@ -100,6 +100,9 @@ func Worst(codes ...int) int {
 type ExitError struct {
 	Code int
 	Err  error
+	// Reported says the command already told the user about Err (on stderr, in its own words):
+	// it is not printed again, but it is the reason --output json's result gives.
+	Reported bool
 }
 
 func (e *ExitError) Error() string {
@@ -115,6 +118,16 @@ func WithCode(code int, err error) error { return &ExitError{Code: code, Err: er
 
 // Silent is an ExitError with nothing more to print (the command already reported).
 func Silent(code int) error { return &ExitError{Code: code} }
+
+// Reported is an ExitError whose err the command already reported: nothing more is printed, and
+// err stays the reason (for --output json).
+func Reported(code int, err error) error { return &ExitError{Code: code, Err: err, Reported: true} }
+
+// ToPrint reports whether err still needs printing ("Error: ...") when the command ends.
+func ToPrint(err error) bool {
+	var ee *ExitError
+	return err != nil && (!errors.As(err, &ee) || ee.Err != nil && !ee.Reported)
+}
 
 // CodeOf returns the exit code an error should produce.
 func CodeOf(err error) int {

@@ -166,6 +166,12 @@ func printSession(w io.Writer, s *session.Session, st display.Style) error {
 	for i, t := range turns {
 		fmt.Fprintf(w, "\n--- Turn %d (%s) ---\n", i+1, termtext.Line(filepath.Join(s.Dir, fmt.Sprintf("turn_%d", i+1))))
 		fmt.Fprintf(w, "When:    %s (%s)\n", formatTime(t.Started), t.Ended.Sub(t.Started).Round(time.Second))
+		if t.Run != "" {
+			fmt.Fprintf(w, "Run:     %s\n", termtext.Line(t.Run))
+		}
+		if t.Status == session.StatusInterrupted {
+			fmt.Fprintln(w, "Status:  interrupted (its run ended before saving it; recovered from its change journal, with no answer)")
+		}
 		if len(t.Agents) > 0 {
 			fmt.Fprintf(w, "Agents:  %s\n", termtext.Line(strings.Join(t.Agents, ", ")))
 		}

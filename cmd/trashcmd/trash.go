@@ -3,9 +3,11 @@
 package trashcmd
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"text/tabwriter"
 	"time"
@@ -45,9 +47,13 @@ type Options struct {
 	MassgenDir string // --massgen-dir (default ./.massgen)
 	JSON       bool
 	IDs        []string
+	Wait       bool // restore --wait: wait for a run in the project to end instead of refusing
+	Now        func() time.Time
 }
 
-func newOptions(f *cmdutil.Factory) *Options { return &Options{IO: f.IO, Getwd: f.Getwd} }
+func newOptions(f *cmdutil.Factory) *Options {
+	return &Options{IO: f.IO, Getwd: f.Getwd, Now: time.Now}
+}
 
 func addDir(cmd *cobra.Command, o *Options) {
 	cmd.Flags().StringVar(&o.MassgenDir, "massgen-dir", "", "the .massgen folder (default: ./.massgen)")
@@ -105,10 +111,11 @@ func NewCmdRestore(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command
 			if runF != nil {
 				return runF(o)
 			}
-			return restoreRun(o)
+			return restoreRun(cmd.Context(), o)
 		},
 	}
 	addDir(cmd, o)
+	cmd.Flags().BoolVar(&o.Wait, "wait", false, "when a massgen run works in this project, wait for it to end (default: refuse, exit 5)")
 	return cmd
 }
 
@@ -146,10 +153,22 @@ func listRun(o *Options) error {
 	return tw.Flush()
 }
 
-func restoreRun(o *Options) error {
+func restoreRun(ctx context.Context, o *Options) error {
 	dir, err := o.dir()
 	if err != nil {
 		return err
+	}
+	if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+		// Restoring writes the user's files: not while a run works in the project.
+		now := time.Now()
+		if o.Now != nil {
+			now = o.Now()
+		}
+		lock, err := cmdutil.LockProject(ctx, o.IO.ErrOut, dir, "massgen trash restore", o.Wait, now)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = lock.Release() }()
 	}
 	var failed error
 	entries, _ := filesystem.ListTrash(dir)
