@@ -1,6 +1,6 @@
 //go:build darwin
 
-package fsx
+package safefs
 
 import (
 	"errors"

@@ -1,6 +1,6 @@
 //go:build windows
 
-package fsx
+package safefs
 
 import (
 	"errors"
@@ -22,7 +22,7 @@ func tempDir(t *testing.T) string {
 	t.Helper()
 	// Not t.TempDir: its cleanup (os.RemoveAll) fails under Wine 8, whose NtSetInformationFile
 	// lacks the deletion flags Go uses; this package's own RemoveAll removes it instead.
-	d, err := os.MkdirTemp("", "fsx-test-")
+	d, err := os.MkdirTemp("", "safefs-test-")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 //go:build linux || darwin
 
-package fsx
+package safefs
 
 import "golang.org/x/sys/unix"
 

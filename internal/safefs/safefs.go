@@ -1,8 +1,10 @@
-// Package fsx resolves a path once, from the root, component by component, never following a
+// Package safefs resolves a path once, from the root, component by component, never following a
 // symbolic link implicitly, and acts on the descriptors that walk found. A permission decision
 // made on the walk's canonical path and the operation it allows then refer to the same opened
-// directories: a link or rename swapped in between cannot redirect the operation.
-package fsx
+// directories: a link or rename swapped in between cannot redirect the operation. The file tools
+// act through it; it sits in internal/ so that any package acting on a managed root (snapshots,
+// the sandbox, sessions, sweeps) can use the same walk instead of its own O_NOFOLLOW code.
+package safefs
 
 import (
 	"errors"

@@ -1,6 +1,6 @@
 //go:build !linux && !darwin && !windows
 
-package fsx
+package safefs
 
 import (
 	"io"
