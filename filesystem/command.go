@@ -8,8 +8,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/massgen-go/massgen/filesystem/sandbox"
 	"github.com/massgen-go/massgen/internal/safefs"
+	"github.com/massgen-go/massgen/internal/sandbox"
 	"github.com/massgen-go/massgen/permissions"
 	"github.com/massgen-go/massgen/permissions/toolargs"
 )

@@ -9,9 +9,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/massgen-go/massgen/filesystem/sandbox"
 	"github.com/massgen-go/massgen/internal/pathx"
 	"github.com/massgen-go/massgen/internal/safefs"
+	"github.com/massgen-go/massgen/internal/sandbox"
 )
 
 // Commands and the change journal. A command changes files by itself, inside the sandbox, so

@@ -20,7 +20,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/massgen-go/massgen/filesystem/sandbox"
+	"github.com/massgen-go/massgen/internal/sandbox"
 	"github.com/massgen-go/massgen/internal/testing/testbin"
 	"github.com/massgen-go/massgen/permissions"
 )

@@ -14,8 +14,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/massgen-go/massgen/filesystem/sandbox"
 	"github.com/massgen-go/massgen/internal/pathx"
+	"github.com/massgen-go/massgen/internal/sandbox"
 	"github.com/massgen-go/massgen/permissions"
 	"github.com/massgen-go/massgen/permissions/toolargs"
 )

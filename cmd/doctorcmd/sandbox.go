@@ -3,7 +3,7 @@ package doctorcmd
 import (
 	"fmt"
 
-	"github.com/massgen-go/massgen/filesystem/sandbox"
+	"github.com/massgen-go/massgen/internal/sandbox"
 )
 
 // sandboxModeNames are the command_sandbox modes, most confining first; a mode this build does

@@ -15,7 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/massgen-go/massgen/filesystem/sandbox/seatbelt"
+	"github.com/massgen-go/massgen/internal/sandbox/seatbelt"
 )
 
 // ModeSeatbelt is the sandbox macOS commands run under (what Result.Sandbox says there).

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/massgen-go/massgen/filesystem/sandbox/internal/confine"
+	"github.com/massgen-go/massgen/internal/sandbox/internal/confine"
 )
 
 // Landlock mode needs no helper process: the ruleset is built here from the plan's handles,

@@ -11,8 +11,8 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 
-	"github.com/massgen-go/massgen/filesystem/sandbox/internal/confine"
 	"github.com/massgen-go/massgen/internal/pathx"
+	"github.com/massgen-go/massgen/internal/sandbox/internal/confine"
 )
 
 // maxSweepDepth bounds the clean-up's descent (and the descriptors it holds at once).

@@ -15,7 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/massgen-go/massgen/filesystem/sandbox/internal/confine"
+	"github.com/massgen-go/massgen/internal/sandbox/internal/confine"
 )
 
 // The namespaces mode: bubblewrap's view of the file system, built by massgen itself (on a

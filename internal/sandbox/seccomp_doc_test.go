@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/massgen-go/massgen/filesystem/sandbox/internal/confine"
+	"github.com/massgen-go/massgen/internal/sandbox/internal/confine"
 )
 
 // TestDeniedCallsDocumented: docs/tools.md lists every system call the filter refuses.

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/massgen-go/massgen/filesystem/sandbox/internal/confine"
+	"github.com/massgen-go/massgen/internal/sandbox/internal/confine"
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 )

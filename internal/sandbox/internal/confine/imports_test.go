@@ -16,7 +16,7 @@ func TestImports(t *testing.T) {
 		t.Skip("no go command to list the package's dependencies")
 	}
 	allowed := []string{
-		"github.com/massgen-go/massgen/filesystem/sandbox/internal/confine",
+		"github.com/massgen-go/massgen/internal/sandbox/internal/confine",
 		"golang.org/x/sys/unix",
 		"github.com/landlock-lsm/go-landlock/landlock/syscall",
 		"kernel.org/pub/linux/libs/security/libcap/psx",

@@ -21,7 +21,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 
-	"github.com/massgen-go/massgen/filesystem/sandbox/internal/confine"
+	"github.com/massgen-go/massgen/internal/sandbox/internal/confine"
 	"github.com/massgen-go/massgen/internal/sysshell"
 )
 

@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/massgen-go/massgen/filesystem/sandbox/internal/confine"
+	"github.com/massgen-go/massgen/internal/sandbox/internal/confine"
 )
 
 // The namespaces mode without the helper process. Re-executing massgen costs more than the
