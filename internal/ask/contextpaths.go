@@ -1,8 +1,8 @@
-// Package prompt holds the interactive questions massgen asks on the terminal (huh forms):
+// Package ask holds the interactive questions massgen asks the user on the terminal (huh forms):
 // which context paths to add before a run, and (ask.go) whether to allow a tool call. Every
-// prompt takes its input and output streams and can run in huh's accessible mode (plain
+// question takes its input and output streams and can run in huh's accessible mode (plain
 // numbered questions, one answer per line), which is also how tests drive them.
-package prompt
+package ask
 
 import (
 	"context"
