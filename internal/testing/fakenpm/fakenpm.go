@@ -1,7 +1,7 @@
 // Package fakenpm is an npm registry for tests: an httptest server that serves, as packuments
 // and tarballs, every package installed in a node_modules tree (the npm MCP servers the tests
 // use, installed by `make test-deps`). npx pointed at it (npm_config_registry) installs and
-// runs the real packages with no network. Like internal/fakeprovider it fakes only what is
+// runs the real packages with no network. Like internal/testing/fakeprovider it fakes only what is
 // remote; npm, npx and the packages are real.
 package fakenpm
 
