@@ -12,6 +12,7 @@ import (
 	"github.com/massgen-go/massgen/internal/safefs"
 	"github.com/massgen-go/massgen/internal/winpath"
 	"github.com/massgen-go/massgen/permissions"
+	"github.com/massgen-go/massgen/permissions/guard"
 )
 
 // newWinEnv is newEnv's layout in a directory removed by safefs (t.TempDir's os.RemoveAll fails
@@ -67,7 +68,7 @@ func newWinEnv(t *testing.T, role permissions.Role, opts ...envOpt) *env {
 		t.Fatal(err)
 	}
 	e.pol = pol
-	to.Guard = permissions.NewGuard(pol, permissions.GuardOptions{})
+	to.Guard = guard.New(pol, guard.Options{})
 	e.ts, err = NewToolset(to)
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package permissions
+package guard
 
 import (
 	"bufio"
@@ -12,53 +12,55 @@ import (
 	"testing"
 
 	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/permissions"
+	"github.com/massgen-go/massgen/permissions/audit"
 	"github.com/massgen-go/massgen/permissions/hooks"
 )
 
 type fakeAsker struct {
 	mu    sync.Mutex
-	ans   AskAnswer
+	ans   permissions.AskAnswer
 	err   error
-	calls []AskRequest
+	calls []permissions.AskRequest
 }
 
-func (f *fakeAsker) Ask(ctx context.Context, r AskRequest) (AskAnswer, error) {
+func (f *fakeAsker) Ask(ctx context.Context, r permissions.AskRequest) (permissions.AskAnswer, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, r)
 	return f.ans, f.err
 }
 
-func askSpec(tr *tree) Spec {
-	s := tr.spec(Final)
-	s.Mode = ModeDefault
+func askSpec(tr *tree) permissions.Spec {
+	s := tr.spec(permissions.Final)
+	s.Mode = permissions.ModeDefault
 	return s
 }
 
 func TestGuardAsk(t *testing.T) {
 	tr := newTree(t)
-	req := Request{Tool: "execute_command", Args: map[string]any{"command": "npm test"}}
+	req := permissions.Request{Tool: "execute_command", Args: map[string]any{"command": "npm test"}}
 	tests := []struct {
 		name      string
 		asker     *fakeAsker
 		wantAllow []bool // two consecutive calls
 		wantAsks  int
-		rule      Rule
+		rule      permissions.Rule
 	}{
 		{"no terminal: deny saying how", nil, []bool{false, false}, 0, "ask-no-terminal"},
-		{"allow once asks again", &fakeAsker{ans: AskAllowOnce}, []bool{true, true}, 2, "user-allowed-once"},
-		{"allow for the run is remembered", &fakeAsker{ans: AskAllowRun}, []bool{true, true}, 1, "user-allowed-run"},
-		{"user denies", &fakeAsker{ans: AskDeny}, []bool{false, false}, 2, "user-denied"},
+		{"allow once asks again", &fakeAsker{ans: permissions.AskAllowOnce}, []bool{true, true}, 2, "user-allowed-once"},
+		{"allow for the run is remembered", &fakeAsker{ans: permissions.AskAllowRun}, []bool{true, true}, 1, "user-allowed-run"},
+		{"user denies", &fakeAsker{ans: permissions.AskDeny}, []bool{false, false}, 2, "user-denied"},
 		{"asker error denies", &fakeAsker{err: errors.New("tty gone")}, []bool{false, false}, 2, "ask-failed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o := GuardOptions{}
+			o := Options{}
 			if tt.asker != nil {
 				o.Asker = tt.asker
 			}
-			g := NewGuard(mustPolicy(t, askSpec(tr)), o)
-			var d Decision
+			g := New(mustPolicy(t, askSpec(tr)), o)
+			var d permissions.Decision
 			for i, want := range tt.wantAllow {
 				d = g.Check(context.Background(), req)
 				if d.Allow != want {
@@ -77,27 +79,27 @@ func TestGuardAsk(t *testing.T) {
 		})
 	}
 	// Grants are per agent + tool + path: another command is asked again.
-	a := &fakeAsker{ans: AskAllowRun}
-	g := NewGuard(mustPolicy(t, askSpec(tr)), GuardOptions{Asker: a})
+	a := &fakeAsker{ans: permissions.AskAllowRun}
+	g := New(mustPolicy(t, askSpec(tr)), Options{Asker: a})
 	g.Check(context.Background(), req)
-	g.Check(context.Background(), Request{Tool: "execute_command", Args: map[string]any{"command": "npm publish"}})
+	g.Check(context.Background(), permissions.Request{Tool: "execute_command", Args: map[string]any{"command": "npm publish"}})
 	if len(a.calls) != 2 {
 		t.Errorf("a grant for one command covered another (%d asks)", len(a.calls))
 	}
 	// Denied paths are never asked.
-	g.Check(context.Background(), Request{Tool: "write_file", Args: map[string]any{"path": tr.p("project/.env")}})
+	g.Check(context.Background(), permissions.Request{Tool: "write_file", Args: map[string]any{"path": tr.p("project/.env")}})
 	if len(a.calls) != 2 {
 		t.Error("a denied call was put to the user")
 	}
 	// Two guards never share grants unless told to.
-	g2 := NewGuard(mustPolicy(t, askSpec(tr)), GuardOptions{})
+	g2 := New(mustPolicy(t, askSpec(tr)), Options{})
 	if d := g2.Check(context.Background(), req); d.Allow {
 		t.Error("a grant leaked into another guard")
 	}
 	shared := NewGrants()
-	a3 := &fakeAsker{ans: AskAllowRun}
-	NewGuard(mustPolicy(t, askSpec(tr)), GuardOptions{Asker: a3, Grants: shared}).Check(context.Background(), req)
-	if d := NewGuard(mustPolicy(t, askSpec(tr)), GuardOptions{Grants: shared}).Check(context.Background(), req); !d.Allow {
+	a3 := &fakeAsker{ans: permissions.AskAllowRun}
+	New(mustPolicy(t, askSpec(tr)), Options{Asker: a3, Grants: shared}).Check(context.Background(), req)
+	if d := New(mustPolicy(t, askSpec(tr)), Options{Grants: shared}).Check(context.Background(), req); !d.Allow {
 		t.Errorf("shared grant not honoured: %s", d.Reason)
 	}
 }
@@ -108,30 +110,30 @@ func TestGuardHooks(t *testing.T) {
 	seen := filepath.Join(dir, "seen.json")
 	tests := []struct {
 		name  string
-		mode  Mode
+		mode  permissions.Mode
 		hook  configs.Hook
 		allow bool
-		rule  Rule
+		rule  permissions.Rule
 	}{
-		{"exit 0 keeps the decision", ModeAcceptEdits, configs.Hook{Command: "cat > " + seen}, true, "workspace"},
-		{"exit 2 denies with stderr", ModeAcceptEdits, configs.Hook{Command: "echo 'no writes on fridays' >&2; exit 2"}, false, "hook-denied"},
-		{"other failure denies", ModeAcceptEdits, configs.Hook{Command: "exit 1"}, false, "hook-failed"},
-		{"timeout denies", ModeAcceptEdits, configs.Hook{Command: "sleep 5", TimeoutSeconds: 1}, false, "hook-failed"},
-		{"json deny", ModeAcceptEdits, configs.Hook{Command: `echo '{"decision":"deny","reason":"policy"}'`}, false, "hook-denied"},
-		{"json allow settles an ask", ModeDefault, configs.Hook{Command: `echo '{"decision":"allow"}'`}, true, "hook-allowed"},
-		{"matcher skips other tools", ModeAcceptEdits, configs.Hook{Command: "exit 2", Matcher: "execute_*"}, true, "workspace"},
-		{"matcher applies to its tool", ModeAcceptEdits, configs.Hook{Command: "exit 2", Matcher: "write_*"}, false, "hook-denied"},
+		{"exit 0 keeps the decision", permissions.ModeAcceptEdits, configs.Hook{Command: "cat > " + seen}, true, "workspace"},
+		{"exit 2 denies with stderr", permissions.ModeAcceptEdits, configs.Hook{Command: "echo 'no writes on fridays' >&2; exit 2"}, false, "hook-denied"},
+		{"other failure denies", permissions.ModeAcceptEdits, configs.Hook{Command: "exit 1"}, false, "hook-failed"},
+		{"timeout denies", permissions.ModeAcceptEdits, configs.Hook{Command: "sleep 5", TimeoutSeconds: 1}, false, "hook-failed"},
+		{"json deny", permissions.ModeAcceptEdits, configs.Hook{Command: `echo '{"decision":"deny","reason":"policy"}'`}, false, "hook-denied"},
+		{"json allow settles an ask", permissions.ModeDefault, configs.Hook{Command: `echo '{"decision":"allow"}'`}, true, "hook-allowed"},
+		{"matcher skips other tools", permissions.ModeAcceptEdits, configs.Hook{Command: "exit 2", Matcher: "execute_*"}, true, "workspace"},
+		{"matcher applies to its tool", permissions.ModeAcceptEdits, configs.Hook{Command: "exit 2", Matcher: "write_*"}, false, "hook-denied"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := tr.spec(Final)
+			s := tr.spec(permissions.Final)
 			s.Mode = tt.mode
-			g := NewGuard(mustPolicy(t, s), GuardOptions{Hooks: hookSet(t, []configs.Hook{tt.hook}, nil)})
+			g := New(mustPolicy(t, s), Options{Hooks: hookSet(t, []configs.Hook{tt.hook}, nil)})
 			path := "x.txt"
-			if tt.mode == ModeDefault {
+			if tt.mode == permissions.ModeDefault {
 				path = tr.p("project/src/x.go")
 			}
-			d := g.Check(context.Background(), Request{Tool: "write_file", Args: map[string]any{"path": path, "content": "c"}})
+			d := g.Check(context.Background(), permissions.Request{Tool: "write_file", Args: map[string]any{"path": path, "content": "c"}})
 			if d.Allow != tt.allow || d.Rule != tt.rule {
 				t.Fatalf("allow=%v rule=%q (%s); want %v %q", d.Allow, d.Rule, d.Reason, tt.allow, tt.rule)
 			}
@@ -152,14 +154,14 @@ func TestGuardHooks(t *testing.T) {
 		t.Errorf("hook input %v", in)
 	}
 	// Hooks never turn a policy deny into an allow.
-	g := NewGuard(mustPolicy(t, tr.spec(Final)), GuardOptions{Hooks: hookSet(t, []configs.Hook{{Command: `echo '{"decision":"allow"}'`}}, nil)})
-	if d := g.Check(context.Background(), Request{Tool: "read_file", Args: map[string]any{"path": "/etc/passwd"}}); d.Allow {
+	g := New(mustPolicy(t, tr.spec(permissions.Final)), Options{Hooks: hookSet(t, []configs.Hook{{Command: `echo '{"decision":"allow"}'`}}, nil)})
+	if d := g.Check(context.Background(), permissions.Request{Tool: "read_file", Args: map[string]any{"path": "/etc/passwd"}}); d.Allow {
 		t.Error("a hook overrode a path deny")
 	}
 	// Post hooks get the result.
 	post := filepath.Join(dir, "post.json")
-	g = NewGuard(mustPolicy(t, tr.spec(Final)), GuardOptions{Hooks: hookSet(t, nil, []configs.Hook{{Command: "cat > " + post}})})
-	r := Request{Tool: "read_file", Args: map[string]any{"path": "a.txt"}}
+	g = New(mustPolicy(t, tr.spec(permissions.Final)), Options{Hooks: hookSet(t, nil, []configs.Hook{{Command: "cat > " + post}})})
+	r := permissions.Request{Tool: "read_file", Args: map[string]any{"path": "a.txt"}}
 	g.Done(context.Background(), r, g.Check(context.Background(), r), "file body", false)
 	data, err = os.ReadFile(post)
 	if err != nil || !strings.Contains(string(data), `"result":"file body"`) || !strings.Contains(string(data), `"post_tool_use"`) {
@@ -170,23 +172,23 @@ func TestGuardHooks(t *testing.T) {
 func TestAuditLog(t *testing.T) {
 	tr := newTree(t)
 	path := filepath.Join(t.TempDir(), "permissions.jsonl")
-	audit, err := OpenAuditLog(path)
+	al, err := audit.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := NewGuard(mustPolicy(t, tr.spec(Coordination)), GuardOptions{Audit: audit})
+	g := New(mustPolicy(t, tr.spec(permissions.Coordination)), Options{Audit: al})
 	var wg sync.WaitGroup
 	for i := 0; i < 20; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			g.Check(context.Background(), Request{Tool: "read_file", Args: map[string]any{"path": "a.txt"}})
-			g.Check(context.Background(), Request{Tool: "write_file", Args: map[string]any{"path": "/etc/passwd", "content": ""}})
-			g.CheckPath(context.Background(), "delete_files_batch", tr.p("project/src/main.go"), Write)
+			g.Check(context.Background(), permissions.Request{Tool: "read_file", Args: map[string]any{"path": "a.txt"}})
+			g.Check(context.Background(), permissions.Request{Tool: "write_file", Args: map[string]any{"path": "/etc/passwd", "content": ""}})
+			g.CheckPath(context.Background(), "delete_files_batch", tr.p("project/src/main.go"), permissions.Write)
 		}()
 	}
 	wg.Wait()
-	if err := audit.Close(); err != nil {
+	if err := al.Close(); err != nil {
 		t.Fatal(err)
 	}
 	f, err := os.Open(path)
@@ -197,7 +199,7 @@ func TestAuditLog(t *testing.T) {
 	counts := map[string]int{}
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		var e AuditEntry
+		var e audit.Entry
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
 			t.Fatalf("bad line %q: %v", sc.Text(), err)
 		}
@@ -218,9 +220,9 @@ func TestAuditLog(t *testing.T) {
 func TestGuardHookGetsNoSecrets(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "sk-guard-secret")
 	tr := newTree(t)
-	g := NewGuard(mustPolicy(t, tr.spec(Final)), GuardOptions{Hooks: hookSet(t, []configs.Hook{
+	g := New(mustPolicy(t, tr.spec(permissions.Final)), Options{Hooks: hookSet(t, []configs.Hook{
 		{Command: `[ -z "${OPENAI_API_KEY+set}" ] || { echo "leaked: $OPENAI_API_KEY" >&2; exit 2; }`}}, nil)})
-	d := g.Check(context.Background(), Request{Tool: "read_file", Args: map[string]any{"path": "a.txt"}})
+	d := g.Check(context.Background(), permissions.Request{Tool: "read_file", Args: map[string]any{"path": "a.txt"}})
 	if !d.Allow {
 		t.Fatalf("hook saw the key: %s", d.Reason)
 	}

@@ -1,4 +1,9 @@
-package permissions
+// Package permconfig assembles what the permission layer is built from out of the config: an
+// agent's permissions.Spec (SpecFromConfig: roots, context paths, private paths, mode, rules),
+// the project rules file (.massgen/permissions.yaml), the approvals rule files with hooks need,
+// and the hooks themselves, ready to run (LoadHooks). The engine (package permissions) knows
+// nothing of configs; internal/agentenv builds agents from what this package returns.
+package permconfig
 
 import (
 	"bytes"
@@ -14,6 +19,7 @@ import (
 
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/internal/pathx"
+	"github.com/massgen-go/massgen/permissions"
 	"github.com/massgen-go/massgen/permissions/trust"
 )
 
@@ -37,9 +43,9 @@ type SpecOptions struct {
 // SpecFromConfig builds the Spec of one agent in one role from a resolved config (every path
 // absolute). Rules are the global section, then the project file, then the agent's own section:
 // allow and deny lists add up (deny wins when deciding), the most specific mode wins.
-func SpecFromConfig(cfg *configs.Config, agentID string, role Role, o SpecOptions) (Spec, error) {
+func SpecFromConfig(cfg *configs.Config, agentID string, role permissions.Role, o SpecOptions) (permissions.Spec, error) {
 	if cfg == nil {
-		return Spec{}, errors.New("permissions: no config")
+		return permissions.Spec{}, errors.New("permissions: no config")
 	}
 	var agent *configs.Agent
 	for i := range cfg.Agents {
@@ -52,9 +58,9 @@ func SpecFromConfig(cfg *configs.Config, agentID string, role Role, o SpecOption
 		for _, a := range cfg.Agents {
 			ids = append(ids, a.ID)
 		}
-		return Spec{}, fmt.Errorf("permissions: no agent %q in the config (agents: %s)", agentID, strings.Join(ids, ", "))
+		return permissions.Spec{}, fmt.Errorf("permissions: no agent %q in the config (agents: %s)", agentID, strings.Join(ids, ", "))
 	}
-	s := Spec{
+	s := permissions.Spec{
 		Agent:      agentID,
 		Role:       role,
 		Workspace:  agent.Backend.CWD,
@@ -77,16 +83,16 @@ func SpecFromConfig(cfg *configs.Config, agentID string, role Role, o SpecOption
 			w = true
 		case "read", "":
 		default:
-			return Spec{}, fmt.Errorf("permissions: orchestrator.context_paths[%d] (%s): invalid permission %q (read or write)", i, cp.Path, cp.Permission)
+			return permissions.Spec{}, fmt.Errorf("permissions: orchestrator.context_paths[%d] (%s): invalid permission %q (read or write)", i, cp.Path, cp.Permission)
 		}
 		if !filepath.IsAbs(cp.Path) {
-			return Spec{}, fmt.Errorf("permissions: orchestrator.context_paths[%d]: path %q is not absolute (the config was not resolved)", i, cp.Path)
+			return permissions.Spec{}, fmt.Errorf("permissions: orchestrator.context_paths[%d]: path %q is not absolute (the config was not resolved)", i, cp.Path)
 		}
-		s.ContextPaths = append(s.ContextPaths, ContextPath{Path: cp.Path, Write: w, Protected: append([]string(nil), cp.ProtectedPaths...)})
+		s.ContextPaths = append(s.ContextPaths, permissions.ContextPath{Path: cp.Path, Write: w, Protected: append([]string(nil), cp.ProtectedPaths...)})
 	}
 	s.Private = privatePaths(cfg, agentID, agent, s.TempWorkspaces)
 	if err := CheckConfigApproval(cfg); err != nil {
-		return Spec{}, err
+		return permissions.Spec{}, err
 	}
 	layers := []*configs.Permissions{&cfg.Permissions, o.ProjectRules, agent.Permissions}
 	for _, l := range layers {
@@ -94,29 +100,26 @@ func SpecFromConfig(cfg *configs.Config, agentID string, role Role, o SpecOption
 			continue
 		}
 		if l.Mode != "" {
-			s.Mode = Mode(l.Mode)
+			s.Mode = permissions.Mode(l.Mode)
 		}
 		s.Allow = append(s.Allow, l.Allow...)
 		s.Deny = append(s.Deny, l.Deny...)
 	}
 	switch s.Mode {
 	case "":
-		s.Mode = ModeAcceptEdits
-	case ModeAcceptEdits, ModeDefault, ModeBypass:
+		s.Mode = permissions.ModeAcceptEdits
+	case permissions.ModeAcceptEdits, permissions.ModeDefault, permissions.ModeBypass:
 	default:
-		return Spec{}, fmt.Errorf("permissions: unknown mode %q (known: acceptEdits, default, bypassPermissions)", s.Mode)
+		return permissions.Spec{}, fmt.Errorf("permissions: unknown mode %q (known: acceptEdits, default, bypassPermissions)", s.Mode)
 	}
-	if _, err := parseRules(s.Allow); err != nil {
-		return Spec{}, err
+	if err := permissions.ValidateRules(s.Allow); err != nil {
+		return permissions.Spec{}, err
 	}
-	if _, err := parseRules(s.Deny); err != nil {
-		return Spec{}, err
+	if err := permissions.ValidateRules(s.Deny); err != nil {
+		return permissions.Spec{}, err
 	}
 	return s, nil
 }
-
-// TrashDirName is the folder under .massgen/ where deleted files are kept (filesystem's trash).
-const TrashDirName = "trash"
 
 // privatePaths are the paths no tool of agentID may touch, reads and listings included, even
 // inside a context path: massgen's own records name real agents and votes, so they would undo the
@@ -137,7 +140,7 @@ func privatePaths(cfg *configs.Config, agentID string, agent *configs.Agent, tem
 		// Logs (every answer under real ids, API traffic), sessions (metadata.json and
 		// SESSION_SUMMARY.txt: winners and votes), trash (meta.json).
 		priv = append(priv, cfg.LogsDir(), filepath.Join(cfg.MassgenDir(), configs.SessionsDirName),
-			filepath.Join(cfg.MassgenDir(), TrashDirName))
+			filepath.Join(cfg.MassgenDir(), configs.TrashDirName))
 		if snaps == "" {
 			snaps = filepath.Join(cfg.MassgenDir(), configs.SnapshotsDirName)
 		}
@@ -205,7 +208,7 @@ func AgentContentRoots(cfg *configs.Config) []string {
 	snaps, tempRoot := cfg.Orchestrator.SnapshotStorage, cfg.Orchestrator.AgentTemporaryWorkspace
 	if filepath.IsAbs(cfg.BaseDir) {
 		roots = append(roots, cfg.LogsDir(), filepath.Join(cfg.MassgenDir(), configs.SessionsDirName),
-			filepath.Join(cfg.MassgenDir(), TrashDirName))
+			filepath.Join(cfg.MassgenDir(), configs.TrashDirName))
 		if snaps == "" {
 			snaps = filepath.Join(cfg.MassgenDir(), configs.SnapshotsDirName)
 		}
@@ -423,15 +426,15 @@ func ParseProjectFile(path string, data []byte) (*ProjectRules, error) {
 		return nil, fmt.Errorf("permissions: %s: %w", path, err)
 	}
 	check := func(where string, p configs.Permissions) error {
-		switch Mode(p.Mode) {
-		case "", ModeAcceptEdits, ModeDefault, ModeBypass:
+		switch permissions.Mode(p.Mode) {
+		case "", permissions.ModeAcceptEdits, permissions.ModeDefault, permissions.ModeBypass:
 		default:
 			return fmt.Errorf("permissions: %s: %sunknown mode %q (known: acceptEdits, default, bypassPermissions)", path, where, p.Mode)
 		}
-		if _, err := parseRules(p.Allow); err != nil {
+		if err := permissions.ValidateRules(p.Allow); err != nil {
 			return fmt.Errorf("%s: %s%w", path, where, err)
 		}
-		if _, err := parseRules(p.Deny); err != nil {
+		if err := permissions.ValidateRules(p.Deny); err != nil {
 			return fmt.Errorf("%s: %s%w", path, where, err)
 		}
 		return nil

@@ -1,4 +1,4 @@
-package permissions
+package permconfig
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/permissions"
 	"github.com/massgen-go/massgen/permissions/trust"
 )
 
@@ -108,7 +109,7 @@ func TestConfigHooksNeedApproval(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := load(t, strings.ReplaceAll(tt.name, " ", "_")+".yaml", tt.body)
-			_, err := SpecFromConfig(cfg, "agent_a", Final, SpecOptions{})
+			_, err := SpecFromConfig(cfg, "agent_a", permissions.Final, SpecOptions{})
 			var ue *trust.UntrustedError
 			if tt.refused != errors.As(err, &ue) {
 				t.Fatalf("refused = %v, want %v (%v)", err != nil, tt.refused, err)
@@ -127,7 +128,7 @@ func TestConfigHooksNeedApproval(t *testing.T) {
 			if err := st.Approve(cfg.Source, cfg.Raw(), progs, time.Now()); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := SpecFromConfig(cfg, "agent_a", Final, SpecOptions{}); err != nil {
+			if _, err := SpecFromConfig(cfg, "agent_a", permissions.Final, SpecOptions{}); err != nil {
 				t.Errorf("approved config refused: %v", err)
 			}
 		})
@@ -135,7 +136,7 @@ func TestConfigHooksNeedApproval(t *testing.T) {
 	// Built-in configs are trusted.
 	builtin := load(t, "b.yaml", tests[1].body)
 	builtin.Source = "@examples/with_hooks"
-	if _, err := SpecFromConfig(builtin, "agent_a", Final, SpecOptions{}); err != nil {
+	if _, err := SpecFromConfig(builtin, "agent_a", permissions.Final, SpecOptions{}); err != nil {
 		t.Errorf("built-in config refused: %v", err)
 	}
 }

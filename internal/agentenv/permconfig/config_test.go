@@ -1,4 +1,4 @@
-package permissions
+package permconfig
 
 import (
 	"os"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/permissions"
 	"github.com/massgen-go/massgen/permissions/trust"
 )
 
@@ -36,11 +37,11 @@ func TestSpecFromConfig(t *testing.T) {
 	tr := newTree(t)
 	t.Setenv("XDG_CONFIG_HOME", tr.p("xdg"))
 	cfg := testConfig(tr)
-	s, err := SpecFromConfig(cfg, "agent_a", Final, SpecOptions{Home: tr.p("outside"), ProjectRules: &configs.Permissions{Deny: []string{"Bash"}}})
+	s, err := SpecFromConfig(cfg, "agent_a", permissions.Final, SpecOptions{Home: tr.p("outside"), ProjectRules: &configs.Permissions{Deny: []string{"Bash"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Workspace != tr.p("ws") || s.Mode != ModeDefault || s.Role != Final || s.Agent != "agent_a" {
+	if s.Workspace != tr.p("ws") || s.Mode != permissions.ModeDefault || s.Role != permissions.Final || s.Agent != "agent_a" {
 		t.Errorf("spec %+v", s)
 	}
 	if len(s.TempWorkspaces) != 1 || s.TempWorkspaces[0] != tr.p("temp/agent_a") {
@@ -57,7 +58,7 @@ func TestSpecFromConfig(t *testing.T) {
 		t.Errorf("private %v", s.Private)
 	}
 	p := mustPolicy(t, s)
-	if d := p.CheckPath(tr.p("other_ws/x.txt"), Read); d.Allow {
+	if d := p.CheckPath(tr.p("other_ws/x.txt"), permissions.Read); d.Allow {
 		t.Error("agent_a reads agent_b's workspace")
 	}
 	// Temp workspaces: its own folder only; the root's listing and the other agents' folders
@@ -66,53 +67,53 @@ func TestSpecFromConfig(t *testing.T) {
 		tr.p("temp/agent_a"): true, tr.p("temp/agent_a/agent2/x.txt"): true,
 		tr.p("temp"): false, tr.p("temp/agent_b"): false, tr.p("temp/agent_b/agent1/x.txt"): false, tr.p("temp/agent1"): false,
 	} {
-		if d := p.CheckPath(path, Read); d.Allow != want {
+		if d := p.CheckPath(path, permissions.Read); d.Allow != want {
 			t.Errorf("read %s: allow=%v, want %v (%s)", path, d.Allow, want, d.Reason)
 		}
 	}
 	// agent_b: folder guard from the config, acceptEdits from the global default.
-	sb, err := SpecFromConfig(cfg, "agent_b", Coordination, SpecOptions{TempWorkspaces: []string{tr.p("temp/agent1")}})
+	sb, err := SpecFromConfig(cfg, "agent_b", permissions.Coordination, SpecOptions{TempWorkspaces: []string{tr.p("temp/agent1")}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sb.Mode != ModeAcceptEdits || len(sb.ReadPaths) != 1 || sb.TempWorkspaces[0] != tr.p("temp/agent1") {
+	if sb.Mode != permissions.ModeAcceptEdits || len(sb.ReadPaths) != 1 || sb.TempWorkspaces[0] != tr.p("temp/agent1") {
 		t.Errorf("agent_b spec %+v", sb)
 	}
 	// As the orchestrator calls it: TempWorkspaces = [<root>/<agentID>], under the config's root.
-	so, err := SpecFromConfig(cfg, "agent_a", Coordination, SpecOptions{TempWorkspaces: []string{tr.p("temp/agent_a")}})
+	so, err := SpecFromConfig(cfg, "agent_a", permissions.Coordination, SpecOptions{TempWorkspaces: []string{tr.p("temp/agent_a")}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	po := mustPolicy(t, so)
-	if d := po.CheckPath(tr.p("temp/agent_a/agent2"), Read); !d.Allow {
+	if d := po.CheckPath(tr.p("temp/agent_a/agent2"), permissions.Read); !d.Allow {
 		t.Errorf("agent_a reads its own temp workspace: %s", d.Reason)
 	}
 	for _, path := range []string{tr.p("temp"), tr.p("temp/agent_b"), tr.p("temp/agent_b/agent1")} {
-		if d := po.CheckPath(path, Read); d.Allow || d.Rule != "private-path" {
+		if d := po.CheckPath(path, permissions.Read); d.Allow || d.Rule != "private-path" {
 			t.Errorf("agent_a reads %s: %+v", path, d)
 		}
 	}
 	// A spec given the whole root on purpose keeps it.
-	sr, err := SpecFromConfig(cfg, "agent_a", Coordination, SpecOptions{TempWorkspaces: []string{tr.p("temp")}})
+	sr, err := SpecFromConfig(cfg, "agent_a", permissions.Coordination, SpecOptions{TempWorkspaces: []string{tr.p("temp")}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := mustPolicy(t, sr).CheckPath(tr.p("temp/agent1"), Read); !d.Allow {
+	if d := mustPolicy(t, sr).CheckPath(tr.p("temp/agent1"), permissions.Read); !d.Allow {
 		t.Errorf("whole temp root given: %s", d.Reason)
 	}
 	// Errors name what is wrong.
-	if _, err := SpecFromConfig(cfg, "nobody", Final, SpecOptions{}); err == nil || !strings.Contains(err.Error(), "agent_a, agent_b") {
+	if _, err := SpecFromConfig(cfg, "nobody", permissions.Final, SpecOptions{}); err == nil || !strings.Contains(err.Error(), "agent_a, agent_b") {
 		t.Errorf("unknown agent error %v", err)
 	}
 	bad := testConfig(tr)
 	bad.Orchestrator.ContextPaths[0].Permission = "rw"
-	if _, err := SpecFromConfig(bad, "agent_a", Final, SpecOptions{}); err == nil || !strings.Contains(err.Error(), `"rw"`) {
+	if _, err := SpecFromConfig(bad, "agent_a", permissions.Final, SpecOptions{}); err == nil || !strings.Contains(err.Error(), `"rw"`) {
 		t.Errorf("bad permission error %v", err)
 	}
 	bad = testConfig(tr)
 	bad.Permissions.Mode = "yolo"
 	bad.Agents[0].Permissions = nil
-	if _, err := SpecFromConfig(bad, "agent_a", Final, SpecOptions{}); err == nil || !strings.Contains(err.Error(), "yolo") {
+	if _, err := SpecFromConfig(bad, "agent_a", permissions.Final, SpecOptions{}); err == nil || !strings.Contains(err.Error(), "yolo") {
 		t.Errorf("bad mode error %v", err)
 	}
 	hooks := HooksFor(&configs.Config{Permissions: configs.Permissions{Hooks: configs.Hooks{PreToolUse: []configs.Hook{{Command: "a"}}}},

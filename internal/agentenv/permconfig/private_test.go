@@ -1,4 +1,4 @@
-package permissions_test
+package permconfig_test
 
 import (
 	"context"
@@ -10,7 +10,9 @@ import (
 
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem"
+	"github.com/massgen-go/massgen/internal/agentenv/permconfig"
 	"github.com/massgen-go/massgen/permissions"
+	"github.com/massgen-go/massgen/permissions/guard"
 )
 
 // readmeLayout is the README's layout: the project is a writable context path (`--context .`)
@@ -88,7 +90,7 @@ func newReadmeLayout(t *testing.T) readmeLayout {
 // workspace read-only).
 func (l readmeLayout) toolset(t *testing.T, role permissions.Role) (*permissions.Policy, *filesystem.Toolset) {
 	t.Helper()
-	spec, err := permissions.SpecFromConfig(l.cfg, "alpha_real", role, permissions.SpecOptions{
+	spec, err := permconfig.SpecFromConfig(l.cfg, "alpha_real", role, permconfig.SpecOptions{
 		TempWorkspaces: []string{l.temp}, ReadOnly: []string{l.prev}, Home: l.proj})
 	if err != nil {
 		t.Fatal(err)
@@ -97,7 +99,7 @@ func (l readmeLayout) toolset(t *testing.T, role permissions.Role) (*permissions
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts, err := filesystem.NewToolset(filesystem.ToolsetOptions{Guard: permissions.NewGuard(pol, permissions.GuardOptions{}),
+	ts, err := filesystem.NewToolset(filesystem.ToolsetOptions{Guard: guard.New(pol, guard.Options{}),
 		TrashDir: filepath.Join(l.ms, "trash", "run")})
 	if err != nil {
 		t.Fatal(err)
