@@ -14,7 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/massgen-go/massgen/configs"
-	"github.com/massgen-go/massgen/internal/fakeclaude"
+	"github.com/massgen-go/massgen/internal/testing/fakeclaude"
 )
 
 func TestMain(m *testing.M) {

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/massgen-go/massgen/configs"
-	"github.com/massgen-go/massgen/internal/fakeprovider"
+	"github.com/massgen-go/massgen/internal/testing/fakeprovider"
 )
 
 // The real coding-agent CLIs (claude, codex, gemini from npm, installed into .cache/npm by

@@ -8,9 +8,9 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/internal/termtext"
-	"github.com/massgen-go/massgen/permissions"
 )
 
 // Change review: each turn's changes to context paths are journaled (filesystem.Journal, wired
@@ -21,7 +21,7 @@ import (
 // <.massgen>/trash/changes_<log folder>_turn<N>/ (private to agents).
 func newJournal(st *runState, t *Turn) *filesystem.Journal {
 	name := "changes_" + filepath.Base(st.runDir) + "_turn" + strconv.Itoa(t.Number)
-	j, err := filesystem.NewJournal(filepath.Join(st.cfg.MassgenDir(), permissions.TrashDirName, name), st.logger)
+	j, err := filesystem.NewJournal(filepath.Join(st.cfg.MassgenDir(), configs.TrashDirName, name), st.logger)
 	if err != nil { // only for a relative .massgen, which configs never yield
 		st.logger.Error("change journal", zap.Error(err))
 		return nil

@@ -11,11 +11,11 @@ import (
 	"golang.org/x/term"
 
 	"github.com/massgen-go/massgen/display"
+	"github.com/massgen-go/massgen/internal/ask"
 	"github.com/massgen-go/massgen/internal/pubsub"
 	"github.com/massgen-go/massgen/internal/termtext"
 	"github.com/massgen-go/massgen/orchestrator"
 	"github.com/massgen-go/massgen/permissions"
-	"github.com/massgen-go/massgen/prompt"
 )
 
 // orchestrateTurn is runTurn's body: it runs the orchestrator with the display chosen by
@@ -47,11 +47,11 @@ func orchestrateTurn(ctx context.Context, opts *RunOptions, t *Turn) (*orchestra
 	home, _ := opts.HomeDir()
 
 	var asker permissions.Asker // nil without a terminal: asks become denies with a reason
-	var counter *prompt.Asker   // counts the user's denials for the summary
+	var counter *ask.Asker      // counts the user's denials for the summary
 	if opts.IO.StdinTTY && opts.IO.StderrTTY {
 		_, accessible := opts.LookupEnv("ACCESSIBLE")
 		_, noColor := opts.LookupEnv("NO_COLOR")
-		counter = prompt.NewAsker(prompt.AskOptions{In: opts.IO.In, Out: opts.IO.ErrOut, Accessible: accessible,
+		counter = ask.NewAsker(ask.AskOptions{In: opts.IO.In, Out: opts.IO.ErrOut, Accessible: accessible,
 			Width: width, Height: height, Color: !noColor, Erase: mode == display.ModeLive})
 		asker = counter
 	}

@@ -21,13 +21,13 @@ import (
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/display"
 	"github.com/massgen-go/massgen/filesystem"
+	"github.com/massgen-go/massgen/internal/ask"
 	"github.com/massgen-go/massgen/internal/private"
 	"github.com/massgen-go/massgen/internal/runlock"
 	"github.com/massgen-go/massgen/internal/termtext"
 	"github.com/massgen-go/massgen/internal/tmpsweep"
 	"github.com/massgen-go/massgen/logging"
 	"github.com/massgen-go/massgen/orchestrator"
-	"github.com/massgen-go/massgen/prompt"
 )
 
 // TurnRunner runs one turn (one task through the agents) and returns its result, whose final
@@ -71,8 +71,8 @@ type runState struct {
 	json    *display.JSON // --output json
 }
 
-// ContextPrompter asks the user which context paths to add (prompt.AskContextPaths).
-type ContextPrompter func(ctx context.Context, o prompt.ContextPathOptions) ([]configs.ContextPath, error)
+// ContextPrompter asks the user which context paths to add (ask.AskContextPaths).
+type ContextPrompter func(ctx context.Context, o ask.ContextPathOptions) ([]configs.ContextPath, error)
 
 // Display modes of --display.
 var displayModes = []string{"auto", "plain", "silent"}
@@ -104,7 +104,7 @@ type RunOptions struct {
 	MaxTaskBytes int
 	Output       string // --output text|json (cmd/output.go)
 
-	// PromptContextPaths asks for context paths; nil uses prompt.AskContextPaths.
+	// PromptContextPaths asks for context paths; nil uses ask.AskContextPaths.
 	PromptContextPaths ContextPrompter
 	// RunTurn runs one turn; nil uses runTurn (turn.go).
 	RunTurn TurnRunner
@@ -190,12 +190,12 @@ func runRun(ctx context.Context, opts *RunOptions) (err error) {
 
 	prompted := false
 	if shouldPromptContext(opts, cfg) {
-		ask := opts.PromptContextPaths
-		if ask == nil {
-			ask = prompt.AskContextPaths
+		askPaths := opts.PromptContextPaths
+		if askPaths == nil {
+			askPaths = ask.AskContextPaths
 		}
 		_, accessible := opts.LookupEnv("ACCESSIBLE") // huh's convention for screen readers
-		cps, err := ask(ctx, prompt.ContextPathOptions{
+		cps, err := askPaths(ctx, ask.ContextPathOptions{
 			In: opts.IO.In, Out: opts.IO.ErrOut, Accessible: accessible,
 			Cwd: wd, Home: home, Existing: cfg.Orchestrator.ContextPaths,
 		})
@@ -210,7 +210,7 @@ func runRun(ctx context.Context, opts *RunOptions) (err error) {
 	if opts.Display != "silent" {
 		switch {
 		case prompted || len(cfg.Orchestrator.ContextPaths) > 0:
-			fmt.Fprintln(opts.IO.ErrOut, prompt.FormatContextPaths(cfg.Orchestrator.ContextPaths))
+			fmt.Fprintln(opts.IO.ErrOut, ask.FormatContextPaths(cfg.Orchestrator.ContextPaths))
 		case cfg.HasWorkspaces():
 			// --yes (or no terminal) never adds a context path: writing the user's files is opt-in.
 			fmt.Fprintln(opts.IO.ErrOut, "No context paths: agents work only in .massgen/ (add --context PATH to share your files).")
@@ -577,7 +577,7 @@ func cancelOr(err error, code int) error {
 	switch {
 	case errors.As(err, &ee):
 		return err
-	case errors.Is(err, context.Canceled), errors.Is(err, prompt.ErrAborted):
+	case errors.Is(err, context.Canceled), errors.Is(err, ask.ErrAborted):
 		return cmdutil.WithCode(cmdutil.ExitCanceled, err)
 	default:
 		return cmdutil.WithCode(code, err)

@@ -14,9 +14,9 @@ import (
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem"
+	"github.com/massgen-go/massgen/internal/ask"
 	"github.com/massgen-go/massgen/internal/termtext"
 	"github.com/massgen-go/massgen/orchestrator"
-	"github.com/massgen-go/massgen/prompt"
 	"github.com/massgen-go/massgen/session"
 )
 
@@ -172,7 +172,7 @@ func printStatus(w io.Writer, st *runState) {
 		ids = append(ids, id+")")
 	}
 	fmt.Fprintf(w, "Config: %s\nAgents: %s\n", cfg.Source, strings.Join(ids, ", "))
-	fmt.Fprintln(w, prompt.FormatContextPaths(cfg.Orchestrator.ContextPaths))
+	fmt.Fprintln(w, ask.FormatContextPaths(cfg.Orchestrator.ContextPaths))
 }
 
 // addContext adds a context path from "/context PATH[:perm]", or asks with the context-path
@@ -195,13 +195,13 @@ func addContext(ctx context.Context, opts *RunOptions, cfg *configs.Config, arg 
 			fmt.Fprintln(opts.IO.ErrOut, "Usage: /context PATH[:read|write] (the prompt needs a terminal)")
 			return nil
 		}
-		ask := opts.PromptContextPaths
-		if ask == nil {
-			ask = prompt.AskContextPaths
+		askPaths := opts.PromptContextPaths
+		if askPaths == nil {
+			askPaths = ask.AskContextPaths
 		}
 		home, _ := opts.HomeDir()
 		_, accessible := opts.LookupEnv("ACCESSIBLE")
-		cps, err = ask(ctx, prompt.ContextPathOptions{
+		cps, err = askPaths(ctx, ask.ContextPathOptions{
 			In: opts.IO.In, Out: opts.IO.ErrOut, Accessible: accessible,
 			Cwd: wd, Home: home, Existing: cfg.Orchestrator.ContextPaths,
 		})

@@ -36,7 +36,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/massgen-go/massgen/permissions"
+	"github.com/massgen-go/massgen/internal/agentenv/permconfig"
 	"github.com/massgen-go/massgen/permissions/trust"
 )
 
@@ -516,7 +516,7 @@ func approveRuleFiles(t *testing.T, files ...string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		progs, err := permissions.RulesFilePrograms(f, data, filepath.Dir(files[0]), os.Environ())
+		progs, err := permconfig.RulesFilePrograms(f, data, filepath.Dir(files[0]), os.Environ())
 		if err != nil {
 			t.Fatal(err)
 		}

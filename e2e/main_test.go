@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/massgen-go/massgen/internal/fakeclaude"
+	"github.com/massgen-go/massgen/internal/testing/fakeclaude"
 	"github.com/massgen-go/massgen/internal/testing/testbin"
 )
 

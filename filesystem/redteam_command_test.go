@@ -17,7 +17,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/internal/agentenv/permconfig"
 	"github.com/massgen-go/massgen/permissions"
+	"github.com/massgen-go/massgen/permissions/guard"
 )
 
 // exchanger swaps a and b (renameat2 RENAME_EXCHANGE) in a loop until stop is called, which
@@ -170,7 +172,7 @@ func newReadmeLayout(t *testing.T, role permissions.Role) readmeLayout {
 		Orchestrator: configs.Orchestrator{ContextPaths: []configs.ContextPath{{Path: proj, Permission: "write"}},
 			SnapshotStorage: filepath.Join(mg, "snapshots"), AgentTemporaryWorkspace: filepath.Join(mg, "temp_workspaces")},
 	}
-	spec, err := permissions.SpecFromConfig(cfg, "agent_a", role, permissions.SpecOptions{Sandboxed: true})
+	spec, err := permconfig.SpecFromConfig(cfg, "agent_a", role, permconfig.SpecOptions{Sandboxed: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +203,7 @@ func TestRedteamReadmeLayout(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				ts, err := NewToolset(ToolsetOptions{Guard: permissions.NewGuard(pol, permissions.GuardOptions{}), Sandbox: mode})
+				ts, err := NewToolset(ToolsetOptions{Guard: guard.New(pol, guard.Options{}), Sandbox: mode})
 				if err != nil {
 					t.Fatal(err)
 				}

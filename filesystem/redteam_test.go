@@ -20,9 +20,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/massgen-go/massgen/filesystem/sandbox"
+	"github.com/massgen-go/massgen/internal/sandbox"
 	"github.com/massgen-go/massgen/internal/testing/testbin"
 	"github.com/massgen-go/massgen/permissions"
+	"github.com/massgen-go/massgen/permissions/guard"
 )
 
 // snapshotFiles records the content of every regular file under the given roots (and symlink
@@ -678,7 +679,7 @@ func TestRedteamWorkspaceInsideProject(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ts, err := NewToolset(ToolsetOptions{Guard: permissions.NewGuard(pol, permissions.GuardOptions{}), Sandbox: mode, EnforceReadBeforeDelete: true})
+			ts, err := NewToolset(ToolsetOptions{Guard: guard.New(pol, guard.Options{}), Sandbox: mode, EnforceReadBeforeDelete: true})
 			if err != nil {
 				t.Fatal(err)
 			}

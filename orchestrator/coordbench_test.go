@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/massgen-go/massgen/configs"
-	"github.com/massgen-go/massgen/internal/fakeprovider"
+	"github.com/massgen-go/massgen/internal/testing/fakeprovider"
 )
 
 // benchModel is the coordination benchmark's model, on the fake provider (OpenAI Chat

@@ -18,8 +18,8 @@ import (
 
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/configs"
-	"github.com/massgen-go/massgen/internal/fakeclaude"
-	"github.com/massgen-go/massgen/internal/fakeprovider"
+	"github.com/massgen-go/massgen/internal/testing/fakeclaude"
+	"github.com/massgen-go/massgen/internal/testing/fakeprovider"
 	"github.com/massgen-go/massgen/internal/testing/massgen091"
 )
 

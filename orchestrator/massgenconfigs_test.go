@@ -16,8 +16,8 @@ import (
 	cp "github.com/otiai10/copy"
 
 	"github.com/massgen-go/massgen/configs"
-	"github.com/massgen-go/massgen/internal/fakeclaude"
-	"github.com/massgen-go/massgen/internal/fakeprovider"
+	"github.com/massgen-go/massgen/internal/testing/fakeclaude"
+	"github.com/massgen-go/massgen/internal/testing/fakeprovider"
 )
 
 func TestMain(m *testing.M) {

@@ -17,7 +17,6 @@ import (
 	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/internal/pathx"
 	"github.com/massgen-go/massgen/internal/termtext"
-	"github.com/massgen-go/massgen/permissions"
 	"github.com/massgen-go/massgen/session"
 )
 
@@ -131,7 +130,7 @@ func turnChanges(o *Options) (*session.Session, int, session.Turn, *filesystem.C
 		if err != nil {
 			return fail(cmdutil.WithCode(cmdutil.ExitFailure, err))
 		}
-		if err := checkChangeSet(cs, filepath.Join(wd, configs.MassgenDirName, permissions.TrashDirName), t); err != nil {
+		if err := checkChangeSet(cs, filepath.Join(wd, configs.MassgenDirName, configs.TrashDirName), t); err != nil {
 			return fail(cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("turn %d of session %s: %w", n, s.ID, err)))
 		}
 	}

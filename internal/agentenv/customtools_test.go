@@ -14,8 +14,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/massgen-go/massgen/filesystem"
-	"github.com/massgen-go/massgen/filesystem/sandbox"
 	"github.com/massgen-go/massgen/internal/mcpserver"
+	"github.com/massgen-go/massgen/internal/sandbox"
 	"github.com/massgen-go/massgen/permissions"
 )
 

@@ -13,7 +13,7 @@ import (
 
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem"
-	"github.com/massgen-go/massgen/filesystem/sandbox"
+	"github.com/massgen-go/massgen/internal/sandbox"
 	"github.com/massgen-go/massgen/permissions"
 )
 
