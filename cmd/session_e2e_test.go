@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/massgen-go/massgen/internal/testing/lane"
 	"github.com/massgen-go/massgen/internal/testing/testbin"
 )
 
@@ -49,6 +50,7 @@ orchestrator:
 // TestScriptedThreeTurnSession runs the real binary in interactive mode with three tasks on
 // stdin, then resumes the session with --continue.
 func TestScriptedThreeTurnSession(t *testing.T) {
+	lane.Long(t)
 	bin, err := testbin.Path()
 	if err != nil {
 		t.Fatal(err)

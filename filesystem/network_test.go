@@ -18,6 +18,7 @@ import (
 
 	"github.com/massgen-go/massgen/internal/sandbox"
 	"github.com/massgen-go/massgen/internal/sandbox/netproxy"
+	"github.com/massgen-go/massgen/internal/testing/lane"
 	"github.com/massgen-go/massgen/permissions"
 	"github.com/massgen-go/massgen/permissions/audit"
 	"github.com/massgen-go/massgen/permissions/guard"
@@ -27,6 +28,7 @@ import (
 // the audit log (permissions.jsonl) and a note of the call ("network: HOST:PORT allowed"); an
 // address listed exactly reaches the host's server through the proxy's own connector.
 func TestExecuteCommandNetwork(t *testing.T) {
+	lane.Long(t)
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Skip("curl not installed")
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/internal/agentenv/permconfig"
+	"github.com/massgen-go/massgen/internal/testing/lane"
 	"github.com/massgen-go/massgen/permissions"
 	"github.com/massgen-go/massgen/permissions/guard"
 )
@@ -86,6 +87,7 @@ func TestRedteamCommandExcludedSymlink(t *testing.T) {
 // the link and deleted the outside .git. Then old entries moved or linked to a system name:
 // on main they stayed, their birth time being older than the command.
 func TestRedteamCommandCleanupRace(t *testing.T) {
+	lane.Long(t)
 	for _, mode := range sandboxModes(t) {
 		t.Run(mode, func(t *testing.T) {
 			e := newEnvNoSystem(t, mode)
@@ -195,6 +197,7 @@ func newReadmeLayout(t *testing.T, role permissions.Role) readmeLayout {
 // the trash's records, the logs (on main Landlock listed them by name). No output or error
 // names another agent.
 func TestRedteamReadmeLayout(t *testing.T) {
+	lane.Long(t)
 	for _, mode := range sandboxModes(t) {
 		for _, role := range []permissions.Role{permissions.Coordination, permissions.Final} {
 			t.Run(fmt.Sprintf("%s/%v", mode, role), func(t *testing.T) {

@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/massgen-go/massgen/internal/sandbox"
+	"github.com/massgen-go/massgen/internal/testing/lane"
 	"github.com/massgen-go/massgen/internal/testing/testbin"
 	"github.com/massgen-go/massgen/permissions"
 	"github.com/massgen-go/massgen/permissions/guard"
@@ -362,6 +363,7 @@ func TestRedteamReadBeforeDeleteLaundering(t *testing.T) {
 // permission engine cannot see (shell variables hide the paths from it, so these reach the
 // sandbox, which is the real boundary).
 func TestRedteamCommandEscapes(t *testing.T) {
+	lane.Long(t)
 	for _, mode := range sandboxModes(t) {
 		for _, role := range []permissions.Role{permissions.Coordination, permissions.Final} {
 			t.Run(fmt.Sprintf("%s/%d", mode, role), func(t *testing.T) {
@@ -490,6 +492,7 @@ func findProcs(marker string) []string {
 // background process behind (which could keep writing the workspace after its snapshot, or
 // run on into the next phase) must not leave it running.
 func TestRedteamBackgroundProcessOutlivesCommand(t *testing.T) {
+	lane.Long(t)
 	for _, mode := range sandboxModes(t) {
 		t.Run(mode, func(t *testing.T) {
 			e := newEnv(t, permissions.Coordination, withSandbox(mode))

@@ -11,6 +11,7 @@ import (
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/internal/pathx"
 	"github.com/massgen-go/massgen/internal/testing/fakenpm"
+	"github.com/massgen-go/massgen/internal/testing/lane"
 )
 
 // plantedWorkspace is an agent's workspace in which the agent planted code that writes a marker:
@@ -66,6 +67,7 @@ func npmRegistry(t *testing.T) *fakenpm.Registry {
 // sandbox. Servers now start in an empty private folder: the planted code never runs, the real
 // servers do, and they get none of massgen's secrets or search paths.
 func TestPlantedCodeInTheWorkspaceNeverRuns(t *testing.T) {
+	lane.Long(t)
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 is not installed")
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/massgen-go/massgen/internal/testing/lane"
 	"github.com/massgen-go/massgen/internal/testing/testbin"
 )
 
@@ -68,6 +69,7 @@ func runTSClient(t *testing.T, dir string, plan map[string]any) tsResult {
 // one, chained behind massgen) are listed; an allowed read works; reading the sibling of a file
 // context path and writing a protected file are denied with the permission reason, through both.
 func TestServeToTypeScriptClient(t *testing.T) {
+	lane.Long(t)
 	fsScript := fsServerScript(t)
 	bin := buildMassgen(t)
 

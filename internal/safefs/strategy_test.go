@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/massgen-go/massgen/internal/testing/lane"
 	"golang.org/x/sys/unix"
 )
 
@@ -229,6 +230,7 @@ func TestEntriesAndRename(t *testing.T) {
 // directories and write through the name. A walk that ends inside is what a permission check
 // would allow; whatever it does must land in the directory it reached, never outside.
 func TestRaceSwapDirForLink(t *testing.T) {
+	lane.Long(t)
 	each(t, func(t *testing.T, s feat) {
 		base := tree(t)
 		ws, out := base+"/ws", base+"/outside"

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/massgen-go/massgen/internal/testing/lane"
 	"go.uber.org/zap/zaptest"
 )
 
@@ -154,6 +155,7 @@ func TestCmdCgroupFiles(t *testing.T) {
 // limits, raised or lowered (cgroup v1 keeps memory under memory+swap: raising needs the
 // other order), and its events count for that command only.
 func TestCgroupReuse(t *testing.T) {
+	lane.Long(t)
 	if len(cgroupsHere.get()) == 0 {
 		t.Skip("no cgroup massgen may use here")
 	}

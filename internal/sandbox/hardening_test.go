@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/massgen-go/massgen/internal/testing/lane"
 	"go.uber.org/zap/zaptest"
 	"golang.org/x/sys/unix"
 )
@@ -97,6 +98,7 @@ func parseProbe(out string) map[string]string {
 // host's sysctls (/proc/sys), the SysRq trigger and /sys. Each call is first made without a
 // sandbox: a call that is refused there already (by this machine's settings) is not counted.
 func TestRedteamKernelSurface(t *testing.T) {
+	lane.Long(t)
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 not installed")
 	}
@@ -155,6 +157,7 @@ const unprivEnv = "MASSGEN_SANDBOX_UNPRIVILEGED"
 // nobody), in every mode that user can run: bubblewrap, the namespaces mode through the zygote
 // and through the helper, Landlock.
 func TestHardeningUnprivileged(t *testing.T) {
+	lane.Long(t)
 	if os.Getenv(unprivEnv) != "" {
 		t.Skip("already the unprivileged run")
 	}
@@ -212,6 +215,7 @@ sys.exit(0 if n == 300 else 1)
 // are stopped at the command's limits (set low here) and reported as such, in every mode;
 // massgen starts processes of its own all along, and the next command runs normally.
 func TestCommandLimits(t *testing.T) {
+	lane.Long(t)
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 not installed")
 	}
@@ -321,6 +325,7 @@ func TestShellBarrierInvisible(t *testing.T) {
 // TestLimitsConcurrent: commands running at the same time, each with its own limits, each get
 // their own (the rlimits as the command sees them; the cgroups are not shared).
 func TestLimitsConcurrent(t *testing.T) {
+	lane.Long(t)
 	for _, mode := range hardeningModes(t) {
 		t.Run(mode, func(t *testing.T) {
 			f := newFixture(t)

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/massgen-go/massgen/internal/testing/lane"
 )
 
 // childEnv tells a copy of this test binary, run as another user, which child test to run.
@@ -20,6 +22,7 @@ const childEnv = "MASSGEN_SANDBOX_CHILD"
 // (setpriv to nobody), and the fallback where user namespaces are blocked (inside bubblewrap
 // with --disable-userns, as nobody): auto falls back to Landlock alone and says so.
 func TestNamespacesUnprivileged(t *testing.T) {
+	lane.Long(t)
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to run the test binary as another user")
 	}
@@ -172,6 +175,7 @@ func TestNamespacesChild(t *testing.T) {
 // after hundreds of commands, concurrent ones and ones whose set-up fails included, and no
 // thread of it is left in a command's namespaces.
 func TestNamespacesInProcess(t *testing.T) {
+	lane.Long(t)
 	if err := namespacesDirect.get(); err != nil {
 		t.Skipf("the namespaces mode uses the helper here: %v", err)
 	}

@@ -22,6 +22,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/massgen-go/massgen/internal/sandbox/netproxy"
+	"github.com/massgen-go/massgen/internal/testing/lane"
 )
 
 // runNet runs command in mode with the network n.
@@ -74,6 +75,7 @@ func networkModes(t *testing.T) []string {
 // host's 127.0.0.1 nor any name (the lookup fails at once), cannot make UDP or raw sockets, and
 // massgen says on stderr why; with command_network open it reaches the host's server.
 func TestNetworkNone(t *testing.T) {
+	lane.Long(t)
 	_, addr := hostServer(t, "host secret")
 	port := mustPort(t, addr)
 	udp, err := net.ListenPacket("udp4", "127.0.0.1:0")
@@ -129,6 +131,7 @@ for args in [(socket.AF_INET, socket.SOCK_DGRAM), (socket.AF_INET, socket.SOCK_R
 // loopback servers: each has a loopback of its own (under Landlock alone, a command may not
 // listen at all).
 func TestNetworkAgentsApart(t *testing.T) {
+	lane.Long(t)
 	for _, mode := range networkModes(t) {
 		t.Run(mode, func(t *testing.T) {
 			port := 18000 + os.Getpid()%1000
@@ -226,6 +229,7 @@ func (e *events) take() []string {
 // connection is reported; the proxy variables are set; a program that ignores them and connects
 // directly fails. Host names resolve to local test servers inside the proxy (its Connect).
 func TestNetworkAllowlist(t *testing.T) {
+	lane.Long(t)
 	plainSrv, plainAddr := hostServer(t, "plain ok")
 	_ = plainSrv
 	tlsSrv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "tls ok") }))
@@ -291,6 +295,7 @@ func TestNetworkAllowlist(t *testing.T) {
 // nobody): bubblewrap with its own user namespace, the namespaces mode through the zygote and
 // through the helper, Landlock.
 func TestNetworkUnprivileged(t *testing.T) {
+	lane.Long(t)
 	if os.Getenv(unprivEnv) != "" {
 		t.Skip("already the unprivileged run")
 	}

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/massgen-go/massgen/internal/sandbox/internal/confine"
+	"github.com/massgen-go/massgen/internal/testing/lane"
 )
 
 // TestRedteamPolicyShapes: policies seen in real layouts run in every sandbox: a hidden path
@@ -121,6 +122,7 @@ func landlockSetup(pol Policy, probe func() error) (setupErr, probeErr error) {
 // swapper exchanges a directory and such a link during 2,000 set-ups run in-process (the
 // helper's own code) and during real commands; no write may land outside.
 func TestRedteamCarveLinkSwapRace(t *testing.T) {
+	lane.Long(t)
 	for _, mode := range modes(t) {
 		t.Run(mode, func(t *testing.T) {
 			base := t.TempDir()
@@ -182,6 +184,7 @@ func TestRedteamCarveLinkSwapRace(t *testing.T) {
 // bubblewrap. Both as three commands, and as a race: one command renames the ancestors 2,000
 // times while other commands are set up and write through whatever name they find.
 func TestRedteamAncestorRename(t *testing.T) {
+	lane.Long(t)
 	_, pyErr := exec.LookPath("python3")
 	for _, mode := range modes(t) {
 		t.Run(mode, func(t *testing.T) {
@@ -255,6 +258,7 @@ print("done")`
 //     .git` and `ln oldfile .env` are taken away (on main they stayed: their birth time was
 //     older than the command), to the trash when the caller gives one.
 func TestRedteamCleanup(t *testing.T) {
+	lane.Long(t)
 	for _, mode := range modes(t) {
 		t.Run(mode, func(t *testing.T) {
 			base := t.TempDir()

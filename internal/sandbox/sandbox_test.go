@@ -20,6 +20,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/massgen-go/massgen/internal/sandbox/netproxy"
+	"github.com/massgen-go/massgen/internal/testing/lane"
 )
 
 // TestMain lets the test binary act as the sandbox helper: Run re-executes os.Executable()
@@ -296,6 +297,7 @@ func waitGone(t *testing.T, marker string) {
 // it times out and when it returns at once leaving background processes, in its process group
 // or not (setsid): under Landlock the command has its own PID namespace.
 func TestProcessTreeEndsWithCommand(t *testing.T) {
+	lane.Long(t)
 	for _, mode := range append(modes(t), ModeNone) {
 		t.Run(mode, func(t *testing.T) {
 			f := newFixture(t)
@@ -438,6 +440,7 @@ func TestNoCapabilities(t *testing.T) {
 // TestUnixSocketOutside: a UNIX socket outside the roots (think /var/run/docker.sock) cannot be
 // connected to. Without a sandbox it can (the control case).
 func TestUnixSocketOutside(t *testing.T) {
+	lane.Long(t)
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 not installed")
 	}
