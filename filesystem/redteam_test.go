@@ -527,13 +527,7 @@ func TestRedteamBackgroundProcessOutlivesCommand(t *testing.T) {
 // module), with a realistic layout: the project is a context path that also holds the agents'
 // workspaces and massgen's own directories.
 func TestRedteamBinary(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the massgen binary")
-	}
-	bin, err := testbin.Path()
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := testbin.For(t)
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

@@ -17,10 +17,7 @@ import (
 // buildMassgen builds the real binary for tests that run it as a process.
 func buildMassgen(t *testing.T) string {
 	t.Helper()
-	bin, err := testbin.Path()
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := testbin.For(t)
 	return bin
 }
 
