@@ -289,7 +289,9 @@ func (b *chatCompletion) once(ctx context.Context, tap *streamTap, params openai
 		decoded++
 		chunk := stream.Current()
 		if chunk.Usage.PromptTokens != 0 || chunk.Usage.CompletionTokens != 0 {
-			resp.Usage = Usage{InputTokens: chunk.Usage.PromptTokens, OutputTokens: chunk.Usage.CompletionTokens}
+			u := chunk.Usage
+			resp.Usage = Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens,
+				CachedInputTokens: u.PromptTokensDetails.CachedTokens, ReasoningTokens: u.CompletionTokensDetails.ReasoningTokens}
 		}
 		// xAI Live Search sends the pages it used as a top-level list of URLs.
 		if c, ok := chunk.JSON.ExtraFields["citations"]; ok && c.Raw() != "" {

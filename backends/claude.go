@@ -357,9 +357,12 @@ func (b *claudeBackend) stream(ctx context.Context, tap *streamTap, params anthr
 		return nil, endedEarly("message_stop", tap)
 	}
 	turn.blocks = append(turn.blocks, msg.Content...)
+	u := msg.Usage // input_tokens excludes the cache's reads and writes: Usage counts them as input
 	turn.usage.Add(Usage{
-		InputTokens:  msg.Usage.InputTokens + msg.Usage.CacheCreationInputTokens + msg.Usage.CacheReadInputTokens,
-		OutputTokens: msg.Usage.OutputTokens,
+		InputTokens:       u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens,
+		OutputTokens:      u.OutputTokens,
+		CachedInputTokens: u.CacheReadInputTokens,
+		CacheWriteTokens:  u.CacheCreationInputTokens,
 	})
 	return &msg, nil
 }

@@ -222,7 +222,7 @@ func TestClaudeStreamsTextAndParallelToolCallsSplitAcrossChunks(t *testing.T) {
 		t.Errorf("call 1 = %+v", tc)
 	}
 	assertArgs(t, resp.ToolCalls[1].Arguments, `{"path":"b.txt"}`)
-	if want := (Usage{InputTokens: 30, OutputTokens: 42}); resp.Usage != want {
+	if want := (Usage{InputTokens: 30, OutputTokens: 42, CachedInputTokens: 2, CacheWriteTokens: 3}); resp.Usage != want {
 		t.Errorf("Usage = %+v, want %+v", resp.Usage, want)
 	}
 

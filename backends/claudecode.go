@@ -407,7 +407,7 @@ func (b *claudeCodeBackend) handle(c *ccConv, p *ccProc, m ccMessage, text *stri
 		if m.SessionID != "" {
 			c.session = m.SessionID
 		}
-		c.usage.end(m.Usage)
+		c.usage.end(m.Usage, m.TotalCostUSD)
 		c.uses = nil
 		c.mu.Lock()
 		c.proc, c.last = nil, p
@@ -512,22 +512,36 @@ func (u *ccTurnUsage) add(id string, cu *ccUsage) {
 		u.byMsg = map[string]Usage{}
 	}
 	n, old := cu.usage(), u.byMsg[id]
-	n.InputTokens, n.OutputTokens = max(n.InputTokens, old.InputTokens), max(n.OutputTokens, old.OutputTokens)
+	n = maxUsage(n, old)
 	u.byMsg[id] = n
-	u.total.InputTokens += n.InputTokens - old.InputTokens
-	u.total.OutputTokens += n.OutputTokens - old.OutputTokens
+	u.total = addUsage(u.total, subUsage(n, old))
 }
 
-// end takes the result's totals (when larger) and starts a new turn once they are taken.
-func (u *ccTurnUsage) end(cu *ccUsage) {
-	r := cu.usage()
-	u.total.InputTokens, u.total.OutputTokens = max(u.total.InputTokens, r.InputTokens), max(u.total.OutputTokens, r.OutputTokens)
+// end takes the result's totals (when larger) and its cost, and starts a new turn once they are
+// taken. The cost is the whole turn's: the orchestrator lets it stand for the turn's calls.
+func (u *ccTurnUsage) end(cu *ccUsage, costUSD float64) {
+	u.total = maxUsage(u.total, cu.usage())
+	u.total.CostUSD = max(u.total.CostUSD, costUSD)
 	u.ended = true
+}
+
+func maxUsage(a, b Usage) Usage {
+	return Usage{InputTokens: max(a.InputTokens, b.InputTokens), OutputTokens: max(a.OutputTokens, b.OutputTokens),
+		CachedInputTokens: max(a.CachedInputTokens, b.CachedInputTokens), CacheWriteTokens: max(a.CacheWriteTokens, b.CacheWriteTokens),
+		ReasoningTokens: max(a.ReasoningTokens, b.ReasoningTokens), CostUSD: max(a.CostUSD, b.CostUSD)}
+}
+
+func addUsage(a, b Usage) Usage { a.Add(b); return a }
+
+func subUsage(a, b Usage) Usage {
+	return Usage{InputTokens: a.InputTokens - b.InputTokens, OutputTokens: a.OutputTokens - b.OutputTokens,
+		CachedInputTokens: a.CachedInputTokens - b.CachedInputTokens, CacheWriteTokens: a.CacheWriteTokens - b.CacheWriteTokens,
+		ReasoningTokens: a.ReasoningTokens - b.ReasoningTokens, CostUSD: a.CostUSD - b.CostUSD}
 }
 
 // take returns what was counted since the last take.
 func (u *ccTurnUsage) take() Usage {
-	d := Usage{InputTokens: u.total.InputTokens - u.reported.InputTokens, OutputTokens: u.total.OutputTokens - u.reported.OutputTokens}
+	d := subUsage(u.total, u.reported)
 	u.reported = u.total
 	if u.ended {
 		*u = ccTurnUsage{}

@@ -40,6 +40,8 @@ type ccMessage struct {
 	IsError bool     `json:"is_error"`
 	Usage   *ccUsage `json:"usage"`
 	Errors  []string `json:"errors"`
+	// TotalCostUSD is what the CLI says the turn cost (its own price list).
+	TotalCostUSD float64 `json:"total_cost_usd"`
 }
 
 // ccBlock is a content block of an assistant message.
@@ -62,7 +64,8 @@ func (u *ccUsage) usage() Usage {
 	if u == nil {
 		return Usage{}
 	}
-	return Usage{InputTokens: u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens, OutputTokens: u.OutputTokens}
+	return Usage{InputTokens: u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens, OutputTokens: u.OutputTokens,
+		CachedInputTokens: u.CacheReadInputTokens, CacheWriteTokens: u.CacheCreationInputTokens}
 }
 
 // ccMaxLine bounds one line of the CLI's output (an assistant message carrying a large file

@@ -203,7 +203,8 @@ func (b *openaiResponses) once(ctx context.Context, tap *streamTap, params respo
 		case "response.completed", "response.incomplete":
 			completed = true
 			u := ev.Response.Usage
-			resp.Usage = Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens}
+			resp.Usage = Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
+				CachedInputTokens: u.InputTokensDetails.CachedTokens, ReasoningTokens: u.OutputTokensDetails.ReasoningTokens}
 			// Items the stream did not announce one by one (some compatible servers only
 			// send the final response) are taken from the response itself.
 			for i, item := range ev.Response.Output {
