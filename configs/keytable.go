@@ -119,6 +119,9 @@ var keyTable = concatKeys(
 		{Path: "display", Status: Ignored, Note: "not read; ui.display_type chooses the display, and logs are always written"},
 		{Path: "memory", Status: Ignored, Note: "no conversation compression or persistent memory: agents see the session's conversation history only" + later},
 		{Path: "command_sandbox", Status: Implemented, Massgen: true, Note: "auto (default: bubblewrap, else namespaces, else landlock), bubblewrap, namespaces, landlock or none: how execute_command is confined. On Windows only none runs commands (unsandboxed, through cmd.exe); every other mode is refused: run massgen inside WSL2 for sandboxed commands."},
+		{Path: "pricing", Status: Implemented, Massgen: true, Note: "Model prices (USD per million tokens) added to or replacing the embedded, dated catalogue, for cost_usd and the budget caps (docs/output.md)."},
+		{Path: "pricing.file", Status: Implemented, Massgen: true, Note: "A prices file (YAML or JSON, models: like pricing.models), relative to the current directory."},
+		{Path: "pricing.models", Status: Implemented, Massgen: true, Open: true, Note: "Model name -> {input, cached_input, cache_write, output, reasoning, context_window}; wins over the file and the catalogue."},
 	},
 	permissionKeys("permissions", "Global"),
 	// MassGen v1 keys: MassGen 0.1 refuses them too.
@@ -132,6 +135,7 @@ var keyTable = concatKeys(
 		{Path: "agents[].memory", Status: Ignored, Note: "no per-agent memory: agents see the session's conversation history only" + later},
 		{Path: "agents[].read_paths", Status: Implemented, Massgen: true, Note: "Folder guard: further limits what the agent may read."},
 		{Path: "agents[].write_paths", Status: Implemented, Massgen: true, Note: "Folder guard: further limits what the agent may write."},
+		{Path: "agents[].max_cost_usd", Status: Implemented, Massgen: true, Note: "Budget of the agent's model calls per turn (USD): at 100% it makes no further request and stops."},
 	},
 	permissionKeys("agents[].permissions", "Per-agent"),
 
@@ -294,6 +298,7 @@ var keyTable = concatKeys(
 		{Path: "orchestrator.max_new_answers_per_agent", Status: Implemented, Note: "Cap on answers per agent; after it the agent may only vote."},
 		{Path: "orchestrator.timeout_seconds", Status: Implemented, Massgen: true, Note: "Overall time limit (wins over timeout_settings)."},
 		{Path: "orchestrator.agent_timeout_seconds", Status: Implemented, Massgen: true, Note: "Time limit of each agent's turn."},
+		{Path: "orchestrator.max_cost_usd", Status: Implemented, Massgen: true, Note: "Budget of a turn's model calls (USD; --max-cost wins): warnings at 50, 75 and 90%; at 100% no request starts and the best answer so far is presented."},
 		{Path: "orchestrator.max_task_bytes", Status: Implemented, Massgen: true, Note: "The largest task accepted, in bytes (default 1048576, 1 MiB); the --max-task-bytes flag wins."},
 		{Path: "orchestrator.enforce_read_before_delete", Status: Implemented, Note: "An agent must read a file before deleting it (default true)."},
 		{Path: "orchestrator.timeout", Status: Ignored, Note: "not read (MassGen 0.1.12 reads timeout_settings); use timeout_settings.orchestrator_timeout_seconds"},
