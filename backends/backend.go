@@ -36,6 +36,9 @@ type Request struct {
 	// Vars are run-time values (WORKSPACE, TEMP_WORKSPACE, CONTEXT_0, ...) the scripted backend
 	// substitutes for ${NAME} in its steps; real providers ignore them.
 	Vars map[string]string
+	// CacheKey groups the requests of one run for the provider's prompt cache (OpenAI's
+	// prompt_cache_key); "" sends none.
+	CacheKey string
 }
 
 // Message is one conversation turn. Role is "user", "assistant" or "tool".
@@ -48,6 +51,10 @@ type Message struct {
 	ToolCallID string
 	ToolName   string
 	IsError    bool
+	// SharedPrefix is how many bytes at the start of Content other requests send too (the
+	// task and the answers, before what is particular to one agent): backends with explicit
+	// cache breakpoints (Anthropic's cache_control) mark the end of it. 0: none.
+	SharedPrefix int
 }
 
 // ToolSpec describes a tool offered to the model. Parameters is a JSON schema object.

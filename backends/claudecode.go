@@ -548,3 +548,6 @@ func (u *ccTurnUsage) take() Usage {
 	}
 	return d
 }
+
+// reportsCost: the CLI's result carries total_cost_usd.
+func (b *claudeCodeBackend) reportsCost() bool { return true }

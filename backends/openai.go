@@ -120,6 +120,9 @@ func (b *openaiResponses) params(req Request) responses.ResponseNewParams {
 	}
 	p.Tools = append(p.Tools, b.builtins...)
 	p.Store = param.NewOpt(false)
+	if req.CacheKey != "" { // a prompt_cache_key in the config wins (sent after, as written)
+		p.PromptCacheKey = param.NewOpt(req.CacheKey)
+	}
 	return p
 }
 
