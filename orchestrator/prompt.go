@@ -113,6 +113,9 @@ func (r *run) writePaths(b *strings.Builder, a *agent, final bool, ts *filesyste
 	if ts != nil {
 		b.WriteString("Paths you may read (list_allowed_directories shows the same):\n")
 		b.WriteString(ts.DescribeRoots())
+		if limits := ts.DescribeLimits(); limits != "" { // what every tool call is held to
+			b.WriteString(strings.TrimRight(limits, "\n") + "\n")
+		}
 	}
 	b.WriteString(deliveryWarning)
 	if final {

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -213,12 +214,22 @@ func (r *run) toolset(a *agent, role permissions.Role) (*filesystem.Toolset, err
 	return ts, nil
 }
 
+// toolSpecs are the toolset's tools as offered to the model. Their descriptions leave out the
+// agent's directory limits, which the Toolset appends to each: the prompt states them once, in
+// its part particular to the agent (writePaths), so that the tools, the first and largest part
+// of a request, are the same bytes for every agent with the same tools and a provider's prompt
+// cache serves them to all.
 func toolSpecs(ts *filesystem.Toolset) ([]backends.ToolSpec, map[string]bool) {
 	tools := ts.Tools()
+	limits := ts.DescribeLimits()
 	specs := make([]backends.ToolSpec, 0, len(tools))
 	names := make(map[string]bool, len(tools))
 	for _, t := range tools {
-		specs = append(specs, backends.ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
+		desc := t.Description
+		if limits != "" {
+			desc = strings.TrimSuffix(desc, "\n\n"+limits)
+		}
+		specs = append(specs, backends.ToolSpec{Name: t.Name, Description: desc, Parameters: t.Parameters})
 		names[t.Name] = true
 	}
 	return specs, names
