@@ -50,8 +50,8 @@ type ledger struct {
 	mu     sync.Mutex
 	agents []account
 	cap    float64 // the turn's budget in USD (0: none)
-	warned int          // budgetWarnings given for the turn's budget
-	over   bool         // the turn's budget is spent
+	warned int     // budgetWarnings given for the turn's budget
+	over   bool    // the turn's budget is spent
 }
 
 // account is one agent's part of the ledger.
@@ -86,12 +86,12 @@ type budgetWarning struct {
 
 // recorded is what one model call changed.
 type recorded struct {
-	usage     backends.Usage // the agent's, so far
-	cost      pricing.Cost   // the agent's, so far
-	total     pricing.Cost   // the turn's, so far
+	usage     backends.Usage  // the agent's, so far
+	cost      pricing.Cost    // the agent's, so far
+	total     pricing.Cost    // the turn's, so far
 	warnings  []budgetWarning // budget warnings now due
-	turnOver  bool           // this call spent the turn's budget
-	agentOver bool           // this call spent the agent's budget
+	turnOver  bool            // this call spent the turn's budget
+	agentOver bool            // this call spent the agent's budget
 }
 
 // record adds a call's usage to agent i.
