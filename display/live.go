@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/massgen-go/massgen/backends/pricing"
 	"github.com/massgen-go/massgen/orchestrator"
 )
 
@@ -27,7 +28,10 @@ type live struct {
 	ended    time.Time // set by Close: elapsed times stop
 	answers  int
 	votes    int
-	drawn    int // lines of the last frame
+	cost     pricing.Cost // the turn's so far (from the usage events)
+	costSeen bool         // a usage event came
+	budget   string       // the latest budget event of the turn's budget
+	drawn    int          // lines of the last frame
 	lastDraw time.Time
 	dirty    bool
 	closed   bool
@@ -46,6 +50,7 @@ type panel struct {
 	activity line      // current tool call and its outcome, or the last answer/vote/restart
 	denial   string    // last permission denial
 	tokens   int64
+	cost     pricing.Cost
 	answers  int
 	restarts int
 	denials  int
@@ -124,6 +129,11 @@ func (l *live) apply(ev orchestrator.Event) {
 			l.status = "error: " + ev.Text
 			return
 		}
+	case orchestrator.EventBudget:
+		if ev.Agent == "" {
+			l.budget = ev.Text
+			return
+		}
 	case orchestrator.EventDone:
 		return
 	}
@@ -180,6 +190,9 @@ func (l *live) apply(ev orchestrator.Event) {
 		l.status = "final answer ready"
 	case orchestrator.EventUsage:
 		p.tokens = ev.Usage.InputTokens + ev.Usage.OutputTokens
+		p.cost, l.cost, l.costSeen = ev.Cost, ev.TotalCost, true
+	case orchestrator.EventBudget:
+		p.activity = line{}.add("$ ", sgrYellow).add(ev.Text, sgrNone)
 	case orchestrator.EventError:
 		p.activity = line{}.add("error: ", sgrRed).add(ev.Text, sgrNone)
 	}
@@ -277,6 +290,12 @@ func (l *live) frameLocked() []string {
 		if l.answers > 0 || l.votes > 0 {
 			foot = foot.add(" · "+plural(l.answers, "answer")+" · "+plural(l.votes, "vote"), sgrDim)
 		}
+		if l.costSeen {
+			foot = foot.add(" · "+costNote(l.cost), sgrDim)
+		}
+		if l.budget != "" {
+			foot = foot.add(" · "+oneLine(l.budget, 0), sgrYellow)
+		}
 		lines = append(lines, foot)
 	}
 	out := make([]string, len(lines))
@@ -296,7 +315,7 @@ func (l *live) header(p *panel, now time.Time) line {
 	h = h.add(fmt.Sprintf("  %s %s", p.status, clock(now.Sub(p.since))), statusColor(p.status))
 	var notes []string
 	if p.tokens > 0 {
-		notes = append(notes, fmt.Sprintf("%d tokens", p.tokens))
+		notes = append(notes, fmt.Sprintf("%d tokens", p.tokens), costNote(p.cost))
 	}
 	if p.answers > 0 {
 		notes = append(notes, plural(p.answers, "answer"))
@@ -413,4 +432,12 @@ func anonNum(anon string) int {
 		return 1 << 30
 	}
 	return n
+}
+
+// costNote is a cost as a panel or the footer shows it: "$0.0123", or "cost unknown".
+func costNote(c pricing.Cost) string {
+	if c.Known {
+		return c.String()
+	}
+	return "cost unknown"
 }
