@@ -78,7 +78,9 @@ func newStopScene(t *testing.T, finalBlocks bool) *stopScene {
 	s := &stopScene{dir: t.TempDir(), voting: make(chan string, 8), presented: make(chan struct{}, 4)}
 	s.proj = filepath.Join(s.dir, "project")
 	writeFile(t, filepath.Join(s.proj, "README.md"), "readme\n")
-	ws := func(i int) string { return filepath.Join(s.dir, ".massgen", "workspaces", fmt.Sprintf("workspace%d", i)) }
+	ws := func(i int) string {
+		return filepath.Join(s.dir, ".massgen", "workspaces", fmt.Sprintf("workspace%d", i))
+	}
 	next := func(tr turn) (reply, bool) { // the second task (--continue): plain coordination
 		switch {
 		case !tr.has("Second task"):
