@@ -1,7 +1,9 @@
 package orchestrator
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -36,7 +38,8 @@ func cachingModel(r fakeprovider.Request) fakeprovider.Reply {
 // Requests are laid out stable prefix first (tools, system prompt, task, answers in config
 // order, then what is the agent's own), so that with 8 agents with workspaces every vote
 // request shares a common prefix of at least 80% of its bytes with another agent's, in the
-// order a provider's prefix cache reads a request.
+// order a provider's prefix cache reads a request. Anthropic requests mark that prefix with
+// cache_control; OpenAI requests carry the run's prompt_cache_key.
 func TestVoteRequestsShareTheirPrefix(t *testing.T) {
 	for _, typ := range []string{"chatcompletion", "claude", "openai", "gemini"} {
 		t.Run(typ, func(t *testing.T) {
@@ -62,6 +65,24 @@ func TestVoteRequestsShareTheirPrefix(t *testing.T) {
 			}
 			if len(res.Votes) != n {
 				t.Fatalf("%d votes", len(res.Votes))
+			}
+			keys := map[any]bool{}
+			for _, r := range srv.Requests() {
+				var body map[string]any
+				if err := json.Unmarshal(r.Body, &body); err != nil {
+					t.Fatal(err)
+				}
+				switch typ {
+				case "claude": // breakpoints on the stable prefix
+					if !bytes.Contains(r.Body, []byte(`"cache_control":{"type":"ephemeral"}`)) {
+						t.Errorf("an Anthropic request without cache_control: %.300s", r.Body)
+					}
+				case "openai": // one prompt_cache_key for the run
+					keys[body["prompt_cache_key"]] = true
+				}
+			}
+			if typ == "openai" && (len(keys) != 1 || keys[nil]) {
+				t.Errorf("prompt_cache_key values: %v, want one for the run", keys)
 			}
 			var votes [][]byte
 			for _, r := range srv.Requests() {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -263,5 +265,42 @@ func TestBudgetNeedsPrices(t *testing.T) {
 	_, err := h.run(context.Background())
 	if !errors.Is(err, ErrUnpriced) || !strings.Contains(err.Error(), `"fake-a"`) || !strings.Contains(err.Error(), "pricing.models") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// A previous turn that ended early is shown to the next turn's agents: its answers so far under
+// their anonymous ids, and the folder of every agent's kept work.
+func TestInterruptedTurnIsShown(t *testing.T) {
+	h := newHarness(t, "a")
+	h.cfg.Agents[0].Backend.CWD = filepath.Join(h.cfg.BaseDir, ".massgen", "workspaces", "a")
+	if err := os.MkdirAll(h.cfg.Agents[0].Backend.CWD, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h.scripts["a"] = func(ctx context.Context, c fakeCall) (*backends.Response, error) {
+		if c.final() {
+			return textResp("final"), nil
+		}
+		return answerResp("new"), nil
+	}
+	o := h.options(context.Background())
+	o.History = []Exchange{{User: "first task", Interrupted: "it was cancelled before a final answer",
+		Answers: []PriorAnswer{{Anon: "agent2", Text: "beta's draft answer"}}}}
+	o.PriorWork = t.TempDir()
+	if _, err := h.runOptions(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	req := h.rec.get("a")[0]
+	var all strings.Builder
+	for _, m := range req.Messages {
+		all.WriteString(m.Content + "\n")
+	}
+	for _, want := range []string{"(This turn ended early: it was cancelled before a final answer.", "<ANSWERS SO FAR>\n<agent2>\nbeta's draft answer\n<end of agent2>",
+		"Every agent's work from the previous turn, which ended early (read-only, one folder per anonymous id): " + o.PriorWork} {
+		if !strings.Contains(all.String(), want) {
+			t.Errorf("the request lacks %q:\n%s", want, all.String())
+		}
+	}
+	if req.Vars["PRIOR_WORK"] != o.PriorWork {
+		t.Errorf("PRIOR_WORK = %q", req.Vars["PRIOR_WORK"])
 	}
 }
