@@ -368,6 +368,9 @@ func turn(ctx context.Context, opts *RunOptions, st *runState, task string) (err
 		if cmdutil.CodeOf(cancelOr(err, cmdutil.ExitFailure)) == cmdutil.ExitCanceled {
 			return cancelOr(err, cmdutil.ExitFailure)
 		}
+		if errors.Is(err, orchestrator.ErrUnpriced) { // a budget over a model without a price
+			return cmdutil.WithCode(cmdutil.ExitUsage, err)
+		}
 		if errors.Is(err, orchestrator.ErrNoAnswer) {
 			// The display showed the event already; the agents' causes end the run, once each.
 			switch {

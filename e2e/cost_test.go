@@ -439,3 +439,21 @@ func TestMaxCost(t *testing.T) {
 		t.Errorf("the stopped turn was not saved: %v", err)
 	}
 }
+
+// A budget over a model without a price is refused before any model call: exit 2, naming the
+// model and where to price it.
+func TestMaxCostNeedsPrices(t *testing.T) {
+	dir := t.TempDir()
+	p := newProvider(t, map[string]func(turn) reply{"model-u": healthyScript("done")})
+	writeFile(t, filepath.Join(dir, "cfg.yaml"), "agents:\n"+agentYAML("solo", "model-u", p.URL(), "workspace1"))
+	res := run(t, dir, "--config", "cfg.yaml", "--display", "plain", "--max-cost", "0.5", "Answer")
+	if res.code != 2 || !strings.Contains(res.stderr, `"model-u"`) || !strings.Contains(res.stderr, "pricing.models") {
+		t.Errorf("exit %d\n%s", res.code, res.stderr)
+	}
+	if n := len(p.requests("model-u")); n != 0 {
+		t.Errorf("%d model requests", n)
+	}
+	if res := run(t, dir, "--config", "cfg.yaml", "--max-cost", "-1", "Answer"); res.code != 2 || !strings.Contains(res.stderr, "--max-cost -1") {
+		t.Errorf("--max-cost -1: exit %d\n%s", res.code, res.stderr)
+	}
+}
