@@ -29,7 +29,7 @@ type live struct {
 	answers  int
 	votes    int
 	cost     pricing.Cost // the turn's so far (from the usage events)
-	costSeen bool         // a usage event came
+	costSeen bool         // some agent used tokens
 	budget   string       // the latest budget event of the turn's budget
 	drawn    int          // lines of the last frame
 	lastDraw time.Time
@@ -190,7 +190,8 @@ func (l *live) apply(ev orchestrator.Event) {
 		l.status = "final answer ready"
 	case orchestrator.EventUsage:
 		p.tokens = ev.Usage.InputTokens + ev.Usage.OutputTokens
-		p.cost, l.cost, l.costSeen = ev.Cost, ev.TotalCost, true
+		p.cost, l.cost = ev.Cost, ev.TotalCost
+		l.costSeen = l.costSeen || p.tokens > 0 // a model used tokens (the scripted demo uses none)
 	case orchestrator.EventBudget:
 		p.activity = line{}.add("$ ", sgrYellow).add(ev.Text, sgrNone)
 	case orchestrator.EventError:
