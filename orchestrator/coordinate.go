@@ -79,7 +79,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 func (r *run) presentationFailed(res *Result, w *agent, err error) {
 	if errors.Is(err, errBudget) {
 		why := spentText(err)
-		if res.StoppedBy == "" {
+		if res.StoppedBy == "" && r.ledger.turnOver() { // the turn's budget; not just the winner's own
 			res.StoppedBy = StoppedByBudget
 		}
 		if res.EndedEarly == "" || res.StoppedBy == StoppedByBudget {

@@ -304,3 +304,27 @@ func TestInterruptedTurnIsShown(t *testing.T) {
 		t.Errorf("PRIOR_WORK = %q", req.Vars["PRIOR_WORK"])
 	}
 }
+
+// A winner whose own budget is spent presents nothing (a presentation would be a request): its
+// answer stands as it is, and the turn is not marked stopped by the budget.
+func TestWinnerBudgetSpent(t *testing.T) {
+	h := newHarness(t, "a")
+	h.cfg.Agents[0].MaxCostUSD = 0.1
+	h.scripts["a"] = func(ctx context.Context, c fakeCall) (*backends.Response, error) {
+		if c.final() {
+			t.Error("a presented although its budget was spent")
+		}
+		r := answerResp("a's answer")
+		r.Usage = backends.Usage{InputTokens: 200_000}
+		return r, nil
+	}
+	o := h.options(context.Background())
+	o.Pricing = pricing.Default().With(map[string]pricing.Price{"fake-a": {Input: 1, Output: 1}})
+	res, err := h.runOptions(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.FinalAnswer != "a's answer" || res.StoppedBy != "" || !strings.Contains(res.EndedEarly, "its budget of $0.1000 was spent") {
+		t.Errorf("final %q, stopped by %q, ended early %q", res.FinalAnswer, res.StoppedBy, res.EndedEarly)
+	}
+}
