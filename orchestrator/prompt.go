@@ -84,6 +84,9 @@ func writeAnswers(b *strings.Builder, answers []shownAnswer, open, end string) {
 func (r *run) writePaths(b *strings.Builder, a *agent, final bool, ts *filesystem.Toolset) {
 	if a.workspace == "" {
 		b.WriteString("You have no workspace and no file tools in this run.\n")
+		if ts != nil { // its MCP tools are held to the same limits
+			writeLimits(b, ts)
+		}
 		return
 	}
 	fmt.Fprintf(b, "Your workspace (read and write; do your work here): %s\n", a.workspace)
@@ -113,15 +116,21 @@ func (r *run) writePaths(b *strings.Builder, a *agent, final bool, ts *filesyste
 	if ts != nil {
 		b.WriteString("Paths you may read (list_allowed_directories shows the same):\n")
 		b.WriteString(ts.DescribeRoots())
-		if limits := ts.DescribeLimits(); limits != "" { // what every tool call is held to
-			b.WriteString(strings.TrimRight(limits, "\n") + "\n")
-		}
+		writeLimits(b, ts)
 	}
 	b.WriteString(deliveryWarning)
 	if final {
 		b.WriteString(" To deliver a file, write or copy it to its full absolute path inside a writable context path.")
 	}
 	b.WriteString("\n")
+}
+
+// writeLimits states the agent's directory limits, which every tool call is held to, once (the
+// tools are offered without them: see toolSpecs).
+func writeLimits(b *strings.Builder, ts *filesystem.Toolset) {
+	if limits := ts.DescribeLimits(); limits != "" {
+		b.WriteString(strings.TrimRight(limits, "\n") + "\n")
+	}
 }
 
 // history turns earlier turns into messages before the current prompt (shared: the length of
