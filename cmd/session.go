@@ -165,7 +165,9 @@ const slashHelp = `Commands:
   /context [PATH[:read|write]]  add a context path (without PATH: the context-path prompt)
   /reset                     start a new session (the conversation so far is kept on disk)
   /quit                      leave (also /exit or Ctrl-D)
-Anything else is a task for the agents. Ctrl-C cancels the turn in progress; a second Ctrl-C exits.`
+Anything else is a task for the agents. While they coordinate, once one has answered, Ctrl-C
+answers now (the leader presents); otherwise, or again, Ctrl-C cancels the turn in progress (its
+work is kept in the session); Ctrl-C at the prompt exits.`
 
 // slashCommand runs one interactive /command. quit is true for /quit.
 func slashCommand(ctx context.Context, opts *RunOptions, st *runState, line string) (quit bool, err error) {
