@@ -3,6 +3,7 @@ package main
 
 import (
 	"context"
+	"log"
 	"os"
 	"os/signal"
 	"syscall"
@@ -13,7 +14,8 @@ import (
 )
 
 func main() {
-	sandbox.MaybeRunHelper() // re-executed as the command sandbox helper: never returns
+	sandbox.MaybeRunHelper()                    // re-executed as the command sandbox helper: never returns
+	log.SetOutput(cmdutil.SDKLog{W: os.Stderr}) // the providers' SDKs print through the log package
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	ctx, cancel := context.WithCancel(ctx)
 	// Ctrl-C: cancels the interactive turn in progress, otherwise the whole run.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -37,13 +38,15 @@ func fakeCLI(t *testing.T, script fakeclaude.Script) string {
 	return log
 }
 
-func newTestClaudeCode(t *testing.T, extra map[string]any) *claudeCodeBackend {
+func newTestClaudeCode(t *testing.T, extra map[string]any) *cliBackend {
 	t.Helper()
 	b, err := New(configs.Backend{Type: "claude_code", Model: "sonnet", Extra: extra}, Options{AgentID: "a"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return b.(*claudeCodeBackend)
+	cb := b.(*cliBackend)
+	t.Cleanup(func() { _ = cb.Close() })
+	return cb
 }
 
 func fakeLog(t *testing.T, path string) []fakeclaude.Record {
@@ -236,6 +239,10 @@ func TestClaudeCodeResume(t *testing.T) {
 	if len(starts) != 2 || !slices.Contains(starts[1].Args, "--resume="+starts[0].Session) {
 		t.Fatalf("want a second CLI resuming %q: %+v", starts[0].Session, starts)
 	}
+	// The CLI keeps sessions per working directory: the resumed one runs where the first ran.
+	if starts[0].Dir == "" || starts[1].Dir != starts[0].Dir {
+		t.Errorf("the CLIs ran in %q and %q", starts[0].Dir, starts[1].Dir)
+	}
 	if !slices.Equal(users, []string{"2+2?", "You must finish by calling the new_answer tool."}) {
 		t.Errorf("the CLI was told %q", users)
 	}
@@ -246,7 +253,7 @@ func TestClaudeCodeRefusesASessionWithoutInit(t *testing.T) {
 	fakeCLI(t, fakeclaude.Script{NoInit: true, Final: []fakeclaude.Step{{Text: "hello"}}})
 	b := newTestClaudeCode(t, nil)
 	_, err := b.Generate(testContext(t), Request{Messages: []Message{{Role: "user", Content: "go"}}}, nil)
-	if err == nil || !strings.Contains(err.Error(), "no init message") {
+	if err == nil || !strings.Contains(err.Error(), "before reporting its session") {
 		t.Fatalf("err = %v", err)
 	}
 }
@@ -275,7 +282,7 @@ func TestClaudeCodeRefusesOwnTools(t *testing.T) {
 // BenchmarkClaudeCodeBridgeCall: one tool call of the model through the bridge (MCP over
 // loopback HTTP) to the backend and its answer back: what claude_code adds to every tool call.
 func BenchmarkClaudeCodeBridgeCall(b *testing.B) {
-	bridge, err := newCCBridge([]ToolSpec{ccWriteSpec}, zap.NewNop())
+	bridge, err := newCCBridge([]ToolSpec{ccWriteSpec}, 0, zap.NewNop())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -305,4 +312,131 @@ func BenchmarkClaudeCodeBridgeCall(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
+}
+
+// The bridge is connected before the first request: the CLI connects MCP servers in the
+// background unless told not to, and a session whose bridge is still "pending" is refused (its
+// first request would go out without massgen's tools).
+func TestClaudeCodeBridgeConnectedBeforeFirstRequest(t *testing.T) {
+	log := fakeCLI(t, fakeclaude.Script{Coordination: []fakeclaude.Step{{Tool: "new_answer", Args: map[string]any{"content": "42"}}}})
+	b := newTestClaudeCode(t, nil)
+	resp, err := b.Generate(testContext(t), Request{Messages: []Message{{Role: "user", Content: "go"}}, Tools: []ToolSpec{ccAnswerSpec}}, nil)
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	if len(resp.ToolCalls) != 1 || resp.ToolCalls[0].Name != "new_answer" {
+		t.Fatalf("reply %+v", resp)
+	}
+	if recs := fakeLog(t, log); recs[0].MCP != "connected" {
+		t.Fatalf("the CLI reported massgen's server %q in its init message", recs[0].MCP)
+	}
+}
+
+// A call to a tool that is not massgen's is answered with an error by the CLI (it has no such
+// tool) and the agent goes on; the model's next calls work.
+func TestClaudeCodeStrayCallGetsAnErrorResult(t *testing.T) {
+	log := fakeCLI(t, fakeclaude.Script{Coordination: []fakeclaude.Step{
+		{Stray: "Bash"},
+		{Tool: "new_answer", Args: map[string]any{"content": "42"}},
+	}})
+	b := newTestClaudeCode(t, nil)
+	resp, err := b.Generate(testContext(t), Request{Messages: []Message{{Role: "user", Content: "go"}}, Tools: []ToolSpec{ccAnswerSpec}}, nil)
+	if err != nil {
+		t.Fatalf("one stray call stopped the agent: %v", err)
+	}
+	if len(resp.ToolCalls) != 1 || resp.ToolCalls[0].Name != "new_answer" {
+		t.Fatalf("reply %+v", resp)
+	}
+	var stray []fakeclaude.Record
+	for _, r := range fakeLog(t, log) {
+		if r.Event == "stray" {
+			stray = append(stray, r)
+		}
+	}
+	if len(stray) != 1 || !stray[0].IsError || !strings.Contains(stray[0].Output, "No such tool available: Bash") {
+		t.Fatalf("the model saw %+v, want an error result for Bash", stray)
+	}
+}
+
+// A second call to a tool that is not massgen's stops the agent, and the message says what
+// happened: the model called tools that do not exist (the CLI offered none of its own).
+func TestClaudeCodeRepeatedStrayCallStops(t *testing.T) {
+	fakeCLI(t, fakeclaude.Script{Coordination: []fakeclaude.Step{
+		{Stray: "Bash"},
+		{Stray: "Write"},
+		{Tool: "new_answer", Args: map[string]any{"content": "42"}},
+	}})
+	b := newTestClaudeCode(t, nil)
+	_, err := b.Generate(testContext(t), Request{Messages: []Message{{Role: "user", Content: "go"}}, Tools: []ToolSpec{ccAnswerSpec}}, nil)
+	if !errors.Is(err, ErrCLIStrayCalls) || errors.Is(err, ErrClaudeCodeOwnTools) {
+		t.Fatalf("err = %v, want ErrCLIStrayCalls (not ErrClaudeCodeOwnTools)", err)
+	}
+	for _, want := range []string{"Write", "Bash", "refused"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the message %q does not say %s", err, want)
+		}
+	}
+}
+
+// The CLI gets only the environment it needs: not massgen's other keys and settings.
+func TestClaudeCodeEnvironment(t *testing.T) {
+	log := fakeCLI(t, fakeclaude.Script{Final: []fakeclaude.Step{{Text: "hi"}}})
+	t.Setenv("OPENAI_API_KEY", "sk-other-provider")
+	t.Setenv("MASSGEN_SECRET_SETTING", "x")
+	t.Setenv("CLAUDECODE", "1")
+	t.Setenv("ANTHROPIC_API_KEY", "sk-ant")
+	t.Setenv("HTTPS_PROXY", "http://proxy.invalid:3128")
+	b := newTestClaudeCode(t, nil)
+	if _, err := b.Generate(testContext(t), Request{Messages: []Message{{Role: "user", Content: "hi"}}, Phase: "final"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	env := fakeLog(t, log)[0].Env
+	for _, want := range []string{"PATH", "HOME", "ANTHROPIC_API_KEY", "HTTPS_PROXY", "MCP_CONNECTION_NONBLOCKING"} {
+		if !slices.Contains(env, want) {
+			t.Errorf("the CLI's environment lacks %s: %v", want, env)
+		}
+	}
+	for _, not := range []string{"OPENAI_API_KEY", "MASSGEN_SECRET_SETTING", "CLAUDECODE", fakeclaude.EnvScript} {
+		if slices.Contains(env, not) {
+			t.Errorf("the CLI's environment has %s", not)
+		}
+	}
+}
+
+// The agent's private folder (the CLI's working directory, and each run's bridge address and
+// secret) is private while it lives, a run's files go with the run, and Close removes it all.
+func TestClaudeCodePrivateFolder(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	fakeCLI(t, fakeclaude.Script{Final: []fakeclaude.Step{{Text: "hi"}}})
+	b := newTestClaudeCode(t, nil)
+	if _, err := b.Generate(testContext(t), Request{Messages: []Message{{Role: "user", Content: "hi"}}, Phase: "final"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	dir := b.private.Path
+	fi, err := os.Stat(dir)
+	if err != nil || fi.Mode().Perm() != 0o700 || !strings.HasPrefix(filepath.Base(dir), cliPrefix+"-") {
+		t.Fatalf("private folder %s: %v %v", dir, fi.Mode(), err)
+	}
+	select {
+	case <-b.conv.last.exited:
+	case <-time.After(testTimeout):
+		t.Fatal("the CLI did not exit")
+	}
+	deadline := time.Now().Add(testTimeout)
+	for {
+		runs, _ := os.ReadDir(filepath.Join(dir, "runs"))
+		if len(runs) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the ended run's files are still there: %v", runs)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("Close left %s (%v)", dir, err)
+	}
 }

@@ -23,6 +23,8 @@ var typeProvider = map[string]string{
 	"chatcompletion": "openai",
 	"claude":         "anthropic",
 	"claude_code":    "anthropic",
+	"codex":          "openai",
+	"gemini_cli":     "google",
 	"gemini":         "google",
 	"grok":           "xai",
 	"xai":            "xai",
@@ -50,8 +52,31 @@ func PricingProvider(cfg configs.Backend) string {
 	return ""
 }
 
-// costReporter is a backend whose provider reports what each reply cost (Usage.CostUSD).
+// costReporter is a backend (or a CLI driver) whose provider reports what each reply cost
+// (Usage.CostUSD).
 type costReporter interface{ reportsCost() bool }
+
+// reportsCost: the claude CLI's result carries total_cost_usd.
+func (d *claudeDriver) reportsCost() bool { return true }
+
+func (b *cliBackend) reportsCost() bool {
+	r, ok := b.drv.(costReporter)
+	return ok && r.reportsCost()
+}
+
+// maxUsage is the larger of each count (a CLI repeats a message's running usage).
+func maxUsage(a, b Usage) Usage {
+	return Usage{InputTokens: max(a.InputTokens, b.InputTokens), OutputTokens: max(a.OutputTokens, b.OutputTokens),
+		CachedInputTokens: max(a.CachedInputTokens, b.CachedInputTokens), CacheWriteTokens: max(a.CacheWriteTokens, b.CacheWriteTokens),
+		ReasoningTokens: max(a.ReasoningTokens, b.ReasoningTokens), CostUSD: max(a.CostUSD, b.CostUSD)}
+}
+
+// subUsage is a - b, count by count.
+func subUsage(a, b Usage) Usage {
+	return Usage{InputTokens: a.InputTokens - b.InputTokens, OutputTokens: a.OutputTokens - b.OutputTokens,
+		CachedInputTokens: a.CachedInputTokens - b.CachedInputTokens, CacheWriteTokens: a.CacheWriteTokens - b.CacheWriteTokens,
+		ReasoningTokens: a.ReasoningTokens - b.ReasoningTokens, CostUSD: a.CostUSD - b.CostUSD}
+}
 
 // ReportsCost says whether b's provider reports the cost of its replies itself (the claude CLI's
 // total_cost_usd), so its spending is known without a catalogue price.

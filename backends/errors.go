@@ -10,7 +10,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
-	"unicode"
+
+	"github.com/massgen-go/massgen/internal/termtext"
 )
 
 // ErrEndedEarly is the cause of a model call whose reply stopped before the protocol's end
@@ -271,22 +272,10 @@ func providerMessage(body string) string {
 	return oneLine(body)
 }
 
-// oneLine makes provider text safe and short for a one-line message: control characters
-// become spaces, runs of space shrink, and it is cut at 300 characters.
-func oneLine(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
-			return ' '
-		}
-		return r
-	}, s)
-	s = strings.Join(strings.Fields(s), " ")
-	const max = 300
-	if r := []rune(s); len(r) > max {
-		s = string(r[:max]) + "..."
-	}
-	return s
-}
+// oneLine makes provider text safe and short for a one-line message (termtext.Squeeze): line
+// breaks and runs of space become one space, control and format characters are escaped, and it
+// is cut at 300 characters.
+func oneLine(s string) string { return termtext.Squeeze(s, 300) }
 
 // shortCause is the innermost error's text, e.g. "connection refused" or "unexpected EOF".
 func shortCause(err error) string {

@@ -46,11 +46,19 @@ var keyVars = map[string][]string{
 	"claude":         {"ANTHROPIC_API_KEY"},
 	"gemini":         {"GEMINI_API_KEY", "GOOGLE_API_KEY"},
 	"chatcompletion": {"OPENAI_API_KEY"},
+	"codex":          {"OPENAI_API_KEY", "CODEX_API_KEY"},
+	"gemini_cli":     {"GEMINI_API_KEY", "GOOGLE_API_KEY"},
+}
+
+// refusedTypes are MassGen backend types this port does not run, with why.
+var refusedTypes = map[string]string{
+	"copilot":         "GitHub Copilot's CLI",
+	"antigravity_cli": "Google Antigravity's CLI",
 }
 
 // KnownTypes lists every backend type New accepts, sorted.
 func KnownTypes() []string {
-	types := []string{"openai", "chatcompletion", "claude", "gemini", "claude_code", "scripted"}
+	types := []string{"openai", "chatcompletion", "claude", "gemini", "claude_code", "codex", "gemini_cli", "scripted"}
 	for name := range presets {
 		types = append(types, name)
 	}
@@ -74,13 +82,26 @@ func New(cfg configs.Backend, o Options) (Backend, error) {
 		return newGemini(cfg, o)
 	case "claude_code":
 		return newClaudeCode(cfg, o)
+	case "codex":
+		return newCodex(cfg, o)
+	case "gemini_cli":
+		return newGeminiCLI(cfg, o)
 	case "scripted":
 		return newScripted(cfg, o)
 	}
 	if _, ok := presets[cfg.Type]; ok {
 		return newChatCompletion(cfg, o)
 	}
+	if what, ok := refusedTypes[cfg.Type]; ok {
+		return nil, refusedType(cfg.Type, what)
+	}
 	return nil, fmt.Errorf("unknown backend type %q (known types: %s)", cfg.Type, strings.Join(KnownTypes(), ", "))
+}
+
+// refusedType is the error for a MassGen backend type this port does not run.
+func refusedType(typ, what string) error {
+	return fmt.Errorf("backend type %q (%s) is not available in this port: massgen can drive an agent CLI only where it can turn the CLI's own tools off and give it massgen's; the coding-agent CLIs available are claude_code, codex and gemini_cli, and the model backends are %s",
+		typ, what, strings.Join(slices.DeleteFunc(KnownTypes(), func(t string) bool { return t == "claude_code" || t == "codex" || t == "gemini_cli" }), ", "))
 }
 
 // CheckKey reports, before any agent starts, a backend whose API key is missing: the error names
@@ -139,6 +160,10 @@ func keyRequirement(cfg configs.Backend) (vars []string, needed bool, err error)
 		return nil, false, nil
 	case "openai", "claude", "gemini":
 		return keyVars[cfg.Type], true, nil
+	case "codex", "gemini_cli":
+		// The CLI's own login is not used: its requests go through massgen's model gate, which
+		// sends the key. A server on this machine takes none.
+		return keyVars[cfg.Type], !isLocalURL(cfg.BaseURL), nil
 	case "chatcompletion":
 		// An OpenAI-compatible server on this machine usually takes no key.
 		if isLocalURL(cfg.BaseURL) {
@@ -151,6 +176,9 @@ func keyRequirement(cfg configs.Backend) (vars []string, needed bool, err error)
 		return keyVars["chatcompletion"], true, nil
 	}
 	p, ok := presets[cfg.Type]
+	if what, refused := refusedTypes[cfg.Type]; refused {
+		return nil, false, refusedType(cfg.Type, what)
+	}
 	if !ok {
 		return nil, false, fmt.Errorf("unknown backend type %q (known types: %s)", cfg.Type, strings.Join(KnownTypes(), ", "))
 	}

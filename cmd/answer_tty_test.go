@@ -8,14 +8,15 @@ import (
 )
 
 // TestAnswerOnTerminalIsCleaned: a model's answer must not drive the user's terminal (escape
-// sequences become U+FFFD) when stdout is one; redirected output stays byte for byte.
+// sequences are shown escaped, termtext.Text) when stdout is one; redirected output stays byte
+// for byte.
 func TestAnswerOnTerminalIsCleaned(t *testing.T) {
 	tests := []struct {
 		name string
 		tty  bool
 		want string
 	}{
-		{"terminal", true, "\uFFFD]0;pwned\uFFFD\uFFFD[2Jline\n\ttwo\n"},
+		{"terminal", true, `\x1b]0;pwned\x07\x1b[2Jline` + "\n\ttwo\n"},
 		{"redirected", false, "\x1b]0;pwned\a\x1b[2Jline\r\n\ttwo\n"},
 	}
 	for _, tc := range tests {

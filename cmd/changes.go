@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/massgen-go/massgen/filesystem"
+	"github.com/massgen-go/massgen/internal/termtext"
 	"github.com/massgen-go/massgen/permissions"
 )
 
@@ -54,5 +55,5 @@ func changesNote(cs *filesystem.ChangeSet) string {
 		return ""
 	}
 	return fmt.Sprintf("The turn changed %d file(s) in context paths before it stopped; their originals are kept in %s:\n%s",
-		len(files), cs.Dir, cs.Summary())
+		len(files), termtext.Line(cs.Dir), cs.Summary())
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/massgen-go/massgen/display"
 	"github.com/massgen-go/massgen/internal/pubsub"
+	"github.com/massgen-go/massgen/internal/termtext"
 	"github.com/massgen-go/massgen/orchestrator"
 	"github.com/massgen-go/massgen/permissions"
 	"github.com/massgen-go/massgen/prompt"
@@ -120,7 +121,7 @@ func orchestrateTurn(ctx context.Context, opts *RunOptions, t *Turn) (*orchestra
 		fmt.Fprint(opts.IO.ErrOut, display.SummaryWith(&shown, display.Style{Color: color}))
 		fmt.Fprint(opts.IO.ErrOut, cs.Summary())
 		if n := len(t.UserDenials); n > 0 {
-			fmt.Fprintf(opts.IO.ErrOut, "You denied %s: %s\n", plural(n, "request"), strings.Join(t.UserDenials, "; "))
+			fmt.Fprintf(opts.IO.ErrOut, "You denied %s: %s\n", plural(n, "request"), termtext.Line(strings.Join(t.UserDenials, "; ")))
 		}
 		if opts.IO.StdoutTTY { // the answer follows on the same screen
 			fmt.Fprint(opts.IO.ErrOut, "\nFinal answer:\n")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/internal/termtext"
 	"github.com/massgen-go/massgen/orchestrator"
 )
 
@@ -51,13 +52,13 @@ func (o *Outcome) code() int {
 // then per step not saved.
 func (o *Outcome) print(w io.Writer) {
 	for _, f := range o.Limited {
-		fmt.Fprintf(w, "Stopped: agent %s: %s\n", f.Agent, oneLine(f.Cause))
+		fmt.Fprintf(w, "Stopped: agent %s: %s\n", f.Agent, termtext.Squeeze(f.Cause, 0))
 	}
 	for _, f := range o.Failed {
-		fmt.Fprintf(w, "Failed: agent %s: %s\n", f.Agent, oneLine(f.Cause))
+		fmt.Fprintf(w, "Failed: agent %s: %s\n", f.Agent, termtext.Squeeze(f.Cause, 0))
 	}
 	for _, s := range o.NotSaved {
-		fmt.Fprintf(w, "Not saved: %s\n", oneLine(s))
+		fmt.Fprintf(w, "Not saved: %s\n", termtext.Squeeze(s, 0))
 	}
 }
 
@@ -65,8 +66,6 @@ func (o *Outcome) print(w io.Writer) {
 func (o *Outcome) notSaved(format string, args ...any) {
 	o.NotSaved = append(o.NotSaved, fmt.Sprintf(format, args...))
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // outcomeRecorder builds a turn's Outcome from the orchestrator's event stream: an agent that
 // stopped (a backend error, its timeout, too many invalid replies) or whose final presentation

@@ -59,7 +59,7 @@ func quickConfig(q QuickOptions, configName string) (string, []byte, error) {
 		known := quickBackendTypes()
 		msg := fmt.Sprintf("--backend %s: unknown backend type (known: %s)", backend, strings.Join(known, ", "))
 		if ok {
-			msg = fmt.Sprintf("--backend %s: %s", backend, bt.Note)
+			msg = fmt.Sprintf("--backend %s: %s", backend, bt.Reason())
 		} else if s := configs.Suggest(backend, known); s != "" {
 			msg = fmt.Sprintf("--backend %s: unknown backend type; did you mean %s? (known: %s)", backend, s, strings.Join(known, ", "))
 		}

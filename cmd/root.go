@@ -23,6 +23,7 @@ import (
 	"github.com/massgen-go/massgen/cmd/toolscmd"
 	"github.com/massgen-go/massgen/cmd/trashcmd"
 	"github.com/massgen-go/massgen/cmd/versioncmd"
+	"github.com/massgen-go/massgen/internal/termtext"
 )
 
 // NewRootCmd builds `massgen [flags] [QUESTION]` and its subcommands.
@@ -111,7 +112,7 @@ func Execute(ctx context.Context, f *cmdutil.Factory, args []string) int {
 	}
 	var ee *cmdutil.ExitError
 	if !errors.As(err, &ee) || ee.Err != nil {
-		fmt.Fprintln(f.IO.ErrOut, "Error:", err)
+		fmt.Fprintln(f.IO.ErrOut, "Error:", termtext.Text(err.Error()))
 	}
 	return cmdutil.CodeOf(err)
 }

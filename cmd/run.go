@@ -23,7 +23,9 @@ import (
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/display"
 	"github.com/massgen-go/massgen/filesystem"
+	"github.com/massgen-go/massgen/internal/private"
 	"github.com/massgen-go/massgen/internal/runlock"
+	"github.com/massgen-go/massgen/internal/termtext"
 	"github.com/massgen-go/massgen/internal/tmpsweep"
 	"github.com/massgen-go/massgen/logging"
 	"github.com/massgen-go/massgen/orchestrator"
@@ -311,7 +313,7 @@ func sweepTemp(ctx context.Context, opts *RunOptions, st *runState, when string)
 	rep, err := tmpsweep.Sweep(ctx, roots, st.logger.With(zap.String("sweep", when)))
 	if err != nil {
 		st.logger.Warn("sweeping temp files", zap.Error(err))
-		fmt.Fprintf(opts.IO.ErrOut, "Warning: removing the temp files of interrupted writes: %v\n", err)
+		fmt.Fprintf(opts.IO.ErrOut, "Warning: removing the temp files of interrupted writes: %s\n", termtext.Line(err.Error()))
 	}
 	if n := len(rep.Removed); n > 0 && opts.Display != "silent" {
 		fmt.Fprintf(opts.IO.ErrOut, "Removed %s left in context paths by an interrupted write (see the log).\n", plural(n, "temp file"))
@@ -341,7 +343,7 @@ func turn(ctx context.Context, opts *RunOptions, st *runState, task string) (err
 	defer func() { emitResult(st, t, res, err) }()
 	if opts.Question == "" { // interactive: one log folder per turn
 		t.RunDir = filepath.Join(st.runDir, fmt.Sprintf("turn_%d", t.Number))
-		if err := os.MkdirAll(t.RunDir, 0o755); err != nil {
+		if err := os.MkdirAll(t.RunDir, private.DirMode); err != nil {
 			return cmdutil.WithCode(cmdutil.ExitFailure, err)
 		}
 	}
@@ -378,7 +380,7 @@ func turn(ctx context.Context, opts *RunOptions, st *runState, task string) (err
 				fmt.Fprintf(opts.IO.ErrOut, "Error: %s was spent (%s) before any agent answered: there is nothing to present. Raise it (--max-cost, orchestrator.max_cost_usd); `massgen --continue` starts from the work kept.\n",
 					"the budget of "+pricing.Format(res.MaxCostUSD), res.TotalCost)
 			case opts.Display == "silent":
-				fmt.Fprintln(opts.IO.ErrOut, "Error:", err)
+				fmt.Fprintln(opts.IO.ErrOut, "Error:", termtext.Text(err.Error()))
 			}
 			out.print(opts.IO.ErrOut)
 			return cmdutil.Silent(cmdutil.ExitFailure)
@@ -390,7 +392,7 @@ func turn(ctx context.Context, opts *RunOptions, st *runState, task string) (err
 	answer := res.FinalAnswer
 	st.logger.Info("turn done", zap.Int("turn", t.Number), zap.Int("answer_bytes", len(answer)))
 	if opts.IO.StdoutTTY { // redirected output stays exactly what the model wrote
-		answer = display.ForTerminal(answer)
+		answer = termtext.Text(answer)
 	}
 	if st.json == nil { // with --output json, stdout carries JSON Lines only
 		separateTurn(opts, st, t) // piped interactive mode: "--- turn N ---" between answers (cmd/piped.go)
@@ -447,7 +449,7 @@ func interactive(ctx context.Context, opts *RunOptions, st *runState) error {
 			if !tty {
 				return cmdutil.WithCode(cmdutil.ExitUsage, err)
 			}
-			fmt.Fprintln(opts.IO.ErrOut, "Error:", err)
+			fmt.Fprintln(opts.IO.ErrOut, "Error:", termtext.Text(err.Error()))
 			continue
 		}
 		if err != nil && ctx.Err() == nil && errors.Is(err, context.Canceled) {
@@ -496,7 +498,7 @@ func interactive(ctx context.Context, opts *RunOptions, st *runState) error {
 			if !tty || cmdutil.CodeOf(err) == cmdutil.ExitCanceled {
 				return err
 			}
-			fmt.Fprintln(opts.IO.ErrOut, "Error:", err)
+			fmt.Fprintln(opts.IO.ErrOut, "Error:", termtext.Text(err.Error()))
 		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem"
+	"github.com/massgen-go/massgen/internal/termtext"
 	"github.com/massgen-go/massgen/orchestrator"
 	"github.com/massgen-go/massgen/prompt"
 	"github.com/massgen-go/massgen/session"
@@ -231,7 +232,7 @@ func addContext(ctx context.Context, opts *RunOptions, cfg *configs.Config, arg 
 	if arg != "" {
 		cp, err := configs.ParseContextFlag(arg)
 		if err != nil {
-			fmt.Fprintln(opts.IO.ErrOut, "Error:", err)
+			fmt.Fprintln(opts.IO.ErrOut, "Error:", termtext.Text(err.Error()))
 			return nil
 		}
 		cps = append(cps, cp)
@@ -251,19 +252,19 @@ func addContext(ctx context.Context, opts *RunOptions, cfg *configs.Config, arg 
 			Cwd: wd, Home: home, Existing: cfg.Orchestrator.ContextPaths,
 		})
 		if err != nil {
-			fmt.Fprintln(opts.IO.ErrOut, "Context path not added:", err)
+			fmt.Fprintln(opts.IO.ErrOut, "Context path not added:", termtext.Text(err.Error()))
 			return nil
 		}
 	}
 	before := len(cfg.Orchestrator.ContextPaths)
 	if err := cfg.AddContextPaths(wd, cps...); err != nil {
-		fmt.Fprintln(opts.IO.ErrOut, "Error:", err)
+		fmt.Fprintln(opts.IO.ErrOut, "Error:", termtext.Text(err.Error()))
 		return nil
 	}
 	if err := cfg.CheckContextPaths(); err != nil {
 		// Keep the config valid: drop what was just added.
 		cfg.Orchestrator.ContextPaths = slices.Clip(cfg.Orchestrator.ContextPaths[:before])
-		fmt.Fprintln(opts.IO.ErrOut, "Error:", err)
+		fmt.Fprintln(opts.IO.ErrOut, "Error:", termtext.Text(err.Error()))
 		return nil
 	}
 	for _, cp := range cfg.Orchestrator.ContextPaths[before:] {

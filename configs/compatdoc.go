@@ -21,7 +21,7 @@ func WriteCompatibilityDoc(w io.Writer) error {
 		if bt.Status == Refused {
 			model = "-"
 		}
-		fmt.Fprintf(&b, "| `%s`%s | %s | %s | %s |\n", bt.Name, massgenMark(bt.Massgen), bt.Status, model, mdCell(bt.Note))
+		fmt.Fprintf(&b, "| `%s`%s | %s | %s | %s |\n", bt.Name, massgenMark(bt.Massgen), bt.Status, model, mdCell(bt.Reason()))
 	}
 	for _, sec := range compatSections {
 		fmt.Fprintf(&b, "\n## %s\n\n%s\n\n", sec.title, sec.intro)
@@ -31,6 +31,9 @@ func WriteCompatibilityDoc(w io.Writer) error {
 				continue
 			}
 			note := k.Note
+			if k.Since != "" {
+				note = "(MassGen " + k.Since + ") " + note
+			}
 			if len(k.Same) > 0 {
 				note += fmt.Sprintf(" (no warning for %s: that is what massgen does)", strings.Join(quoteAll(k.Same), ", "))
 			}
@@ -49,9 +52,12 @@ const compatIntro = `# MassGen compatibility
 
 <!-- Generated from configs/keytable.go by ` + "`go test ./configs -run TestCompatibilityDoc -update`" + `. Do not edit by hand. -->
 
-massgen reads the YAML configs of MassGen (the Python project, schema of v0.1.12). This page
-lists every key of that schema, and massgen's own keys (marked *massgen*), with what massgen does
-with it. The same table drives ` + "`massgen configs validate`" + `, the start of a run and
+massgen reads the YAML configs of MassGen (the Python project): every key of its v0.1.12 schema,
+and the keys MassGen added up to v0.1.97 (every key its v0.1.91 configs use, every key of its
+orchestrator, coordination and timeout sections, its user-facing backend options, v0.1.96's srt
+keys and v0.1.97's permission block), each of those marked with the release that introduced it
+("(MassGen 0.1.38)", from MassGen's history). This page lists them, and massgen's own keys
+(marked *massgen*), with what massgen does with each. The same table drives ` + "`massgen configs validate`" + `, the start of a run and
 ` + "`massgen configs show --resolved`" + `, so they cannot disagree with this page.
 
 - **implemented**: the key does what the last column says.

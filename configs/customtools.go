@@ -39,6 +39,10 @@ type CustomTool struct {
 	// Env are environment variables for the tool's process (massgen's own key): commands get
 	// none of massgen's secrets otherwise (write OPENAI_API_KEY: ${OPENAI_API_KEY}).
 	Env map[string]string `yaml:"env,omitempty" json:"env,omitempty"`
+
+	// builtinProblem says why an entry without path: names no built-in function massgen found
+	// (builtintools.go).
+	builtinProblem string
 }
 
 // DefaultCustomToolTimeout bounds a custom tool call whose entry sets no timeout_seconds, in seconds.
@@ -139,7 +143,11 @@ func expandCustomTool(t CustomTool, key string) ([]CustomFunction, []keyProblem)
 		return nil, probs
 	}
 	if strings.TrimSpace(t.Path) == "" {
-		bad(key, "missing path: the function would be one of MassGen's built-in tool functions (%s), which are part of MassGen's Python package and not of massgen; copy the function into a .py file and name it in path:", strings.Join(t.Function, ", "))
+		msg := t.builtinProblem
+		if msg == "" {
+			msg = fmt.Sprintf("missing path: %s would be one of MassGen's built-in tool functions, found only in a MassGen checkout; copy the function into a .py file and name it in path:", strings.Join(t.Function, ", "))
+		}
+		bad(key, "%s", msg)
 	} else if !strings.HasSuffix(t.Path, ".py") {
 		bad(key+".path", "%q is not a .py file (MassGen's module names are not supported; name the file)", t.Path)
 	}

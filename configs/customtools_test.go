@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/massgen-go/massgen/internal/testing/massgen091"
 )
 
 // MassGen's custom_tools forms: one function, a list with per-function names and descriptions,
@@ -73,7 +75,7 @@ func TestCustomToolsValidation(t *testing.T) {
 		name, entry, want string
 	}{
 		{"no function", "{path: t.py}", "config.yaml:6: agents[0].backend.custom_tools[0]: missing function:"},
-		{"no path (a MassGen built-in)", "{function: two_num_tool}", "config.yaml:6: agents[0].backend.custom_tools[0]: missing path: the function would be one of MassGen's built-in tool functions (two_num_tool)"},
+		{"no path (a MassGen built-in)", "{function: two_num_tool}", "config.yaml:6: agents[0].backend.custom_tools[0]: missing path: two_num_tool would be one of MassGen's built-in tool functions, which massgen finds in massgen/tool/ of the MassGen checkout holding the config, but "},
 		{"a module name", "{path: massgen.tool, function: f}", `config.yaml:6: agents[0].backend.custom_tools[0].path: "massgen.tool" is not a .py file`},
 		{"names for fewer functions", "{path: t.py, function: [a, b, c], name: [x, y]}", "config.yaml:6: agents[0].backend.custom_tools[0].name: 2 values for 3 functions"},
 		{"one name for two functions", "{path: t.py, function: [a, b], name: x}", "config.yaml:6: agents[0].backend.custom_tools[0].name: 1 values for 2 functions"},
@@ -184,5 +186,79 @@ func TestCustomToolEnvRedacted(t *testing.T) {
 	}
 	if cfg.Agents[0].Backend.CustomTools[0].Env["KEY"] != "sk-secret" {
 		t.Error("redacting changed the config")
+	}
+}
+
+// A custom_tools entry without path: names one of MassGen's built-in functions: found in the
+// MassGen checkout holding the config, in MassGen's search order; otherwise the error names the
+// function and where it was looked up.
+func TestBuiltinToolFunctions(t *testing.T) {
+	repo := t.TempDir()
+	tool := filepath.Join(repo, "massgen", "tool")
+	for name, text := range map[string]string{
+		"__init__.py":                     "from ._basic import two_num_tool\n",
+		"_basic/__init__.py":              "from ._two_num_tool import two_num_tool\n",
+		"_basic/_two_num_tool.py":         "async def two_num_tool(x: int, y: int):\n    return x + y\n",
+		"_code_executors/__init__.py":     "",
+		"_code_executors/_python_exec.py": "def run_python_script(code):\n    pass\n\ndef helper():\n    pass\n",
+		"_aaa_decoy/__init__.py":          "",
+		"_aaa_decoy/decoy.py":             "def two_num_tool(x, y):\n    return 0\n",
+		"_web_tools/crawl.py":             "class C:\n    def inner(self):\n        pass\n\nasync  def crawl4ai_md(url):\n    pass\n",
+		"_other/split.py":                 "def helper2():\n    pass\n",
+	} {
+		write(t, tool, name, text)
+	}
+	cfgDir := filepath.Join(repo, "massgen", "configs", "tools")
+	entry := func(e string) string {
+		return "agents:\n  - id: a\n    backend:\n      type: openai\n      model: m\n      custom_tools: [" + e + "]\n"
+	}
+	tests := []struct {
+		name, entry, want, wantErr string
+		outside                    bool
+	}{
+		{name: "in a package MassGen searches first", entry: "{function: two_num_tool}", want: "_basic/_two_num_tool.py"},
+		{name: "a list of one", entry: "{name: [run], function: [run_python_script]}", want: "_code_executors/_python_exec.py"},
+		{name: "any other file of the tool folder", entry: "{function: crawl4ai_md}", want: "_web_tools/crawl.py"},
+		{name: "a method is not a function", entry: "{function: inner}", wantErr: "inner is not one of MassGen's built-in tool functions: no file of " + tool + " defines it"},
+		{name: "no such function", entry: "{function: wrong_two_num_tool}", wantErr: "wrong_two_num_tool is not one of MassGen's built-in tool functions: no file of " + tool + " defines it (looked in _basic, _code_executors"},
+		{name: "functions in two files", entry: "{function: [helper, helper2]}", wantErr: "are defined in different files"},
+		{name: "not in a checkout", entry: "{function: two_num_tool}", outside: true, wantErr: "is not in one (no massgen/tool/ package above it)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := cfgDir
+			if tt.outside {
+				dir = t.TempDir()
+			}
+			write(t, dir, "c.yaml", entry(tt.entry))
+			cfg, _, err := Load(LoadOptions{Name: filepath.Join(dir, "c.yaml"), BaseDir: t.TempDir(), Home: t.TempDir()})
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !strings.Contains(err.Error(), "agents[0].backend.custom_tools[0]") {
+					t.Fatalf("Load = %v, want an error containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			fns, probs := cfg.CustomFunctions(0)
+			if len(probs) > 0 || len(fns) != 1 || fns[0].Path != filepath.Join(tool, tt.want) {
+				t.Errorf("functions %+v, problems %v; want the file %s", fns, probs, tt.want)
+			}
+		})
+	}
+}
+
+// BenchmarkBuiltinToolLookup finds a built-in function in MassGen 0.1.91's tool folder (beside
+// the checkout): two_num_tool, in the first package searched, and a name no file defines (every
+// file read).
+func BenchmarkBuiltinToolLookup(b *testing.B) {
+	dir := filepath.Join(massgen091.Root(b), "massgen", "tool")
+	for _, fn := range []string{"two_num_tool", "no_such_function"} {
+		b.Run(fn, func(b *testing.B) {
+			for b.Loop() {
+				builtinToolFile(dir, "c.yaml", []string{fn})
+			}
+		})
 	}
 }

@@ -17,24 +17,28 @@ func builtinEnv() map[string]string {
 	return map[string]string{}
 }
 
-// loadEnvChain merges built-in defaults and then files (EnvFiles: later ones win). The real
-// environment is consulted on top of the result by Config.LookupEnv; the process environment is
-// never modified. A missing file is skipped; an unreadable or malformed one is an error.
-func loadEnvChain(files []string) (map[string]string, error) {
+// loadEnvChain merges built-in defaults and then files (EnvFiles: later ones win), and returns
+// the files it read (Config.EnvFilesLoaded: they hold secrets, so agents may not read them). The
+// real environment is consulted on top of the result by Config.LookupEnv; the process
+// environment is never modified. A missing file is skipped; an unreadable or malformed one is
+// an error.
+func loadEnvChain(files []string) (map[string]string, []string, error) {
 	env := builtinEnv()
+	var loaded []string
 	for _, f := range files {
 		m, err := godotenv.Read(f)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f, err)
+			return nil, nil, fmt.Errorf("%s: %w", f, err)
 		}
+		loaded = append(loaded, f)
 		for k, v := range m {
 			env[k] = v
 		}
 	}
-	return env, nil
+	return env, loaded, nil
 }
 
 // varRE matches ${NAME}. Only the braced form is expanded, so a literal "$5" in a prompt stays.

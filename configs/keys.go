@@ -1,6 +1,7 @@
 package configs
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -42,6 +43,9 @@ type Key struct {
 	Same []string
 	// Massgen marks massgen's own keys, which MassGen does not have.
 	Massgen bool
+	// Since is the MassGen release that introduced a key after 0.1.12 ("0.1.38"), from MassGen's
+	// history; empty for the keys of 0.1.12's schema and massgen's own.
+	Since string
 }
 
 // BackendType is one `type:` value of agents[].backend.
@@ -59,7 +63,29 @@ type BackendType struct {
 	// Install says how to get it.
 	Program, Install string
 	Massgen          bool
+	// CLIAgent marks a refused coding-agent CLI: its refusal names the CLI agents massgen does
+	// drive (Reason).
+	CLIAgent bool
 }
+
+// Reason is why a refused backend type is refused: its note, and for a coding-agent CLI the
+// ones massgen drives instead (the implemented types that run a program).
+func (bt BackendType) Reason() string {
+	if !bt.CLIAgent {
+		return bt.Note
+	}
+	var clis []string
+	for _, o := range backendTypeTable {
+		if o.Status == Implemented && o.Program != "" {
+			clis = append(clis, o.Name)
+		}
+	}
+	return fmt.Sprintf("%s Coding-agent CLIs massgen drives, with its own tools turned off: %s; or use a model backend (%s).",
+		bt.Note, strings.Join(clis, ", "), strings.Join(apiBackendExamples, ", "))
+}
+
+// apiBackendExamples are named in refusals that suggest a model backend instead.
+var apiBackendExamples = []string{"openai", "claude", "gemini", "chatcompletion", "..."}
 
 // Keys returns the key table, in documentation order.
 func Keys() []Key { return slices.Clone(keyTable) }

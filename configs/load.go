@@ -55,7 +55,7 @@ func loadSource(o LoadOptions, src source) (*Config, []Warning, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	env, err := loadEnvChain(EnvFiles(o.BaseDir, o.Home, o.LookupEnv))
+	env, envFiles, err := loadEnvChain(EnvFiles(o.BaseDir, o.Home, o.LookupEnv))
 	if err != nil {
 		return nil, nil, fmt.Errorf("configs: .env: %w", err)
 	}
@@ -89,10 +89,12 @@ func loadSource(o LoadOptions, src source) (*Config, []Warning, error) {
 	cfg := &Config{}
 	probs = append(probs, d.decode(cfg)...)
 	if len(probs) == 0 {
+		cfg.resolveBuiltinTools(src.origin)
 		probs = append(probs, cfg.validate(d)...)
 	}
 	probs = append(probs, refused...)
 	cfg.Source, cfg.BaseDir, cfg.Env, cfg.realEnv, cfg.home, cfg.raw = src.origin, o.BaseDir, env, o.LookupEnv, o.Home, src.data
+	cfg.EnvFilesLoaded = envFiles
 	cfg.file, cfg.lines = d.file, d.lines
 	if len(probs) == 0 {
 		probs = append(probs, cfg.relocate(d, o.Home)...)
@@ -107,6 +109,12 @@ func loadSource(o LoadOptions, src source) (*Config, []Warning, error) {
 		sortProblems(probs)
 		return nil, sortWarnings(warnings), &ValidationError{Problems: probs}
 	}
+	// MassGen keys massgen has under another name: mapped onto it, with what differs said.
+	mapped := func(key string, line int, msg string) {
+		warnings = append(warnings, Warning{File: d.file, Line: line, Key: key, Message: msg})
+	}
+	cfg.mapSRT(d, mapped)
+	cfg.mapBackendPermissions(d, mapped)
 	for i, a := range cfg.Agents {
 		if a.Backend.CWD != "" && !within(cfg.MassgenDir(), a.Backend.CWD) {
 			key := fmt.Sprintf("agents[%d].backend.cwd", i)
@@ -388,6 +396,36 @@ func (c *Config) OverallTimeout() time.Duration {
 		return time.Duration(s) * time.Second
 	}
 	return defaultTimeout
+}
+
+// DefaultRoundTimeoutGrace is MassGen's round_timeout_grace_seconds when the config sets none.
+const DefaultRoundTimeoutGrace = 120 * time.Second
+
+// RoundTimeout is how long an agent's coordination round may last: round 0 (its first
+// execution) timeout_settings.initial_round_timeout_seconds, every later one
+// subsequent_round_timeout_seconds, each plus round_timeout_grace_seconds (default 120). MassGen
+// asks the agent to submit when the round's time is up and, after the grace, lets it call only
+// new_answer and vote; massgen's agent timeouts stop the agent there (what it answered and
+// voted so far stands). ok is false when the round has no bound; what names the keys, for
+// the reason a stopped agent is given.
+func (c *Config) RoundTimeout(round int) (d time.Duration, what string, ok bool) {
+	ts := c.TimeoutSettings
+	key, s := "initial_round_timeout_seconds", ts.InitialRoundTimeoutSeconds
+	if round > 0 {
+		key, s = "subsequent_round_timeout_seconds", ts.SubsequentRoundTimeoutSeconds
+	}
+	if s <= 0 {
+		return 0, "", false
+	}
+	grace := time.Duration(c.roundGraceSeconds()) * time.Second
+	return time.Duration(s)*time.Second + grace, fmt.Sprintf("round timeout (timeout_settings.%s %ds + round_timeout_grace_seconds %ds)", key, s, int(grace/time.Second)), true
+}
+
+func (c *Config) roundGraceSeconds() int {
+	if g := c.TimeoutSettings.RoundTimeoutGraceSeconds; g != nil {
+		return *g
+	}
+	return int(DefaultRoundTimeoutGrace / time.Second)
 }
 
 // Raw returns the config file as written.

@@ -239,8 +239,8 @@ func TestValidationProblems(t *testing.T) {
 		{"both agent and agents", "agent: {id: a, backend: {type: openai}}\nagents: []\n", []string{"config.yaml:1: both agent: and agents: are set"}},
 		{"bad permission", "agents:\n  - id: a\n    backend: {type: openai}\norchestrator:\n  context_paths:\n    - path: .\n      permission: rw\n",
 			[]string{`config.yaml:7: orchestrator.context_paths[0].permission: invalid permission "rw" (read or write)`}},
-		{"shared workspace", "agents:\n  - id: a\n    backend: {type: openai, cwd: ws}\n  - id: b\n    backend: {type: openai, cwd: ws}\n",
-			[]string{`config.yaml:5: agents[1].backend.cwd: workspace "ws" is already used by agent "a"`}},
+		{"a shared workspace's own folder already named", "agents:\n  - id: a\n    backend: {type: openai, cwd: ws}\n  - id: b\n    backend: {type: openai, cwd: ws}\n  - id: c\n    backend: {type: openai, cwd: ws_a}\n",
+			[]string{`config.yaml:7: agents[2].backend.cwd: workspace `}},
 		{"cwd escaping .massgen/workspaces", "agents:\n  - id: a\n    backend:\n      type: openai\n      cwd: ../../etc\n",
 			[]string{`config.yaml:5: agents[0].backend.cwd: relative path "../../etc" would leave`}},
 		{"bad mode and sandbox", "agents:\n  - id: a\n    backend: {type: openai}\npermissions:\n  mode: yolo\ncommand_sandbox: docker\n",
@@ -253,9 +253,13 @@ func TestValidationProblems(t *testing.T) {
 			[]string{`config.yaml:7: orchestrator.context_paths[0].protected_paths: protected path "../other" is outside its context path`}},
 		{"scripted without script", "agents:\n  - id: a\n    backend: {type: scripted}\n", []string{"config.yaml:3: agents[0].backend: the scripted backend needs a script:"}},
 		{"coordination option values", "agents:\n  - id: a\n    backend: {type: openai}\norchestrator:\n  voting_sensitivity: picky\n  answer_novelty_requirement: Strict\n  coordination: {max_orchestration_restarts: -1}\n",
-			[]string{`config.yaml:5: orchestrator.voting_sensitivity: unknown level "picky" (known: lenient, balanced, strict)`,
+			[]string{`config.yaml:5: orchestrator.voting_sensitivity: unknown level "picky" (known: lenient, balanced, strict, checklist_gated)`,
 				`config.yaml:6: orchestrator.answer_novelty_requirement: unknown level "Strict" (known: lenient, balanced, strict)`,
 				"config.yaml:7: orchestrator.coordination.max_orchestration_restarts: must not be negative (got -1)"}},
+		{"checklist options", "agents:\n  - id: a\n    backend: {type: openai}\norchestrator:\n  voting_sensitivity: checklist_gated\n  voting_threshold: 11\n  max_checklist_calls_per_round: -1\n  answer_novelty_requirement: checklist_gated\n",
+			[]string{"config.yaml:6: orchestrator.voting_threshold: must be 0-10 (got 11)",
+				"config.yaml:7: orchestrator.max_checklist_calls_per_round: must not be negative (got -1)",
+				`config.yaml:8: orchestrator.answer_novelty_requirement: unknown level "checklist_gated" (known: lenient, balanced, strict)`}},
 		{"planning mode takes a boolean", "agents:\n  - id: a\n    backend: {type: openai}\norchestrator:\n  coordination:\n    enable_planning_mode: sometimes\n",
 			[]string{`config.yaml:6: `}},
 	}
@@ -845,5 +849,85 @@ func TestDebugFinalAnswerForms(t *testing.T) {
 		if got := string(cfg.Orchestrator.DebugFinalAnswer); got != tt.want {
 			t.Errorf("debug_final_answer: %s = %q, want %q", tt.value, got, tt.want)
 		}
+	}
+}
+
+// Agents naming the same workspace each get a folder of their own (MassGen gives each its own
+// copy), and configs show --resolved says so on each one's cwd line.
+func TestSharedWorkspaceNames(t *testing.T) {
+	base := t.TempDir()
+	abs := filepath.Join(t.TempDir(), "shared")
+	ws := filepath.Join(base, ".massgen", "workspaces")
+	cfg, warnings := mustLoad(t, base, `agents:
+  - id: agent_a
+    backend: {type: openai, cwd: workspace}
+  - id: agent_b
+    backend: {type: openai, cwd: .massgen/workspaces/workspace}
+  - id: agent_c
+    backend: {type: openai, cwd: workspace}
+  - id: solo
+    backend: {type: openai, cwd: own}
+  - id: x
+    backend: {type: openai, cwd: "`+abs+`"}
+  - id: "y"
+    backend: {type: openai, cwd: "`+abs+`"}
+`, nil)
+	want := []string{
+		filepath.Join(ws, "workspace_agent_a"), filepath.Join(ws, "workspace_agent_b"), filepath.Join(ws, "workspace_agent_c"),
+		filepath.Join(ws, "own"), abs + "_x", abs + "_y",
+	}
+	for i, w := range want {
+		if got := cfg.Agents[i].Backend.CWD; got != w {
+			t.Errorf("agent %s: cwd %s, want %s", cfg.Agents[i].ID, got, w)
+		}
+	}
+	if cfg.SharedWorkspaceNote(3) != "" || !strings.Contains(cfg.SharedWorkspaceNote(0), "agents agent_a, agent_b, agent_c all name "+filepath.Join(ws, "workspace")) {
+		t.Errorf("notes %q, %q", cfg.SharedWorkspaceNote(0), cfg.SharedWorkspaceNote(3))
+	}
+	out, err := cfg.ResolvedYAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(out), "each has its own folder, as in MassGen"); n != 5 {
+		t.Errorf("%d cwd lines say so, want 5:\n%s", n, out)
+	}
+	if !strings.Contains(string(out), "cwd: "+filepath.Join(ws, "workspace_agent_b")+" # agents agent_a, agent_b, agent_c all name") {
+		t.Errorf("resolved config:\n%s", out)
+	}
+	for _, w := range warnings {
+		if strings.Contains(w.Message, "cwd") {
+			t.Errorf("warning %v", w)
+		}
+	}
+}
+
+// Coding-agent CLIs massgen does not drive are refused with the ones it does drive.
+func TestUndrivenCLIAgentsRefused(t *testing.T) {
+	var drives []string
+	for _, bt := range BackendTypes() {
+		if bt.Status == Implemented && bt.Program != "" {
+			drives = append(drives, bt.Name)
+		}
+	}
+	if !slices.Contains(drives, "claude_code") {
+		t.Fatalf("drives %v", drives)
+	}
+	for _, typ := range []string{"copilot", "antigravity_cli"} {
+		_, _, err := load(t, t.TempDir(), "agents:\n  - id: a\n    backend:\n      type: "+typ+"\n      model: m\n", nil)
+		ps := problems(t, err)
+		want := "config.yaml:4: agents[0].backend.type: " + typ + ": refused: massgen does not drive "
+		if len(ps) != 1 || !strings.HasPrefix(ps[0].String(), want) ||
+			!strings.Contains(ps[0].Message, "Coding-agent CLIs massgen drives, with its own tools turned off: "+strings.Join(drives, ", ")+";") {
+			t.Errorf("%s: problems %v", typ, ps)
+		}
+	}
+}
+
+// MassGen's checklist_gated voting and its options load, without warnings.
+func TestChecklistGatedLoads(t *testing.T) {
+	cfg, warnings := mustLoad(t, t.TempDir(), "agents:\n  - id: a\n    backend: {type: openai}\norchestrator:\n  voting_sensitivity: checklist_gated\n  voting_threshold: 3\n  max_checklist_calls_per_round: 2\n  checklist_first_answer: true\n  checklist_require_gap_report: false\n", nil)
+	o := cfg.Orchestrator
+	if o.VotingSensitivity != ChecklistGated || o.VotingThreshold != 3 || o.MaxChecklistCallsPerRound != 2 || !o.ChecklistFirstAnswer || len(warnings) != 0 {
+		t.Errorf("orchestrator %+v, warnings %v", o, warnings)
 	}
 }

@@ -14,8 +14,10 @@ import (
 // MCPSecurity is MassGen's `security:` section of an MCP server: the checks a server must pass
 // before it starts (SecurityProblems).
 type MCPSecurity struct {
-	// Level is strict (default), moderate or permissive: which programs may start a stdio
-	// server, and which environment variables it may be given.
+	// Level is strict (default), moderate, permissive or high: which programs may start a stdio
+	// server, and which environment variables it may be given. high is what MassGen does with
+	// any level it does not know (its configs write high): strict's programs, and an env policy
+	// refusing PATH and HOME but not USER, USERNAME or SHELL.
 	Level string `yaml:"level,omitempty" json:"level,omitempty"`
 	// AllowedExecutables replaces the level's programs.
 	AllowedExecutables []string `yaml:"allowed_executables,omitempty" json:"allowed_executables,omitempty"`
@@ -39,12 +41,12 @@ type MCPEnvPolicy struct {
 }
 
 var (
-	securityLevels = []string{"strict", "moderate", "permissive"}
+	securityLevels = []string{"strict", "moderate", "permissive", "high"}
 	envModes       = []string{"denylist", "allowlist"}
 )
 
-// strictExecutables are the programs MassGen lets start a stdio server at level strict;
-// moderate adds git and nodejs, permissive also curl and wget.
+// strictExecutables are the programs MassGen lets start a stdio server at level strict (and
+// high); moderate adds git and nodejs, permissive also curl and wget.
 var strictExecutables = []string{
 	"python", "python3", "python3.8", "python3.9", "python3.10", "python3.11", "python3.12", "python3.13", "python3.14", "py",
 	"uv", "uvx", "pipx", "pip", "pip3",
@@ -184,8 +186,11 @@ func envProblems(env map[string]string, level string, pol *MCPEnvPolicy) []strin
 	denied := pol.DeniedVars
 	if denied == nil {
 		denied = []string{"LD_LIBRARY_PATH", "DYLD_LIBRARY_PATH", "PYTHONPATH", "PWD", "OLDPWD"}
-		if level == "strict" {
+		switch level {
+		case "strict":
 			denied = append(denied, "PATH", "HOME", "USER", "USERNAME", "SHELL")
+		case "high": // MassGen's fallback for a level it does not know
+			denied = append(denied, "PATH", "HOME")
 		}
 	}
 	var out []string

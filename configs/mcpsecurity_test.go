@@ -38,6 +38,12 @@ func TestMCPSecurity(t *testing.T) {
 		{"env level", MCPServer{Command: "npx", Env: map[string]string{"HOME": "/x"}, Security: &MCPSecurity{Level: "moderate", Env: &MCPEnvPolicy{Level: "strict"}}}, "env HOME is refused"},
 		{"denied_vars replace the level's", MCPServer{Command: "npx", Env: map[string]string{"PATH": "/x"}, Security: &MCPSecurity{Env: &MCPEnvPolicy{DeniedVars: []string{}}}}, ""},
 		{"allowlist", MCPServer{Command: "npx", Env: map[string]string{"OTHER": "1"}, Security: &MCPSecurity{Env: &MCPEnvPolicy{Mode: "allowlist", AllowedVars: []string{"TOKEN"}}}}, "not in env.allowed_vars"},
+		// high is what MassGen makes of a level it does not know (MassGen's configs write it).
+		{"high allows strict's programs", MCPServer{Command: "npx", Security: &MCPSecurity{Level: "high"}}, ""},
+		{"high refuses git", MCPServer{Command: "git", Security: &MCPSecurity{Level: "high"}}, `program "git" is not allowed by level high`},
+		{"high env refuses PATH", MCPServer{Command: "npx", Env: map[string]string{"PATH": "/x"}, Security: &MCPSecurity{Level: "high"}}, "env PATH is refused at level high"},
+		{"high env refuses HOME", MCPServer{Command: "npx", Env: map[string]string{"HOME": "/x"}, Security: &MCPSecurity{Level: "high"}}, "env HOME is refused at level high"},
+		{"high env allows USER", MCPServer{Command: "npx", Env: map[string]string{"USER": "me", "SHELL": "/bin/sh"}, Security: &MCPSecurity{Level: "high"}}, ""},
 		{"env value", MCPServer{Command: "npx", Env: map[string]string{"TOKEN": "a; rm -rf /"}, Security: &MCPSecurity{}}, `env TOKEN holds ";"`},
 	}
 	for _, tt := range tests {
@@ -63,6 +69,10 @@ func TestMCPSecurityInConfigs(t *testing.T) {
 	_, warns := cfg.Preflight(func(s string) (string, error) { return s, nil })
 	if len(warns) != 1 || !strings.Contains(warns[0].String(), `config.yaml:6: warning: agents[0].backend.mcp_servers[0]: MCP server "box": refused by its security: section, the server will not start and the agent will not have its tools: program "docker" is not allowed by level moderate`) {
 		t.Errorf("warnings %v", warns)
+	}
+	// MassGen's configs write level: high; it loads, without a warning.
+	if _, w := mustLoad(t, t.TempDir(), "agents:\n  - id: a\n    backend:\n      type: claude\n      mcp_servers:\n        - {name: fs, command: npx, security: {level: high}}\n", nil); len(w) != 0 {
+		t.Errorf("level high: warnings %v", w)
 	}
 	_, _, err := load(t, t.TempDir(), `agents:
   - id: a

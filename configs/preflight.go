@@ -27,7 +27,7 @@ func (c *Config) Preflight(lookPath func(string) (string, error)) ([]Problem, []
 		bt, _ := LookupBackendType(a.Backend.Type)
 		switch {
 		case bt.Status == Refused:
-			probs = append(probs, c.problem(p+".type", "", "%s.type: %s: refused: %s", p, bt.Name, bt.Note))
+			probs = append(probs, c.problem(p+".type", "", "%s.type: %s: refused: %s", p, bt.Name, bt.Reason()))
 		case bt.ModelRequired && strings.TrimSpace(a.Backend.Model) == "":
 			probs = append(probs, c.missingModel(p, a.Backend))
 		}

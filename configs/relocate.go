@@ -138,6 +138,7 @@ func (c *Config) relocate(d *document, home string) []Problem {
 		}
 		*f.val = v
 	}
+	c.splitSharedWorkspaces()
 	// Two agents relocated onto the same folder would share a workspace.
 	seen := map[string]string{}
 	for i, a := range c.Agents {
@@ -162,3 +163,43 @@ func (c *Config) relocate(d *document, home string) []Problem {
 	}
 	return probs
 }
+
+// splitSharedWorkspaces gives each agent of a group naming the same workspace folder (after
+// relocation) a folder of its own, <folder>_<agent id>, as MassGen gives every agent its own
+// copy (it adds a random suffix to every cwd, each run; massgen keeps the names stable so that
+// sessions and restarts find them). The split is remembered for `configs show --resolved`.
+func (c *Config) splitSharedWorkspaces() {
+	groups := map[string][]int{}
+	var order []string
+	for i, a := range c.Agents {
+		if a.Backend.CWD == "" {
+			continue
+		}
+		if len(groups[a.Backend.CWD]) == 0 {
+			order = append(order, a.Backend.CWD)
+		}
+		groups[a.Backend.CWD] = append(groups[a.Backend.CWD], i)
+	}
+	for _, cwd := range order {
+		idx := groups[cwd]
+		if len(idx) < 2 {
+			continue
+		}
+		ids := make([]string, len(idx))
+		for k, i := range idx {
+			ids[k] = c.Agents[i].ID
+		}
+		for _, i := range idx {
+			a := &c.Agents[i]
+			a.Backend.CWD = cwd + "_" + a.ID
+			if c.sharedCWD == nil {
+				c.sharedCWD = map[int]string{}
+			}
+			c.sharedCWD[i] = fmt.Sprintf("agents %s all name %s: each has its own folder, as in MassGen", strings.Join(ids, ", "), cwd)
+		}
+	}
+}
+
+// SharedWorkspaceNote says, for agent i, that its workspace was split from a folder several
+// agents name ("" when it was not).
+func (c *Config) SharedWorkspaceNote(i int) string { return c.sharedCWD[i] }

@@ -29,6 +29,7 @@ func (c *Config) ResolvedYAML() ([]byte, error) {
 		}
 	})
 	markBackendTypes(&root)
+	c.markSharedWorkspaces(&root)
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
@@ -54,7 +55,31 @@ func markBackendTypes(root *yaml.Node) {
 			continue
 		}
 		if bt, ok := LookupBackendType(v.Value); ok && bt.Status == Refused {
-			k.LineComment = "refused: " + bt.Note
+			k.LineComment = "refused: " + bt.Reason()
+		}
+	}
+}
+
+// markSharedWorkspaces comments each workspace split from a folder several agents name, and each
+// permissions section that holds rules mapped from MassGen's backend.permissions.
+func (c *Config) markSharedWorkspaces(root *yaml.Node) {
+	_, agents := mapGet(root, "agents")
+	if agents == nil {
+		return
+	}
+	for i, a := range agents.Content {
+		if c.mappedPerms[i] {
+			if k, _ := mapGet(a, "permissions"); k != nil {
+				k.LineComment = "includes the rules mapped from backend.permissions (MassGen 0.1.97)"
+			}
+		}
+		note := c.sharedCWD[i]
+		if note == "" {
+			continue
+		}
+		_, b := mapGet(a, "backend")
+		if k, _ := mapGet(b, "cwd"); k != nil {
+			k.LineComment = note
 		}
 	}
 }

@@ -25,6 +25,8 @@ type Config struct {
 	CommandSandbox string `yaml:"command_sandbox,omitempty" json:"command_sandbox,omitempty"`
 	// Pricing extends or overrides the embedded price catalogue (configs/cost.go).
 	Pricing Pricing `yaml:"pricing,omitempty" json:"pricing,omitempty"`
+	// CommandLimits bound every agent's commands (commandlimits.go).
+	CommandLimits *CommandLimits `yaml:"command_limits,omitempty" json:"command_limits,omitempty"`
 
 	// Source is the file the config was read from ("@examples/NAME" for built-ins); not YAML.
 	Source string `yaml:"-" json:"-"`
@@ -34,6 +36,9 @@ type Config struct {
 	// ~/.config/massgen/.env < ./.env); the real environment is consulted on top of it by
 	// LookupEnv.
 	Env map[string]string `yaml:"-" json:"-"`
+	// EnvFilesLoaded are the .env files Env was read from (absolute, lowest priority first):
+	// they hold massgen's API keys, so they are private paths for every agent.
+	EnvFilesLoaded []string `yaml:"-" json:"-"`
 
 	realEnv func(string) (string, bool) // the real environment (LoadOptions.LookupEnv)
 	home    string                      // for ~ in paths added after Load
@@ -41,6 +46,10 @@ type Config struct {
 	prices  map[string]pricing.Price    // pricing.file's models, read at Load
 	file    string                      // the file's name in messages
 	lines   map[string]int              // line of each key path ("agents[1].backend.type")
+	// sharedCWD notes, by agent index, a workspace split from a folder several agents name.
+	sharedCWD map[int]string
+	// mappedPerms marks, by agent index, permissions that include backend.permissions rules.
+	mappedPerms map[int]bool
 }
 
 // Agent is one entry of `agents:`.
@@ -56,6 +65,11 @@ type Agent struct {
 	Permissions *Permissions `yaml:"permissions,omitempty" json:"permissions,omitempty"`
 	// MaxCostUSD caps what this agent's model calls may cost in one turn (0: no cap).
 	MaxCostUSD float64 `yaml:"max_cost_usd,omitempty" json:"max_cost_usd,omitempty"`
+	// CommandLimits bound this agent's commands, over the top level's.
+	CommandLimits *CommandLimits `yaml:"command_limits,omitempty" json:"command_limits,omitempty"`
+	// CommandNetwork is the network the agent's commands may reach (network.go; recorded, not
+	// enforced yet). MassGen's srt keys set it when the config does not.
+	CommandNetwork *CommandNetwork `yaml:"command_network,omitempty" json:"command_network,omitempty"`
 }
 
 // Backend is `agents[].backend`. Known keys are typed; every other key is kept in Extra and
@@ -82,6 +96,9 @@ type Backend struct {
 	ExcludeTools []string `yaml:"exclude_tools,omitempty" json:"exclude_tools,omitempty"`
 	// CustomTools are Python functions offered as tools (customtools.go).
 	CustomTools []CustomTool `yaml:"custom_tools,omitempty" json:"custom_tools,omitempty"`
+	// Permissions is MassGen 0.1.97's permission engine block, mapped onto the agent's
+	// permissions section at load (massgenperms.go).
+	Permissions *BackendPermissions `yaml:"permissions,omitempty" json:"permissions,omitempty"`
 	// Extra holds every other key (temperature, reasoning, text, enable_web_search, ...).
 	Extra map[string]any `yaml:",inline" json:"-"`
 }
@@ -145,6 +162,11 @@ type Orchestrator struct {
 	// be from the existing ones (docs/orchestrator.md, "MassGen's coordination options").
 	VotingSensitivity        string `yaml:"voting_sensitivity,omitempty" json:"voting_sensitivity,omitempty"`
 	AnswerNoveltyRequirement string `yaml:"answer_novelty_requirement,omitempty" json:"answer_novelty_requirement,omitempty"`
+	// VotingThreshold (0-10, default 5), MaxChecklistCallsPerRound (default 1) and
+	// ChecklistFirstAnswer steer voting_sensitivity checklist_gated (orchestrator/checklist.go).
+	VotingThreshold           int  `yaml:"voting_threshold,omitempty" json:"voting_threshold,omitempty"`
+	MaxChecklistCallsPerRound int  `yaml:"max_checklist_calls_per_round,omitempty" json:"max_checklist_calls_per_round,omitempty"`
+	ChecklistFirstAnswer      bool `yaml:"checklist_first_answer,omitempty" json:"checklist_first_answer,omitempty"`
 	// SkipCoordinationRounds sends the first agent straight to the final presentation.
 	SkipCoordinationRounds bool `yaml:"skip_coordination_rounds,omitempty" json:"skip_coordination_rounds,omitempty"`
 	// DebugFinalAnswer replaces the final answer the first post-evaluation judges.
@@ -206,8 +228,14 @@ type ContextPath struct {
 
 // TimeoutSettings is MassGen's `timeout_settings:`.
 type TimeoutSettings struct {
-	OrchestratorTimeoutSeconds int            `yaml:"orchestrator_timeout_seconds,omitempty" json:"orchestrator_timeout_seconds,omitempty"`
-	Extra                      map[string]any `yaml:",inline" json:"-"`
+	OrchestratorTimeoutSeconds int `yaml:"orchestrator_timeout_seconds,omitempty" json:"orchestrator_timeout_seconds,omitempty"`
+	// InitialRoundTimeoutSeconds and SubsequentRoundTimeoutSeconds (MassGen 0.1.38) bound an
+	// agent's first coordination round and each later one (0: no bound), plus
+	// RoundTimeoutGraceSeconds (default 120); see Config.RoundTimeout.
+	InitialRoundTimeoutSeconds    int            `yaml:"initial_round_timeout_seconds,omitempty" json:"initial_round_timeout_seconds,omitempty"`
+	SubsequentRoundTimeoutSeconds int            `yaml:"subsequent_round_timeout_seconds,omitempty" json:"subsequent_round_timeout_seconds,omitempty"`
+	RoundTimeoutGraceSeconds      *int           `yaml:"round_timeout_grace_seconds,omitempty" json:"round_timeout_grace_seconds,omitempty"`
+	Extra                         map[string]any `yaml:",inline" json:"-"`
 }
 
 // UI is the `ui:` section.

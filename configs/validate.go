@@ -27,6 +27,10 @@ const (
 
 var strictness = []string{Lenient, Balanced, Strict}
 
+// ChecklistGated is MassGen's voting_sensitivity checklist_gated (0.1.50): agents score the
+// answers with the submit_checklist tool, whose verdict says whether to vote.
+const ChecklistGated = "checklist_gated"
+
 // validate checks values the decoder cannot: required fields, enumerations, unique ids.
 func (c *Config) validate(d *document) []Problem {
 	var probs []Problem
@@ -38,7 +42,6 @@ func (c *Config) validate(d *document) []Problem {
 			Message: "no agents: add `agents:` (a list) or `agent:` (one agent)"})
 	}
 	ids := map[string]string{}
-	cwds := map[string]string{}
 	for i := range c.Agents {
 		a := &c.Agents[i]
 		p := fmt.Sprintf("agents[%d]", i)
@@ -66,13 +69,7 @@ func (c *Config) validate(d *document) []Problem {
 			probs = append(probs, Problem{File: d.file, Line: d.lineOf(p + ".backend.type"), Key: p + ".backend.type", Suggestion: sugg,
 				Message: fmt.Sprintf("%s.backend.type: unknown backend %q (%s)", p, b.Type, known)})
 		case bt.Family == "":
-			add(p+".backend.type", "%s: refused: %s", b.Type, bt.Note)
-		}
-		if b.CWD != "" {
-			if other, ok := cwds[b.CWD]; ok {
-				add(p+".backend.cwd", "workspace %q is already used by agent %q; each agent needs its own", b.CWD, other)
-			}
-			cwds[b.CWD] = a.ID
+			add(p+".backend.type", "%s: refused: %s", b.Type, bt.Reason())
 		}
 		for j, s := range b.MCPServers {
 			sp := fmt.Sprintf("%s.backend.mcp_servers[%d]", p, j)
@@ -129,6 +126,8 @@ func (c *Config) validate(d *document) []Problem {
 		if a.Permissions != nil {
 			probs = append(probs, validatePermissions(d, p+".permissions", a.Permissions)...)
 		}
+		probs = append(probs, validateCommandLimits(d, p+".command_limits", a.CommandLimits)...)
+		validateNetwork(p+".command_network", a.CommandNetwork, add)
 	}
 	o := &c.Orchestrator
 	for i, cp := range o.ContextPaths {
@@ -154,23 +153,36 @@ func (c *Config) validate(d *document) []Problem {
 		{"orchestrator.max_new_answers_per_agent", o.MaxNewAnswersPerAgent},
 		{"orchestrator.max_task_bytes", o.MaxTaskBytes},
 		{"timeout_settings.orchestrator_timeout_seconds", c.TimeoutSettings.OrchestratorTimeoutSeconds},
+		{"timeout_settings.initial_round_timeout_seconds", c.TimeoutSettings.InitialRoundTimeoutSeconds},
+		{"timeout_settings.subsequent_round_timeout_seconds", c.TimeoutSettings.SubsequentRoundTimeoutSeconds},
+		{"timeout_settings.round_timeout_grace_seconds", c.roundGraceSeconds()},
 		{"orchestrator.coordination.max_orchestration_restarts", o.Coordination.MaxOrchestrationRestarts},
 	} {
 		if f.v < 0 {
 			add(f.path, "must not be negative (got %d)", f.v)
 		}
 	}
-	for _, f := range []struct{ path, v string }{
-		{"orchestrator.voting_sensitivity", o.VotingSensitivity},
-		{"orchestrator.answer_novelty_requirement", o.AnswerNoveltyRequirement},
+	for _, f := range []struct {
+		path, v string
+		known   []string
+	}{
+		{"orchestrator.voting_sensitivity", o.VotingSensitivity, append(slices.Clone(strictness), ChecklistGated)},
+		{"orchestrator.answer_novelty_requirement", o.AnswerNoveltyRequirement, strictness},
 	} {
-		if f.v != "" && !slices.Contains(strictness, f.v) {
-			add(f.path, "unknown level %q (known: %s)", f.v, strings.Join(strictness, ", "))
+		if f.v != "" && !slices.Contains(f.known, f.v) {
+			add(f.path, "unknown level %q (known: %s)", f.v, strings.Join(f.known, ", "))
 		}
+	}
+	if t := o.VotingThreshold; t < 0 || t > 10 {
+		add("orchestrator.voting_threshold", "must be 0-10 (got %d)", t)
+	}
+	if o.MaxChecklistCallsPerRound < 0 {
+		add("orchestrator.max_checklist_calls_per_round", "must not be negative (got %d)", o.MaxChecklistCallsPerRound)
 	}
 	if c.CommandSandbox != "" && !slices.Contains(sandboxModes, c.CommandSandbox) {
 		add("command_sandbox", "unknown sandbox %q (known: %s)", c.CommandSandbox, strings.Join(sandboxModes, ", "))
 	}
+	probs = append(probs, validateCommandLimits(d, "command_limits", c.CommandLimits)...)
 	probs = append(probs, validatePermissions(d, "permissions", &c.Permissions)...)
 	return probs
 }

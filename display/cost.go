@@ -9,6 +9,7 @@ import (
 
 	"github.com/massgen-go/massgen/backends"
 	"github.com/massgen-go/massgen/backends/pricing"
+	"github.com/massgen-go/massgen/internal/termtext"
 	"github.com/massgen-go/massgen/orchestrator"
 )
 
@@ -61,8 +62,8 @@ func SpendLines(s Spend) []string {
 		return nil
 	}
 	lines := []string{
-		fmt.Sprintf("Tokens: %s (total %d)", clean(strings.Join(tokens, ", ")), in+out),
-		fmt.Sprintf("Cost: %s (%s)", s.Total, clean(strings.Join(costs, ", "))),
+		fmt.Sprintf("Tokens: %s (total %d)", termtext.Line(strings.Join(tokens, ", ")), in+out),
+		fmt.Sprintf("Cost: %s (%s)", s.Total, termtext.Line(strings.Join(costs, ", "))),
 	}
 	if s.PricesDate != "" {
 		lines[1] = strings.TrimSuffix(lines[1], ")") + "; prices of " + s.PricesDate + ")"

@@ -8,8 +8,8 @@ import (
 	"io"
 	"strings"
 	"time"
-	"unicode"
 
+	"github.com/massgen-go/massgen/internal/termtext"
 	"github.com/massgen-go/massgen/orchestrator"
 )
 
@@ -113,7 +113,7 @@ func Summary(res *orchestrator.Result) string { return SummaryWith(res, Style{})
 
 // SummaryWith is the end-of-run report: the vote tally (a bar per answer), the timeline of
 // answers, votes and restarts, the winner, why it ended early, the delivered files, the final
-// workspace, the tokens and what they cost. Everything from a model or the file system is cleaned (see clean).
+// workspace, the tokens and what they cost. Everything from a model or the file system is cleaned (termtext).
 func SummaryWith(res *orchestrator.Result, st Style) string {
 	var b strings.Builder
 	b.WriteString("\n")
@@ -122,10 +122,10 @@ func SummaryWith(res *orchestrator.Result, st Style) string {
 		b.WriteString(l + "\n")
 	}
 	if res.Winner != "" {
-		fmt.Fprintf(&b, "Winner: %s\n", clean(res.Winner))
+		fmt.Fprintf(&b, "Winner: %s\n", termtext.Line(res.Winner))
 	}
 	if res.EndedEarly != "" {
-		fmt.Fprintf(&b, "Ended early: %s\n", clean(res.EndedEarly))
+		fmt.Fprintf(&b, "Ended early: %s\n", termtext.Line(res.EndedEarly))
 	}
 	if res.Attempts > 1 {
 		fmt.Fprintf(&b, "Attempts: %d (the winner's evaluation restarted the coordination %d times)\n", res.Attempts, res.Attempts-1)
@@ -133,59 +133,14 @@ func SummaryWith(res *orchestrator.Result, st Style) string {
 	if len(res.Delivered) > 0 {
 		b.WriteString("Delivered:\n")
 		for _, p := range res.Delivered {
-			fmt.Fprintf(&b, "  %s\n", clean(p))
+			fmt.Fprintf(&b, "  %s\n", termtext.Line(p))
 		}
 	}
 	if res.FinalWorkspace != "" {
-		fmt.Fprintf(&b, "Final workspace: %s\n", clean(res.FinalWorkspace))
+		fmt.Fprintf(&b, "Final workspace: %s\n", termtext.Line(res.FinalWorkspace))
 	}
 	for _, l := range SpendLines(SpendOf(res)) {
 		b.WriteString(l + "\n")
 	}
 	return b.String()
-}
-
-// clean makes model- or server-supplied text safe to print on the user's terminal: control
-// characters (ESC and every other C0/C1 code, so no escape sequence gets through) and bidi
-// overrides become U+FFFD, except tab, CR and newline, which become spaces.
-func clean(s string) string {
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r == '\t' || r == '\n' || r == '\r':
-			return ' '
-		case unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r):
-			return '\uFFFD'
-		}
-		return r
-	}, s)
-}
-
-// ForTerminal returns multi-line text safe to print on a terminal: line breaks and tabs stay,
-// every other control character (ESC, C1 codes, ...) and bidi override becomes U+FFFD, so a
-// model cannot drive the user's terminal through its answer.
-func ForTerminal(s string) string {
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r == '\t' || r == '\n':
-			return r
-		case r == '\r':
-			return -1
-		case unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r):
-			return '\uFFFD'
-		}
-		return r
-	}, s)
-}
-
-// oneLine squeezes text onto one line of at most n runes, cleaned for the terminal.
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(clean(s)), " ")
-	r := []rune(s)
-	if n > 0 && len(r) > n {
-		if n <= 1 {
-			return string(r[:n])
-		}
-		return string(r[:n-1]) + "…"
-	}
-	return s
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/massgen-go/massgen/filesystem"
+	"github.com/massgen-go/massgen/internal/termtext"
 	"github.com/massgen-go/massgen/orchestrator"
 )
 
@@ -147,7 +148,9 @@ func (j *JSON) Emit(v any) {
 	if j.err != nil {
 		return
 	}
-	_, j.err = j.w.Write(buf.Bytes())
+	// JSON escapes for what encoding/json writes raw (C1 controls, bidi and other format
+	// characters): the same value, and nothing that drives a terminal that shows the stream.
+	_, j.err = j.w.Write(termtext.JSON(buf.Bytes()))
 }
 
 // FilesChanged writes the files_changed line of a turn (also when nothing changed).

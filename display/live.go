@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/massgen-go/massgen/backends/pricing"
+	"github.com/massgen-go/massgen/internal/termtext"
 	"github.com/massgen-go/massgen/orchestrator"
 )
 
@@ -150,7 +151,7 @@ func (l *live) apply(ev orchestrator.Event) {
 	case orchestrator.EventText:
 		p.text = ev.Text
 	case orchestrator.EventToolCall:
-		p.activity = line{}.add("→ ", sgrYellow).add(toolText(ev), sgrNone)
+		p.activity = line{}.add("→ ", sgrYellow).add(termtext.Squeeze(toolText(ev), 0), sgrNone)
 	case orchestrator.EventToolResult:
 		switch {
 		case ev.Denied:
@@ -158,30 +159,30 @@ func (l *live) apply(ev orchestrator.Event) {
 			p.denial = toolText(ev) + ruleNote(ev.Rule) + ": " + ev.Text
 			p.activity = nil // the denial line says it all
 		case ev.IsError:
-			p.activity = line{}.add("✗ ", sgrRed).add(toolText(ev)+": "+ev.Text, sgrNone)
+			p.activity = line{}.add("✗ ", sgrRed).add(termtext.Squeeze(toolText(ev)+": "+ev.Text, 0), sgrNone)
 		default:
-			p.activity = line{}.add("✓ ", sgrGreen).add(toolText(ev), sgrNone)
+			p.activity = line{}.add("✓ ", sgrGreen).add(termtext.Squeeze(toolText(ev), 0), sgrNone)
 		}
 	case orchestrator.EventAnswer:
 		p.answers++
 		l.answers++
-		p.activity = line{}.add("★ answer #"+strconv.Itoa(p.answers)+": ", sgrCyan).add(ev.Text, sgrNone)
+		p.activity = line{}.add("★ answer #"+strconv.Itoa(p.answers)+": ", sgrCyan).add(termtext.Squeeze(ev.Text, 0), sgrNone)
 	case orchestrator.EventVote:
 		l.votes++
-		p.activity = line{}.add("✓ voted for "+ev.Target, sgrGreen).add(": "+ev.Text, sgrNone)
+		p.activity = line{}.add("✓ voted for "+ev.Target, sgrGreen).add(": "+termtext.Squeeze(ev.Text, 0), sgrNone)
 	case orchestrator.EventInvalid:
-		p.activity = line{}.add("✗ invalid: ", sgrRed).add(ev.Text, sgrNone)
+		p.activity = line{}.add("✗ invalid: ", sgrRed).add(termtext.Squeeze(ev.Text, 0), sgrNone)
 	case orchestrator.EventRestart:
 		if ev.Status == orchestrator.StatusWaiting {
-			p.activity = line{}.add("… waiting: ", sgrDim).add(ev.Text, sgrNone)
+			p.activity = line{}.add("… waiting: ", sgrDim).add(termtext.Squeeze(ev.Text, 0), sgrNone)
 		} else {
 			p.restarts++
-			p.activity = line{}.add("↻ restarting: ", sgrMagenta).add(ev.Text, sgrNone)
+			p.activity = line{}.add("↻ restarting: ", sgrMagenta).add(termtext.Squeeze(ev.Text, 0), sgrNone)
 		}
 	case orchestrator.EventRetry:
-		p.activity = line{}.add("↻ retrying: ", sgrYellow).add(ev.Text, sgrNone)
+		p.activity = line{}.add("↻ retrying: ", sgrYellow).add(termtext.Squeeze(ev.Text, 0), sgrNone)
 	case orchestrator.EventStopped:
-		p.activity = line{}.add("✗ stopped: ", sgrRed).add(ev.Text, sgrNone)
+		p.activity = line{}.add("✗ stopped: ", sgrRed).add(termtext.Squeeze(ev.Text, 0), sgrNone)
 	case orchestrator.EventFinalStart:
 		p.activity, p.text = line{}.add("presenting the final answer", sgrBold), ""
 		l.status = ev.Agent + " presents the final answer"
@@ -195,7 +196,7 @@ func (l *live) apply(ev orchestrator.Event) {
 	case orchestrator.EventBudget:
 		p.activity = line{}.add("$ ", sgrYellow).add(ev.Text, sgrNone)
 	case orchestrator.EventError:
-		p.activity = line{}.add("error: ", sgrRed).add(ev.Text, sgrNone)
+		p.activity = line{}.add("error: ", sgrRed).add(termtext.Squeeze(ev.Text, 0), sgrNone)
 	}
 }
 
@@ -256,13 +257,13 @@ func (l *live) frameLocked() []string {
 		p := l.panels[id]
 		lines = append(lines, l.header(p, now))
 		if p.text != "" {
-			lines = append(lines, line{}.add("  › ", sgrDim).add(oneLine(p.text, 0), sgrDim))
+			lines = append(lines, line{}.add("  › ", sgrDim).add(termtext.Squeeze(p.text, 0), sgrDim))
 		}
 		if len(p.activity) > 0 {
 			lines = append(lines, append(line{}.add("  ", sgrNone), p.activity...))
 		}
 		if p.denial != "" {
-			lines = append(lines, line{}.add("  ⊘ denied: ", sgrRed).add(oneLine(p.denial, 0), sgrNone))
+			lines = append(lines, line{}.add("  ⊘ denied: ", sgrRed).add(termtext.Squeeze(p.denial, 0), sgrNone))
 		}
 	}
 	if len(lines) > l.height-2 { // too tall to redraw in place: one line per agent
@@ -279,7 +280,7 @@ func (l *live) frameLocked() []string {
 			}
 			lines = append(lines, line{}.add(mark(p.status)+" ", statusColor(p.status)).add(p.id, sgrBold).
 				add(fmt.Sprintf("  %s %s", p.status, clock(now.Sub(p.since))), statusColor(p.status)).
-				add(fmt.Sprintf("  %6d tok  ", p.tokens), sgrDim).add(oneLine(what, 0), sgrNone))
+				add(fmt.Sprintf("  %6d tok  ", p.tokens), sgrDim).add(termtext.Squeeze(what, 0), sgrNone))
 		}
 	}
 	if l.status != "" {
@@ -287,7 +288,7 @@ func (l *live) frameLocked() []string {
 		if !l.started.IsZero() {
 			foot = foot.add(" "+clock(now.Sub(l.started)), sgrDim)
 		}
-		foot = foot.add(": "+oneLine(l.status, 0), sgrNone)
+		foot = foot.add(": "+termtext.Squeeze(l.status, 0), sgrNone)
 		if l.answers > 0 || l.votes > 0 {
 			foot = foot.add(" · "+plural(l.answers, "answer")+" · "+plural(l.votes, "vote"), sgrDim)
 		}
@@ -295,7 +296,7 @@ func (l *live) frameLocked() []string {
 			foot = foot.add(" · "+costNote(l.cost), sgrDim)
 		}
 		if l.budget != "" {
-			foot = foot.add(" · "+oneLine(l.budget, 0), sgrYellow)
+			foot = foot.add(" · "+termtext.Squeeze(l.budget, 0), sgrYellow)
 		}
 		lines = append(lines, foot)
 	}

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/massgen-go/massgen/filesystem"
+	"github.com/massgen-go/massgen/internal/termtext"
 	"github.com/massgen-go/massgen/orchestrator"
 )
 
@@ -29,9 +30,9 @@ func (p *plain) Handle(ev orchestrator.Event) {
 func (p *plain) Close() {}
 
 // PlainLine renders an event as a progress line ("" for events not worth a line). The line is
-// cleaned of control characters and escape sequences (see clean).
+// cleaned for the terminal (termtext.Line).
 func PlainLine(ev orchestrator.Event) string {
-	return clean(plainLine(ev))
+	return termtext.Line(plainLine(ev))
 }
 
 func plainLine(ev orchestrator.Event) string {
@@ -42,50 +43,50 @@ func plainLine(ev orchestrator.Event) string {
 	case orchestrator.EventStart:
 		return who + " working"
 	case orchestrator.EventToolCall:
-		return fmt.Sprintf("%s %s", who, oneLine(toolText(ev), 160))
+		return fmt.Sprintf("%s %s", who, termtext.Squeeze(toolText(ev), 160))
 	case orchestrator.EventToolResult:
 		switch {
 		case ev.Denied:
-			return fmt.Sprintf("%s DENIED %s%s: %s", who, oneLine(toolText(ev), 160), ruleNote(ev.Rule), oneLine(ev.Text, 200))
+			return fmt.Sprintf("%s DENIED %s%s: %s", who, termtext.Squeeze(toolText(ev), 160), ruleNote(ev.Rule), termtext.Squeeze(ev.Text, 200))
 		case ev.IsError:
-			return fmt.Sprintf("%s %s failed: %s", who, oneLine(toolText(ev), 160), oneLine(ev.Text, 200))
+			return fmt.Sprintf("%s %s failed: %s", who, termtext.Squeeze(toolText(ev), 160), termtext.Squeeze(ev.Text, 200))
 		case len(ev.Changes) > 0:
-			return fmt.Sprintf("%s %s: %s", who, ev.Tool, oneLine(changesText(ev.Changes), 200))
+			return fmt.Sprintf("%s %s: %s", who, ev.Tool, termtext.Squeeze(changesText(ev.Changes), 200))
 		}
 		return ""
 	case orchestrator.EventAnswer:
-		return fmt.Sprintf("%s answered: %s", who, oneLine(ev.Text, 120))
+		return fmt.Sprintf("%s answered: %s", who, termtext.Squeeze(ev.Text, 120))
 	case orchestrator.EventVote:
-		return fmt.Sprintf("%s voted for %s: %s", who, ev.Target, oneLine(ev.Text, 120))
+		return fmt.Sprintf("%s voted for %s: %s", who, ev.Target, termtext.Squeeze(ev.Text, 120))
 	case orchestrator.EventInvalid:
-		return fmt.Sprintf("%s invalid workflow call: %s", who, oneLine(ev.Text, 200))
+		return fmt.Sprintf("%s invalid workflow call: %s", who, termtext.Squeeze(ev.Text, 200))
 	case orchestrator.EventRetry:
-		return fmt.Sprintf("%s retrying: %s", who, oneLine(ev.Text, 200))
+		return fmt.Sprintf("%s retrying: %s", who, termtext.Squeeze(ev.Text, 200))
 	case orchestrator.EventRestart:
 		if ev.Status == orchestrator.StatusWaiting {
 			return fmt.Sprintf("%s waiting (%s)", who, ev.Text)
 		}
 		return fmt.Sprintf("%s restarting (%s)", who, ev.Text)
 	case orchestrator.EventStopped:
-		return fmt.Sprintf("%s stopped: %s", who, oneLine(ev.Text, 200))
+		return fmt.Sprintf("%s stopped: %s", who, termtext.Squeeze(ev.Text, 200))
 	case orchestrator.EventDecision:
 		return "massgen: " + ev.Text
 	case orchestrator.EventBudget:
 		if ev.Agent == "" {
-			return "massgen: " + oneLine(ev.Text, 200)
+			return "massgen: " + termtext.Squeeze(ev.Text, 200)
 		}
-		return fmt.Sprintf("%s %s", who, oneLine(ev.Text, 200))
+		return fmt.Sprintf("%s %s", who, termtext.Squeeze(ev.Text, 200))
 	case orchestrator.EventFinalStart:
 		return who + " presenting the final answer"
 	case orchestrator.EventEvaluation:
-		return fmt.Sprintf("%s evaluation: %s", who, oneLine(ev.Text, 200))
+		return fmt.Sprintf("%s evaluation: %s", who, termtext.Squeeze(ev.Text, 200))
 	case orchestrator.EventAttempt:
-		return "massgen: " + oneLine(ev.Text, 200)
+		return "massgen: " + termtext.Squeeze(ev.Text, 200)
 	case orchestrator.EventError:
 		if ev.Agent == "" {
-			return "massgen: error: " + oneLine(ev.Text, 200)
+			return "massgen: error: " + termtext.Squeeze(ev.Text, 200)
 		}
-		return fmt.Sprintf("%s error: %s", who, oneLine(ev.Text, 200))
+		return fmt.Sprintf("%s error: %s", who, termtext.Squeeze(ev.Text, 200))
 	}
 	return ""
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mattn/go-runewidth"
 
+	"github.com/massgen-go/massgen/internal/termtext"
 	"github.com/massgen-go/massgen/orchestrator"
 )
 
@@ -118,7 +119,7 @@ func tallyLines(o Outcome) []line {
 	total := len(o.Votes)
 	labelWidth := 0
 	for _, r := range rows {
-		labelWidth = max(labelWidth, runewidth.StringWidth(clean(r.label)))
+		labelWidth = max(labelWidth, runewidth.StringWidth(termtext.Line(r.label)))
 	}
 	out := []line{line{}.add(fmt.Sprintf("Votes (%d cast):", total), sgrBold)}
 	for _, r := range rows {
@@ -136,7 +137,7 @@ func tallyLines(o Outcome) []line {
 			barColor = sgrGreen
 		}
 		l := line{}.add("  ", sgrNone).add(r.label, sgrBold).
-			add(strings.Repeat(" ", labelWidth-runewidth.StringWidth(clean(r.label)))+"  ", sgrNone).
+			add(strings.Repeat(" ", labelWidth-runewidth.StringWidth(termtext.Line(r.label)))+"  ", sgrNone).
 			add(strings.Repeat("█", filled), barColor).
 			add(strings.Repeat("░", barWidth-filled), sgrDim).
 			add(fmt.Sprintf("  %d/%d", n, total), sgrNone)
@@ -208,9 +209,9 @@ func timelineLines(o Outcome) []line {
 		case orchestrator.EventRestart:
 			push(at, m.Kind, m.Agent, true)
 		case orchestrator.EventStopped:
-			push(at, m.Kind, m.Agent+": "+oneLine(m.Text, 80), false)
+			push(at, m.Kind, m.Agent+": "+termtext.Squeeze(m.Text, 80), false)
 		case orchestrator.EventDecision:
-			push(at, m.Kind, oneLine(m.Text, 100), false)
+			push(at, m.Kind, termtext.Squeeze(m.Text, 100), false)
 		case orchestrator.EventFinal:
 			push(at, m.Kind, m.Agent+" presented the final answer", false)
 		}

@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"github.com/mattn/go-runewidth"
+
+	"github.com/massgen-go/massgen/internal/termtext"
 )
 
 // ColorEnabled says whether to colour what goes to a stream: only a terminal, and not when the
@@ -53,20 +55,20 @@ type line []span
 
 func (l line) add(text, sgr string) line { return append(l, span{text, sgr}) }
 
-// render prints the line cleaned of control characters (see clean), cut to width columns
+// render prints the line cleaned for the terminal (termtext.Line), cut to width columns
 // (0: no limit) so it never wraps, with colours when color is set. Colours are added after
 // cleaning and cutting, so no model text can add or break an escape sequence.
 func (l line) render(width int, color bool) string {
 	var b strings.Builder
 	used := 0
 	for _, sp := range l {
-		text := clean(sp.text)
+		text := termtext.Line(sp.text)
 		w := runewidth.StringWidth(text)
 		cut := false
 		if width > 0 && used+w > width {
 			text = ""
 			if room := width - used; room > 1 {
-				text = runewidth.Truncate(clean(sp.text), room, "…")
+				text = runewidth.Truncate(termtext.Line(sp.text), room, "…")
 			}
 			w = runewidth.StringWidth(text)
 			cut = true

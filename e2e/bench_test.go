@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -68,10 +67,11 @@ func runAgents(b *testing.B, n int) int64 {
 	cmd := exec.Command(binary, "--config", "cfg.yaml", "--display", "silent", "Answer")
 	cmd.Dir = dir
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "XDG_CONFIG_HOME=" + xdgConfig}
+	peak := measured(b, cmd)
 	var errb strings.Builder
 	cmd.Stderr = &errb
 	if err := cmd.Run(); err != nil {
 		b.Fatalf("%d agents: %v\n%s", n, err, errb.String())
 	}
-	return cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss
+	return peak()
 }

@@ -36,6 +36,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/massgen-go/massgen/permissions"
 	"github.com/massgen-go/massgen/permissions/trust"
 )
 
@@ -515,7 +516,11 @@ func approveRuleFiles(t *testing.T, files ...string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := store.Approve(f, data, time.Now()); err != nil {
+		progs, err := permissions.RulesFilePrograms(f, data, filepath.Dir(files[0]), os.Environ())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := store.Approve(f, data, progs, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}

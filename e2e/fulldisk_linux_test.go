@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -108,6 +107,7 @@ func TestHugeTaskRefused(t *testing.T) {
 	cmd := exec.Command(binary, "--config", "cfg.yaml", "--display", "plain")
 	cmd.Dir, cmd.Env = dir, cleanEnv(t)
 	cmd.Stdin = io.LimitReader(repeatByte('x'), 50<<20)
+	peak := measured(t, cmd)
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -119,7 +119,7 @@ func TestHugeTaskRefused(t *testing.T) {
 		!strings.Contains(errb.String(), "--max-task-bytes") {
 		t.Fatalf("exit %d, stderr:\n%s", code, errb.String())
 	}
-	rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss // KiB on Linux
+	rss := peak() // KiB
 	t.Logf("peak RSS %d MiB", rss>>10)
 	if rss > 150<<10 {
 		t.Errorf("peak RSS %d MiB reading a 50 MB task", rss>>10)

@@ -20,9 +20,15 @@ type Tool struct {
 	Parameters  map[string]any
 	// Write is true for tools that modify files (hidden when the agent may write nowhere).
 	Write bool
-	// ReadOnly is an external tool whose server declares that it does not change its
-	// environment (the MCP readOnlyHint annotation); planning mode runs only those.
+	// ReadOnly: the tool never changes anything. For massgen's own tools it follows from the
+	// declaration (no path it writes or deletes, no command); an external tool has it when its
+	// server declares so (the MCP readOnlyHint annotation), and planning mode runs only those.
 	ReadOnly bool
+	// Destructive: the tool may overwrite or remove what exists (delete, move, overwrite, a
+	// command; MCP's destructiveHint). False for read-only tools and for tools that only add
+	// (create_directory). Tools massgen knows nothing about (custom, external and not read-only)
+	// are taken to be destructive.
+	Destructive bool
 }
 
 // Result is a tool's answer. Content is a JSON object; IsError marks a denial or a failure
@@ -79,4 +85,6 @@ type CommandSandbox struct {
 	// Trash receives what the sandbox's clean-up takes away (nil: it is deleted).
 	Trash func(dir *os.File, name, path string) (string, error)
 	Log   *zap.Logger
+	// Limits bound the process (memory, processes, CPU time, file size; zero: the defaults).
+	Limits sandbox.Limits
 }

@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/massgen-go/massgen/filesystem/internal/fsx"
+	"github.com/massgen-go/massgen/internal/termtext"
 )
 
 // ChangeSet is what one turn changed in context paths (Journal.Finish), as kept in the session
@@ -78,7 +79,8 @@ func (cs *ChangeSet) Files() []ChangeRecord {
 }
 
 // Summary is the end-of-turn report of the changed files: one line each with its line counts,
-// and how to review and take them back. "" when nothing changed.
+// and how to review and take them back. "" when nothing changed. Names are cleaned for the
+// terminal (an agent chose them).
 func (cs *ChangeSet) Summary() string {
 	files := cs.Files()
 	if len(files) == 0 {
@@ -91,10 +93,10 @@ func (cs *ChangeSet) Summary() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Changed in context paths: %d added, %d modified, %d deleted\n", n[Created], n[Modified], n[Deleted])
 	for _, r := range files {
-		fmt.Fprintf(&b, "  %-8s  %s  %s\n", opWord(r.Op()), r.Path, r.LineCounts())
+		fmt.Fprintf(&b, "  %-8s  %s  %s\n", opWord(r.Op()), termtext.Line(r.Path), r.LineCounts())
 	}
 	if cs.Incomplete != "" {
-		fmt.Fprintf(&b, "Warning: the record of changes is incomplete: %s\n", cs.Incomplete)
+		fmt.Fprintf(&b, "Warning: the record of changes is incomplete: %s\n", termtext.Line(cs.Incomplete))
 	}
 	b.WriteString("Review with `massgen diff`; take back with `massgen undo`.\n")
 	return b.String()
@@ -138,7 +140,9 @@ const (
 )
 
 // WriteDiff writes the unified diff of every changed file, before the turn against after it,
-// sorted by path; color adds ANSI colours. Binary files and links are named, not diffed.
+// sorted by path; color adds ANSI colours. Binary files and links are named, not diffed. Names,
+// link targets and content lines are cleaned for the terminal (termtext) before colours are
+// added, so the diff is for reading, not for `git apply` when a line holds control characters.
 func (cs *ChangeSet) WriteDiff(w io.Writer, color bool) error {
 	paint := func(c, s string) string {
 		if !color || s == "" {
@@ -148,19 +152,20 @@ func (cs *ChangeSet) WriteDiff(w io.Writer, color bool) error {
 	}
 	for _, r := range cs.Files() {
 		var out strings.Builder
-		header := fmt.Sprintf("massgen diff %s (%s)", r.Path, opWord(r.Op()))
+		path := termtext.Line(r.Path)
+		header := fmt.Sprintf("massgen diff %s (%s)", path, opWord(r.Op()))
 		out.WriteString(paint(colorBold, header) + "\n")
 		before, okB := textOf(r.Before)
 		after, okA := textOf(r.After)
 		switch {
 		case r.Before.Type == EntrySymlink || r.After.Type == EntrySymlink:
-			fmt.Fprintf(&out, "symlink: %s -> %s\n", describeState(r.Before), describeState(r.After))
+			out.WriteString(termtext.Line(fmt.Sprintf("symlink: %s -> %s", describeState(r.Before), describeState(r.After))) + "\n")
 		case (!okB && r.Before.Size > maxDiffBytes) || (!okA && r.After.Size > maxDiffBytes):
-			fmt.Fprintf(&out, "File %s is too large to diff (%s -> %s)\n", r.Path, describeState(r.Before), describeState(r.After))
+			fmt.Fprintf(&out, "File %s is too large to diff (%s -> %s)\n", path, describeState(r.Before), describeState(r.After))
 		case !okB || !okA:
-			fmt.Fprintf(&out, "Binary file %s differs (%s -> %s)\n", r.Path, describeState(r.Before), describeState(r.After))
+			fmt.Fprintf(&out, "Binary file %s differs (%s -> %s)\n", path, describeState(r.Before), describeState(r.After))
 		default:
-			nameA, nameB := r.Path, r.Path
+			nameA, nameB := path, path // cleaned: a line break in a name must not start a line of the diff
 			if r.Before.Type == EntryAbsent {
 				nameA = "/dev/null"
 			}
@@ -172,7 +177,7 @@ func (cs *ChangeSet) WriteDiff(w io.Writer, color bool) error {
 				fmt.Fprintf(&out, "(mode %v -> %v)\n", r.Before.Mode, r.After.Mode)
 			}
 			for _, line := range strings.SplitAfter(d, "\n") {
-				body := strings.TrimSuffix(line, "\n")
+				body := termtext.Text(strings.TrimSuffix(line, "\n"))
 				switch {
 				case strings.HasPrefix(line, "---"), strings.HasPrefix(line, "+++"):
 					body = paint(colorBold, body)

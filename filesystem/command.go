@@ -31,8 +31,13 @@ func (r commandResult) failure() string {
 	switch {
 	case r.Success:
 		return ""
+	case r.TimedOut && r.Limit != "":
+		return "the command timed out; " + r.Limit
 	case r.TimedOut:
 		return "the command timed out"
+	case r.Limit != "":
+		// "killed: memory limit 2048 MiB (exit status 137)"
+		return fmt.Sprintf("%s (exit status %d)", r.Limit, r.ExitCode)
 	}
 	return fmt.Sprintf("the command exited with status %d", r.ExitCode)
 }
@@ -132,7 +137,7 @@ func (t *Toolset) executeCommand(ctx context.Context, c *call) (any, error) {
 	res, err := sandbox.Run(ctx, sandbox.Options{
 		Mode: t.o.Sandbox, Command: command, Dir: w.Path, DirHandle: dirFile,
 		Timeout: time.Duration(timeout) * time.Second, MaxOutput: maxCommandOutput,
-		Policy: pol, Trash: t.trashFromDir, Log: t.log,
+		Policy: pol, Trash: t.trashFromDir, Log: t.log, Limits: t.o.CommandLimits,
 	})
 	t.afterCommand(ctx, inv, pol.Keep)
 	if err != nil {

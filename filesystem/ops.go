@@ -8,6 +8,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
 
@@ -25,6 +26,69 @@ const (
 	maxDiffs      = 50
 	maxTreeDepth  = 256
 )
+
+// Budgets of the tools that gather: what one call may cost massgen (memory for the result, and
+// the model's context), whatever its arguments name. What a budget leaves out is counted and
+// named in the result ("truncated: N more"). Documented in docs/tools.md.
+const (
+	// maxReadTotal bounds read_multiple_files: the content of every file it returns, counted as
+	// the JSON that carries it, plus the paths and messages, per call.
+	maxReadTotal = 16 << 20
+	// maxTreeBytes and maxSearchBytes bound the names directory_tree returns and the paths
+	// search_files returns, per call (besides maxTreeItems and maxSearchHits).
+	maxTreeBytes   = 1 << 20
+	maxSearchBytes = 1 << 20
+	// maxCountMore bounds how many entries a walk counts past its budget for "N more": beyond,
+	// the note says "more than N more" and the walk stops.
+	maxCountMore = 100_000
+	// maxNotRead bounds the paths read_multiple_files lists as not read.
+	maxNotRead = 100
+)
+
+// budgets are the limits above as one Toolset applies them (tests lower them).
+type budgets struct {
+	readTotal               int64
+	treeItems, treeBytes    int
+	searchHits, searchBytes int
+	countMore               int
+}
+
+func defaultBudgets() budgets {
+	return budgets{readTotal: maxReadTotal, treeItems: maxTreeItems, treeBytes: maxTreeBytes,
+		searchHits: maxSearchHits, searchBytes: maxSearchBytes, countMore: maxCountMore}
+}
+
+// jsonLen is how many bytes s takes as a JSON string's content (encoding/json's escapes, HTML
+// characters not escaped: Call encodes with SetEscapeHTML(false)).
+func jsonLen(s string) int {
+	n := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t':
+				n += 2
+			case c < 0x20:
+				n += 6
+			default:
+				n++
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			n += 6 // \ufffd
+		case r == '\u2028' || r == '\u2029':
+			n += 6
+		default:
+			n += size
+		}
+		i += size
+	}
+	return n
+}
 
 // excludedIn returns the first default-excluded component of rel, or "". They are never deleted
 // (spec 001's undeletable names + spec 000's defaults), wherever they are; the list and its

@@ -34,10 +34,31 @@ func strList(desc string) map[string]any {
 // permission engine knows, see Table), its description and JSON schema (what the model sees), and
 // its handler.
 type toolDecl struct {
-	toolargs.Tool
+	declared
 	Description string
 	Schema      map[string]any
 	run         func(t *Toolset, ctx context.Context, c *call) (any, error)
+}
+
+// declared is what a tool does: its permission-engine declaration, and whether its writes only
+// add (see onlyAdds). The MCP annotations of `mcp serve` follow from it (readOnly, destructive).
+type declared struct {
+	toolargs.Tool
+	additive bool
+}
+
+// readOnly: the tool never changes anything: it writes and deletes no path argument and runs no
+// command (MCP's readOnlyHint).
+func (d declared) readOnly() bool { return !d.Tool.Destructive() && !d.Command }
+
+// destructive: the tool may overwrite or remove what exists (MCP's destructiveHint): every tool
+// that changes something, unless it is declared to only add.
+func (d declared) destructive() bool { return !d.readOnly() && !d.additive }
+
+// onlyAdds declares a writing tool that never replaces or removes anything (not destructive).
+func onlyAdds(d declared) declared {
+	d.additive = true
+	return d
 }
 
 // pathDesc describes every path property.
@@ -51,16 +72,16 @@ func deleteArg(name string) toolargs.Arg { return toolargs.Arg{Name: name, Acces
 // follow the reference MCP filesystem server and MassGen's workspace tools: models and configs
 // rely on them.
 func builtins() []toolDecl {
-	tool := func(name string, args ...toolargs.Arg) toolargs.Tool {
-		return toolargs.Tool{Name: name, Args: args}
+	tool := func(name string, args ...toolargs.Arg) declared {
+		return declared{Tool: toolargs.Tool{Name: name, Args: args}}
 	}
 	return []toolDecl{
 		{tool("read_file", readArg("path")),
 			"Read the complete contents of a text file. Refuses binary files (images, audio, video, archives, executables, office documents). Optional head/tail return only the first/last N lines.",
 			obj([]string{"path"}, map[string]any{"path": str(pathDesc), "head": integer("Only the first N lines."), "tail": integer("Only the last N lines.")}),
 			(*Toolset).readFile},
-		{toolargs.Tool{Name: "read_multiple_files", Args: []toolargs.Arg{{Name: "paths", List: true}}},
-			"Read several text files at once. A file that cannot be read gets an error entry; the others are still returned.",
+		{declared{Tool: toolargs.Tool{Name: "read_multiple_files", Args: []toolargs.Arg{{Name: "paths", List: true}}}},
+			fmt.Sprintf("Read several text files at once. A file that cannot be read gets an error entry; the others are still returned. Each file is returned once (a path named again is counted in duplicates). One call returns at most %s of content: the files past it are not read, and truncated, note and not_read say which; read those in another call.", sizeText(maxReadTotal)),
 			obj([]string{"paths"}, map[string]any{"paths": strList("Paths to read.")}),
 			(*Toolset).readMultipleFiles},
 		{tool("write_file", writeArg("path")),
@@ -78,7 +99,7 @@ func builtins() []toolDecl {
 				"dryRun": boolean("Preview the diff without writing."),
 			}),
 			(*Toolset).editFile},
-		{tool("create_directory", writeArg("path")),
+		{onlyAdds(tool("create_directory", writeArg("path"))),
 			"Create a directory (and its parents). Succeeds silently if it already exists.",
 			obj([]string{"path"}, map[string]any{"path": str(pathDesc)}),
 			(*Toolset).createDirectory},
@@ -87,7 +108,7 @@ func builtins() []toolDecl {
 			obj([]string{"path"}, map[string]any{"path": str(pathDesc)}),
 			(*Toolset).listDirectory},
 		{tool("directory_tree", readArg("path")),
-			"Recursive tree of a directory as JSON: entries with name, type and children. Entries you may not read are not shown.",
+			fmt.Sprintf("Recursive tree of a directory as JSON: entries with name, type and children. Entries you may not read are not shown. At most %d entries (and %s of names) per call: past that, truncated is true and note says how many more there are.", maxTreeItems, sizeText(maxTreeBytes)),
 			obj([]string{"path"}, map[string]any{"path": str(pathDesc)}),
 			(*Toolset).directoryTree},
 		{tool("move_file", deleteArg("source"), writeArg("destination")),
@@ -95,7 +116,7 @@ func builtins() []toolDecl {
 			obj([]string{"source", "destination"}, map[string]any{"source": str(pathDesc), "destination": str(pathDesc)}),
 			(*Toolset).moveFile},
 		{tool("search_files", readArg("path")),
-			"Recursively search for files and directories under path whose name matches pattern (a glob such as **/*.go, or a case-insensitive substring of the name). excludePatterns are globs to skip.",
+			fmt.Sprintf("Recursively search for files and directories under path whose name matches pattern (a glob such as **/*.go, or a case-insensitive substring of the name). excludePatterns are globs to skip. At most %d matches (and %s of paths) per call: past that, truncated is true and note says how many more there are.", maxSearchHits, sizeText(maxSearchBytes)),
 			obj([]string{"path", "pattern"}, map[string]any{"path": str(pathDesc), "pattern": str("Glob or name substring."), "excludePatterns": strList("Globs to exclude.")}),
 			(*Toolset).searchFiles},
 		{tool("get_file_info", readArg("path")),
@@ -145,7 +166,7 @@ func builtins() []toolDecl {
 			obj([]string{"file1", "file2"}, map[string]any{"file1": str(pathDesc), "file2": str(pathDesc), "context_lines": integer("Context lines around changes (default 3).")}),
 			(*Toolset).compareFiles},
 		// The command's own paths are analysed from its words; it is cancelled with the run.
-		{toolargs.Tool{Name: "execute_command", Args: []toolargs.Arg{{Name: "work_dir", Optional: true}}, Command: true, Cancellable: true},
+		{declared{Tool: toolargs.Tool{Name: "execute_command", Args: []toolargs.Arg{{Name: "work_dir", Optional: true}}, Command: true, Cancellable: true}},
 			"Run a shell command (/bin/sh -c) in a kernel sandbox: it can read what you may read plus system directories and write only where you may write. Returns exit_code, stdout, stderr (capped; truncated says so). timeout in seconds (default 60, max 600).",
 			obj([]string{"command"}, map[string]any{"command": str("Shell command."), "work_dir": str("Working directory (default: your workspace)."), "timeout": integer("Seconds before the command and everything it started are killed.")}),
 			(*Toolset).executeCommand},

@@ -27,6 +27,7 @@ type ToolsetOptions struct {
 	EnforceReadBeforeDelete bool
 	Tracker                 *Tracker            // files read/created this run; nil: new
 	Sandbox                 string              // "", auto, landlock, bubblewrap, none
+	CommandLimits           sandbox.Limits      // bounds on each command (zero fields: the defaults)
 	External                map[string]External // MCP server name -> tools, offered as mcp__<server>__<tool>
 	// ExternalOnly offers the External tools only: an agent without a workspace has no file tools.
 	ExternalOnly bool
@@ -55,6 +56,8 @@ type Toolset struct {
 	builtin map[string]*toolDecl
 	order   []string
 	custom  map[string]bool // names of the Custom tools
+
+	budget budgets // what one call of a gathering tool may return
 
 	// beforeUse, when set (tests only), runs after the permission decision and before the tool
 	// acts, so tests can swap a link in deterministically.
@@ -93,7 +96,7 @@ func NewToolset(o ToolsetOptions) (*Toolset, error) {
 	if o.Logger == nil {
 		o.Logger = zap.NewNop()
 	}
-	t := &Toolset{o: o, guard: o.Guard, pol: pol, tracker: o.Tracker, log: o.Logger, builtin: map[string]*toolDecl{}}
+	t := &Toolset{o: o, guard: o.Guard, pol: pol, tracker: o.Tracker, log: o.Logger, builtin: map[string]*toolDecl{}, budget: defaultBudgets()}
 	for _, d := range builtins() {
 		t.builtin[d.Name] = &d
 		t.order = append(t.order, d.Name)
@@ -153,13 +156,15 @@ func (t *Toolset) Tools() []Tool {
 	for _, name := range t.order {
 		if !t.o.ExternalOnly && !t.hidden("", name) {
 			d := t.builtin[name]
-			add(Tool{Name: d.Name, Description: d.Description, Parameters: d.Schema, Write: d.Destructive()})
+			add(Tool{Name: d.Name, Description: d.Description, Parameters: d.Schema, Write: d.Destructive(),
+				ReadOnly: d.readOnly(), Destructive: d.destructive()})
 		}
 	}
 	if t.o.Custom != nil {
 		for _, tl := range t.o.Custom.Tools() {
 			if !t.hidden("", tl.Name) {
 				tl.Write = tl.Write || permissions.IsWriteTool(tl.Name)
+				tl.ReadOnly, tl.Destructive = false, true // Python code that may write where the agent may
 				add(tl)
 			}
 		}
@@ -171,6 +176,8 @@ func (t *Toolset) Tools() []Tool {
 			}
 			tl.Name = externalName(server, tl.Name)
 			tl.Write = tl.Write || permissions.IsWriteTool(tl.Name)
+			tl.ReadOnly = tl.ReadOnly && !tl.Write // never announce as read-only what massgen treats as writing
+			tl.Destructive = !tl.ReadOnly          // all a server tells is whether it is read-only
 			add(tl)
 		}
 	}
@@ -301,11 +308,11 @@ func (t *Toolset) Call(ctx context.Context, name string, raw json.RawMessage) (r
 			res = errResult(fmt.Sprintf("%s: %v", name, err), out)
 		}
 	} else {
-		b, merr := json.Marshal(out)
+		b, merr := marshalResult(out)
 		if merr != nil {
 			res = errResult(fmt.Sprintf("%s: encoding result: %v", name, merr), nil)
 		} else {
-			res = Result{Content: string(b)}
+			res = Result{Content: b}
 			if f, ok := out.(interface{ failure() string }); ok {
 				if msg := f.failure(); msg != "" {
 					res.IsError, res.Message = true, msg
@@ -316,6 +323,22 @@ func (t *Toolset) Call(ctx context.Context, name string, raw json.RawMessage) (r
 	res.Changes = c.changes
 	t.guard.Done(ctx, req, d, res.Content, res.IsError)
 	return res
+}
+
+// marshalResult encodes a tool's result straight into the string returned (a result the size of
+// a budget is not copied again). HTML characters stay as they are: models read the result, not a
+// browser, and "<" as \u003c would take six bytes of every budget instead of one.
+func marshalResult(v any) (string, error) {
+	var sb strings.Builder
+	if h, ok := v.(interface{ sizeHint() int }); ok {
+		sb.Grow(h.sizeHint())
+	}
+	enc := json.NewEncoder(&sb)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(sb.String(), "\n"), nil
 }
 
 // callCustom runs a custom tool: permission check, then the process in the agent's sandbox.
@@ -332,6 +355,7 @@ func (t *Toolset) callCustom(ctx context.Context, req permissions.Request) Resul
 	}
 	r := t.o.Custom.Call(ctx, req.Tool, req.Args, CommandSandbox{
 		Mode: t.o.Sandbox, Policy: t.sandboxPolicy(), Workspace: t.pol.Spec().Workspace, Trash: t.trashFromDir, Log: t.log,
+		Limits: t.o.CommandLimits,
 	})
 	t.guard.Done(ctx, req, d, r.Content, r.IsError)
 	return r

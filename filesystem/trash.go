@@ -13,8 +13,6 @@ import (
 	"syscall"
 	"time"
 
-	cp "github.com/otiai10/copy"
-
 	"github.com/massgen-go/massgen/filesystem/internal/fsx"
 )
 
@@ -219,7 +217,12 @@ func trashSlot(massgenDir, id string) (string, error) {
 }
 
 // RestoreTrash puts a trashed entry back where it was. It refuses to overwrite anything that
-// exists there now.
+// exists there now, and it restores the way the file tools write: the original path is walked
+// once from the root without following links, and the entry is placed from the directory that
+// walk holds (a rename that never replaces; across filesystems a copy under a temp name in that
+// directory, then the same rename). A link planted on the way since the deletion (a parent
+// directory swapped for a link to elsewhere) is never followed: the restore is refused, naming
+// it. A failure leaves nothing half-written at the original path.
 func RestoreTrash(massgenDir, id string) error {
 	slot, err := trashSlot(massgenDir, id)
 	if err != nil {
@@ -233,30 +236,157 @@ func RestoreTrash(massgenDir, id string) error {
 	if err := json.Unmarshal(b, &e); err != nil {
 		return fmt.Errorf("trash: %s: %w", id, err)
 	}
-	if !filepath.IsAbs(e.OriginalPath) {
-		return fmt.Errorf("trash: %s: bad original path %q", id, e.OriginalPath)
+	orig := e.OriginalPath
+	if !filepath.IsAbs(orig) || filepath.Clean(orig) != orig || filepath.Dir(orig) == orig {
+		return fmt.Errorf("trash: %s: bad original path %q", id, orig)
 	}
-	data := filepath.Join(slot, "data")
-	if _, err := os.Lstat(data); err != nil {
+	// The slot is massgen's own, walked like the destination all the same.
+	sw, err := fsx.Resolve(slot, false)
+	if err != nil {
+		return fmt.Errorf("trash: %s: %w", id, err)
+	}
+	defer sw.Close()
+	if sw.Path != slot || !sw.Exists || !sw.Info.IsDir() {
+		return fmt.Errorf("trash: %s: %s is not massgen's trash folder (a link?)", id, slot)
+	}
+	sd, err := sw.OpenDir()
+	if err != nil {
+		return fmt.Errorf("trash: %s: %w", id, err)
+	}
+	defer sd.Close()
+	if _, err := sd.Lstat("data"); err != nil {
 		return fmt.Errorf("trash: %s has no data to restore", id)
 	}
-	if _, err := os.Lstat(e.OriginalPath); err == nil {
-		return fmt.Errorf("cannot restore %s: %s exists now (move it away first)", id, e.OriginalPath)
+
+	w, err := fsx.Resolve(orig, true)
+	if err != nil {
+		return fmt.Errorf("cannot restore %s: %w", id, restoreWalkErr(orig, err))
 	}
-	if err := os.MkdirAll(filepath.Dir(e.OriginalPath), 0o755); err != nil {
-		return fmt.Errorf("restoring %s: %w", id, err)
+	defer w.Close()
+	if w.Path != orig {
+		return fmt.Errorf("cannot restore %s: %s", id, linkOnTheWay(orig))
 	}
-	if err := os.Rename(data, e.OriginalPath); err != nil {
-		if !errors.Is(err, syscall.EXDEV) {
-			return fmt.Errorf("restoring %s: %w", id, err)
-		}
-		if err := cp.Copy(data, e.OriginalPath); err != nil {
-			return fmt.Errorf("restoring %s: %w", id, err)
-		}
+	if w.Exists {
+		return fmt.Errorf("cannot restore %s: %s exists now (move it away first)", id, orig)
 	}
+	dir, _, err := w.MakeParent()
+	if err != nil {
+		return fmt.Errorf("cannot restore %s: %w", id, restoreWalkErr(orig, err))
+	}
+	defer dir.Close()
+	err = fsx.Rename(sd, "data", dir, w.Name)
+	if errors.Is(err, syscall.EXDEV) {
+		err = copyAcross(sd, "data", dir, w.Name)
+	}
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("cannot restore %s: %s exists now (move it away first)", id, orig)
+	}
+	if err != nil {
+		return fmt.Errorf("restoring %s to %s: %w", id, orig, err)
+	}
+	dir.Sync()
 	if err := os.RemoveAll(slot); err != nil {
 		return fmt.Errorf("restored %s but could not remove its trash entry: %w", id, err)
 	}
 	_ = os.Remove(filepath.Dir(slot)) // the run's folder, when now empty
 	return nil
+}
+
+// restoreWalkErr words a failure to walk to (or make the parents of) the original path: a link
+// met on the way (a parent swapped for one) is named.
+func restoreWalkErr(orig string, err error) error {
+	if errors.Is(err, fsx.ErrChanged) {
+		return errors.New(linkOnTheWay(orig))
+	}
+	return pathErr(orig, err)
+}
+
+// linkOnTheWay names the symbolic link that now stands on the way to p (for the message only:
+// the decision was the walk's).
+func linkOnTheWay(p string) string {
+	var parts []string
+	for q := p; filepath.Dir(q) != q; q = filepath.Dir(q) {
+		parts = append(parts, q)
+	}
+	for i := len(parts) - 1; i >= 0; i-- {
+		fi, err := os.Lstat(parts[i])
+		if err != nil {
+			break
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			target, _ := os.Readlink(parts[i])
+			return fmt.Sprintf("%s is now a symbolic link (to %s) on the way to %s; massgen never restores through a link, which could lead outside the folder the file was deleted from (remove or move the link, then restore again)", parts[i], target, p)
+		}
+	}
+	return fmt.Sprintf("the way to %s changed (a symbolic link on it?); massgen never restores through a link (check the folders on the way, then restore again)", p)
+}
+
+// copyAcross copies the entry name of from (a file, link or directory tree in the trash) to the
+// new entry toName of to, on another filesystem: built under a temp name in to, then renamed
+// into place without replacing anything, so a failure leaves only the temp entry, which is
+// removed. The trash copy goes once the caller has the restored entry.
+func copyAcross(from *fsx.Dir, name string, to *fsx.Dir, toName string) error {
+	tmp := fsx.TempName(toName)
+	if err := copyInto(from, name, to, tmp, 0); err != nil {
+		_ = to.RemoveAll(tmp)
+		return err
+	}
+	if err := fsx.Rename(to, tmp, to, toName); err != nil {
+		_ = to.RemoveAll(tmp)
+		return err
+	}
+	return nil
+}
+
+// copyInto copies the entry name of from to the new entry toName of to, through descriptors on
+// both sides (neither side's links are followed).
+func copyInto(from *fsx.Dir, name string, to *fsx.Dir, toName string, depth int) error {
+	fi, err := from.Lstat(name)
+	if err != nil {
+		return err
+	}
+	switch {
+	case fi.IsLink():
+		target, err := from.Readlink(name)
+		if err != nil {
+			return err
+		}
+		return to.Symlink(target, toName)
+	case fi.IsDir():
+		if depth > maxTreeDepth {
+			return fmt.Errorf("%s: deeper than %d folders", fsx.Join(from.Path, name), maxTreeDepth)
+		}
+		src, err := from.SubSame(name, fi)
+		if err != nil {
+			return err
+		}
+		defer src.Close()
+		if err := to.Mkdir(toName, fi.Mode.Perm()|0o700); err != nil {
+			return err
+		}
+		dst, err := to.Sub(toName)
+		if err != nil {
+			return err
+		}
+		defer dst.Close()
+		ents, _, err := src.Entries(0)
+		if err != nil {
+			return err
+		}
+		for _, e := range ents {
+			if err := copyInto(src, e.Name, dst, e.Name, depth+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	case fi.IsRegular():
+		f, fi, err := from.OpenFileSame(name, fi)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		_, _, err = to.WriteFile(toName, f, fi.Mode.Perm())
+		return err
+	}
+	return nil // sockets, devices: never kept
 }

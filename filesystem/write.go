@@ -164,12 +164,12 @@ func (t *Toolset) editFile(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	t.tracker.Mark(w.Path)
-	updated, err := applyEdits(string(data), edits)
+	updated, err := applyEdits(data, edits)
 	if err != nil {
 		return nil, err
 	}
-	diff, added, removed := unifiedDiff(w.Path, w.Path, string(data), updated, 3)
-	if !dry && updated != string(data) {
+	diff, added, removed := unifiedDiff(w.Path, w.Path, data, updated, 3)
+	if !dry && updated != data {
 		if _, _, err := t.writeWalk(ctx, c, w, strings.NewReader(updated), 0); err != nil {
 			return nil, err
 		}

@@ -18,6 +18,8 @@ import (
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/massgen-go/massgen/internal/private"
 )
 
 // FileName is the log file inside a run folder.
@@ -41,7 +43,7 @@ const (
 // _2, _3, ... when a run started in the same second already has that folder.
 func NewRunDir(massgenDir string, now time.Time) (string, error) {
 	logs := filepath.Join(massgenDir, dirName)
-	if err := os.MkdirAll(logs, 0o755); err != nil {
+	if err := private.MkdirAll(logs); err != nil {
 		return "", fmt.Errorf("logging: %w", err)
 	}
 	base := filepath.Join(logs, runPrefix+now.Format(runLayout))
@@ -51,7 +53,7 @@ func NewRunDir(massgenDir string, now time.Time) (string, error) {
 			dir = fmt.Sprintf("%s_%d", base, n)
 		}
 		// Mkdir (not MkdirAll) fails when the folder exists, so two runs never share one.
-		err := os.Mkdir(dir, 0o755)
+		err := os.Mkdir(dir, private.DirMode)
 		if err == nil {
 			return dir, nil
 		}
@@ -65,7 +67,7 @@ func NewRunDir(massgenDir string, now time.Time) (string, error) {
 // New returns a logger writing JSON lines to runDir/massgen.log (info level, debug with debug)
 // and a function that flushes and closes the file.
 func New(runDir string, debug bool) (*zap.Logger, func() error, error) {
-	f, err := os.OpenFile(filepath.Join(runDir, FileName), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(filepath.Join(runDir, FileName), os.O_CREATE|os.O_WRONLY|os.O_APPEND, private.FileMode)
 	if err != nil {
 		return nil, nil, fmt.Errorf("logging: %w", err)
 	}

@@ -226,7 +226,7 @@ func (r *run) newState() state {
 // others does not count.
 func (r *run) agentLoop(coordCtx context.Context, o *owner, a *agent) {
 	limit, used := agentTimeout(r.cfg), time.Duration(0)
-	for {
+	for round := 0; ; round++ {
 		t, ok := o.awaitTurn(coordCtx, a.index)
 		if !ok {
 			return
@@ -237,13 +237,17 @@ func (r *run) agentLoop(coordCtx context.Context, o *owner, a *agent) {
 			return
 		}
 		execCtx, cancel := t.ctx, t.cancel
-		if limit > 0 {
-			execCtx, cancel = context.WithTimeout(t.ctx, max(limit-used, time.Nanosecond))
+		timeout, byRound := executionLimit(r.cfg, limit, used, round) // 0: none
+		if timeout > 0 {
+			execCtx, cancel = context.WithTimeout(t.ctx, timeout)
 		}
 		start := time.Now()
 		out := r.execute(execCtx, o, a, t)
 		if out.kind == outCancelled {
 			out = r.whyCancelled(coordCtx, execCtx, o)
+			if out.kind == outStopped && byRound != "" {
+				out.reason = byRound + " reached"
+			}
 		}
 		cancel()
 		t.cancel()

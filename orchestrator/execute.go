@@ -49,6 +49,9 @@ func (r *run) execute(ctx context.Context, o *owner, a *agent, t turn) outcome {
 	if !single && len(answerAnons) > 0 {
 		tools = append(tools, voteSpec(answerAnons))
 	}
+	if r.checklistGated() {
+		tools = append(tools, checklistSpec())
+	}
 	req := backends.Request{
 		System:   r.coordinationSystem(a, single),
 		Messages: r.history(prompt, shared),
@@ -57,13 +60,13 @@ func (r *run) execute(ctx context.Context, o *owner, a *agent, t turn) outcome {
 		Vars:     r.vars(a, answerAnons),
 		CacheKey: r.cacheKey,
 	}
-	turn := &workflowTurn{r: r, o: o, a: a, ctx: ctx, anons: answerAnons, single: single}
+	turn := &workflowTurn{r: r, o: o, a: a, ctx: ctx, anons: answerAnons, single: single, own: t.view.ownAnswers}
 	err := r.converse(ctx, a, &req, loopRules{
 		phase:    PhaseCoordination,
 		toolset:  a.toolset,
 		maxSteps: r.maxSteps,
 		maxCalls: maxToolCallsPerReply,
-		leave:    isWorkflowTool,
+		leave:    func(name string) bool { return isWorkflowTool(name) || name == ToolSubmitChecklist },
 		interrupted: func() bool {
 			select {
 			case <-t.restart:
@@ -106,9 +109,12 @@ type workflowTurn struct {
 	single  bool
 	invalid int
 	out     outcome // set when the turn is over
+	cl      checklistTurn
+	own     int // the agent's own answers when the prompt was built
 }
 
 func (t *workflowTurn) onReply(resp *backends.Response, results []*filesystem.Result) ([]backends.Message, bool) {
+	t.r.answerChecklist(t.a, &t.cl, t.own, t.anons, resp.ToolCalls, results)
 	var workflow []int
 	for i, tc := range resp.ToolCalls {
 		if isWorkflowTool(tc.Name) {

@@ -119,7 +119,7 @@ func voteEv(s state, i, target int, reason string) effect {
 }
 
 func start(s state, i int, answersLeft bool, answers ...shownAnswer) []effect {
-	return []effect{ev(s, i, EventStart, StatusWorking, ""), startExecution{agent: i, view: turnView{answers: answers, answersLeft: answersLeft}}}
+	return []effect{ev(s, i, EventStart, StatusWorking, ""), startExecution{agent: i, view: turnView{answers: answers, answersLeft: answersLeft, ownAnswers: s.agents[i].answers}}}
 }
 
 func shown(anon, text string) shownAnswer { return shownAnswer{anon: anon, text: text} }
@@ -294,7 +294,7 @@ func TestPolicyStartsAndAnswers(t *testing.T) {
 			msg:    executionEnded{agent: alice, kind: outRestart},
 			after:  []func(*state){func(s *state) { s.agents[alice].pending = false }, working(alice, 2)},
 			want: effs(disarmGrace{agent: alice},
-				start(two, alice, false, shown("agent1", "a1"), shown("agent2", "b1"))),
+				start(with(two, posted(alice, "a1")), alice, false, shown("agent1", "a1"), shown("agent2", "b1"))),
 		},
 	})
 }

@@ -183,6 +183,7 @@ type startExecution struct {
 type turnView struct {
 	answers     []shownAnswer // config order
 	answersLeft bool          // it may still post a new answer (max_new_answers_per_agent)
+	ownAnswers  int           // the answers it has posted so far
 }
 
 type shownAnswer struct {
@@ -471,6 +472,7 @@ func (s *state) dispatch(fx *effects) {
 		fx.add(startExecution{agent: i, view: turnView{
 			answers:     s.shownAnswers(),
 			answersLeft: s.rules.maxAnswers <= 0 || a.answers < s.rules.maxAnswers,
+			ownAnswers:  a.answers,
 		}})
 	}
 }

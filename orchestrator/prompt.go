@@ -234,6 +234,8 @@ func (r *run) finalPrompt(a *agent, ts *filesystem.Toolset) string {
 // answer must be before the agent votes for it instead of answering.
 func votingCriteria(level string) string {
 	switch level {
+	case configs.ChecklistGated:
+		return checklistCriteriaPrompt()
 	case configs.Strict:
 		return `Does the best CURRENT ANSWER address the ORIGINAL MESSAGE exceptionally well? Consider:
 - Is it comprehensive, addressing ALL aspects and edge cases?

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"regexp"
 	"slices"
 	"strconv"
@@ -236,6 +237,14 @@ func toolSpecs(ts *filesystem.Toolset) ([]backends.ToolSpec, map[string]bool) {
 }
 
 func (r *run) close() {
+	// Backends that hold processes or folders (the coding-agent CLIs) release them.
+	for _, a := range r.agents {
+		if c, ok := a.backend.(io.Closer); ok {
+			if err := c.Close(); err != nil {
+				r.log.Warn("closing an agent's backend", zap.String("agent", a.id), zap.Error(err))
+			}
+		}
+	}
 	if r.env != nil {
 		if err := r.env.Close(); err != nil {
 			r.log.Warn("closing the agents' environments", zap.Error(err))

@@ -48,7 +48,11 @@ func TestProjectRulesNeedApproval(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Approve(path, data, time.Now()); err != nil {
+	progs, err := RulesFilePrograms(path, data, filepath.Dir(massgen), os.Environ())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Approve(path, data, progs, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	rules, err := LoadProjectRules(massgen)
@@ -116,7 +120,11 @@ func TestConfigHooksNeedApproval(t *testing.T) {
 				t.Errorf("refusal %q does not name the file and its hooks", err)
 			}
 			st, _ := trust.Default()
-			if err := st.Approve(cfg.Source, cfg.Raw(), time.Now()); err != nil {
+			progs, err := HookPrograms(ConfigHooks(cfg), cfg.BaseDir, os.Environ())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := st.Approve(cfg.Source, cfg.Raw(), progs, time.Now()); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := SpecFromConfig(cfg, "agent_a", Final, SpecOptions{}); err != nil {

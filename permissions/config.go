@@ -120,7 +120,7 @@ const TrashDirName = "trash"
 
 // privatePaths are the paths no tool of agentID may touch, reads and listings included, even
 // inside a context path: massgen's own records name real agents and votes, so they would undo the
-// anonymity of the snapshots. The agent's own workspace, its temp workspace and read-only roots
+// anonymity of the snapshots, and its secrets (the .env files it loaded) hold its API keys. The agent's own workspace, its temp workspace and read-only roots
 // (a session's earlier turns) may lie inside them: the deepest root wins, so they stay usable.
 func privatePaths(cfg *configs.Config, agentID string, agent *configs.Agent, temps []string) []string {
 	var priv []string
@@ -181,7 +181,44 @@ func privatePaths(cfg *configs.Config, agentID string, agent *configs.Agent, tem
 	if st, err := trust.Default(); err == nil {
 		priv = append(priv, st.Dir())
 	}
+	// The .env files massgen read its API keys from (./.env is in the project with --context .).
+	for _, f := range cfg.EnvFilesLoaded {
+		if filepath.IsAbs(f) {
+			priv = append(priv, f)
+		}
+	}
 	return outermost(priv)
+}
+
+// AgentContentRoots are the folders whose content agents shape although no tool of theirs may
+// write there: every agent's workspace (another agent's is private to the rest, not to its
+// owner), and massgen's copies of their work — snapshots, temp workspaces, sessions (earlier
+// turns' workspaces), trash (files the final agent deleted), logs (tool results). Nothing massgen
+// runs or loads may come from them.
+func AgentContentRoots(cfg *configs.Config) []string {
+	var roots []string
+	for _, a := range cfg.Agents {
+		if a.Backend.CWD != "" {
+			roots = append(roots, a.Backend.CWD)
+		}
+	}
+	snaps, tempRoot := cfg.Orchestrator.SnapshotStorage, cfg.Orchestrator.AgentTemporaryWorkspace
+	if filepath.IsAbs(cfg.BaseDir) {
+		roots = append(roots, cfg.LogsDir(), filepath.Join(cfg.MassgenDir(), configs.SessionsDirName),
+			filepath.Join(cfg.MassgenDir(), TrashDirName))
+		if snaps == "" {
+			snaps = filepath.Join(cfg.MassgenDir(), configs.SnapshotsDirName)
+		}
+		if tempRoot == "" {
+			tempRoot = filepath.Join(cfg.MassgenDir(), configs.TempDirName)
+		}
+	}
+	for _, r := range []string{snaps, tempRoot} {
+		if filepath.IsAbs(r) {
+			roots = append(roots, r)
+		}
+	}
+	return outermost(roots)
 }
 
 // outermost drops the paths that lie in another one of paths (and duplicates), keeping the
@@ -207,10 +244,11 @@ func outermost(paths []string) []string {
 }
 
 // CheckConfigApproval refuses a config file that defines hooks (commands run outside every
-// sandbox) unless the user approved its content (the bytes it was loaded from); the error then
-// wraps a *trust.UntrustedError. Built-in configs and configs built in code need no approval.
+// sandbox) unless the user approved its content (the bytes it was loaded from) and the programs
+// and scripts its hooks run (HookPrograms); the error then wraps a *trust.UntrustedError.
+// Built-in configs and configs built in code need no approval.
 func CheckConfigApproval(cfg *configs.Config) error {
-	if cfg.Source == "" || strings.HasPrefix(cfg.Source, "@examples/") || !DefinesHooks(cfg) {
+	if !configNeedsApproval(cfg) || !DefinesHooks(cfg) {
 		return nil
 	}
 	st, err := trust.Default()
@@ -218,6 +256,13 @@ func CheckConfigApproval(cfg *configs.Config) error {
 		return fmt.Errorf("permissions: %s defines hooks and its approval cannot be checked: %w", cfg.Source, err)
 	}
 	if err := st.Check(cfg.Source, cfg.Raw(), ConfigHooksWhat); err != nil {
+		return fmt.Errorf("permissions: %w", err)
+	}
+	progs, err := HookPrograms(ConfigHooks(cfg), cfg.BaseDir, os.Environ())
+	if err != nil {
+		return fmt.Errorf("permissions: %s: %w", cfg.Source, err)
+	}
+	if err := st.CheckPrograms(cfg.Source, progs, ConfigHooksWhat); err != nil {
 		return fmt.Errorf("permissions: %w", err)
 	}
 	return nil
@@ -304,8 +349,9 @@ func LoadProjectRules(massgenDir string) (*configs.Permissions, error) {
 }
 
 // LoadProjectFile reads <massgenDir>/permissions.yaml whole. A missing file is (nil, nil). The
-// file is read once; its content must be the one the user approved (`massgen permissions trust`,
-// kept in trust.Default()), else the error is a *trust.UntrustedError and nothing is loaded.
+// file is read once; its content and the programs and scripts its hooks run must be the ones the
+// user approved (`massgen permissions trust`, kept in trust.Default()), else the error is a
+// *trust.UntrustedError and nothing is loaded.
 func LoadProjectFile(massgenDir string) (*ProjectRules, error) {
 	st, err := trust.Default()
 	if err != nil {
@@ -327,7 +373,18 @@ func LoadProjectFileWith(massgenDir string, st trust.Store) (*ProjectRules, erro
 	if err := st.Check(path, data, ProjectRulesWhat); err != nil {
 		return nil, fmt.Errorf("permissions: %w", err)
 	}
-	return ParseProjectFile(path, data)
+	pr, err := ParseProjectFile(path, data)
+	if err != nil {
+		return nil, err
+	}
+	progs, err := HookPrograms(pr.AllHooks(), filepath.Dir(massgenDir), os.Environ())
+	if err != nil {
+		return nil, fmt.Errorf("permissions: %s: %w", path, err)
+	}
+	if err := st.CheckPrograms(path, progs, ProjectRulesWhat); err != nil {
+		return nil, fmt.Errorf("permissions: %w", err)
+	}
+	return pr, nil
 }
 
 // ReadProjectFile reads and parses <massgenDir>/permissions.yaml without asking whether it is

@@ -129,6 +129,9 @@ func TestLoadProjectRules(t *testing.T) {
 	if p, err := LoadProjectRules(dir); p != nil || err != nil {
 		t.Fatalf("missing file: %v %v", p, err)
 	}
+	if err := os.WriteFile(filepath.Join(filepath.Dir(dir), "check.sh"), []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	// Every content written here is approved, as `massgen permissions trust` would.
 	write := func(s string) {
 		path := filepath.Join(dir, ProjectRulesFile)
@@ -139,7 +142,13 @@ func TestLoadProjectRules(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := st.Approve(path, []byte(s), time.Now()); err != nil {
+		var progs map[string]string
+		if pr, err := ParseProjectFile(path, []byte(s)); err == nil { // a bad file is approved as it is
+			if progs, err = HookPrograms(pr.AllHooks(), filepath.Dir(dir), os.Environ()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := st.Approve(path, []byte(s), progs, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}

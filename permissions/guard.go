@@ -10,17 +10,16 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/permissions/audit"
 	"github.com/massgen-go/massgen/permissions/hooks"
 )
 
 // GuardOptions wire the side effects around a Policy.
 type GuardOptions struct {
-	Asker  Asker         // nil: asks become denies (no terminal)
-	Hooks  configs.Hooks // pre/post tool-use hooks
-	Audit  Auditor       // nil: no audit
-	Logger *zap.Logger   // nil: no logs
+	Asker  Asker       // nil: asks become denies (no terminal)
+	Hooks  hooks.Set   // pre/post tool-use hooks, ready to run (LoadHooks, hooks.Prepare)
+	Audit  Auditor     // nil: no audit
+	Logger *zap.Logger // nil: no logs
 	// Grants, when set, shares "allow for this run" answers between the Guards of one run
 	// (an agent's coordination and final phases). nil: this Guard keeps its own.
 	Grants *Grants
@@ -161,10 +160,10 @@ func (g *Guard) hookInput(event string, r Request, d Decision) hooks.Input {
 }
 
 func (g *Guard) preHooks(ctx context.Context, r Request, d Decision) Decision {
-	if len(g.o.Hooks.PreToolUse) == 0 {
+	if len(g.o.Hooks.Pre) == 0 {
 		return d
 	}
-	o := hooks.Pre(ctx, g.o.Hooks.PreToolUse, []string{r.Tool, BaseToolName(r.Tool)}, g.hookInput(hooks.PreToolUse, r, d), os.Environ())
+	o := g.o.Hooks.Runner.Pre(ctx, g.o.Hooks.Pre, []string{r.Tool, BaseToolName(r.Tool)}, g.hookInput(hooks.PreToolUse, r, d), os.Environ())
 	switch o.Verdict {
 	case hooks.Fail:
 		return Decision{Path: d.Path, Access: d.Access, Rule: "hook-failed", Reason: fmt.Sprintf("Access denied: pre_tool_use hook %q failed: %s", o.Hook, o.Reason)}
@@ -180,12 +179,12 @@ func (g *Guard) preHooks(ctx context.Context, r Request, d Decision) Decision {
 
 // Done runs the post-tool-use hooks; their failures are logged, the call already happened.
 func (g *Guard) Done(ctx context.Context, r Request, d Decision, result string, isError bool) {
-	if len(g.o.Hooks.PostToolUse) == 0 {
+	if len(g.o.Hooks.Post) == 0 {
 		return
 	}
 	in := g.hookInput(hooks.PostToolUse, r, Decision{Allow: d.Allow, Rule: d.Rule, Reason: d.Reason})
 	in.Result, in.IsError = &result, &isError
-	for _, f := range hooks.Post(ctx, g.o.Hooks.PostToolUse, []string{r.Tool, BaseToolName(r.Tool)}, in, os.Environ()) {
+	for _, f := range g.o.Hooks.Runner.Post(ctx, g.o.Hooks.Post, []string{r.Tool, BaseToolName(r.Tool)}, in, os.Environ()) {
 		g.log.Warn("post_tool_use hook failed", zap.String("hook", f.Hook), zap.Int("status", f.Status),
 			zap.String("stderr", f.Stderr), zap.Error(f.Err))
 	}

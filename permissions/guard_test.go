@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/permissions/hooks"
 )
 
 type fakeAsker struct {
@@ -125,7 +126,7 @@ func TestGuardHooks(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := tr.spec(Final)
 			s.Mode = tt.mode
-			g := NewGuard(mustPolicy(t, s), GuardOptions{Hooks: configs.Hooks{PreToolUse: []configs.Hook{tt.hook}}})
+			g := NewGuard(mustPolicy(t, s), GuardOptions{Hooks: hookSet(t, []configs.Hook{tt.hook}, nil)})
 			path := "x.txt"
 			if tt.mode == ModeDefault {
 				path = tr.p("project/src/x.go")
@@ -151,13 +152,13 @@ func TestGuardHooks(t *testing.T) {
 		t.Errorf("hook input %v", in)
 	}
 	// Hooks never turn a policy deny into an allow.
-	g := NewGuard(mustPolicy(t, tr.spec(Final)), GuardOptions{Hooks: configs.Hooks{PreToolUse: []configs.Hook{{Command: `echo '{"decision":"allow"}'`}}}})
+	g := NewGuard(mustPolicy(t, tr.spec(Final)), GuardOptions{Hooks: hookSet(t, []configs.Hook{{Command: `echo '{"decision":"allow"}'`}}, nil)})
 	if d := g.Check(context.Background(), Request{Tool: "read_file", Args: map[string]any{"path": "/etc/passwd"}}); d.Allow {
 		t.Error("a hook overrode a path deny")
 	}
 	// Post hooks get the result.
 	post := filepath.Join(dir, "post.json")
-	g = NewGuard(mustPolicy(t, tr.spec(Final)), GuardOptions{Hooks: configs.Hooks{PostToolUse: []configs.Hook{{Command: "cat > " + post}}}})
+	g = NewGuard(mustPolicy(t, tr.spec(Final)), GuardOptions{Hooks: hookSet(t, nil, []configs.Hook{{Command: "cat > " + post}})})
 	r := Request{Tool: "read_file", Args: map[string]any{"path": "a.txt"}}
 	g.Done(context.Background(), r, g.Check(context.Background(), r), "file body", false)
 	data, err = os.ReadFile(post)
@@ -217,10 +218,24 @@ func TestAuditLog(t *testing.T) {
 func TestGuardHookGetsNoSecrets(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "sk-guard-secret")
 	tr := newTree(t)
-	g := NewGuard(mustPolicy(t, tr.spec(Final)), GuardOptions{Hooks: configs.Hooks{PreToolUse: []configs.Hook{
-		{Command: `[ -z "${OPENAI_API_KEY+set}" ] || { echo "leaked: $OPENAI_API_KEY" >&2; exit 2; }`}}}})
+	g := NewGuard(mustPolicy(t, tr.spec(Final)), GuardOptions{Hooks: hookSet(t, []configs.Hook{
+		{Command: `[ -z "${OPENAI_API_KEY+set}" ] || { echo "leaked: $OPENAI_API_KEY" >&2; exit 2; }`}}, nil)})
 	d := g.Check(context.Background(), Request{Tool: "read_file", Args: map[string]any{"path": "a.txt"}})
 	if !d.Allow {
 		t.Fatalf("hook saw the key: %s", d.Reason)
 	}
+}
+
+// hookSet readies hooks as rules that need no approval (hooks.Prepare).
+func hookSet(t *testing.T, pre, post []configs.Hook) hooks.Set {
+	t.Helper()
+	p, err := hooks.Prepare(pre, t.TempDir(), os.Environ())
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := hooks.Prepare(post, t.TempDir(), os.Environ())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hooks.Set{Pre: p, Post: q}
 }

@@ -371,7 +371,7 @@ func (p *Policy) resolveDenied(given, abs string, a Access, err error) Decision 
 			// Another agent's files: the same denial as for any path there.
 			shown := p.flav.clean(abs)
 			return deny(shown, a, RulePrivate, fmt.Sprintf(
-				"Access denied: '%s' is private to massgen (another agent's workspace, the snapshots, or massgen's logs, sessions and trash); read other agents' work in your temp workspace", shown))
+				"Access denied: '%s' is private to massgen (another agent's workspace, the snapshots, massgen's logs, sessions and trash, its rule files, or the .env files holding its keys); read other agents' work in your temp workspace", shown))
 		}
 	}
 	return deny(given, a, RuleUnresolvable, fmt.Sprintf("Access denied: %v", err))
@@ -473,7 +473,7 @@ func (p *Policy) decideResolved(given, res string, a Access) (Decision, *managed
 	}
 	if hit.kind == kindPrivate {
 		return deny(res, a, RulePrivate, fmt.Sprintf(
-			"Access denied: %s is private to massgen (another agent's workspace, the snapshots, or massgen's logs, sessions and trash); read other agents' work in your temp workspace", show)), hit
+			"Access denied: %s is private to massgen (another agent's workspace, the snapshots, massgen's logs, sessions and trash, its rule files, or the .env files holding its keys); read other agents' work in your temp workspace", show)), hit
 	}
 	if hit.file && res != hit.path {
 		return deny(res, a, RuleFileSibling, fmt.Sprintf(

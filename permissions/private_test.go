@@ -44,6 +44,9 @@ func newReadmeLayout(t *testing.T) readmeLayout {
 		".massgen/workspaces/workspace2/theirs.txt":                            "beta's live work",
 		".massgen/permissions.yaml":                                            "agents:\n  beta_real:\n    deny: [Bash]\n",
 		"xdg/massgen/trust.json":                                               `{"version":1,"files":{}}`,
+		".env":                                                                 "OPENAI_API_KEY=sk-project-level\n",
+		".massgen/.env":                                                        "GEMINI_API_KEY=sk-user-level\n",
+		"xdg/massgen/.env":                                                     "ANTHROPIC_API_KEY=sk-config-level\n",
 	}
 	for rel, body := range files {
 		p := filepath.Join(proj, rel)
@@ -61,9 +64,18 @@ func newReadmeLayout(t *testing.T) readmeLayout {
 	if err := os.WriteFile(filepath.Join(proj, "cfg.yaml"), []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, _, err := configs.Load(configs.LoadOptions{Name: "cfg.yaml", BaseDir: proj, Home: proj})
+	lookup := func(k string) (string, bool) {
+		if k == "XDG_CONFIG_HOME" {
+			return filepath.Join(proj, "xdg"), true
+		}
+		return "", false
+	}
+	cfg, _, err := configs.Load(configs.LoadOptions{Name: "cfg.yaml", BaseDir: proj, Home: proj, LookupEnv: lookup})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(cfg.EnvFilesLoaded) != 3 {
+		t.Fatalf("loaded .env files: %q, want the three", cfg.EnvFilesLoaded)
 	}
 	return readmeLayout{proj: proj, ms: ms, cfg: cfg,
 		ws:   filepath.Join(ms, "workspaces", "workspace1"),
@@ -116,8 +128,9 @@ func call(t *testing.T, ts *filesystem.Toolset, tool string, args map[string]any
 
 // With --context ., no agent reads, lists or writes massgen's own records: logs, session
 // metadata and summaries, trash metadata, snapshot storage, other agents' workspaces and temp
-// workspaces, the rule files, the approvals store. They name real agents and votes (and the
-// approvals store decides which hooks run).
+// workspaces, the rule files, the approvals store, the .env files massgen loaded. They name real
+// agents and votes (and the approvals store decides which hooks run); the .env files hold
+// massgen's API keys.
 func TestRecordsArePrivateInTheReadmeLayout(t *testing.T) {
 	l := newReadmeLayout(t)
 	records := map[string]string{
@@ -139,6 +152,9 @@ func TestRecordsArePrivateInTheReadmeLayout(t *testing.T) {
 		"trust store":             "xdg/massgen/trust.json",
 		"trust store folder":      "xdg/massgen",
 		"new file in trust store": "xdg/massgen/planted.json",
+		"project .env":            ".env",
+		"user .env (~/.massgen)":  ".massgen/.env",
+		"user .env (XDG)":         "xdg/massgen/.env",
 	}
 	for _, role := range []permissions.Role{permissions.Coordination, permissions.Final} {
 		pol, ts := l.toolset(t, role)

@@ -8,12 +8,12 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"unicode"
 
 	"github.com/charmbracelet/huh"
 	"github.com/mattn/go-runewidth"
 
 	"github.com/massgen-go/massgen/filesystem"
+	"github.com/massgen-go/massgen/internal/termtext"
 	"github.com/massgen-go/massgen/permissions"
 )
 
@@ -153,10 +153,10 @@ func (a *Asker) ask(ctx context.Context, req permissions.AskRequest) (permission
 // header is what the prompt shows above the choice, one terminal line each (cut to the width):
 // the question, the paths or command, the rule, and the preview of the change.
 func (a *Asker) header(req permissions.AskRequest) []string {
-	lines := []string{a.fit(cleanLine(Title(req)))}
+	lines := []string{a.fit(termtext.Line(Title(req)))}
 	for _, l := range strings.Split(Details(req), "\n") {
 		if l != "" {
-			lines = append(lines, a.fit(cleanLine(l)))
+			lines = append(lines, a.fit(termtext.Line(l)))
 		}
 	}
 	preview := strings.Split(strings.TrimRight(filesystem.PreviewChange(req.Tool, req.Args, req.Paths), "\n"), "\n")
@@ -170,7 +170,7 @@ func (a *Asker) header(req permissions.AskRequest) []string {
 		preview = append(preview[:room-1], fmt.Sprintf("... %d more lines", more))
 	}
 	for _, l := range preview {
-		lines = append(lines, "  "+a.paint(a.fit(cleanLine(l))))
+		lines = append(lines, "  "+a.paint(a.fit(termtext.Line(strings.ReplaceAll(l, "\t", "    ")))))
 	}
 	return lines
 }
@@ -202,19 +202,6 @@ func (a *Asker) paint(l string) string {
 	return l
 }
 
-// cleanLine replaces control characters (a model's escape sequences) and tabs.
-func cleanLine(s string) string {
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r == '\t':
-			return ' '
-		case unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r):
-			return '\uFFFD'
-		}
-		return r
-	}, s)
-}
-
 // Outcome is the line left on screen once a request is answered.
 func Outcome(req permissions.AskRequest, answer permissions.AskAnswer) string {
 	switch answer {
@@ -232,7 +219,7 @@ func subject(req permissions.AskRequest) string {
 	if what == "" {
 		what = strings.Join(slices.Compact(slices.Clone(req.Paths)), ", ")
 	}
-	return cleanLine(strings.TrimSpace(fmt.Sprintf("%s: %s %s", req.Agent, req.Tool, what)))
+	return termtext.Line(strings.TrimSpace(fmt.Sprintf("%s: %s %s", req.Agent, req.Tool, what)))
 }
 
 // askKey identifies an ask for "allow for this run": agent, role, tool and paths (the Guard
@@ -255,7 +242,7 @@ func Title(req permissions.AskRequest) string {
 func Details(req permissions.AskRequest) string {
 	var b strings.Builder
 	if cmd := commandArg(req.Args); cmd != "" {
-		fmt.Fprintf(&b, "  command: %s\n", cmd)
+		fmt.Fprintf(&b, "  command: %s\n", termtext.Line(cmd))
 	}
 	if len(req.Paths) > 0 {
 		seen := map[string]bool{}
@@ -266,13 +253,13 @@ func Details(req permissions.AskRequest) string {
 				paths = append(paths, p)
 			}
 		}
-		fmt.Fprintf(&b, "  paths: %s\n", strings.Join(paths, ", "))
+		fmt.Fprintf(&b, "  paths: %s\n", termtext.Line(strings.Join(paths, ", ")))
 	}
 	if req.Rule != "" {
-		fmt.Fprintf(&b, "  rule: %s\n", req.Rule)
+		fmt.Fprintf(&b, "  rule: %s\n", termtext.Line(string(req.Rule)))
 	}
 	if req.Reason != "" {
-		fmt.Fprintf(&b, "  reason: %s\n", req.Reason)
+		fmt.Fprintf(&b, "  reason: %s\n", termtext.Line(req.Reason))
 	}
 	return strings.TrimRight(b.String(), "\n")
 }

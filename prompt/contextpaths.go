@@ -16,6 +16,7 @@ import (
 	"github.com/charmbracelet/huh"
 
 	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/internal/termtext"
 )
 
 // ErrAborted is returned when the user cancels a prompt (Ctrl-C, or end of input).
@@ -52,7 +53,7 @@ func AskContextPaths(ctx context.Context, o ContextPathOptions) ([]configs.Conte
 	fmt.Fprintln(o.Out, FormatContextPaths(o.Existing))
 	choice := ChoiceYes
 	err := p.run(huh.NewSelect[string]().
-		Title(fmt.Sprintf("Add current directory as context path?\n  %s", o.Cwd)).
+		Title(fmt.Sprintf("Add current directory as context path?\n  %s", termtext.Line(o.Cwd))).
 		Options(
 			huh.NewOption("Yes (write access for the final agent)", ChoiceYes),
 			huh.NewOption("Protected (write, but some paths stay read-only)", ChoiceProtected),
@@ -100,9 +101,9 @@ func FormatContextPaths(cps []configs.ContextPath) string {
 		if perm == "" {
 			perm = "read"
 		}
-		fmt.Fprintf(&b, "   %s (%s)", cp.Path, perm)
+		fmt.Fprintf(&b, "   %s (%s)", termtext.Line(cp.Path), termtext.Line(perm))
 		for _, pp := range cp.ProtectedPaths {
-			fmt.Fprintf(&b, "\n      protected: %s", pp)
+			fmt.Fprintf(&b, "\n      protected: %s", termtext.Line(pp))
 		}
 	}
 	return b.String()
@@ -184,7 +185,7 @@ func (p *prompter) askCustom(cwd, home string) (configs.ContextPath, error) {
 // askProtected reads protected paths, one per answer, until an empty answer. Each must lie
 // inside the context path.
 func (p *prompter) askProtected(ctxPath, home string) ([]string, error) {
-	fmt.Fprintf(p.out, "Protected paths (relative to %s), one per line; empty line to finish:\n", ctxPath)
+	fmt.Fprintf(p.out, "Protected paths (relative to %s), one per line; empty line to finish:\n", termtext.Line(ctxPath))
 	var out []string
 	check := func(s string) error {
 		s = strings.TrimSpace(s)

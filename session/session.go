@@ -26,6 +26,7 @@ import (
 
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem"
+	"github.com/massgen-go/massgen/internal/private"
 	"github.com/massgen-go/massgen/snapshots"
 )
 
@@ -193,7 +194,7 @@ func OpenWithLogger(root string, logger *zap.Logger) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("session: %w", err)
 	}
-	if err := os.MkdirAll(abs, 0o755); err != nil {
+	if err := private.MkdirAll(abs); err != nil {
 		return nil, fmt.Errorf("session: %w", err)
 	}
 	if logger == nil {
@@ -214,7 +215,7 @@ func (s *Store) New(now time.Time) (*Session, error) {
 			id += "_" + strconv.Itoa(i)
 		}
 		dir := filepath.Join(s.root, id)
-		err := os.Mkdir(dir, 0o755)
+		err := os.Mkdir(dir, private.DirMode)
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
@@ -515,7 +516,7 @@ func writeFileAtomic(path string, data []byte) error {
 	tmp := f.Name()
 	_, err = f.Write(data)
 	if err == nil {
-		err = f.Chmod(0o644)
+		err = f.Chmod(private.FileMode)
 	}
 	if err == nil {
 		err = f.Sync()

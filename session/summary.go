@@ -6,11 +6,15 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/massgen-go/massgen/internal/termtext"
 )
 
 const summaryAnswerLines = 20
 
 // writeSummary rewrites SESSION_SUMMARY.txt from the turns so far (caller holds mu or owns ses).
+// It is for people (cat, less): what agents wrote is cleaned for the terminal (termtext); the
+// exact answers stay in each turn's files.
 func (ses *Session) writeSummary() error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "MassGen session %s\n", ses.ID)
@@ -29,7 +33,7 @@ func (ses *Session) writeSummary() error {
 			}
 			b.WriteString(line + "\n")
 		}
-		fmt.Fprintf(&b, "Task: %s\n", oneLine(t.Task))
+		fmt.Fprintf(&b, "Task: %s\n", termtext.Squeeze(t.Task, 200))
 		if len(t.Agents) > 0 {
 			fmt.Fprintf(&b, "Agents: %s\n", strings.Join(t.Agents, ", "))
 		}
@@ -89,12 +93,12 @@ func (ses *Session) writeSummary() error {
 		if len(t.FilesDelivered) > 0 {
 			b.WriteString("Files delivered:\n")
 			for _, f := range t.FilesDelivered {
-				fmt.Fprintf(&b, "  %s\n", f)
+				fmt.Fprintf(&b, "  %s\n", termtext.Line(f))
 			}
 		}
 		fmt.Fprintf(&b, "Final workspace: %s\n", filepath.Join(fmt.Sprintf("turn_%d", n), workspaceDir)+"/")
 		b.WriteString("Answer:\n")
-		lines := strings.Split(strings.TrimRight(t.Answer, "\n"), "\n")
+		lines := strings.Split(strings.TrimRight(termtext.Text(t.Answer), "\n"), "\n")
 		for j, l := range lines {
 			if j == summaryAnswerLines {
 				fmt.Fprintf(&b, "  ... (%d more lines in turn_%d/%s)\n", len(lines)-j, n, answerFile)
@@ -107,11 +111,3 @@ func (ses *Session) writeSummary() error {
 }
 
 func fmtTime(t time.Time) string { return t.Format("2006-01-02 15:04:05 MST") }
-
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > 200 {
-		s = string(r[:200]) + "..."
-	}
-	return s
-}

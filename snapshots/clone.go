@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/massgen-go/massgen/internal/private"
 )
 
 // cloneMode is how a file already in a snapshot reaches another tree of ours.
@@ -37,22 +39,22 @@ func (s *Store) probe() {
 	s.probeOnce.Do(func() {
 		s.tempMode, s.logMode = modeCopy, modeCopy
 		src := filepath.Join(s.stagingRoot(), "probe")
-		if err := os.MkdirAll(s.stagingRoot(), 0o755); err != nil {
+		if err := os.MkdirAll(s.stagingRoot(), private.DirMode); err != nil {
 			return
 		}
-		if err := os.WriteFile(src, []byte("probe"), 0o644); err != nil {
+		if err := os.WriteFile(src, []byte("probe"), private.FileMode); err != nil {
 			return
 		}
 		defer os.Remove(src)
 		try := func(dir string, reflinkToo bool) cloneMode {
-			if err := os.MkdirAll(dir, 0o755); err != nil {
+			if err := os.MkdirAll(dir, private.DirMode); err != nil {
 				return modeCopy
 			}
 			dst := filepath.Join(dir, ".massgen-probe")
 			_ = os.Remove(dst)
 			defer os.Remove(dst)
 			if reflinkToo {
-				if reflink(src, dst, 0o644) == nil {
+				if reflink(src, dst, private.FileMode) == nil {
 					return modeReflink
 				}
 				_ = os.Remove(dst)
@@ -96,7 +98,7 @@ func cloneFile(src, dst string, m cloneMode) error {
 		return err
 	}
 	defer in.Close()
-	_, err = copyOpen(in, dst)
+	_, err = copyOpen(in, dst, nil)
 	return err
 }
 
@@ -125,10 +127,11 @@ func (e *WriteError) Error() string {
 }
 func (e *WriteError) Unwrap() error { return e.Err }
 
-// copyOpen copies the open regular file in to the new file dst, keeping mode and mtime. It
-// returns in's stat as copied. Once in is open and stat'ed, any failure is a *WriteError: an
-// agent can make its file unreadable or vanish before that, not after.
-func copyOpen(in *os.File, dst string) (fs.FileInfo, error) {
+// copyOpen copies the open regular file in to the new file dst, keeping mode, mtime and holes
+// (copyData). It returns in's stat as copied. Once in is open and stat'ed, any failure is a
+// *WriteError: an agent can make its file unreadable or vanish before that, not after. The
+// file's apparent size is taken from b (nil: no cap) before anything is written.
+func copyOpen(in *os.File, dst string, b *copyBudget) (fs.FileInfo, error) {
 	fi, err := in.Stat()
 	if err != nil {
 		return nil, err
@@ -136,11 +139,14 @@ func copyOpen(in *os.File, dst string) (fs.FileInfo, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s: not a regular file", in.Name())
 	}
+	if err := b.take(in.Name(), fi.Size()); err != nil {
+		return nil, &WriteError{Err: err}
+	}
 	out, err := createExcl(dst, fi.Mode())
 	if err != nil {
 		return nil, &WriteError{Err: err}
 	}
-	_, err = io.Copy(out, in) // copy_file_range on Linux
+	err = copyData(out, in, fi.Size())
 	if err == nil {
 		err = out.Chmod(fi.Mode().Perm())
 	}
@@ -158,14 +164,14 @@ func copyOpen(in *os.File, dst string) (fs.FileInfo, error) {
 }
 
 // copyFromWorkspace copies the workspace file rel (read through root, so it cannot lead outside
-// the workspace) to the new file dst.
-func copyFromWorkspace(root *os.Root, rel, dst string) (fs.FileInfo, error) {
+// the workspace) to the new file dst, within the budget b.
+func copyFromWorkspace(root *os.Root, rel, dst string, b *copyBudget) (fs.FileInfo, error) {
 	in, err := openInRoot(root, rel)
 	if err != nil {
 		return nil, err
 	}
 	defer in.Close()
-	return copyOpen(in, dst)
+	return copyOpen(in, dst, b)
 }
 
 // sameContent compares the workspace file rel with the snapshot file snap byte for byte.

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/massgen-go/massgen/internal/private"
 )
 
 // Save makes workspace agentID's latest snapshot. reason ("answer", "vote", "restart", "final")
@@ -55,6 +57,9 @@ func (s *Store) Save(ctx context.Context, agentID, workspace, reason string) (bo
 		s.log.Info("snapshot: empty workspace, previous snapshot kept", zap.String("agent", agentID), zap.String("reason", reason))
 		return false, nil
 	}
+	if err := checkSize(workspace, ents, s.o.MaxBytes); err != nil {
+		return false, fmt.Errorf("snapshots: save %s: %w; the previous snapshot is kept", agentID, err)
+	}
 
 	dst := s.SnapshotDir(agentID)
 	changed := true
@@ -77,17 +82,16 @@ func (s *Store) Save(ctx context.Context, agentID, workspace, reason string) (bo
 
 // saveFull builds the whole snapshot in the staging area and swaps it in.
 func (s *Store) saveFull(ctx context.Context, a *agentState, root *os.Root, ents []entry, start int64) error {
-	if err := os.MkdirAll(s.stagingRoot(), 0o755); err != nil {
+	if err := os.MkdirAll(s.stagingRoot(), private.DirMode); err != nil {
 		return err
 	}
+	// MkdirTemp makes it 0700: the snapshot's root is massgen's, private to the user (the
+	// workspace's files keep their modes inside).
 	stage, err := os.MkdirTemp(s.stagingRoot(), a.id+"-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(stage)
-	if err := os.Chmod(stage, 0o755); err != nil { // MkdirTemp makes 0700; the snapshot root is a normal folder
-		return err
-	}
 
 	var files []*entry
 	for i := range ents {
@@ -145,8 +149,9 @@ func (s *Store) saveFull(ctx context.Context, a *agentState, root *os.Root, ents
 func (s *Store) copyFiles(ctx context.Context, a *agentState, root *os.Root, files []*entry, to func(*entry) string, start int64) (map[string]bool, error) {
 	var mu sync.Mutex
 	failed := map[string]bool{}
+	budget := newCopyBudget(root.Name(), s.o.MaxBytes)
 	err := parallel(ctx, files, func(e *entry) error {
-		fi, err := copyFromWorkspace(root, e.rel, to(e))
+		fi, err := copyFromWorkspace(root, e.rel, to(e), budget)
 		var we *WriteError
 		if errors.As(err, &we) {
 			return fmt.Errorf("%s: %w", e.rel, err)
@@ -219,7 +224,7 @@ func (s *Store) saveDelta(ctx context.Context, a *agentState, root *os.Root, wor
 		return false, nil
 	}
 
-	if err := os.MkdirAll(s.stagingRoot(), 0o755); err != nil {
+	if err := os.MkdirAll(s.stagingRoot(), private.DirMode); err != nil {
 		return false, err
 	}
 	stage, err := os.MkdirTemp(s.stagingRoot(), a.id+"-")
@@ -315,7 +320,7 @@ func (s *Store) logCopy(ctx context.Context, a *agentState, reason string, chang
 		return nil
 	}
 	dir := filepath.Join(s.o.LogDir, "snapshots", a.id)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, private.DirMode); err != nil {
 		s.log.Warn("snapshot log copy", zap.String("agent", a.id), zap.Error(err))
 		return err
 	}

@@ -13,12 +13,96 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"go.uber.org/zap"
 
 	"github.com/massgen-go/massgen/internal/pathx"
 	"github.com/massgen-go/massgen/internal/wsowner"
+
+	"github.com/massgen-go/massgen/internal/private"
 )
+
+// MaxWorkspaceBytes is how much a workspace's files may add up to, by apparent size (a sparse
+// file counts its holes), for massgen to snapshot it or copy it into a session: past it the copy
+// is refused with a *TooLargeError, and nothing is written. Copies keep holes where the
+// filesystem reports them (SEEK_DATA/SEEK_HOLE), so a sparse file costs its blocks; the cap
+// bounds what a copy costs where holes cannot be kept (Windows, filesystems without hole
+// reporting) and the reads that compare content. See docs/snapshots.md.
+const MaxWorkspaceBytes int64 = 32 << 30
+
+// TooLargeError is a workspace refused for its apparent size (MaxWorkspaceBytes).
+type TooLargeError struct {
+	Dir          string // the workspace
+	Bytes        int64  // its files' apparent size, as far as it was counted
+	Max          int64
+	Largest      string // the largest file, relative to Dir
+	LargestBytes int64
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("the workspace %s holds %s of files (apparent size: a sparse file counts its holes), over the %s massgen copies into a snapshot or a session; not copied. The largest file is %s (%s): remove or shrink it",
+		e.Dir, sizeText(e.Bytes), sizeText(e.Max), e.Largest, sizeText(e.LargestBytes))
+}
+
+// sizeText writes a byte count for people: "1.0 TiB", "32.0 GiB", "512 bytes".
+func sizeText(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d bytes", n)
+	}
+	f, i := float64(n), 0
+	for f >= unit && i < 5 {
+		f /= unit
+		i++
+	}
+	return fmt.Sprintf("%.1f %s", f, [...]string{"", "KiB", "MiB", "GiB", "TiB", "PiB"}[i])
+}
+
+// checkSize refuses a workspace whose files add up to more than max bytes (apparent size).
+func checkSize(dir string, ents []entry, max int64) error {
+	var total int64
+	var largest *entry
+	for i := range ents {
+		e := &ents[i]
+		if e.kind != kindFile {
+			continue
+		}
+		total += e.size
+		if largest == nil || e.size > largest.size {
+			largest = e
+		}
+	}
+	if total <= max {
+		return nil
+	}
+	return &TooLargeError{Dir: dir, Bytes: total, Max: max, Largest: filepath.FromSlash(largest.rel), LargestBytes: largest.size}
+}
+
+// copyBudget is what is left of the cap while one workspace is copied: a file that grew since
+// the scan cannot take the copy past it.
+type copyBudget struct {
+	dir  string
+	max  int64
+	left atomic.Int64
+}
+
+func newCopyBudget(dir string, max int64) *copyBudget {
+	b := &copyBudget{dir: dir, max: max}
+	b.left.Store(max)
+	return b
+}
+
+// take reserves n bytes for the file rel (nil budget: no cap, the copy of a snapshot of ours).
+func (b *copyBudget) take(rel string, n int64) error {
+	if b == nil {
+		return nil
+	}
+	if left := b.left.Add(-n); left < 0 {
+		return &TooLargeError{Dir: b.dir, Bytes: b.max - left, Max: b.max, Largest: rel, LargestBytes: n}
+	}
+	return nil
+}
 
 // Options configures a Store.
 type Options struct {
@@ -27,6 +111,8 @@ type Options struct {
 	LogDir       string   // the run's log folder; timestamped copies go to LogDir/snapshots/<agentID>/ ("" = none)
 	Agents       []string // agent ids in config order (fixes the anonymous ids)
 	Logger       *zap.Logger
+	// MaxBytes caps a workspace's apparent size for a snapshot (0: MaxWorkspaceBytes).
+	MaxBytes int64
 }
 
 // Store manages the snapshots and temp workspaces of one run. It is safe for concurrent use by
@@ -95,6 +181,9 @@ func New(o Options) (*Store, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = MaxWorkspaceBytes
+	}
 	s := &Store{o: o, log: log, agents: map[string]*agentState{}, anon: map[string]string{}}
 	for i, id := range o.Agents {
 		if err := checkID(id); err != nil {
@@ -107,7 +196,7 @@ func New(o Options) (*Store, error) {
 		s.agents[id] = &agentState{id: id, anon: a, synced: map[string]int{}}
 		s.anon[id] = a
 	}
-	if err := os.MkdirAll(o.SnapshotRoot, 0o755); err != nil {
+	if err := os.MkdirAll(o.SnapshotRoot, private.DirMode); err != nil {
 		return nil, fmt.Errorf("snapshots: %w", err)
 	}
 	if err := os.RemoveAll(s.stagingRoot()); err != nil {

@@ -11,6 +11,8 @@ import (
 	"syscall"
 
 	"go.uber.org/zap"
+
+	"github.com/massgen-go/massgen/internal/private"
 )
 
 // FillTemp refills agentID's temp workspace, TempRoot/<agentID>/, with every agent's latest
@@ -34,7 +36,7 @@ func (s *Store) FillTemp(ctx context.Context, agentID string) error {
 	defer me.tempMu.Unlock()
 
 	dir := s.TempDir(agentID)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, private.DirMode); err != nil {
 		return fmt.Errorf("snapshots: temp workspace of %s: %w", agentID, err)
 	}
 	// Anything that is not an anonymous folder we manage goes.

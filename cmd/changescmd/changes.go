@@ -16,6 +16,7 @@ import (
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/internal/pathx"
+	"github.com/massgen-go/massgen/internal/termtext"
 	"github.com/massgen-go/massgen/permissions"
 	"github.com/massgen-go/massgen/session"
 )
@@ -182,7 +183,7 @@ func diffRun(o *Options) error {
 		fmt.Fprintf(o.IO.ErrOut, "Turn %d of session %s was undone on %s.\n", n, s.ID, t.Undone.Local().Format("2006-01-02 15:04:05"))
 	}
 	if cs.Incomplete != "" {
-		fmt.Fprintf(o.IO.ErrOut, "Warning: the record of this turn's changes is incomplete: %s\n", cs.Incomplete)
+		fmt.Fprintf(o.IO.ErrOut, "Warning: the record of this turn's changes is incomplete: %s\n", termtext.Line(cs.Incomplete))
 	}
 	_, noColor := o.LookupEnv("NO_COLOR")
 	if err := cs.WriteDiff(o.IO.Out, o.IO.StdoutTTY && !noColor); err != nil {
@@ -212,13 +213,13 @@ func undoRun(ctx context.Context, o *Options) error {
 		return cmdutil.WithCode(cmdutil.ExitFailure, err)
 	}
 	for _, p := range rep.Restored {
-		fmt.Fprintf(o.IO.Out, "restored  %s\n", p)
+		fmt.Fprintf(o.IO.Out, "restored  %s\n", termtext.Line(p))
 	}
 	for _, p := range rep.Removed {
-		fmt.Fprintf(o.IO.Out, "removed   %s\n", p)
+		fmt.Fprintf(o.IO.Out, "removed   %s\n", termtext.Line(p))
 	}
 	for _, sk := range rep.Skipped {
-		fmt.Fprintf(o.IO.Out, "skipped   %s: %s\n", sk.Path, sk.Reason)
+		fmt.Fprintf(o.IO.Out, "skipped   %s: %s\n", termtext.Line(sk.Path), termtext.Line(sk.Reason))
 	}
 	if len(rep.TrashIDs) > 0 {
 		fmt.Fprintf(w, "What undo replaced or removed is in the trash (massgen trash list): %d entries.\n", len(rep.TrashIDs))
@@ -227,7 +228,7 @@ func undoRun(ctx context.Context, o *Options) error {
 		return cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("turn %d of session %s: %d path(s) left alone (see above)", n, s.ID, len(rep.Skipped)))
 	}
 	if err := s.MarkUndone(n, now, rep); err != nil {
-		fmt.Fprintf(w, "Warning: could not record the undo in the session: %v\n", err)
+		fmt.Fprintf(w, "Warning: could not record the undo in the session: %s\n", termtext.Line(err.Error()))
 	}
 	fmt.Fprintf(w, "Turn %d of session %s is undone: %d restored, %d removed.\n", n, s.ID, len(rep.Restored), len(rep.Removed))
 	return nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/internal/agentenv"
+	"github.com/massgen-go/massgen/internal/termtext"
 	"github.com/massgen-go/massgen/logging"
 )
 
@@ -219,7 +220,7 @@ func (f *Factory) OpenAgent(ctx context.Context, r AgentRequest) (*AgentEnv, err
 		DecideOnly: r.DecideOnly,
 		NoHooks:    r.DecideOnly && !r.Hooks,
 		Warn: func(id string, err error) {
-			fmt.Fprintf(f.IO.ErrOut, "warning: agent %s: %v (continuing without it)\n", id, err)
+			fmt.Fprintf(f.IO.ErrOut, "warning: agent %s: %s (continuing without it)\n", termtext.Line(id), termtext.Line(err.Error()))
 		},
 		Logger: e.Logger,
 	})

@@ -18,6 +18,7 @@ import (
 	"github.com/massgen-go/massgen/backends"
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/internal/termtext"
 )
 
 // NewCmd returns the `configs` command.
@@ -261,12 +262,25 @@ type Report struct {
 	Valid    bool         `json:"valid"`
 	Files    []FileResult `json:"files"`
 	Findings []Finding    `json:"findings"`
+	// Notes say which API key variable is used where more than one is set (each note once).
+	Notes []string `json:"notes,omitempty"`
 }
 
 func validateRun(opts *ValidateOptions) error {
 	report := Report{Valid: true, Files: []FileResult{}, Findings: []Finding{}}
+	noted := map[string]bool{}
 	for _, name := range opts.Files {
-		res, probs, warns := validateFile(opts, name)
+		res, probs, warns, notes := validateFile(opts, name)
+		for _, n := range notes {
+			if noted[n] {
+				continue
+			}
+			noted[n] = true
+			report.Notes = append(report.Notes, n)
+			if !opts.JSON {
+				fmt.Fprintln(opts.IO.ErrOut, "note: "+n)
+			}
+		}
 		if opts.Strict {
 			for _, w := range warns {
 				probs = append(probs, configs.Problem(w))
@@ -289,7 +303,7 @@ func validateRun(opts *ValidateOptions) error {
 		}
 	}
 	if opts.JSON {
-		enc := json.NewEncoder(opts.IO.Out)
+		enc := json.NewEncoder(termtext.JSONWriter(opts.IO.Out))
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(report); err != nil {
 			return cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("configs validate: %w", err))
@@ -302,15 +316,15 @@ func validateRun(opts *ValidateOptions) error {
 }
 
 // validateFile loads one config and runs every check a run would make before calling a model.
-func validateFile(opts *ValidateOptions, name string) (FileResult, []configs.Problem, []configs.Warning) {
+func validateFile(opts *ValidateOptions, name string) (FileResult, []configs.Problem, []configs.Warning, []string) {
 	res := FileResult{File: name}
 	cfg, warns, err := opts.Loader(name)
 	if err != nil {
 		var ve *configs.ValidationError
 		if errors.As(err, &ve) {
-			return res, ve.Problems, warns
+			return res, ve.Problems, warns, nil
 		}
-		return res, []configs.Problem{{File: name, Message: err.Error()}}, warns
+		return res, []configs.Problem{{File: name, Message: err.Error()}}, warns, nil
 	}
 	res.Agents = len(cfg.Agents)
 	probs, more := cmdutil.CheckConfig(cfg, opts.LookPath)
@@ -318,7 +332,37 @@ func validateFile(opts *ValidateOptions, name string) (FileResult, []configs.Pro
 	sort.SliceStable(probs, func(i, j int) bool { return probs[i].Line < probs[j].Line })
 	warns = append(warns, more...)
 	sort.SliceStable(warns, func(i, j int) bool { return warns[i].Line < warns[j].Line })
-	return res, probs, warns
+	return res, probs, warns, keyNotes(cfg)
+}
+
+// keyNotes say, for each backend type whose key more than one set variable could give, which
+// one massgen uses ("gemini: API key from GEMINI_API_KEY; GOOGLE_API_KEY is set too and not used").
+func keyNotes(cfg *configs.Config) []string {
+	var notes []string
+	for _, a := range cfg.Agents {
+		if !cmdutil.Runnable(a.Backend) {
+			continue
+		}
+		ks, err := backends.KeyInfo(a.Backend, cfg.LookupEnv)
+		if err != nil || ks.From == "" || ks.From == "api_key" {
+			continue
+		}
+		var unused []string
+		for _, v := range ks.Vars {
+			if val, ok := cfg.LookupEnv(v); ok && strings.TrimSpace(val) != "" && v != ks.From {
+				unused = append(unused, v)
+			}
+		}
+		if len(unused) == 0 {
+			continue
+		}
+		verb := "is"
+		if len(unused) > 1 {
+			verb = "are"
+		}
+		notes = append(notes, fmt.Sprintf("%s: API key from %s; %s %s set too and not used", a.Backend.Type, ks.From, strings.Join(unused, " and "), verb))
+	}
+	return notes
 }
 
 func findings(file string, probs []configs.Problem, warns []configs.Warning) []Finding {

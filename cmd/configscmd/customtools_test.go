@@ -28,7 +28,7 @@ func needPython(t *testing.T) {
 var missingWhat = regexp.MustCompile(`imports the Python module \S+, which is not installed|` +
 	`imports massgen\.\S+, a module of MassGen's Python package, which is not installed|` +
 	`does not exist: it is a file from MassGen's repository|` +
-	`missing path: the function would be one of MassGen's built-in tool functions|` +
+	`missing path: \S+ would be one of MassGen's built-in tool functions|` +
 	`need python3, which is not on PATH|no function \S+ in the file`)
 
 func (e *testEnv) findings(t *testing.T, files ...string) Report {
@@ -76,7 +76,7 @@ async def two_num_tool(x: int, y: int, agent_id: str = "") -> ExecutionResult:
 `, ""},
 		{"MassGen built-in, no path", `        - name: ["two_num_tool"]
           function: ["two_num_tool"]
-`, "c.yaml:7: agents[0].backend.custom_tools[0]: missing path: the function would be one of MassGen's built-in tool functions (two_num_tool)"},
+`, "c.yaml:7: agents[0].backend.custom_tools[0]: missing path: two_num_tool would be one of MassGen's built-in tool functions"},
 		{"a file of MassGen's repository", `        - name: ["understand_image"]
           category: "multimodal"
           path: "massgen/tool/_multimodal_tools/understand_image.py"

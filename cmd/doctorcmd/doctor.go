@@ -19,6 +19,7 @@ import (
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/cmd/versioncmd"
 	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/internal/termtext"
 )
 
 // Statuses of a check.
@@ -349,7 +350,8 @@ func render(w io.Writer, sections []section) int {
 			if c.Detail != "" {
 				line += ": " + c.Detail
 			}
-			fmt.Fprintf(w, "  %-5s %s\n", c.Status, line)
+			// Details echo what servers, files and tools said: cleaned for the terminal.
+			fmt.Fprintf(w, "  %-5s %s\n", c.Status, termtext.Line(line))
 		}
 	}
 	return failures

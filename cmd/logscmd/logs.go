@@ -21,6 +21,7 @@ import (
 
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/internal/termtext"
 	"github.com/massgen-go/massgen/logging"
 )
 
@@ -42,7 +43,8 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 		Short: "Print the latest run's log (.massgen/logs/); --follow keeps printing until the run ends",
 		Long: `Prints the log of the latest run started in this directory:
 .massgen/logs/log_<YYYYMMDD_HHMMSS>/massgen.log (the newest folder by the time in its name).
-Each line is shown as "time LEVEL message key=value ..."; --raw prints the JSON lines as written.
+Each line is shown as "time LEVEL message key=value ..."; --raw prints the JSON lines as written
+(characters that could drive the terminal written as JSON escapes, which decode the same).
 
 --follow keeps printing new lines until the run writes its last line ("run end") or Ctrl-C.
 Start it in a second terminal while a run is going on. Exit 1 when there is no log yet.`,
@@ -77,7 +79,9 @@ func Run(ctx context.Context, opts *Options) error {
 	defer f.Close()
 	fmt.Fprintf(opts.IO.ErrOut, "Log: %s\n", path)
 	emit := func(line []byte) error {
-		if !opts.Raw {
+		if opts.Raw {
+			line = termtext.JSON(line) // the same JSON, with nothing that could drive the terminal
+		} else {
 			line = append(Format(line), '\n')
 		}
 		_, err := opts.IO.Out.Write(line)
@@ -149,8 +153,13 @@ func isRunEnd(line []byte) bool {
 }
 
 // Format turns one JSON log line into "time LEVEL message key=value ...", keeping the fields in
-// the order they were written. A line that is not a JSON object is returned as it is.
+// the order they were written. A line that is not a JSON object is returned as it is. Either way
+// it is cleaned for the terminal (termtext.Line): the log holds agents' file names and results.
 func Format(line []byte) []byte {
+	return []byte(termtext.Line(string(format(line))))
+}
+
+func format(line []byte) []byte {
 	line = bytes.TrimRight(line, "\r\n")
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.UseNumber()

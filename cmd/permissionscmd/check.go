@@ -9,13 +9,13 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"strings"
 	"sync"
 
 	"github.com/spf13/cobra"
 
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/internal/agentenv"
+	"github.com/massgen-go/massgen/internal/termtext"
 	"github.com/massgen-go/massgen/permissions"
 )
 
@@ -147,14 +147,12 @@ func checkRun(ctx context.Context, opts *CheckOptions) error {
 	if d.Allow {
 		verdict = "allow"
 	}
-	fmt.Fprintf(opts.IO.Out, "%s\t%s\t%s\n", verdict, d.Path, oneLine(d.Reason))
+	fmt.Fprintf(opts.IO.Out, "%s\t%s\t%s\n", verdict, termtext.Line(d.Path), termtext.Squeeze(d.Reason, 0))
 	if !d.Allow {
 		return cmdutil.Silent(cmdutil.ExitFailure)
 	}
 	return nil
 }
-
-func oneLine(s string) string { return strings.ReplaceAll(strings.ReplaceAll(s, "\n", " "), "\t", " ") }
 
 type batchIn struct {
 	Tool  string         `json:"tool"`
@@ -245,7 +243,7 @@ func runBatch(ctx context.Context, c *checker, in io.Reader, out io.Writer) erro
 	for ch := range ordered {
 		b := <-ch.done
 		if werr == nil {
-			if _, err := w.Write(b); err != nil {
+			if _, err := w.Write(termtext.JSON(b)); err != nil {
 				werr = fmt.Errorf("writing stdout: %w", err)
 			}
 		}

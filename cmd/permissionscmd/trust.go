@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -69,6 +70,27 @@ type pendingFile struct {
 	path string
 	data []byte
 	show func(io.Writer)
+	// programs are the programs and scripts its hooks run, with their SHA-256 now: approved
+	// with the file, and shown.
+	programs map[string]string
+}
+
+// withPrograms finds the programs and scripts hs run (resolved from baseDir and environ's PATH,
+// as a run resolves them) and hashes them.
+func (pf *pendingFile) withPrograms(hs []configs.Hook, baseDir string, environ []string) (*pendingFile, error) {
+	progs, err := permissions.HookPrograms(hs, baseDir, environ)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", pf.path, err)
+	}
+	pf.programs = progs
+	return pf, nil
+}
+
+// showPrograms prints what approving pf covers besides its content.
+func (pf *pendingFile) showPrograms(w io.Writer) {
+	for _, p := range slices.Sorted(maps.Keys(pf.programs)) {
+		fmt.Fprintf(w, "  runs %s (sha256 %s)\n", safe(p), pf.programs[p])
+	}
 }
 
 func trustRun(opts *TrustOptions) error {
@@ -83,9 +105,14 @@ func trustRun(opts *TrustOptions) error {
 	if !filepath.IsAbs(file) {
 		file = filepath.Join(wd, file)
 	}
+	environ := os.Environ()
+	if opts.LookupEnv != nil {
+		path, _ := opts.LookupEnv("PATH")
+		environ = []string{"PATH=" + path}
+	}
 	var pf *pendingFile
 	if isProjectRules(file) {
-		pf, err = projectPending(filepath.Dir(file))
+		pf, err = projectPending(filepath.Dir(file), environ)
 		if err == nil && pf == nil {
 			err = fmt.Errorf("%s: no such file", file)
 		}
@@ -101,7 +128,7 @@ func trustRun(opts *TrustOptions) error {
 			return nil
 		}
 		if err == nil {
-			pf = configPending(cfg)
+			pf, err = configPending(cfg, environ)
 		}
 	}
 	if err != nil {
@@ -116,16 +143,18 @@ func isProjectRules(file string) bool {
 }
 
 // projectPending reads <massgenDir>/permissions.yaml (nil when there is none).
-func projectPending(massgenDir string) (*pendingFile, error) {
+func projectPending(massgenDir string, environ []string) (*pendingFile, error) {
 	path, data, pr, err := permissions.ReadProjectFile(massgenDir)
 	if data == nil || err != nil {
 		return nil, err
 	}
-	return &pendingFile{path: path, data: data, show: func(w io.Writer) { showProjectRules(w, pr) }}, nil
+	pf := &pendingFile{path: path, data: data, show: func(w io.Writer) { showProjectRules(w, pr) }}
+	return pf.withPrograms(pr.AllHooks(), filepath.Dir(massgenDir), environ)
 }
 
-func configPending(cfg *configs.Config) *pendingFile {
-	return &pendingFile{path: cfg.Source, data: cfg.Raw(), show: func(w io.Writer) { showConfigHooks(w, cfg) }}
+func configPending(cfg *configs.Config, environ []string) (*pendingFile, error) {
+	pf := &pendingFile{path: cfg.Source, data: cfg.Raw(), show: func(w io.Writer) { showConfigHooks(w, cfg) }}
+	return pf.withPrograms(permissions.ConfigHooks(cfg), cfg.BaseDir, environ)
 }
 
 func approve(w io.Writer, pf *pendingFile, now time.Time) error {
@@ -135,7 +164,8 @@ func approve(w io.Writer, pf *pendingFile, now time.Time) error {
 	}
 	fmt.Fprintf(w, "%s (sha256 %s):\n", safe(pf.path), trust.Sum(pf.data))
 	pf.show(w)
-	if err := st.Approve(pf.path, pf.data, now); err != nil {
+	pf.showPrograms(w)
+	if err := st.Approve(pf.path, pf.data, pf.programs, now); err != nil {
 		return cmdutil.WithCode(cmdutil.ExitFailure, err)
 	}
 	fmt.Fprintf(w, "Approved. massgen loads it while its content stays exactly this; any change needs a new approval (kept in %s).\n", st.Path())
@@ -162,8 +192,11 @@ func RequireApproval(cfg *configs.Config, o ApproveOptions) error {
 		if !errors.As(err, &ue) {
 			return cmdutil.WithCode(cmdutil.ExitUsage, err)
 		}
-		pf, rerr := projectPending(cfg.MassgenDir())
-		if rerr != nil || pf == nil {
+		pf, rerr := projectPending(cfg.MassgenDir(), os.Environ())
+		if rerr != nil {
+			return cmdutil.WithCode(cmdutil.ExitUsage, errors.Join(err, rerr))
+		}
+		if pf == nil {
 			return cmdutil.WithCode(cmdutil.ExitUsage, err)
 		}
 		pending, refusals = append(pending, pf), append(refusals, err)
@@ -173,7 +206,11 @@ func RequireApproval(cfg *configs.Config, o ApproveOptions) error {
 		if !errors.As(err, &ue) {
 			return cmdutil.WithCode(cmdutil.ExitUsage, err)
 		}
-		pending, refusals = append(pending, configPending(cfg)), append(refusals, err)
+		pf, rerr := configPending(cfg, os.Environ())
+		if rerr != nil {
+			return cmdutil.WithCode(cmdutil.ExitUsage, errors.Join(err, rerr))
+		}
+		pending, refusals = append(pending, pf), append(refusals, err)
 	}
 	if len(pending) == 0 {
 		return nil
@@ -186,6 +223,7 @@ func RequireApproval(cfg *configs.Config, o ApproveOptions) error {
 		fmt.Fprintf(w, "%v\n\n", refusals[i])
 		fmt.Fprintf(w, "%s (sha256 %s):\n", safe(pf.path), trust.Sum(pf.data))
 		pf.show(w)
+		pf.showPrograms(w)
 		fmt.Fprint(w, "Approve this file? [y/N] ")
 		ans, err := readAnswer(o.IO.In)
 		if err != nil || (ans != "y" && ans != "yes") {
@@ -195,7 +233,7 @@ func RequireApproval(cfg *configs.Config, o ApproveOptions) error {
 		if err != nil {
 			return cmdutil.WithCode(cmdutil.ExitFailure, err)
 		}
-		if err := st.Approve(pf.path, pf.data, o.Now()); err != nil {
+		if err := st.Approve(pf.path, pf.data, pf.programs, o.Now()); err != nil {
 			return cmdutil.WithCode(cmdutil.ExitFailure, err)
 		}
 		fmt.Fprintf(w, "Approved (kept in %s).\n", st.Path())

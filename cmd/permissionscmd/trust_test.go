@@ -12,6 +12,7 @@ import (
 
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/internal/launch"
 	"github.com/massgen-go/massgen/permissions"
 	"github.com/massgen-go/massgen/permissions/trust"
 )
@@ -21,9 +22,14 @@ const plantedRules = "mode: bypassPermissions\nallow: [execute_command]\nhooks:\
 func (p *project) trustOpts(file string) (*TrustOptions, *bytes.Buffer, *bytes.Buffer) {
 	ios, out, errOut := cmdutil.TestStreams("")
 	return &TrustOptions{IO: ios, File: file, Now: time.Now,
-		Getwd:     func() (string, error) { return p.dir, nil },
-		HomeDir:   func() (string, error) { return p.dir, nil },
-		LookupEnv: func(string) (string, bool) { return "", false }}, out, errOut
+		Getwd:   func() (string, error) { return p.dir, nil },
+		HomeDir: func() (string, error) { return p.dir, nil },
+		LookupEnv: func(k string) (string, bool) {
+			if k == "PATH" { // hooks' programs are found on PATH, as a run finds them
+				return os.LookupEnv(k)
+			}
+			return "", false
+		}}, out, errOut
 }
 
 func (p *project) plant(t *testing.T, rel, content string) string {
@@ -122,6 +128,7 @@ func TestTrustConfigHooks(t *testing.T) {
 	p := newProject(t)
 	cfgText := "agents:\n  - id: agent_a\n    backend: {type: openai, model: gpt-5, cwd: ws_a}\n    permissions:\n      hooks:\n        post_tool_use:\n          - command: ./log.sh\n"
 	file := p.plant(t, "hooks.yaml", cfgText)
+	script := p.plant(t, "log.sh", "#!/bin/sh\nexit 0\n")
 	o, _, _ := p.opts("")
 	o.Target.Config, o.Read = file, "x"
 	if err := checkRun(context.Background(), o); cmdutil.CodeOf(err) != 2 || !strings.Contains(err.Error(), "massgen permissions trust "+file) {
@@ -131,7 +138,9 @@ func TestTrustConfigHooks(t *testing.T) {
 	if err := trustRun(to); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), "for agent agent_a:") || !strings.Contains(out.String(), "hook post_tool_use (tools *, runs outside the sandbox): ./log.sh") {
+	sum, _ := launch.Sum(script)
+	if !strings.Contains(out.String(), "for agent agent_a:") || !strings.Contains(out.String(), "hook post_tool_use (tools *, runs outside the sandbox): ./log.sh") ||
+		!strings.Contains(out.String(), "runs "+script+" (sha256 "+sum+")") {
 		t.Errorf("trust output:\n%s", out)
 	}
 	o, _, _ = p.opts("")

@@ -22,6 +22,7 @@ import (
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/display"
 	"github.com/massgen-go/massgen/filesystem"
+	"github.com/massgen-go/massgen/internal/termtext"
 	"github.com/massgen-go/massgen/orchestrator"
 	"github.com/massgen-go/massgen/session"
 )
@@ -118,7 +119,7 @@ func listRun(opts *Options) error {
 	tw := tabwriter.NewWriter(opts.IO.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tTURNS\tUPDATED\tLAST TASK")
 	for _, in := range infos {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", in.ID, in.Turns, formatTime(in.Updated), oneLine(in.LastTask, 60))
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", termtext.Line(in.ID), in.Turns, formatTime(in.Updated), termtext.Squeeze(in.LastTask, 60))
 	}
 	return tw.Flush()
 }
@@ -156,23 +157,24 @@ func showRun(opts *Options) error {
 }
 
 // printSession prints a session and its turns; each turn's vote tally and timeline are the ones
-// printed at the end of its run (display.TallyLines, display.TimelineLines).
+// printed at the end of its run (display.TallyLines, display.TimelineLines). What agents wrote
+// (task and answer text, file names, ids) is cleaned for the terminal (termtext).
 func printSession(w io.Writer, s *session.Session, st display.Style) error {
 	turns := s.Turns()
 	in := s.Info()
 	fmt.Fprintf(w, "Session %s\n", s.ID)
-	fmt.Fprintf(w, "Folder:  %s\n", s.Dir)
+	fmt.Fprintf(w, "Folder:  %s\n", termtext.Line(s.Dir))
 	fmt.Fprintf(w, "Created: %s\n", formatTime(in.Created))
 	fmt.Fprintf(w, "Turns:   %d\n", len(turns))
 	fmt.Fprintf(w, "Resume:  massgen --session %s (or --continue for the latest)\n", s.ID)
 	for i, t := range turns {
-		fmt.Fprintf(w, "\n--- Turn %d (%s) ---\n", i+1, filepath.Join(s.Dir, fmt.Sprintf("turn_%d", i+1)))
+		fmt.Fprintf(w, "\n--- Turn %d (%s) ---\n", i+1, termtext.Line(filepath.Join(s.Dir, fmt.Sprintf("turn_%d", i+1))))
 		fmt.Fprintf(w, "When:    %s (%s)\n", formatTime(t.Started), t.Ended.Sub(t.Started).Round(time.Second))
 		if len(t.Agents) > 0 {
-			fmt.Fprintf(w, "Agents:  %s\n", strings.Join(t.Agents, ", "))
+			fmt.Fprintf(w, "Agents:  %s\n", termtext.Line(strings.Join(t.Agents, ", ")))
 		}
 		if t.Winner != "" {
-			fmt.Fprintf(w, "Winner:  %s\n", t.Winner)
+			fmt.Fprintf(w, "Winner:  %s\n", termtext.Line(t.Winner))
 		}
 		o := outcome(t)
 		for _, l := range append(display.TallyLines(o, st), display.TimelineLines(o, st)...) {
@@ -192,14 +194,14 @@ func printSession(w io.Writer, s *session.Session, st display.Style) error {
 			fmt.Fprintln(w, l)
 		}
 		for _, f := range t.FilesDelivered {
-			fmt.Fprintf(w, "Delivered: %s\n", f)
+			fmt.Fprintf(w, "Delivered: %s\n", termtext.Line(f))
 		}
 		printChanges(w, s.ID, i+1, t)
 		if t.Workspace != "" {
-			fmt.Fprintf(w, "Workspace: %s\n", t.Workspace)
+			fmt.Fprintf(w, "Workspace: %s\n", termtext.Line(t.Workspace))
 		}
-		fmt.Fprintf(w, "Task:\n%s\n", indent(t.Task))
-		fmt.Fprintf(w, "Answer:\n%s\n", indent(t.Answer))
+		fmt.Fprintf(w, "Task:\n%s\n", indent(termtext.Text(t.Task)))
+		fmt.Fprintf(w, "Answer:\n%s\n", indent(termtext.Text(t.Answer)))
 	}
 	return nil
 }
@@ -208,13 +210,13 @@ func printSession(w io.Writer, s *session.Session, st display.Style) error {
 func printWork(w io.Writer, a session.AgentWork) {
 	answer := "no answer"
 	if a.Answer != "" {
-		answer = "answer: " + oneLine(a.Answer, 60)
+		answer = "answer: " + termtext.Squeeze(a.Answer, 60)
 	}
 	where := "no files kept"
 	if a.Snapshot != "" {
 		where = a.Snapshot
 	}
-	fmt.Fprintf(w, "  %s (%s): %s; %s\n", display.ForTerminal(a.Agent), a.Anon, display.ForTerminal(answer), display.ForTerminal(where))
+	fmt.Fprintf(w, "  %s (%s): %s; %s\n", termtext.Line(a.Agent), termtext.Line(a.Anon), answer, termtext.Line(where))
 }
 
 // spendOf is a stored turn's tokens and costs, as the end of its run printed them (an agent's
@@ -257,14 +259,6 @@ func indent(s string) string {
 	return "  " + strings.ReplaceAll(s, "\n", "\n  ")
 }
 
-func oneLine(s string, max int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > max {
-		return string(r[:max-1]) + "…"
-	}
-	return s
-}
-
 func formatTime(t time.Time) string {
 	if t.IsZero() {
 		return "-"
@@ -279,7 +273,7 @@ func printChanges(w io.Writer, id string, n int, t session.Turn) {
 	}
 	cs, err := filesystem.LoadChangeSet(t.ChangesFile)
 	if err != nil {
-		fmt.Fprintf(w, "Changes: unreadable (%v)\n", err)
+		fmt.Fprintf(w, "Changes: unreadable (%s)\n", termtext.Line(err.Error()))
 		return
 	}
 	files := cs.Files()
@@ -289,6 +283,6 @@ func printChanges(w io.Writer, id string, n int, t session.Turn) {
 	}
 	fmt.Fprintf(w, " (massgen diff --session %s --turn %d)\n", id, n)
 	for _, r := range files {
-		fmt.Fprintf(w, "  %-8s %s  %s\n", r.Op(), r.Path, r.LineCounts())
+		fmt.Fprintf(w, "  %-8s %s  %s\n", r.Op(), termtext.Line(r.Path), r.LineCounts())
 	}
 }

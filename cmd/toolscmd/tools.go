@@ -15,6 +15,7 @@ import (
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/filesystem/sandbox"
+	"github.com/massgen-go/massgen/internal/termtext"
 )
 
 // NewCmd returns the `tools` command.
@@ -159,7 +160,7 @@ func printTools(w io.Writer, tools []filesystem.Tool, asJSON bool) error {
 		for _, t := range tools {
 			out = append(out, toolOut{t.Name, t.Description, t.Parameters, t.Write})
 		}
-		enc := json.NewEncoder(w)
+		enc := json.NewEncoder(termtext.JSONWriter(w))
 		enc.SetIndent("", "  ")
 		return enc.Encode(out)
 	}
@@ -171,9 +172,10 @@ func printTools(w io.Writer, tools []filesystem.Tool, asJSON bool) error {
 		if t.Write {
 			kind = "write"
 		}
-		fmt.Fprintf(w, "%s (%s)%s\n", t.Name, kind, argList(t.Parameters))
+		// An MCP server chose the names and descriptions of its tools.
+		fmt.Fprintf(w, "%s (%s)%s\n", termtext.Line(t.Name), kind, termtext.Line(argList(t.Parameters)))
 		for _, line := range strings.Split(strings.TrimSpace(t.Description), "\n") {
-			fmt.Fprintf(w, "    %s\n", line)
+			fmt.Fprintf(w, "    %s\n", termtext.Text(line))
 		}
 	}
 	return nil
@@ -234,7 +236,10 @@ func callRun(ctx context.Context, o *Options) error {
 		return cmdutil.FlagErrorf("massgen tools call: unknown tool %q (agent %s is offered: %s)", o.Tool, o.Target.Agent, strings.Join(names, ", "))
 	}
 	res := ts.Call(ctx, o.Tool, json.RawMessage(o.Args))
-	fmt.Fprintln(o.IO.Out, res.Content)
+	// Written as is (not through fmt, which would copy a result of many MiB into its buffer),
+	// hidden characters escaped the JSON way (the value is unchanged).
+	_, _ = o.IO.Out.Write(termtext.JSON([]byte(res.Content)))
+	_, _ = io.WriteString(o.IO.Out, "\n")
 	if res.IsError {
 		return cmdutil.Silent(cmdutil.ExitFailure)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/filesystem"
+	"github.com/massgen-go/massgen/internal/termtext"
 )
 
 // NewCmd returns the `trash` command.
@@ -124,7 +125,7 @@ func listRun(o *Options) error {
 		if entries == nil {
 			entries = []filesystem.TrashEntry{}
 		}
-		enc := json.NewEncoder(o.IO.Out)
+		enc := json.NewEncoder(termtext.JSONWriter(o.IO.Out))
 		enc.SetIndent("", "  ")
 		return enc.Encode(entries)
 	}
@@ -139,7 +140,8 @@ func listRun(o *Options) error {
 		if e.IsDir {
 			kind = "dir"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.ID, e.DeletedAt.Local().Format(time.DateTime), kind, e.Agent, e.OriginalPath)
+		// An agent chose the path (and could put a tab or an escape sequence in it).
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", termtext.Line(e.ID), e.DeletedAt.Local().Format(time.DateTime), kind, termtext.Line(e.Agent), termtext.Line(e.OriginalPath))
 	}
 	return tw.Flush()
 }
@@ -157,11 +159,11 @@ func restoreRun(o *Options) error {
 	}
 	for _, id := range o.IDs {
 		if err := filesystem.RestoreTrash(dir, id); err != nil {
-			fmt.Fprintf(o.IO.ErrOut, "massgen trash restore: %v\n", err)
+			fmt.Fprintf(o.IO.ErrOut, "massgen trash restore: %s\n", termtext.Line(err.Error()))
 			failed = err
 			continue
 		}
-		fmt.Fprintf(o.IO.Out, "restored %s -> %s\n", id, where[id])
+		fmt.Fprintf(o.IO.Out, "restored %s -> %s\n", termtext.Line(id), termtext.Line(where[id]))
 	}
 	if failed != nil {
 		return cmdutil.Silent(cmdutil.ExitFailure)

@@ -54,8 +54,10 @@ func (p *passFiles) Close() {
 func (pl *plan) bwrapArgs(pf *passFiles) ([]string, error) {
 	// --cap-drop ALL: run as root, bwrap would otherwise keep every capability in the sandbox.
 	args := []string{"--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--cap-drop", "ALL",
-		"--proc", "/proc", "--dev", "/dev"}
+		"--proc", "/proc"}
 	var remount []string
+	args, remount = procMasks(args, remount)
+	args = append(args, "--dev", "/dev")
 	bind := func(fd int, path string, rw bool) error {
 		n, err := pf.add(fd)
 		if err != nil {
@@ -126,6 +128,39 @@ func (pl *plan) bwrapArgs(pf *passFiles) ([]string, error) {
 		args = append(args, "--remount-ro", p)
 	}
 	return args, nil
+}
+
+// procReadOnly and procMasked are what Docker's default mounts do to /proc (bubblewrap itself
+// already makes /proc/irq and /proc/bus read-only). A command keeps massgen's uid: as root,
+// /proc/sys would let it set the host's sysctls (kernel/core_pattern runs a program of its
+// choice as root at the next crash anywhere), and /proc/sysrq-trigger reboot the machine.
+// The other modes need none of this: Landlock grants /proc read-only there. /sys is not
+// mounted at all.
+var (
+	procReadOnly = []string{"/proc/sys", "/proc/sysrq-trigger", "/proc/fs"}
+	procMasked   = []string{"/proc/keys", "/proc/kcore", "/proc/timer_list", "/proc/sched_debug", "/proc/latency_stats",
+		"/proc/acpi", "/proc/asound", "/proc/scsi"}
+)
+
+// procMasks appends the binds of procReadOnly and procMasked that exist on this kernel (the
+// sandbox's /proc is of the same kernel: what the host's lacks, it lacks too); masked
+// directories get an empty tmpfs, made read-only at the end with the others (remount).
+func procMasks(args, remount []string) ([]string, []string) {
+	for _, p := range procReadOnly {
+		args = append(args, "--ro-bind-try", p, p)
+	}
+	for _, p := range procMasked {
+		fi, err := os.Lstat(p)
+		switch {
+		case err != nil:
+		case fi.IsDir():
+			args = append(args, "--tmpfs", p)
+			remount = append(remount, p)
+		default:
+			args = append(args, "--ro-bind", "/dev/null", p)
+		}
+	}
+	return args, remount
 }
 
 // bindBack binds the entries of the covered directory n (read-only) onto its tmpfs, except

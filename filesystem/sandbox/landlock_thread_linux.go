@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"os"
 	"os/exec"
 	"sync"
 	"syscall"
@@ -38,8 +39,11 @@ func (pl *plan) ruleNodes() []confine.RuleNode {
 func (pl *plan) landlockRuleset() (int, error) { return confine.LandlockRuleset(pl.ruleNodes()) }
 
 // startConfined starts cmd from a new OS thread confined by confine, and waits for it there
-// (a parent-death signal follows the thread that forked). wait returns cmd.Wait's error.
-func startConfined(cmd *exec.Cmd, confine func() error) (wait func() error, setupErr, startErr error) {
+// (a parent-death signal follows the thread that forked). began, when set, runs on that thread
+// once the process started and before anything waits for it (so its pid cannot be reused
+// meanwhile); an error from it kills the process and is a set-up error. wait returns
+// cmd.Wait's error.
+func startConfined(cmd *exec.Cmd, confine func() error, began func(*os.Process) error) (wait func() error, setupErr, startErr error) {
 	type started struct{ setup, start error }
 	sc := make(chan started, 1)
 	wc := make(chan error, 1)
@@ -50,6 +54,14 @@ func startConfined(cmd *exec.Cmd, confine func() error) (wait func() error, setu
 			return
 		}
 		err := cmd.Start()
+		if err == nil && began != nil {
+			if berr := began(cmd.Process); berr != nil {
+				cmd.Process.Kill()
+				cmd.Wait()
+				sc <- started{setup: berr}
+				return
+			}
+		}
 		sc <- started{start: err}
 		if err == nil {
 			wc <- cmd.Wait()

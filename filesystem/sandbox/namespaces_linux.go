@@ -176,7 +176,7 @@ func (pl *plan) nsSpec(dirfd int) (confine.Spec, error) {
 // nsStart prepares the helper: fd 3 its spec, fd 4 the status pipe.
 type nsStart struct {
 	specW, status *os.File
-	spec          []byte
+	spec          confine.Spec
 }
 
 // helperExe is the binary re-executed as the helper or the zygote.
@@ -204,10 +204,6 @@ func namespacesArgv(o Options, pl *plan, pf *passFiles, dirfd int) ([]string, *n
 		return nil, nil, err
 	}
 	spec.Status = 4
-	b, err := json.Marshal(spec)
-	if err != nil {
-		return nil, nil, err
-	}
 	specR, specW, err := os.Pipe()
 	if err != nil {
 		return nil, nil, err
@@ -219,20 +215,24 @@ func namespacesArgv(o Options, pl *plan, pf *passFiles, dirfd int) ([]string, *n
 		return nil, nil, err
 	}
 	pf.files = append(pf.files, specR, statusW) // fd 3, fd 4
-	return []string{exe, confine.HelperArg, "/bin/sh", "-c", o.Command}, &nsStart{specW: specW, status: statusR, spec: b}, nil
+	return []string{exe, confine.HelperArg, "/bin/sh", "-c", o.Command}, &nsStart{specW: specW, status: statusR, spec: spec}, nil
 }
 
 // wait writes the spec (after the child started: it may be larger than a pipe's buffer) and
 // returns the helper's status: nil when it exec'd the command (the status pipe closed empty).
 func (s *nsStart) wait() error {
+	b, err := json.Marshal(s.spec)
+	if err != nil {
+		return err
+	}
 	specW := s.specW
 	s.specW = nil
 	go func() {
-		specW.Write(s.spec)
+		specW.Write(b)
 		specW.Close()
 	}()
-	b, _ := io.ReadAll(io.LimitReader(s.status, 64<<10))
-	if m := strings.TrimSpace(string(b)); m != "" {
+	st, _ := io.ReadAll(io.LimitReader(s.status, 64<<10))
+	if m := strings.TrimSpace(string(st)); m != "" {
 		return fmt.Errorf("%s", m)
 	}
 	return nil

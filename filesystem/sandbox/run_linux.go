@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -178,10 +180,16 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		zy            *zygote      // namespaces, unprivileged: the zygote that starts the command
 		zreq          zygoteRequest
 		zexe          string
+		bws           *bwrapSync // bubblewrap: where the sandbox's first process waits for its limits
+		// The command's first process is stopped until its limits are applied (limits_linux.go):
+		// ownUserNS says whether it gets a user namespace whose task count is its own; shellWaits,
+		// whether the shell itself waits (shellBarrier).
+		ownUserNS, shellWaits bool
 	)
 	defer pf.Close()
+	shellCmd := shellBarrier + o.Command
 	if mode == ModeNone {
-		argv = sysshell.UnixArgv(o.Command)
+		argv, shellWaits = sysshell.UnixArgv(shellCmd), true
 	} else {
 		pol := o.Policy
 		pol.Write = append(slices.Clone(pol.Write), tmp)
@@ -212,15 +220,22 @@ func Run(ctx context.Context, o Options) (Result, error) {
 				break
 			}
 			defer unix.Close(ruleset)
-			confineThread = func() error { return confine.ConfineThread(ruleset, confine.FilterOpts{IPC: true, XAttr: true}) }
 			sysAttr, _ = landlockPIDNS.get()
-			argv = []string{"/bin/sh", "-c", o.Command}
+			// The command is forked from the confined thread with the PID namespace's flags.
+			fo := confine.FilterOpts{IPC: true, XAttr: true, CloneNS: uint32(sysAttr.Cloneflags)}
+			confineThread = func() error { return confine.ConfineThread(ruleset, fo) }
+			argv, shellWaits = []string{"/bin/sh", "-c", shellCmd}, true
+			ownUserNS = sysAttr.Cloneflags&syscall.CLONE_NEWUSER != 0
 			if dirfd >= 0 {
 				// Entered in the child, whose descriptors are still a copy of ours.
 				cmdDir = fmt.Sprintf("/proc/self/fd/%d", dirfd)
 			}
 		case ModeBubblewrap:
-			argv, err = bwrapArgv(o, pl, &pf, dirfd)
+			argv, bws, err = bwrapArgv(o, pl, &pf, dirfd)
+			if bws != nil {
+				defer bws.Close()
+			}
+			ownUserNS = os.Geteuid() != 0 // unprivileged, bubblewrap makes a user namespace
 		case ModeNamespaces:
 			if sysAttr, err = namespacesProbe.get(); err != nil {
 				break
@@ -235,7 +250,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 				}
 				confineThread = directConfine(spec)
 				sysAttr = syscall.SysProcAttr{}
-				argv = []string{"/bin/sh", "-c", o.Command}
+				argv, shellWaits = []string{"/bin/sh", "-c", shellCmd}, true
 				cmdDir = ""
 				break
 			}
@@ -247,7 +262,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 				}
 				if zy = zygotes.get(exe, log); zy != nil {
 					zexe = exe
-					argv = []string{"/bin/sh", "-c", o.Command}
+					// The zygote's shell waits for the zygote to apply the limits: their
+					// task count is the zygote's user namespace's, shared.
+					argv, ownUserNS = []string{"/bin/sh", "-c", shellCmd}, true
 					zreq = zygoteRequest{Argv: argv, Env: env}
 					zreq.Spec, err = pl.nsSpec(dirfd)
 					break
@@ -260,11 +277,35 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			if nss != nil {
 				defer nss.Close()
 			}
+			ownUserNS = sysAttr.Cloneflags&syscall.CLONE_NEWUSER != 0
 		}
 		if err != nil {
 			log.Warn("sandbox set-up failed", zap.String("mode", mode), zap.Error(err))
 			return Result{Sandbox: mode}, errSetup
 		}
+	}
+
+	lp, err := newLimitPlan(o.Limits, ownUserNS, log)
+	if err != nil {
+		log.Warn("sandbox set-up failed", zap.String("mode", mode), zap.Error(err))
+		return Result{Sandbox: mode}, errSetup
+	}
+	var barrier *os.File // massgen's end of the shell's go-ahead
+	if shellWaits {
+		if len(pf.files) != 0 {
+			lp.close(log)
+			return Result{Sandbox: mode}, errors.New("sandbox: the shell's go-ahead must be its descriptor 3")
+		}
+		r, w, err := os.Pipe()
+		if err != nil {
+			lp.close(log)
+			return Result{Sandbox: mode}, err
+		}
+		pf.files, barrier = append(pf.files, r), w
+		defer w.Close()
+	}
+	if zy != nil {
+		zreq.Rlimits = lp.rlimits
 	}
 
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
@@ -293,28 +334,52 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	var runErr, setupErr error
 	wait := cmd.Wait
 	if zy != nil {
-		runErr, setupErr = zy.run(ctx, zreq, stdout, stderr)
+		runErr, setupErr = zy.run(ctx, zreq, lp.procsFDs(), stdout, stderr)
 		if errors.Is(setupErr, errZygoteUnsent) {
 			// It died before this request: nothing started. A new one takes it, or, when
 			// none can start (recorded: no zygote is tried again), the helper does.
 			if zy = zygotes.get(zexe, log); zy == nil {
 				pf.Close()
+				lp.close(log)
 				return Run(ctx, o)
 			}
-			runErr, setupErr = zy.run(ctx, zreq, stdout, stderr)
+			runErr, setupErr = zy.run(ctx, zreq, lp.procsFDs(), stdout, stderr)
 		}
 		pf.Close()
-		return finish(ctx, o, log, mode, sw, stdout, stderr, start, runErr, setupErr, argv[0])
+		return finish(ctx, o, log, mode, sw, lp, stdout, stderr, start, runErr, setupErr, argv[0])
 	}
+	killGroup := func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	if confineThread != nil {
-		wait, setupErr, runErr = startConfined(cmd, confineThread)
+		wait, setupErr, runErr = startConfined(cmd, confineThread, func(p *os.Process) error {
+			return lp.release(p.Pid, true, killGroup, barrier)
+		})
 	} else {
 		runErr = cmd.Start()
 	}
 	pf.Close() // the child has its copies
 	started := runErr == nil && (confineThread == nil || setupErr == nil)
 	if started {
-		if nss != nil {
+		switch {
+		case confineThread != nil: // released on its thread
+		case bws != nil:
+			// The sandbox's first process (bubblewrap's child, blocked on --block-fd).
+			// When bubblewrap failed before it, it said why on stderr (bwrapFailed).
+			pid, err := bws.childPID()
+			if err == nil {
+				err = lp.release(pid, false, killGroup, bws.block)
+			} else {
+				killGroup() // at EOF on --block-fd it would go on
+			}
+			setupErr = err
+		case nss != nil:
+			// The helper (waiting for its spec) joins the cgroup now and sets the rlimits
+			// itself when it executes the command.
+			nss.spec.Rlimits = lp.rlimits
+			setupErr = releaseLimited(cmd.Process.Pid, true, nil, lp.procsFDs(), killGroup, nil)
+		default: // the shell, waiting on its barrier
+			setupErr = lp.release(cmd.Process.Pid, true, killGroup, barrier)
+		}
+		if nss != nil && setupErr == nil {
 			setupErr = nss.wait()
 		}
 		runErr = wait()
@@ -322,12 +387,12 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		// it could otherwise keep writing after the call returned, into the next phase.
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
-	return finish(ctx, o, log, mode, sw, stdout, stderr, start, runErr, setupErr, argv[0])
+	return finish(ctx, o, log, mode, sw, lp, stdout, stderr, start, runErr, setupErr, argv[0])
 }
 
 // finish makes the result of a command that ended (or whose set-up failed), and cleans up
 // after it.
-func finish(ctx context.Context, o Options, log *zap.Logger, mode string, sw *sweeper, stdout, stderr *capped, start time.Time,
+func finish(ctx context.Context, o Options, log *zap.Logger, mode string, sw *sweeper, lp *limitPlan, stdout, stderr *capped, start time.Time,
 	runErr, setupErr error, prog string) (Result, error) {
 	res := Result{
 		Stdout:     stdout.buf.String(),
@@ -338,50 +403,106 @@ func finish(ctx context.Context, o Options, log *zap.Logger, mode string, sw *sw
 	}
 	if setupErr != nil || mode == ModeBubblewrap && bwrapFailed(runErr, res.Stderr) {
 		log.Warn("sandbox set-up failed", zap.String("mode", mode), zap.Error(setupErr), zap.String("stderr", res.Stderr))
+		lp.close(log)
 		return Result{Sandbox: mode}, errSetup
 	}
 	if sw != nil {
 		sw.after(&res, o.Trash, log)
 	}
-	return outcome(ctx, res, runErr, prog)
+	res, err := outcome(ctx, res, runErr, prog)
+	lp.verdict(&res, log)
+	return res, err
 }
 
-// bwrapArgv is bubblewrap's command line: fd 3 the seccomp filter, then the plan's handles.
-func bwrapArgv(o Options, pl *plan, pf *passFiles, dirfd int) ([]string, error) {
+// bwrapArgv is bubblewrap's command line: fd 3 the seccomp filter, then the plan's handles,
+// then the pipes of bs.
+func bwrapArgv(o Options, pl *plan, pf *passFiles, dirfd int) (argv []string, bs *bwrapSync, err error) {
 	// The seccomp filter (no UNIX sockets: bwrap shares the network namespace, where
 	// abstract sockets live), passed to bwrap as fd 3. SysV IPC has its own namespace here.
 	filter, err := confine.FilterBytes(confine.FilterOpts{})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	mfd, err := unix.MemfdCreate("massgen-seccomp", unix.MFD_CLOEXEC)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	f := os.NewFile(uintptr(mfd), "seccomp")
 	pf.files = append(pf.files, f) // fd 3
 	if _, err := f.Write(filter); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	args, err := pl.bwrapArgs(pf)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	argv := append([]string{BubblewrapPath(), "--seccomp", "3"}, args...)
+	argv = append([]string{BubblewrapPath(), "--seccomp", "3"}, args...)
 	if dirfd >= 0 {
 		// bwrap has no --chdir-fd; a /proc/self/fd path would put the command's working
 		// directory outside the new root (a chroot escape through ".."), so the directory is
 		// entered by where its handle is now. The mounts, not the directory, confine.
 		p, err := fdPath(dirfd)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		argv = append(argv, "--chdir", p)
 	}
-	return append(argv, "--", "/bin/sh", "-c", o.Command), nil
+	bs, infoFD, blockFD, err := newBwrapSync(pf)
+	if err != nil {
+		return nil, nil, err
+	}
+	argv = append(argv, "--info-fd", strconv.Itoa(infoFD), "--block-fd", strconv.Itoa(blockFD))
+	return append(argv, "--", "/bin/sh", "-c", o.Command), bs, nil
+}
+
+// bwrapSync is how the sandbox's first process waits for its limits: bubblewrap writes its pid
+// (as massgen sees it) on the info pipe, then, once the sandbox is built, waits for a byte on
+// the block pipe before it starts the command (limits_linux.go).
+type bwrapSync struct {
+	info  *os.File // massgen reads
+	block *os.File // massgen writes
+}
+
+// newBwrapSync makes the pipes, passing bubblewrap its ends (their descriptor numbers there).
+func newBwrapSync(pf *passFiles) (bs *bwrapSync, infoFD, blockFD int, err error) {
+	infoR, infoW, err := os.Pipe()
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	blockR, blockW, err := os.Pipe()
+	if err != nil {
+		infoR.Close()
+		infoW.Close()
+		return nil, 0, 0, err
+	}
+	pf.files = append(pf.files, infoW)
+	infoFD = 2 + len(pf.files)
+	pf.files = append(pf.files, blockR)
+	return &bwrapSync{info: infoR, block: blockW}, infoFD, 2 + len(pf.files), nil
+}
+
+// childPID reads bubblewrap's info: the pid of the sandbox's first process. Call it once
+// bubblewrap started and massgen's copies of its ends are closed.
+func (b *bwrapSync) childPID() (int, error) {
+	data, err := io.ReadAll(io.LimitReader(b.info, 64<<10))
+	if err != nil {
+		return 0, err
+	}
+	var info struct {
+		ChildPID int `json:"child-pid"`
+	}
+	if err := json.Unmarshal(data, &info); err != nil || info.ChildPID <= 0 {
+		return 0, fmt.Errorf("bubblewrap's info: %q", data)
+	}
+	return info.ChildPID, nil
+}
+
+func (b *bwrapSync) Close() {
+	b.info.Close()
+	b.block.Close()
 }
 
 // bwrapFailed: bubblewrap itself failed (before the command ran): it exits 1 with its own

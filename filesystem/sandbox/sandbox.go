@@ -14,6 +14,9 @@
 // A confined command has no capabilities (even under root), cannot gain any (no_new_privs),
 // cannot connect to UNIX sockets outside, signal processes outside, set setuid/setgid bits or
 // use SysV IPC with processes outside, and gets a minimal environment without massgen's secrets.
+// The seccomp filter refuses it what a container runtime refuses its workloads (the kernel
+// keyrings, io_uring, eBPF, mounts, new namespaces...: internal/confine), and its memory,
+// processes, CPU time and file size are bounded (Limits; limits_linux.go).
 // What it sees of the file system:
 //   - read and execute: the agent's readable roots and the system directories (SystemReadDirs);
 //   - write: the agent's writable roots, minus the Keep paths under them (protected and
@@ -102,6 +105,9 @@ type Options struct {
 	// Log receives the details of sandbox set-up failures (paths included), which never reach
 	// the command's result. Nil: discarded.
 	Log *zap.Logger
+	// Limits bound the command's memory, processes, CPU time and file size (zero fields: the
+	// defaults).
+	Limits Limits
 }
 
 // Result is what happened.
@@ -120,6 +126,9 @@ type Result struct {
 	Removed []string `json:"removed_system_paths,omitempty"`
 	// Restored lists Keep paths the command replaced or removed, which were put back.
 	Restored []string `json:"restored_paths,omitempty"`
+	// Limit says which of the command's limits it ran into ("killed: memory limit 2048 MiB",
+	// "process limit 256 (...)"); "" when none.
+	Limit string `json:"limit,omitempty"`
 }
 
 // ValidMode reports whether mode is a known command_sandbox value ("" means auto).

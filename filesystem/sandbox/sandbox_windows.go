@@ -74,7 +74,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		return Result{}, fmt.Errorf("sandbox: private temp dir: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	job, err := newKillJob()
+	job, err := newKillJob(o.Limits.WithDefaults())
 	if err != nil {
 		log.Warn("sandbox: creating the job object failed", zap.Error(err))
 		return Result{Sandbox: mode}, fmt.Errorf("sandbox: job object: %w; the command was not run", err)
@@ -127,14 +127,25 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	return outcome(ctx, res, runErr, comspec)
 }
 
-// newKillJob creates a job object whose processes are all killed when its last handle closes.
-func newKillJob() (windows.Handle, error) {
+// newKillJob creates a job object whose processes are all killed when its last handle closes,
+// bounded by lim: the memory committed by the whole job, its number of processes, the user CPU
+// time of each process (Windows has no file size limit; hits are not reported).
+func newKillJob(lim Limits) (windows.Handle, error) {
+	if err := lim.Validate(); err != nil {
+		return 0, err
+	}
 	job, err := windows.CreateJobObject(nil, nil)
 	if err != nil {
 		return 0, err
 	}
 	info := windows.JOBOBJECT_EXTENDED_LIMIT_INFORMATION{
-		BasicLimitInformation: windows.JOBOBJECT_BASIC_LIMIT_INFORMATION{LimitFlags: windows.JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE},
+		BasicLimitInformation: windows.JOBOBJECT_BASIC_LIMIT_INFORMATION{
+			LimitFlags: windows.JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE | windows.JOB_OBJECT_LIMIT_JOB_MEMORY |
+				windows.JOB_OBJECT_LIMIT_ACTIVE_PROCESS | windows.JOB_OBJECT_LIMIT_PROCESS_TIME,
+			ActiveProcessLimit:      uint32(lim.Processes),
+			PerProcessUserTimeLimit: int64(lim.CPUSeconds) * 10_000_000, // 100 ns units
+		},
+		JobMemoryLimit: uintptr(lim.MemoryMB) << 20,
 	}
 	if _, err := windows.SetInformationJobObject(job, windows.JobObjectExtendedLimitInformation,
 		uintptr(unsafe.Pointer(&info)), uint32(unsafe.Sizeof(info))); err != nil {

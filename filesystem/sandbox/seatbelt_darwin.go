@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"sync"
 	"syscall"
 	"time"
 
@@ -89,6 +90,9 @@ func seatbeltArgv(pol Policy, tmp, command string) ([]string, error) {
 // runSeatbelt is Run on macOS: the command in its own process group under sandbox-exec; the
 // group is killed when the command ends (a process that left it with setsid stays confined but
 // is not reached: macOS has no subreaper).
+// limitsOnce: that limits are not enforced here is said once per process.
+var limitsOnce sync.Once
+
 func runSeatbelt(ctx context.Context, o Options) (Result, error) {
 	mode, err := seatbeltEffective(o.Mode)
 	if err != nil {
@@ -99,6 +103,11 @@ func runSeatbelt(ctx context.Context, o Options) (Result, error) {
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = 2 * time.Minute
+	}
+	if o.Log != nil {
+		limitsOnce.Do(func() {
+			o.Log.Warn("command limits (command_limits) are not enforced on macOS: a command's memory, processes, CPU time and file size are bounded only by the system's own limits")
+		})
 	}
 	tmp, err := os.MkdirTemp("", "massgen-cmd-")
 	if err != nil {

@@ -38,8 +38,10 @@ import (
 //
 // Protocol, over a private SOCK_SEQPACKET socketpair (fd 3 of the zygote): the zygote first
 // says 'R' (ready) or 'E' and why. A request is one message "Q" carrying, with SCM_RIGHTS, the
-// request's own socket, the command's stdout and stderr, and a memfd holding the request as
-// JSON (the spec may be larger than a message). On the request's socket the zygote answers
+// request's own socket, the command's stdout and stderr, a memfd holding the request as
+// JSON (the spec may be larger than a message), then the cgroup.procs files of the command's
+// cgroups, if any. The zygote applies the request's limits to the shell it forked (its child)
+// before letting it run the command (limits_linux.go). On the request's socket the zygote answers
 // 'S' (started) or 'E' and the set-up error, then 'X' and the exit status (4 bytes, as the
 // shell reports it: 128+signal for a signal). Any message from massgen on it, or its end
 // closing, kills the command's PID 1, which ends its whole PID namespace.
@@ -49,9 +51,14 @@ const zygoteArg = "__massgen_sandbox_zygote__"
 // zygoteRequest is what the zygote needs to start one command.
 type zygoteRequest struct {
 	Spec confine.Spec `json:"spec"`
-	Argv []string     `json:"argv"`
+	Argv []string     `json:"argv"` // the shell, waiting on descriptor 3 (shellBarrier)
 	Env  []string     `json:"env"`
+	// Rlimits are the command's rlimits (see limitPlan).
+	Rlimits []rlimitValue `json:"rlimits"`
 }
+
+// zygoteFixedFDs is how many descriptors every request carries (the cgroup files follow).
+const zygoteFixedFDs = 4
 
 // zygoteCtlFD is the zygote's control socket.
 const zygoteCtlFD = 3
@@ -79,14 +86,14 @@ func runZygote() {
 		os.Exit(125)
 	}
 	buf := make([]byte, 16)
-	oob := make([]byte, unix.CmsgSpace(4*8))
+	oob := make([]byte, unix.CmsgSpace(16*4))
 	for {
 		n, oobn, flags, _, err := ctl.ReadMsgUnix(buf, oob)
 		if err != nil || n == 0 {
 			os.Exit(0) // massgen is gone
 		}
 		fds := receivedFDs(oob[:oobn])
-		if flags&unix.MSG_CTRUNC != 0 || string(buf[:n]) != "Q" || len(fds) != 4 {
+		if flags&unix.MSG_CTRUNC != 0 || string(buf[:n]) != "Q" || len(fds) < zygoteFixedFDs {
 			for _, fd := range fds {
 				unix.Close(fd)
 			}
@@ -113,12 +120,18 @@ func receivedFDs(oob []byte) []int {
 }
 
 // serveZygoteRequest starts and watches one command: fds are the request's socket, stdout,
-// stderr and the request memfd.
+// stderr, the request memfd and the command's cgroup.procs files.
 func serveZygoteRequest(fds []int) {
 	rf := os.NewFile(uintptr(fds[0]), "request")
 	stdout := os.NewFile(uintptr(fds[1]), "stdout")
 	stderr := os.NewFile(uintptr(fds[2]), "stderr")
 	body := os.NewFile(uintptr(fds[3]), "body")
+	procs := fds[zygoteFixedFDs:]
+	defer func() {
+		for _, fd := range procs {
+			unix.Close(fd)
+		}
+	}()
 	defer stdout.Close()
 	defer stderr.Close()
 	c, err := net.FileConn(rf)
@@ -142,13 +155,24 @@ func serveZygoteRequest(fds []int) {
 		conn.Write([]byte("Ebad request: " + err.Error()))
 		return
 	}
+	barrierR, barrier, err := os.Pipe()
+	if err != nil {
+		conn.Write([]byte("E" + err.Error()))
+		return
+	}
+	defer barrier.Close()
 	cmd := exec.Command(req.Argv[0], req.Argv[1:]...)
 	cmd.Env = req.Env
 	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.ExtraFiles = []*os.File{barrierR} // fd 3: the shell's go-ahead
 	// The forking thread waits for the command: if the zygote dies, the command's PID 1 gets
 	// SIGKILL, and its namespace ends with it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	wait, setupErr, startErr := startConfined(cmd, directConfine(req.Spec))
+	wait, setupErr, startErr := startConfined(cmd, directConfine(req.Spec), func(p *os.Process) error {
+		barrierR.Close()
+		return releaseLimited(p.Pid, true, req.Rlimits, procs, func() { p.Kill() }, barrier)
+	})
+	barrierR.Close()
 	if setupErr == nil {
 		setupErr = startErr
 	}
@@ -323,7 +347,7 @@ var (
 // run starts argv through the zygote and waits for it, copying its output to stdout and
 // stderr. setupErr: the command was not started (or its start is unknown: the zygote died);
 // runErr: how the command ended (nil, exitCodeError, or a failed connection).
-func (z *zygote) run(ctx context.Context, req zygoteRequest, stdout, stderr io.Writer) (runErr, setupErr error) {
+func (z *zygote) run(ctx context.Context, req zygoteRequest, procs []int, stdout, stderr io.Writer) (runErr, setupErr error) {
 	body, err := json.Marshal(req)
 	if err != nil {
 		return nil, err
@@ -365,7 +389,7 @@ func (z *zygote) run(ctx context.Context, req zygoteRequest, stdout, stderr io.W
 	}
 	defer errR.Close()
 	defer errW.Close()
-	rights := unix.UnixRights(int(theirs.Fd()), int(outW.Fd()), int(errW.Fd()), int(mf.Fd()))
+	rights := unix.UnixRights(append([]int{int(theirs.Fd()), int(outW.Fd()), int(errW.Fd()), int(mf.Fd())}, procs...)...)
 	if _, _, err := z.ctl.WriteMsgUnix([]byte("Q"), rights, nil); err != nil {
 		z.retire()
 		return nil, fmt.Errorf("%w: %v", errZygoteUnsent, err)

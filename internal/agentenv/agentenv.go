@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -21,9 +22,12 @@ import (
 	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/filesystem/sandbox"
 	"github.com/massgen-go/massgen/internal/customtools"
+	"github.com/massgen-go/massgen/internal/launch"
 	"github.com/massgen-go/massgen/internal/mcpclient"
+	"github.com/massgen-go/massgen/internal/pathx"
 	"github.com/massgen-go/massgen/internal/wsowner"
 	"github.com/massgen-go/massgen/permissions"
+	"github.com/massgen-go/massgen/permissions/hooks"
 	"github.com/massgen-go/massgen/snapshots"
 )
 
@@ -96,6 +100,21 @@ type Env struct {
 	mu     sync.Mutex
 	agents map[string]*Agent
 	closed bool
+	// area is the run's private area for the programs massgen starts (MCP servers, hooks);
+	// made on first use, removed at Close. images are the hashed copies hooks run from.
+	area   *launch.Area
+	images *launch.Images
+	// shapers decide Shaped: every agent's widest (final-role) policy, built once.
+	shapeOnce    sync.Once
+	shapers      []shaper
+	contentRoots []string
+	shapeErr     error
+}
+
+// shaper is one agent's policy, asked whether the agent may write a path.
+type shaper struct {
+	id  string
+	pol *permissions.Policy
 }
 
 // New reads the project rules (.massgen/permissions.yaml) and opens the audit log.
@@ -158,7 +177,101 @@ func (e *Env) Close() error {
 		errs = append(errs, e.audit.Close())
 		e.audit = nil
 	}
+	e.mu.Lock()
+	area, images := e.area, e.images
+	e.area, e.images = nil, nil
+	e.mu.Unlock()
+	if images != nil {
+		images.Close()
+	}
+	errs = append(errs, area.Close())
 	return errors.Join(errs...)
+}
+
+// privateAreaLocked is the run's private area (internal/launch), made on first use: a 0700
+// folder outside every path an agent may use, where MCP servers and hooks run. e.mu is held.
+func (e *Env) privateAreaLocked() (*launch.Area, error) {
+	if e.area != nil {
+		return e.area, nil
+	}
+	area, err := launch.NewArea(launch.Base(e.cfg.LookupEnv))
+	if err != nil {
+		return nil, err
+	}
+	// npx looks for node_modules in the parents of its working directory too.
+	for d := area.Dir(); ; d = filepath.Dir(d) {
+		if why := e.Shaped(d); why != "" {
+			area.Close()
+			return nil, fmt.Errorf("massgen's private area %s lies in %s, and %s: programs massgen starts would run where an agent can plant files; set XDG_RUNTIME_DIR (or XDG_CACHE_HOME) to a folder no agent may write", area.Dir(), d, why)
+		}
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	e.area, e.images = area, launch.NewImages(area)
+	return area, nil
+}
+
+// hookRunner runs the agents' hooks in the private area, from the hashed copies of their
+// programs and scripts.
+func (e *Env) hookRunner() (*hooks.Runner, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	area, err := e.privateAreaLocked()
+	if err != nil {
+		return nil, err
+	}
+	return &hooks.Runner{Area: area, Images: e.images}, nil
+}
+
+// Shaped says why some agent could change what lies at path — it may write there (by its
+// final role's rules, the widest), or massgen copies agents' work there
+// (permissions.AgentContentRoots) — or "" when none can. Programs and scripts massgen runs,
+// and the folders they run in, must be none of those.
+func (e *Env) Shaped(path string) string {
+	e.shapeOnce.Do(e.buildShapers)
+	if e.shapeErr != nil {
+		return fmt.Sprintf("the agents' rules could not be read to tell (%v)", e.shapeErr)
+	}
+	path = filepath.Clean(path)
+	paths := []string{path}
+	if real, err := filepath.EvalSymlinks(path); err == nil && real != path {
+		paths = append(paths, real)
+	}
+	for _, p := range paths {
+		for _, r := range e.contentRoots {
+			if pathx.Within(p, r) {
+				return fmt.Sprintf("massgen copies agents' work into %s (workspaces, snapshots, temp workspaces, sessions, trash, logs)", r)
+			}
+		}
+	}
+	for _, sh := range e.shapers {
+		if d := sh.pol.CheckPath(path, permissions.Write); d.Allow {
+			return fmt.Sprintf("agent %s may write there (%s)", sh.id, d.Rule)
+		}
+	}
+	return ""
+}
+
+func (e *Env) buildShapers() {
+	for _, r := range permissions.AgentContentRoots(e.cfg) {
+		e.contentRoots = append(e.contentRoots, filepath.Clean(r))
+		if real, err := filepath.EvalSymlinks(r); err == nil && real != filepath.Clean(r) {
+			e.contentRoots = append(e.contentRoots, real)
+		}
+	}
+	for _, ac := range e.cfg.Agents {
+		spec, err := e.spec(ac, e.project.For(ac.ID), Final)
+		if err == nil {
+			var pol *permissions.Policy
+			if pol, err = permissions.New(spec); err == nil {
+				e.shapers = append(e.shapers, shaper{id: ac.ID, pol: pol})
+				continue
+			}
+		}
+		e.shapeErr = err
+		return
+	}
 }
 
 // Agent is one agent's environment for the run: its phases share the file tracker, the
@@ -172,6 +285,8 @@ type Agent struct {
 	grants   *permissions.Grants
 	external map[string]filesystem.External
 	customs  *customtools.Provider // nil: no custom_tools
+	// pre and post are its hooks, loaded (permissions.LoadHooks) when it is built.
+	pre, post []hooks.Hook
 
 	mu    sync.Mutex
 	roles map[Role]*roleEnv
@@ -214,6 +329,16 @@ func (e *Env) Agent(ctx context.Context, id string) (*Agent, error) {
 	}
 	// A server its security: section refuses never starts, and is not counted as configured.
 	a.cfg.Backend.MCPServers = e.secureServers(id, ac.Backend.MCPServers)
+	if !e.o.NoHooks {
+		// A hook runs outside every sandbox: its program and script must lie where no agent
+		// can change them, and be the ones approved.
+		var err error
+		if a.pre, a.post, err = permissions.LoadHooks(e.cfg, id, permissions.HookLoadOptions{
+			Project: a.project, Environ: os.Environ(), Shaped: e.Shaped,
+		}); err != nil {
+			return nil, &ConfigError{Err: fmt.Errorf("agent %q: %w", id, err)}
+		}
+	}
 	if ws := ac.Backend.CWD; ws != "" && !e.o.DecideOnly {
 		// The workspace is created on first use (the config names it; MassGen makes it), and
 		// recorded as massgen's when it made it: only such a folder is ever cleared.
@@ -235,8 +360,13 @@ func (e *Env) Agent(ctx context.Context, id string) (*Agent, error) {
 		if err != nil {
 			return nil, err
 		}
+		area, err := e.privateAreaLocked()
+		if err != nil {
+			return nil, fmt.Errorf("agent %q: MCP servers: %w", id, err)
+		}
 		ext, errs := mcpclient.ConnectWith(ctx, mcpclient.Options{
 			Servers: a.cfg.Backend.MCPServers, AllowedDirs: pol.ReadableRoots(), WorkDir: ac.Backend.CWD,
+			PrivateDir: area.Dir(), BaseDir: e.cfg.BaseDir, Shaped: e.Shaped,
 			Logger: e.log.With(zap.String("agent", id)),
 		})
 		for _, err := range errs {
@@ -287,29 +417,33 @@ func (a *Agent) Hooks() configs.Hooks {
 // config's global section, the project file (top level, then its section for this agent) and
 // the agent's own section; the most specific mode wins.
 func (a *Agent) Spec(role Role) (permissions.Spec, error) {
-	e := a.env
-	temp := filepath.Join(e.cfg.Orchestrator.AgentTemporaryWorkspace, a.cfg.ID)
+	return a.env.spec(a.cfg, a.project, role)
+}
+
+// spec is the Spec of the agent ac (project: the project file's rules for it) in role.
+func (e *Env) spec(ac configs.Agent, project *configs.Permissions, role Role) (permissions.Spec, error) {
+	temp := filepath.Join(e.cfg.Orchestrator.AgentTemporaryWorkspace, ac.ID)
 	if e.o.TempWorkspace != nil {
-		temp = e.o.TempWorkspace(a.cfg.ID)
+		temp = e.o.TempWorkspace(ac.ID)
 	}
 	var temps []string
 	if filepath.IsAbs(temp) {
 		temps = []string{temp}
 	}
-	spec, err := permissions.SpecFromConfig(e.cfg, a.cfg.ID, role, permissions.SpecOptions{
+	spec, err := permissions.SpecFromConfig(e.cfg, ac.ID, role, permissions.SpecOptions{
 		TempWorkspaces: temps,
 		ReadOnly:       slices.Clone(e.o.ReadOnly),
 		Sandboxed:      e.sandboxed,
 		Home:           e.o.Home,
-		ProjectRules:   a.project,
+		ProjectRules:   project,
 	})
 	if err != nil {
-		return permissions.Spec{}, &ConfigError{Err: fmt.Errorf("agent %q: %w", a.cfg.ID, err)}
+		return permissions.Spec{}, &ConfigError{Err: fmt.Errorf("agent %q: %w", ac.ID, err)}
 	}
 	// The built-in tools' path arguments come from their one declaration.
 	spec.Tools = filesystem.Table()
 	// The backend's command lists are rules like any other: every view decides by them.
-	spec.Deny = append(spec.Deny, commandRules(a.cfg.Backend)...)
+	spec.Deny = append(spec.Deny, commandRules(ac.Backend)...)
 	return spec, nil
 }
 
@@ -342,12 +476,14 @@ func (a *Agent) role(role Role) (*roleEnv, error) {
 		return nil, err
 	}
 	log := e.log.With(zap.String("agent", a.cfg.ID))
-	var hooks configs.Hooks
-	if !e.o.NoHooks {
-		hooks = a.Hooks()
+	set := hooks.Set{Pre: a.pre, Post: a.post}
+	if len(a.pre)+len(a.post) > 0 {
+		if set.Runner, err = e.hookRunner(); err != nil {
+			return nil, fmt.Errorf("agent %q: hooks: %w", a.cfg.ID, err)
+		}
 	}
 	guard := permissions.NewGuard(pol, permissions.GuardOptions{
-		Asker: e.o.Asker, Hooks: hooks, Audit: e.audit, Logger: log, Grants: a.grants,
+		Asker: e.o.Asker, Hooks: set, Audit: e.audit, Logger: log, Grants: a.grants,
 	})
 	var journal *filesystem.Journal
 	if role == Final {
@@ -360,6 +496,7 @@ func (a *Agent) role(role Role) (*roleEnv, error) {
 		EnforceReadBeforeDelete: e.cfg.EnforceReadBeforeDelete(),
 		Tracker:                 a.tracker,
 		Sandbox:                 e.cfg.CommandSandbox,
+		CommandLimits:           a.commandLimits(),
 		External:                a.external,
 		Custom:                  a.custom(),
 		ExternalOnly:            a.cfg.Backend.CWD == "",

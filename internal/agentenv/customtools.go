@@ -8,6 +8,7 @@ import (
 
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem"
+	"github.com/massgen-go/massgen/filesystem/sandbox"
 	"github.com/massgen-go/massgen/internal/customtools"
 )
 
@@ -25,7 +26,7 @@ func (a *Agent) customTools(ctx context.Context, describe bool) (*customtools.Pr
 	}
 	p, err := customtools.New(ctx, customtools.Options{
 		Config: a.env.cfg, Agent: i, Sandbox: sb, Describe: describe, Cache: a.env.customCache,
-		Logger: a.env.log.With(zap.String("agent", a.cfg.ID)),
+		Shaped: a.env.Shaped, Logger: a.env.log.With(zap.String("agent", a.cfg.ID)),
 	})
 	if err != nil {
 		return nil, &ConfigError{Err: err}
@@ -51,6 +52,12 @@ func (a *Agent) index() int {
 	return -1
 }
 
+// commandLimits bound the agent's commands and custom tool processes (configs' command_limits).
+func (a *Agent) commandLimits() sandbox.Limits {
+	l := a.env.cfg.CommandLimitsOf(a.cfg.ID)
+	return sandbox.Limits{MemoryMB: l.MemoryMB, Processes: l.Processes, CPUSeconds: l.CPUSeconds, FileSizeMB: l.FileSizeMB}
+}
+
 // commandSandbox is what the agent's processes run under in role, as its Toolset runs them.
 func (a *Agent) commandSandbox(role Role) (filesystem.CommandSandbox, error) {
 	pol, err := a.policy(role)
@@ -59,6 +66,7 @@ func (a *Agent) commandSandbox(role Role) (filesystem.CommandSandbox, error) {
 	}
 	return filesystem.CommandSandbox{
 		Mode: a.env.cfg.CommandSandbox, Policy: filesystem.SandboxPolicy(pol), Workspace: pol.Spec().Workspace, Log: a.env.log,
+		Limits: a.commandLimits(),
 	}, nil
 }
 

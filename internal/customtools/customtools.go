@@ -91,9 +91,15 @@ type Options struct {
 	// schema and the function's name as description.
 	Describe bool
 	Cache    *Cache // nil: a new one
-	// LookPath finds python3 (default: on PATH, as the sandbox's commands see it).
+	// LookPath finds python3 (default: on PATH, as the sandbox's commands see it, skipping
+	// those Shaped refuses).
 	LookPath func(sb filesystem.CommandSandbox) (string, error)
-	Logger   *zap.Logger
+	// Shaped says why some agent could change what lies at a path ("" when none can). A tool
+	// whose file, or the folder holding it (its imports come from there first), lies in such a
+	// place is refused: an agent would run its code with the tool's env and in every agent's
+	// sandbox that offers the tool. nil: no such check.
+	Shaped func(path string) string
+	Logger *zap.Logger
 }
 
 // Provider is one agent's custom tools (a filesystem.Custom). It is safe for concurrent use.
@@ -124,7 +130,7 @@ func New(ctx context.Context, o Options) (*Provider, error) {
 		o.Cache = NewCache()
 	}
 	if o.LookPath == nil {
-		o.LookPath = Interpreter
+		o.LookPath = func(sb filesystem.CommandSandbox) (string, error) { return interpreter(sb, o.Shaped) }
 	}
 	cfg := o.Config
 	ac := cfg.Agents[o.Agent]
@@ -139,6 +145,15 @@ func New(ctx context.Context, o Options) (*Provider, error) {
 		// if its name is later swapped for a link, the sandbox grants nothing there.
 		if dir, err := filepath.EvalSymlinks(filepath.Dir(f.Path)); err == nil {
 			f.Path = filepath.Join(dir, filepath.Base(f.Path))
+		}
+		if o.Shaped != nil {
+			for _, place := range []string{f.Path, filepath.Dir(f.Path)} {
+				if why := o.Shaped(place); why != "" {
+					return nil, &configs.ValidationError{Problems: []configs.Problem{p.problem(cfg, f.Key+".path",
+						"custom tool %s: its file %s lies where an agent could change it (%s: %s); the tool runs that code, and the folder's modules, with its env and in the sandbox of every agent offered it. Move it out of every path an agent may write (workspaces, writable context paths)",
+						f.Name, f.Path, place, why)}}
+				}
+			}
 		}
 		t := &tool{CustomFunction: f, params: f.Parameters, description: f.Description}
 		p.tools = append(p.tools, t)
@@ -326,7 +341,7 @@ func (p *Provider) run(ctx context.Context, sb filesystem.CommandSandbox, file s
 	}
 	res, err := sandbox.Run(ctx, sandbox.Options{
 		Mode: sb.Mode, Command: cmd.String(), Dir: sb.Workspace, Timeout: timeout, MaxOutput: maxAnswer,
-		Policy: pol, Env: vars, Trash: sb.Trash, Log: sb.Log,
+		Policy: pol, Env: vars, Trash: sb.Trash, Log: sb.Log, Limits: sb.Limits,
 	})
 	if err != nil || res.TimedOut {
 		return res, err
@@ -335,6 +350,9 @@ func (p *Provider) run(ctx context.Context, sb filesystem.CommandSandbox, file s
 		why := fmt.Sprintf("exit status %d", res.ExitCode)
 		if res.Truncated {
 			why = fmt.Sprintf("its answer is larger than %d bytes", maxAnswer)
+		}
+		if res.Limit != "" {
+			why += "; " + res.Limit
 		}
 		if tail := tail(res.Stderr, 800); tail != "" {
 			why += "; stderr: " + tail
@@ -480,8 +498,12 @@ func loadFailure(file, python string, a describeAnswer) string {
 // Interpreter returns the python3 a process in sb can run: the first python3 on PATH that lies
 // where the sandbox lets commands read (itself, or the file it links to). Without a sandbox
 // (command_sandbox: none), the first on PATH.
-func Interpreter(sb filesystem.CommandSandbox) (string, error) {
-	var found []string
+func Interpreter(sb filesystem.CommandSandbox) (string, error) { return interpreter(sb, nil) }
+
+// interpreter is Interpreter skipping a python3 that lies where shaped says an agent could
+// change it (itself, the file it links to, or their folders).
+func interpreter(sb filesystem.CommandSandbox, shaped func(string) string) (string, error) {
+	var found, refused []string
 	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
 		if dir == "" || !filepath.IsAbs(dir) {
 			continue
@@ -492,6 +514,13 @@ func Interpreter(sb filesystem.CommandSandbox) (string, error) {
 			continue
 		}
 		found = append(found, cand)
+		if shaped != nil {
+			real, _ := filepath.EvalSymlinks(cand)
+			if why := firstShaped(shaped, cand, dir, real, filepath.Dir(real)); why != "" {
+				refused = append(refused, cand+" ("+why+")")
+				continue
+			}
+		}
 		if sb.Mode == sandbox.ModeNone {
 			return cand, nil
 		}
@@ -505,7 +534,23 @@ func Interpreter(sb filesystem.CommandSandbox) (string, error) {
 	if len(found) == 0 {
 		return "", errors.New("python3 is not on PATH (install Python 3)")
 	}
+	if len(refused) == len(found) {
+		return "", fmt.Errorf("python3 on PATH lies where an agent could change it: %s; put a python3 no agent may write first on PATH", strings.Join(refused, ", "))
+	}
 	return "", fmt.Errorf("python3 on PATH (%s) lies where the command sandbox does not let commands read (such as your home directory); install a system python3 (in /usr/bin), or give the agent read access to it", strings.Join(found, ", "))
+}
+
+// firstShaped is shaped's first verdict among paths ("" when none is shaped).
+func firstShaped(shaped func(string) string, paths ...string) string {
+	for _, p := range paths {
+		if p == "" || p == "." {
+			continue
+		}
+		if why := shaped(p); why != "" {
+			return why
+		}
+	}
+	return ""
 }
 
 // readable: commands in a sandbox with pol can read path.

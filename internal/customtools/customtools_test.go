@@ -496,3 +496,82 @@ func TestEnvironment(t *testing.T) {
 		}
 	}
 }
+
+// A file of MassGen's tool folder (a built-in function found without path:) may import its
+// package relatively (from .._result import ...): it is loaded under its name in MassGen's
+// package, the imports resolving against massgen's shim.
+func TestBuiltinFileRelativeImports(t *testing.T) {
+	needSandbox(t)
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(base, "ws")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(base, "repo", "massgen", "tool", "__init__.py"), "")
+	writeFile(t, filepath.Join(base, "repo", "massgen", "tool", "_file_handlers", "__init__.py"), "from ._file_operations import read_file_content\n")
+	writeFile(t, filepath.Join(base, "repo", "massgen", "tool", "_file_handlers", "_file_operations.py"), `"""File operations."""
+from .._result import ExecutionResult, TextContent
+
+
+async def read_file_content(target_path: str) -> ExecutionResult:
+    """Read a file.
+
+    Args:
+        target_path: the file
+    """
+    return ExecutionResult(output_blocks=[TextContent(data="read " + target_path)])
+`)
+	cfgDir := filepath.Join(base, "repo", "massgen", "configs")
+	writeFile(t, filepath.Join(cfgDir, "c.yaml"), "agents:\n  - id: agent_a\n    backend:\n      type: openai\n      model: m\n      cwd: "+ws+"\n      cwd_owned: true\n      custom_tools:\n        - {function: read_file_content}\n")
+	cfg, _, err := configs.Load(configs.LoadOptions{Name: filepath.Join(cfgDir, "c.yaml"), BaseDir: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := permissions.New(permissions.Spec{Agent: "agent_a", Role: permissions.Coordination, Workspace: ws, Sandboxed: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb := filesystem.CommandSandbox{Policy: filesystem.SandboxPolicy(pol), Workspace: ws}
+	p, err := New(context.Background(), Options{Config: cfg, Sandbox: sb, Describe: true})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	r := p.Call(context.Background(), "custom_tool__read_file_content", map[string]any{"target_path": "x.txt"}, sb)
+	if r.IsError || decode(t, r)["result"] != "read x.txt" {
+		t.Errorf("got %s", r.Content)
+	}
+}
+
+// A python3 an agent could replace (first on PATH, in a folder it may write) is passed over for
+// the next one; when every python3 is such, the tools are refused.
+func TestInterpreterAvoidsAgentWritablePython(t *testing.T) {
+	sys, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 is not installed")
+	}
+	planted := t.TempDir()
+	if err := os.WriteFile(filepath.Join(planted, "python3"), []byte("#!/bin/sh\necho planted\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", planted+string(os.PathListSeparator)+filepath.Dir(sys))
+	shaped := func(p string) string {
+		if strings.HasPrefix(p, planted) {
+			return "agent alpha may write there"
+		}
+		return ""
+	}
+	sb := filesystem.CommandSandbox{Mode: sandbox.ModeNone}
+	if got, err := interpreter(sb, shaped); err != nil || got != filepath.Join(filepath.Dir(sys), "python3") {
+		t.Errorf("interpreter = %q, %v; want the one after the planted python3", got, err)
+	}
+	if got, _ := interpreter(sb, nil); got != filepath.Join(planted, "python3") {
+		t.Errorf("without the check the first python3 is %q", got)
+	}
+	t.Setenv("PATH", planted)
+	if _, err := interpreter(sb, shaped); err == nil || !strings.Contains(err.Error(), "lies where an agent could change it") {
+		t.Errorf("only a planted python3: %v", err)
+	}
+}

@@ -75,8 +75,24 @@ def handle(req):
     return call(fn, req.get("args") or {}, req.get("preset") or {}, req.get("context") or {})
 
 
+def module_name(path):
+    """The name the file is loaded under: its own name, or for a file of MassGen's tool folder
+    (.../massgen/tool/...) its dotted name in MassGen's package, so that its relative imports
+    (from .._result import ExecutionResult) resolve, against the shim when MassGen is not
+    installed. Only the file itself is loaded from the folder: a sibling it imports is not."""
+    parts = os.path.normpath(os.path.abspath(path)).split(os.sep)
+    stem = os.path.splitext(parts[-1])[0]
+    for i in range(len(parts) - 2, 0, -1):
+        if parts[i - 1] == "massgen" and parts[i] == "tool":
+            dotted = ["massgen", "tool"] + parts[i + 1:-1] + [stem]
+            if all(p.isidentifier() for p in dotted):
+                return ".".join(dotted)
+            break
+    return stem or "custom_tool"
+
+
 def load(path):
-    name = os.path.splitext(os.path.basename(path))[0] or "custom_tool"
+    name = module_name(path)
     try:
         spec = importlib.util.spec_from_file_location(name, path)
         if spec is None or spec.loader is None:

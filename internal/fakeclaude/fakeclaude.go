@@ -8,6 +8,8 @@ package fakeclaude
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -62,6 +64,9 @@ type Step struct {
 	// PidFile, and then never answers.
 	Block   bool   `json:"block,omitempty"`
 	PidFile string `json:"pid_file,omitempty"`
+	// Stray calls a tool of this name that the CLI does not have: as the real CLI does, the
+	// fake answers it with an error result itself (the model sees "No such tool available").
+	Stray string `json:"stray,omitempty"`
 }
 
 // Record is one line of the log.
@@ -76,6 +81,9 @@ type Record struct {
 	Input   string   `json:"input,omitempty"`   // call: the arguments (JSON)
 	Output  string   `json:"output,omitempty"`  // call
 	IsError bool     `json:"is_error,omitempty"`
+	Env     []string `json:"env,omitempty"` // start: the names of the environment's variables
+	MCP     string   `json:"mcp,omitempty"` // start: the bridge's status in the init message
+	Dir     string   `json:"dir,omitempty"` // start: the working directory
 }
 
 // ReadLog reads the records of a log file.
@@ -137,6 +145,22 @@ func Setup(dir string, script Script) (env []string, log string, err error) {
 		"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"),
 		EnvScript + "=" + scriptPath, EnvLog + "=" + log, EnvState + "=" + state,
 	}, log, nil
+}
+
+// setting returns the fake's variable name, or else the file Setup put beside the fake's bin
+// folder (the fake is run as <dir>/bin/claude; massgen passes the CLI only the environment it
+// needs, not the test's variables).
+func setting(name, file string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	self := os.Args[0]
+	if !filepath.IsAbs(self) {
+		if p, err := exec.LookPath(self); err == nil {
+			self = p
+		}
+	}
+	return filepath.Join(filepath.Dir(filepath.Dir(self)), file)
 }
 
 // Main runs the fake on the process's own arguments and streams; it returns the exit code.
@@ -206,7 +230,7 @@ func checkFlags(args []string) (mcpConfig, resume string, err error) {
 }
 
 func (f *fake) run(args []string, stdin io.Reader) error {
-	f.log = os.Getenv(EnvLog)
+	f.log = setting(EnvLog, "log.jsonl")
 	cfgArg, resume, err := checkFlags(args)
 	if err != nil {
 		return err
@@ -214,33 +238,67 @@ func (f *fake) run(args []string, stdin io.Reader) error {
 	if err := f.loadScript(); err != nil {
 		return err
 	}
-	url, err := serverURL(cfgArg)
+	url, alwaysLoad, err := serverURL(cfgArg)
 	if err != nil {
 		return err
 	}
 	ctx := context.Background()
+	// As the real CLI: it keeps sessions per working directory, so a session saved elsewhere
+	// is not found.
+	f.session = resume
+	if f.session == "" {
+		f.session = "session-" + strconv.Itoa(f.pid) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	} else if _, err := os.Stat(f.statePath()); err != nil {
+		fmt.Fprintf(os.Stderr, "No conversation found with session ID: %s\n", resume)
+		f.record(Record{Event: "start", Args: args, Session: resume, Text: "No conversation found"})
+		os.Exit(1)
+	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "fake-claude", Version: "1"}, nil)
 	status := "connected"
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
-	if err != nil {
-		status = "failed"
-	} else {
+	connect := func() error {
+		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
+		if err != nil {
+			status = "failed"
+			return nil
+		}
 		f.mcp = cs
-		defer cs.Close()
 		lt, err := cs.ListTools(ctx, nil)
 		if err != nil {
 			return fmt.Errorf("listing tools: %w", err)
 		}
 		f.tools = lt.Tools
+		return nil
 	}
-	f.session = resume
-	if f.session == "" {
-		f.session = "session-" + strconv.Itoa(f.pid) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	// As the real CLI: MCP servers are connected in the background, and the session starts
+	// with the server "pending", unless MCP_CONNECTION_NONBLOCKING=0 or the server's entry
+	// says alwaysLoad.
+	if os.Getenv("MCP_CONNECTION_NONBLOCKING") == "0" || alwaysLoad {
+		if err := connect(); err != nil {
+			return err
+		}
+	} else {
+		status = "pending"
+	}
+	defer func() {
+		if f.mcp != nil {
+			f.mcp.Close()
+		}
+	}()
+	if status == "pending" {
+		if err := connect(); err != nil { // connected by the time the model calls a tool
+			return err
+		}
 	}
 	f.chooseSteps()
 	f.place = f.loadPlace()
 	names := f.toolNames()
-	f.record(Record{Event: "start", Args: args, Session: f.session, Tools: names})
+	var envNames []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		envNames = append(envNames, k)
+	}
+	cwd, _ := os.Getwd()
+	f.record(Record{Event: "start", Args: args, Session: f.session, Tools: names, Env: envNames, MCP: status, Dir: cwd})
 
 	in := bufio.NewReader(stdin)
 	first := true
@@ -264,6 +322,7 @@ func (f *fake) run(args []string, stdin io.Reader) error {
 				}
 				f.emit(map[string]any{"type": "system", "subtype": "init", "session_id": f.session, "tools": tools,
 					"mcp_servers": []any{map[string]any{"name": "massgen", "status": status}}, "model": "fake"})
+				f.savePlace() // the session exists from its first message on
 				first = false
 			}
 			if err := f.turn(ctx); err != nil {
@@ -277,43 +336,41 @@ func (f *fake) run(args []string, stdin io.Reader) error {
 }
 
 func (f *fake) loadScript() error {
-	p := os.Getenv(EnvScript)
-	if p == "" {
-		return fmt.Errorf("%s is not set", EnvScript)
-	}
-	data, err := os.ReadFile(p)
+	data, err := os.ReadFile(setting(EnvScript, "script.json"))
 	if err != nil {
 		return err
 	}
 	return json.Unmarshal(data, &f.script)
 }
 
-// serverURL reads the URL of the "massgen" server from the --mcp-config file (or JSON).
-func serverURL(arg string) (string, error) {
+// serverURL reads the URL of the "massgen" server from the --mcp-config file (or JSON), and
+// whether its entry says alwaysLoad.
+func serverURL(arg string) (string, bool, error) {
 	data := []byte(arg)
 	if !strings.HasPrefix(strings.TrimSpace(arg), "{") {
 		var err error
 		if data, err = os.ReadFile(arg); err != nil {
-			return "", err
+			return "", false, err
 		}
 	}
 	var cfg struct {
 		MCPServers map[string]struct {
-			Type string `json:"type"`
-			URL  string `json:"url"`
+			Type       string `json:"type"`
+			URL        string `json:"url"`
+			AlwaysLoad bool   `json:"alwaysLoad"`
 		} `json:"mcpServers"`
 	}
 	if err := json.Unmarshal(data, &cfg); err != nil {
-		return "", fmt.Errorf("--mcp-config: %w", err)
+		return "", false, fmt.Errorf("--mcp-config: %w", err)
 	}
 	if len(cfg.MCPServers) != 1 {
-		return "", fmt.Errorf("--mcp-config names %d servers, want only massgen", len(cfg.MCPServers))
+		return "", false, fmt.Errorf("--mcp-config names %d servers, want only massgen", len(cfg.MCPServers))
 	}
 	s, ok := cfg.MCPServers["massgen"]
 	if !ok || s.Type != "http" || s.URL == "" {
-		return "", fmt.Errorf("--mcp-config: no http server named massgen: %s", data)
+		return "", false, fmt.Errorf("--mcp-config: no http server named massgen: %s", data)
 	}
-	return s.URL, nil
+	return s.URL, s.AlwaysLoad, nil
 }
 
 func (f *fake) toolNames() []string {
@@ -354,6 +411,9 @@ func (f *fake) turn(ctx context.Context) error {
 		switch {
 		case st.Block:
 			return f.block(st)
+		case st.Stray != "":
+			n++
+			f.stray(st.Stray, n)
 		case st.Tool != "":
 			n++
 			if err := f.call(ctx, st, n); err != nil {
@@ -415,6 +475,16 @@ func (f *fake) call(ctx context.Context, st Step, n int) error {
 	f.emit(map[string]any{"type": "user", "session_id": f.session, "parent_tool_use_id": nil,
 		"message": map[string]any{"role": "user", "content": []any{map[string]any{"type": "tool_result", "tool_use_id": id, "content": out, "is_error": isErr}}}})
 	return nil
+}
+
+// stray calls a tool the CLI does not have; the CLI answers with an error result itself.
+func (f *fake) stray(name string, n int) {
+	id := "toolu_" + strconv.Itoa(f.pid) + "_" + strconv.Itoa(f.msgs+1)
+	f.assistant(n, map[string]any{"type": "tool_use", "id": id, "name": name, "input": map[string]any{}})
+	out := "<tool_use_error>Error: No such tool available: " + name + "</tool_use_error>"
+	f.record(Record{Event: "stray", Tool: name, Output: out, IsError: true})
+	f.emit(map[string]any{"type": "user", "session_id": f.session, "parent_tool_use_id": nil,
+		"message": map[string]any{"role": "user", "content": []any{map[string]any{"type": "tool_result", "tool_use_id": id, "content": out, "is_error": true}}}})
 }
 
 func (f *fake) substitute(args map[string]any) map[string]any {
@@ -491,12 +561,13 @@ func (f *fake) record(r Record) {
 	fh.Write(append(data, '\n'))
 }
 
+// statePath is where the session's place in the script is kept: per working directory, as
+// the real CLI keeps its sessions.
 func (f *fake) statePath() string {
-	dir := os.Getenv(EnvState)
-	if dir == "" {
-		return ""
-	}
-	return filepath.Join(dir, f.session)
+	dir := setting(EnvState, "state")
+	cwd, _ := os.Getwd()
+	sum := sha256.Sum256([]byte(cwd))
+	return filepath.Join(dir, hex.EncodeToString(sum[:8])+"-"+f.session)
 }
 
 func (f *fake) loadPlace() int {

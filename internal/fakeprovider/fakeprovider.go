@@ -35,6 +35,7 @@ type Request struct {
 	Tools    []Tool
 	Body     []byte // the raw request body
 	Path     string
+	Header   http.Header
 }
 
 // Message is one message of the conversation sent.
@@ -46,7 +47,10 @@ type Message struct {
 
 // Tool is one function tool offered.
 type Tool struct {
-	Name string
+	// Name is the tool's name; Namespace the Responses namespace it was offered in (Codex
+	// offers MCP tools in namespace mcp__<server>), "" for most.
+	Name      string
+	Namespace string
 	// Enum is the enum of the tool's agent_id parameter (the vote tool), if it has one.
 	Enum []string
 }
@@ -76,6 +80,9 @@ type Usage struct {
 type Call struct {
 	Name string
 	Args any
+	// Namespace is the Responses API namespace of a tool offered inside one (Codex offers MCP
+	// tools as namespace mcp__<server>); only the Responses protocol sends it.
+	Namespace string
 }
 
 // Model decides the reply to a request. It may be called from several goroutines at once.
@@ -194,8 +201,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	req.Body, req.Path = body, r.URL.Path
-	s.n.Add(1)
+	req.Body, req.Path, req.Header = body, r.URL.Path, r.Header.Clone()
+	seq := s.n.Add(1) // makes call ids unique across the replies, as a provider's are
 	s.chars.Add(int64(len(req.System)))
 	for _, m := range req.Messages {
 		s.chars.Add(int64(len(m.Text)))
@@ -220,11 +227,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	switch req.Protocol {
 	case Chat:
-		writeChat(w, reply)
+		writeChat(w, reply, seq)
 	case Responses:
-		writeResponses(w, reply)
+		writeResponses(w, reply, seq)
 	case Anthropic:
-		writeAnthropic(w, reply)
+		writeAnthropic(w, reply, seq)
 	case Gemini:
 		if strings.Contains(r.URL.Path, ":generateContent") {
 			writeJSON(w, geminiResponse(reply, true))
@@ -334,11 +341,7 @@ func parseResponses(body []byte) (Request, error) {
 		Model        string          `json:"model"`
 		Instructions string          `json:"instructions"`
 		Input        json.RawMessage `json:"input"`
-		Tools        []struct {
-			Type       string `json:"type"`
-			Name       string `json:"name"`
-			Parameters any    `json:"parameters"`
-		} `json:"tools"`
+		Tools        []responsesTool `json:"tools"`
 	}
 	if err := json.Unmarshal(body, &in); err != nil {
 		return Request{}, fmt.Errorf("responses request: %w", err)
@@ -350,6 +353,7 @@ func parseResponses(body []byte) (Request, error) {
 		Content json.RawMessage `json:"content"`
 		Name    string          `json:"name"`
 		Output  json.RawMessage `json:"output"`
+		Tools   []responsesTool `json:"tools"`
 	}
 	if s := text(in.Input); s != "" {
 		req.Messages = append(req.Messages, Message{Role: "user", Text: s})
@@ -366,18 +370,39 @@ func parseResponses(body []byte) (Request, error) {
 			}
 		case it.Type == "function_call_output":
 			req.Messages = append(req.Messages, Message{Role: "tool", Text: text(it.Output)})
+		case it.Type == "additional_tools": // Codex declares its tools in the input
+			req.Tools = append(req.Tools, responsesTools(it.Tools, "")...)
 		case it.Role == "system" || it.Role == "developer":
 			req.System += text(it.Content)
 		default:
 			req.Messages = append(req.Messages, Message{Role: it.Role, Text: text(it.Content)})
 		}
 	}
-	for _, t := range in.Tools {
-		if t.Type == "function" {
-			req.Tools = append(req.Tools, toolOf(t.Name, t.Parameters))
+	req.Tools = append(req.Tools, responsesTools(in.Tools, "")...)
+	return req, nil
+}
+
+type responsesTool struct {
+	Type       string          `json:"type"`
+	Name       string          `json:"name"`
+	Parameters any             `json:"parameters"`
+	Tools      []responsesTool `json:"tools"`
+}
+
+// responsesTools lists function tools, those inside namespaces with their namespace.
+func responsesTools(ts []responsesTool, ns string) []Tool {
+	var out []Tool
+	for _, t := range ts {
+		switch t.Type {
+		case "function":
+			tool := toolOf(t.Name, t.Parameters)
+			tool.Namespace = ns
+			out = append(out, tool)
+		case "namespace":
+			out = append(out, responsesTools(t.Tools, t.Name)...)
 		}
 	}
-	return req, nil
+	return out
 }
 
 func parseAnthropic(body []byte) (Request, error) {
@@ -506,6 +531,15 @@ func parseGemini(body []byte, path string) (Request, error) {
 
 // ---- writing replies ----------------------------------------------------------------------
 
+// callID is the id of the i-th call of the seq-th reply: call_0, call_1, ... in the first reply
+// (as tests expect), call_<seq>_<i> after.
+func callID(seq int64, i int) string {
+	if seq <= 1 {
+		return fmt.Sprintf("call_%d", i)
+	}
+	return fmt.Sprintf("call_%d_%d", seq, i)
+}
+
 func argsJSON(c Call) string {
 	if c.Args == nil {
 		return "{}"
@@ -550,7 +584,7 @@ func writeJSON(w http.ResponseWriter, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-func writeChat(w http.ResponseWriter, reply Reply) {
+func writeChat(w http.ResponseWriter, reply Reply, seq int64) {
 	s := startSSE(w)
 	chunk := func(delta map[string]any, finish any) map[string]any {
 		return map[string]any{"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 1, "model": "fake",
@@ -562,7 +596,7 @@ func writeChat(w http.ResponseWriter, reply Reply) {
 	}
 	for i, c := range reply.Calls {
 		s.event("", chunk(map[string]any{"tool_calls": []any{map[string]any{
-			"index": i, "id": fmt.Sprintf("call_%d", i), "type": "function",
+			"index": i, "id": callID(seq, i), "type": "function",
 			"function": map[string]any{"name": c.Name, "arguments": argsJSON(c)},
 		}}}, nil))
 	}
@@ -579,12 +613,12 @@ func writeChat(w http.ResponseWriter, reply Reply) {
 	s.event("", "[DONE]")
 }
 
-func writeResponses(w http.ResponseWriter, reply Reply) {
+func writeResponses(w http.ResponseWriter, reply Reply, seq int64) {
 	s := startSSE(w)
-	seq := 0
+	n := 0
 	send := func(typ string, fields map[string]any) {
-		fields["type"], fields["sequence_number"] = typ, seq
-		seq++
+		fields["type"], fields["sequence_number"] = typ, n
+		n++
 		s.event(typ, fields)
 	}
 	base := map[string]any{"id": "resp_fake", "object": "response", "created_at": 1, "model": "fake", "status": "in_progress", "output": []any{}}
@@ -604,11 +638,15 @@ func writeResponses(w http.ResponseWriter, reply Reply) {
 		idx++
 	}
 	for i, c := range reply.Calls {
-		id, callID, args := fmt.Sprintf("fc_%d", i), fmt.Sprintf("call_%d", i), argsJSON(c)
-		send("response.output_item.added", map[string]any{"output_index": idx, "item": map[string]any{"id": id, "type": "function_call", "status": "in_progress", "arguments": "", "call_id": callID, "name": c.Name}})
+		id, cid, args := fmt.Sprintf("fc_%d", i), callID(seq, i), argsJSON(c)
+		added := map[string]any{"id": id, "type": "function_call", "status": "in_progress", "arguments": "", "call_id": cid, "name": c.Name}
+		item := map[string]any{"id": id, "type": "function_call", "status": "completed", "arguments": args, "call_id": cid, "name": c.Name}
+		if c.Namespace != "" {
+			added["namespace"], item["namespace"] = c.Namespace, c.Namespace
+		}
+		send("response.output_item.added", map[string]any{"output_index": idx, "item": added})
 		send("response.function_call_arguments.delta", map[string]any{"item_id": id, "output_index": idx, "delta": args})
 		send("response.function_call_arguments.done", map[string]any{"item_id": id, "output_index": idx, "arguments": args})
-		item := map[string]any{"id": id, "type": "function_call", "status": "completed", "arguments": args, "call_id": callID, "name": c.Name}
 		send("response.output_item.done", map[string]any{"output_index": idx, "item": item})
 		output = append(output, item)
 		idx++
@@ -620,7 +658,7 @@ func writeResponses(w http.ResponseWriter, reply Reply) {
 	send("response.completed", map[string]any{"response": done})
 }
 
-func writeAnthropic(w http.ResponseWriter, reply Reply) {
+func writeAnthropic(w http.ResponseWriter, reply Reply, seq int64) {
 	s := startSSE(w)
 	u := reply.usage()
 	s.event("message_start", map[string]any{"type": "message_start", "message": map[string]any{
@@ -636,7 +674,7 @@ func writeAnthropic(w http.ResponseWriter, reply Reply) {
 	}
 	for i, c := range reply.Calls {
 		s.event("content_block_start", map[string]any{"type": "content_block_start", "index": idx,
-			"content_block": map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_%d", i), "name": c.Name, "input": map[string]any{}}})
+			"content_block": map[string]any{"type": "tool_use", "id": strings.Replace(callID(seq, i), "call", "toolu", 1), "name": c.Name, "input": map[string]any{}}})
 		s.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": idx, "delta": map[string]any{"type": "input_json_delta", "partial_json": argsJSON(c)}})
 		s.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": idx})
 		idx++

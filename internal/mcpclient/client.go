@@ -24,6 +24,7 @@ import (
 
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem"
+	"github.com/massgen-go/massgen/internal/launch"
 	"github.com/massgen-go/massgen/permissions"
 )
 
@@ -58,11 +59,25 @@ type Options struct {
 	// AllowedDirs are the agent's readable roots (see FilesystemArgs).
 	AllowedDirs []string
 	// WorkDir is the agent's workspace: the permission layer resolves relative paths against it,
-	// so stdio servers run there, and relative path arguments for the filesystem server (which
-	// would resolve them against its first directory) are made absolute against it. Without it,
-	// relative paths are refused for the filesystem server.
+	// so relative path arguments for the filesystem server (which would resolve them against its
+	// first directory) are made absolute against it (without it they are refused), and ${cwd}
+	// stands for it. A server never runs there: see PrivateDir.
 	WorkDir string
-	Logger  *zap.Logger
+	// PrivateDir is a private directory of massgen's (internal/launch's Area) in which each
+	// stdio server gets an empty working directory of its own, removed when it stops: a
+	// server's working directory is where python3 -m and npx look first, so it must be a place
+	// no agent can write. "": launch.Base's folder.
+	PrivateDir string
+	// BaseDir is what a relative program or script path in a server's entry is relative to
+	// (massgen's working directory, where the config's other relative paths resolve). "": the
+	// current directory.
+	BaseDir string
+	// Shaped says why an agent could change what lies at path (it may write it, or massgen
+	// copies agents' work there), or "" when none can. A server whose program, script, working
+	// directory or search path (PATH, PYTHONPATH, NODE_PATH...) lies in such a place does not
+	// start. nil: no such check (tests).
+	Shaped func(path string) string
+	Logger *zap.Logger
 	// CallTimeout bounds each tool call (0: DefaultCallTimeout); a call past it is an error
 	// result and the request is cancelled on the server.
 	CallTimeout time.Duration
@@ -101,7 +116,7 @@ func ConnectWith(ctx context.Context, o Options) (map[string]filesystem.External
 	var wg sync.WaitGroup
 	for i, s := range valid {
 		wg.Go(func() {
-			c, err := dial(ctx, s, allowedDirs, o.WorkDir, logger)
+			c, err := dial(ctx, s, allowedDirs, o, logger)
 			if c != nil {
 				c.callTimeout = o.CallTimeout
 				if c.callTimeout <= 0 {
@@ -149,6 +164,8 @@ type Client struct {
 	closeOnce sync.Once
 	closeErr  error
 	stop      func() bool
+	// dir is the server's private working directory, removed once it stopped.
+	dir string
 }
 
 var _ filesystem.External = (*Client)(nil)
@@ -216,7 +233,12 @@ func (c *Client) Close() error {
 // shutdown closes the session once; it is what the context's AfterFunc runs (it must not touch
 // c.stop, which dial sets after registering it).
 func (c *Client) shutdown() error {
-	c.closeOnce.Do(func() { c.closeErr = c.session.Close() })
+	c.closeOnce.Do(func() {
+		c.closeErr = c.session.Close()
+		if c.dir != "" {
+			c.closeErr = errors.Join(c.closeErr, os.RemoveAll(c.dir))
+		}
+	})
 	return c.closeErr
 }
 
@@ -254,14 +276,24 @@ func contentText(cs []mcp.Content) string {
 }
 
 // dial starts (or reaches) one server, initializes the session and lists its tools.
-func dial(ctx context.Context, s configs.MCPServer, allowedDirs []string, workDir string, logger *zap.Logger) (*Client, error) {
+func dial(ctx context.Context, s configs.MCPServer, allowedDirs []string, o Options, logger *zap.Logger) (*Client, error) {
+	workDir := o.WorkDir
 	s, err := expandCWD(s, workDir)
 	if err != nil {
 		return nil, fmt.Errorf("mcp server %q: %w", s.Name, err)
 	}
 	stderr := &tailBuffer{limit: stderrLimit}
-	transport, err := transportFor(s, allowedDirs, workDir, stderr)
+	var dir string
+	if isStdio(s) {
+		if dir, err = serverDir(s.Name, o); err != nil {
+			return nil, fmt.Errorf("mcp server %q: %w", s.Name, err)
+		}
+	}
+	transport, err := transportFor(s, allowedDirs, dir, o, stderr)
 	if err != nil {
+		if dir != "" {
+			os.RemoveAll(dir)
+		}
 		return nil, fmt.Errorf("mcp server %q: %w", s.Name, err)
 	}
 	// No roots capability: the filesystem server would otherwise replace the directories we
@@ -272,9 +304,12 @@ func dial(ctx context.Context, s configs.MCPServer, allowedDirs []string, workDi
 	defer cancel()
 	session, err := client.Connect(startCtx, transport, nil)
 	if err != nil {
+		if dir != "" {
+			os.RemoveAll(dir)
+		}
 		return nil, startError(s.Name, err, stderr)
 	}
-	c := &Client{name: s.Name, workDir: workDir, fs: IsFilesystemServer(s), session: session, stderr: stderr, logger: logger}
+	c := &Client{name: s.Name, workDir: workDir, fs: IsFilesystemServer(s), session: session, stderr: stderr, logger: logger, dir: dir}
 	for t, err := range session.Tools(startCtx, nil) {
 		if err != nil {
 			_ = c.shutdown()
@@ -337,8 +372,8 @@ func toolFromMCP(t *mcp.Tool) filesystem.Tool {
 	}
 }
 
-// transportFor builds the SDK transport for one configured server.
-func transportFor(s configs.MCPServer, allowedDirs []string, workDir string, stderr io.Writer) (mcp.Transport, error) {
+// serverType is the server's transport type (stdio when it names a command, else http).
+func serverType(s configs.MCPServer) string {
 	typ := strings.ToLower(s.Type)
 	if typ == "" {
 		switch {
@@ -348,6 +383,45 @@ func transportFor(s configs.MCPServer, allowedDirs []string, workDir string, std
 			typ = "streamable-http"
 		}
 	}
+	return typ
+}
+
+func isStdio(s configs.MCPServer) bool { return serverType(s) == "stdio" }
+
+// serverDir makes the server's private, empty working directory.
+func serverDir(name string, o Options) (string, error) {
+	parent := o.PrivateDir
+	if parent == "" {
+		parent = launch.Base(nil)
+		if err := os.MkdirAll(parent, 0o700); err != nil {
+			return "", fmt.Errorf("its private working directory: %w", err)
+		}
+	}
+	dir, err := os.MkdirTemp(parent, "mcp-")
+	if err != nil {
+		return "", fmt.Errorf("its private working directory: %w", err)
+	}
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	if o.Shaped != nil {
+		// npx looks for node_modules in the parents of its working directory too.
+		for d := dir; ; d = filepath.Dir(d) {
+			if why := o.Shaped(d); why != "" {
+				os.RemoveAll(dir)
+				return "", fmt.Errorf("its private working directory %s lies in %s, and %s; set XDG_RUNTIME_DIR (or XDG_CACHE_HOME) to a folder no agent may write", dir, d, why)
+			}
+			if filepath.Dir(d) == d {
+				break
+			}
+		}
+	}
+	return dir, nil
+}
+
+// transportFor builds the SDK transport for one configured server; a stdio server runs in dir.
+func transportFor(s configs.MCPServer, allowedDirs []string, dir string, o Options, stderr io.Writer) (mcp.Transport, error) {
+	typ := serverType(s)
 	switch typ {
 	case "stdio":
 		if s.Command == "" {
@@ -357,11 +431,15 @@ func transportFor(s configs.MCPServer, allowedDirs []string, workDir string, std
 		if IsFilesystemServer(s) {
 			args = FilesystemArgs(s, allowedDirs)
 		}
-		cmd := exec.Command(s.Command, args...)
-		cmd.Env = serverEnv(os.Environ(), s.Env)
-		if fi, err := os.Stat(workDir); workDir != "" && err == nil && fi.IsDir() {
-			cmd.Dir = workDir
+		env := serverEnv(os.Environ(), s.Env)
+		prog, args, err := placeProgram(s.Command, args, env, o)
+		if err != nil {
+			return nil, err
 		}
+		cmd := exec.Command(prog, args...)
+		cmd.Args[0] = s.Command
+		cmd.Env = env
+		cmd.Dir = dir
 		cmd.Stderr = stderr
 		return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil
 	case "streamable-http", "http", "streamable_http":
@@ -381,11 +459,16 @@ func transportFor(s configs.MCPServer, allowedDirs []string, workDir string, std
 
 // inheritedEnv are the variables a stdio server gets from our environment, as in the official
 // MCP SDKs' default environment (plus locale, temp dir and proxies): API keys and other secrets
-// of the massgen process are NOT passed on unless the server's `env:` names them.
+// of the massgen process are NOT passed on unless the server's `env:` names them, and neither
+// are search paths (PYTHONPATH, NODE_PATH...).
 var inheritedEnv = []string{
 	"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR",
 	"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
 }
+
+// baseEnv is set for every stdio server unless its entry says otherwise: Python never puts the
+// working directory or the script's folder on its module path.
+var baseEnv = []string{"PYTHONSAFEPATH=1"}
 
 func serverEnv(environ []string, extra map[string]string) []string {
 	var env []string
@@ -397,6 +480,12 @@ func serverEnv(environ []string, extra map[string]string) []string {
 			}
 		}
 	}
+	for _, kv := range baseEnv {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, override := extra[k]; !override {
+			env = append(env, kv)
+		}
+	}
 	keys := make([]string, 0, len(extra))
 	for k := range extra {
 		keys = append(keys, k)
@@ -406,6 +495,66 @@ func serverEnv(environ []string, extra map[string]string) []string {
 		env = append(env, k+"="+extra[k])
 	}
 	return env
+}
+
+// searchPathVars are the variables naming places a server loads code from: each absolute
+// entry must lie where no agent can change it.
+var searchPathVars = []string{"PATH", "PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONUSERBASE",
+	"NODE_PATH", "LD_PRELOAD", "LD_LIBRARY_PATH", "DYLD_LIBRARY_PATH", "DYLD_INSERT_LIBRARIES"}
+
+// placeProgram finds the program a stdio server runs and the script it gives an interpreter
+// (python3 server.py): a relative path is relative to o.BaseDir (the server's own working
+// directory is empty), the script argument is made absolute. With o.Shaped, a program, script,
+// #! interpreter or search-path entry an agent could change refuses the server.
+func placeProgram(command string, args, env []string, o Options) (string, []string, error) {
+	base := o.BaseDir
+	if base == "" {
+		base, _ = os.Getwd()
+	}
+	prog, err := launch.Resolve(command, base, exec.LookPath)
+	if err != nil {
+		return "", nil, fmt.Errorf("program %v", err)
+	}
+	files := []launch.File{prog}
+	name := launch.InterpreterName(command)
+	if name == "" {
+		name = launch.InterpreterName(prog.Real)
+	}
+	if idx, _ := launch.ScriptIndex(name, args, nil); idx >= 0 {
+		script, err := launch.ResolveScript(args[idx], base)
+		if err != nil {
+			return "", nil, fmt.Errorf("script %v", err)
+		}
+		args = slices.Clone(args)
+		args[idx] = script.Path
+		files = append(files, script)
+	}
+	if o.Shaped == nil {
+		return prog.Path, args, nil
+	}
+	if in, err := launch.Interpreters(prog, exec.LookPath); err == nil {
+		files = append(files, in...)
+	}
+	for _, f := range files {
+		if why := f.ShapedBy(o.Shaped); why != "" {
+			return "", nil, errors.New(why + "; it was not started. Move it out of every path an agent may write (workspaces, writable context paths), or name a program outside them")
+		}
+	}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		if !slices.Contains(searchPathVars, k) {
+			continue
+		}
+		for _, d := range filepath.SplitList(v) {
+			if !filepath.IsAbs(d) {
+				continue // relative to the server's empty working directory
+			}
+			if why := o.Shaped(filepath.Clean(d)); why != "" {
+				return "", nil, fmt.Errorf("its %s names %s, and %s; it was not started (remove that entry)", k, d, why)
+			}
+		}
+	}
+	return prog.Path, args, nil
 }
 
 // IsFilesystemServer reports whether s runs @modelcontextprotocol/server-filesystem (by npm

@@ -186,8 +186,8 @@ func TestClientStopsWithContextAndAfterClose(t *testing.T) {
 }
 
 func TestServerEnvDoesNotLeakSecrets(t *testing.T) {
-	env := serverEnv([]string{"PATH=/bin", "OPENAI_API_KEY=sk-secret", "HOME=/h", "TERM=xterm"}, map[string]string{"TOKEN": "t", "TERM": "dumb"})
-	want := []string{"PATH=/bin", "HOME=/h", "TERM=dumb", "TOKEN=t"}
+	env := serverEnv([]string{"PATH=/bin", "OPENAI_API_KEY=sk-secret", "HOME=/h", "TERM=xterm", "PYTHONPATH=/p", "NODE_PATH=/n"}, map[string]string{"TOKEN": "t", "TERM": "dumb"})
+	want := []string{"PATH=/bin", "HOME=/h", "TERM=dumb", "TOKEN=t", "PYTHONSAFEPATH=1"}
 	slices.Sort(env)
 	slices.Sort(want)
 	if !slices.Equal(env, want) {

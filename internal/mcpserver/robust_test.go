@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,25 +19,29 @@ func TestCheckLine(t *testing.T) {
 	tests := []struct {
 		name string
 		line string
-		code int // 0: passed on
+		code int    // 0: passed on
+		id   string // the id answered with ("": null)
 	}{
-		{"request", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, 0},
-		{"request with CRLF and spaces", "  {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"} \r\n", 0},
-		{"notification", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, 0},
-		{"response", `{"jsonrpc":"2.0","id":"a","result":{}}`, 0},
-		{"nesting at the limit", `{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":` + deep(MaxDepth-2) + `}}`, 0},
-		{"brackets inside strings do not count", `{"jsonrpc":"2.0","id":1,"method":"x","params":{"s":"` + strings.Repeat("[{", 5000) + `\""}}`, 0},
-		{"not JSON", `{"jsonrpc":"2.0",`, CodeParseError},
-		{"garbage", "\x00\xff hello", CodeParseError},
-		{"two values on a line", `{"jsonrpc":"2.0","id":1,"method":"ping"} {}`, CodeParseError},
-		{"50,000 deep", deep(50000), CodeParseError},
-		{"deep inside a request", `{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":` + deep(MaxDepth) + `}}`, CodeParseError},
-		{"batch", `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, CodeInvalidRequest},
-		{"a number", `42`, CodeInvalidRequest},
-		{"wrong version", `{"jsonrpc":"1.0","id":1,"method":"ping"}`, CodeInvalidRequest},
-		{"object id", `{"jsonrpc":"2.0","id":{},"method":"ping"}`, CodeInvalidRequest},
-		{"response without id", `{"jsonrpc":"2.0","result":{}}`, CodeInvalidRequest},
-		{"too long", `{"jsonrpc":"2.0","id":1,"method":"x","params":{"s":"` + strings.Repeat("a", MaxLineBytes) + `"}}`, CodeInvalidRequest},
+		{"request", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, 0, ""},
+		{"request with CRLF and spaces", "  {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"} \r\n", 0, ""},
+		{"notification", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, 0, ""},
+		{"response", `{"jsonrpc":"2.0","id":"a","result":{}}`, 0, ""},
+		{"nesting at the limit", `{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":` + deep(MaxDepth-2) + `}}`, 0, ""},
+		{"brackets inside strings do not count", `{"jsonrpc":"2.0","id":1,"method":"x","params":{"s":"` + strings.Repeat("[{", 5000) + `\""}}`, 0, ""},
+		{"not JSON", `{"jsonrpc":"2.0",`, CodeParseError, ""},
+		{"garbage", "\x00\xff hello", CodeParseError, ""},
+		{"two values on a line", `{"jsonrpc":"2.0","id":1,"method":"ping"} {}`, CodeParseError, ""},
+		{"50,000 deep", deep(50000), CodeParseError, ""},
+		{"deep inside a request", `{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":` + deep(MaxDepth) + `}}`, CodeInvalidRequest, "1"},
+		{"50,000 deep inside a request, id after", `{"jsonrpc":"2.0","method":"x","params":{"a":` + deep(50000) + `},"id":"deep"}`, CodeInvalidRequest, `"deep"`},
+		{"deep without a method", `{"jsonrpc":"2.0","id":1,"result":` + deep(MaxDepth) + `}`, CodeParseError, ""},
+		{"batch", `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, CodeInvalidRequest, ""},
+		{"a number", `42`, CodeInvalidRequest, ""},
+		{"wrong version", `{"jsonrpc":"1.0","id":1,"method":"ping"}`, CodeInvalidRequest, "1"},
+		{"object id", `{"jsonrpc":"2.0","id":{},"method":"ping"}`, CodeInvalidRequest, ""},
+		{"response without id", `{"jsonrpc":"2.0","result":{}}`, CodeInvalidRequest, ""},
+		{"too long", `{"jsonrpc":"2.0","id":1,"method":"x","params":{"s":"` + strings.Repeat("a", MaxLineBytes) + `"}}`, CodeInvalidRequest, "1"},
+		{"too long, string id", `{"jsonrpc":"2.0","id":"a\"b","method":"x","params":{"s":"` + strings.Repeat("a", MaxLineBytes) + `"}}`, CodeInvalidRequest, `"a\"b"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -46,6 +51,8 @@ func TestCheckLine(t *testing.T) {
 				t.Errorf("refused or mangled: %q %+v", msg, err)
 			case tt.code != 0 && (err == nil || err.Code != tt.code || msg != nil):
 				t.Errorf("got %q %+v, want error %d", msg, err, tt.code)
+			case tt.code != 0 && string(err.ID) != tt.id:
+				t.Errorf("answered with id %s, want %q", err.ID, tt.id)
 			}
 		})
 	}
@@ -54,9 +61,10 @@ func TestCheckLine(t *testing.T) {
 	}
 }
 
-// `massgen mcp serve` (the real binary) answers every bad line with a JSON-RPC error, id null,
-// and keeps serving: a malformed line, 50,000-deep JSON, a 24 MiB line, a batch, a bare number;
-// after each, the next request is answered.
+// `massgen mcp serve` (the real binary) answers every bad line with a JSON-RPC error, with the
+// request's id when it can be read (the client waits on it), and keeps serving: a malformed
+// line, 50,000-deep JSON, a 10 MB and a 24 MiB request, a request nested 50,000 deep, a batch, a
+// bare number; after each, the next request is answered.
 func TestServeSurvivesBadInput(t *testing.T) {
 	bin := buildMassgen(t)
 	dir := t.TempDir()
@@ -105,7 +113,7 @@ func TestServeSurvivesBadInput(t *testing.T) {
 	}
 	toolsList := func(id int) {
 		t.Helper()
-		r := send(`{"jsonrpc":"2.0","id":` + string(rune('0'+id)) + `,"method":"tools/list"}`)
+		r := send(`{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"tools/list"}`)
 		if r.Error != nil || !bytes.Contains(r.Result, []byte(`"read_file"`)) {
 			t.Fatalf("tools/list: %+v %s", r.Error, r.Result)
 		}
@@ -120,19 +128,23 @@ func TestServeSurvivesBadInput(t *testing.T) {
 	bad := []struct {
 		name, line string
 		code       int
+		id         any // nil: null
 	}{
-		{"malformed", `{"jsonrpc":"2.0","id":2,"method":`, -32700},
-		{"50,000 deep", strings.Repeat("[", 50000) + strings.Repeat("]", 50000), -32700},
-		{"24 MiB line", `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"x","content":"` + strings.Repeat("a", 24<<20) + `"}}}`, -32600},
-		{"batch", `[{"jsonrpc":"2.0","id":4,"method":"ping"}]`, -32600},
-		{"number", `42`, -32600},
+		{"malformed", `{"jsonrpc":"2.0","id":2,"method":`, -32700, nil},
+		{"50,000 deep", strings.Repeat("[", 50000) + strings.Repeat("]", 50000), -32700, nil},
+		{"10 MB request", `{"jsonrpc":"2.0","id":30,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"x","content":"` + strings.Repeat("a", 10_000_000) + `"}}}`, -32600, 30.0},
+		{"24 MiB line", `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"x","content":"` + strings.Repeat("a", 24<<20) + `"}}}`, -32600, 3.0},
+		{"request 50,000 deep", `{"jsonrpc":"2.0","id":"deep","method":"tools/call","params":{"name":"read_file","arguments":{"path":` + strings.Repeat("[", 50000) + strings.Repeat("]", 50000) + `}}}`, -32600, "deep"},
+		{"wrong version", `{"jsonrpc":"1.0","id":31,"method":"ping"}`, -32600, 31.0},
+		{"batch", `[{"jsonrpc":"2.0","id":4,"method":"ping"}]`, -32600, nil},
+		{"number", `42`, -32600, nil},
 	}
 	for i, b := range bad {
 		r := send(b.line)
-		if r.Error == nil || r.Error.Code != b.code || r.ID != nil {
-			t.Errorf("%s: answer %+v (id %v), want error %d with id null", b.name, r.Error, r.ID, b.code)
+		if r.Error == nil || r.Error.Code != b.code || r.ID != b.id {
+			t.Errorf("%s: answer %+v (id %v), want error %d with id %v", b.name, r.Error, r.ID, b.code, b.id)
 		}
-		toolsList(2 + i)
+		toolsList(100 + i)
 	}
 	if err := stdin.Close(); err != nil {
 		t.Fatal(err)
@@ -160,5 +172,62 @@ func BenchmarkCheckLine(b *testing.B) {
 		if _, err := CheckLine(line); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestIDScanner: the id of a refused request is read from its text fed in pieces of any size
+// (a line too long to keep goes by chunk after chunk): only a string or number id of a message
+// with a method, at the top level.
+func TestIDScanner(t *testing.T) {
+	tests := []struct {
+		text, want string // want "": no id
+	}{
+		{`{"jsonrpc":"2.0","id":7,"method":"tools/call"}`, `7`},
+		{` { "method" : "x" , "id" : -12.5e3 } `, `-12.5e3`},
+		{`{"method":"x","params":{"id":1,"a":[{"id":2}]},"id":"top"}`, `"top"`},
+		{`{"method":"x","id":"with \" quote and \\ backslash"}`, `"with \" quote and \\ backslash"`},
+		{`{"method":"x","params":{"s":"\"id\":5"},"id":6}`, `6`},
+		{`{"id":7,"result":{}}`, ``},          // a response: no method
+		{`{"id":null,"method":"x"}`, ``},      // null is no id to answer
+		{`{"id":true,"method":"x"}`, ``},      // nor a boolean
+		{`{"id":{"a":1},"method":"x"}`, ``},   // nor an object
+		{`{"id":[1],"method":"x"}`, ``},       // nor an array
+		{`{"method":1,"id":3}`, ``},           // method not a string
+		{`[{"id":1,"method":"x"}]`, ``},       // a batch
+		{`{"identifier":1,"method":"x"}`, ``}, // another member
+		{`{"id":"` + strings.Repeat("x", maxIDBytes) + `","method":"x"}`, ``},
+		{`{"id":1,"id":2,"method":"x"}`, `1`},
+		{`{"id":4,"method":"x","params":` + strings.Repeat("[", 50000), `4`}, // cut short: the id was read
+	}
+	for _, tt := range tests {
+		for _, size := range []int{1, 2, 3, 7, len(tt.text)} {
+			var s idScanner
+			for i := 0; i < len(tt.text); i += size {
+				s.feed([]byte(tt.text[i:min(i+size, len(tt.text))]))
+			}
+			if got := string(s.result()); got != tt.want {
+				t.Errorf("%.60s in pieces of %d: id %q, want %q", tt.text, size, got, tt.want)
+			}
+		}
+	}
+}
+
+// BenchmarkIDScanner: reading the id of a refused line costs one pass over it (a line too long
+// to keep streams through the scanner chunk by chunk). The worst case: the method comes last, so
+// the whole line is read; a file's content without escapes, and one full of them.
+func BenchmarkIDScanner(b *testing.B) {
+	for _, bc := range []struct{ name, content string }{
+		{"plain", strings.Repeat("abcdefgh[{", 1<<20)},
+		{"escapes", strings.Repeat("abcdefgh\\\"[{", 1<<20)},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			line := []byte(`{"jsonrpc":"2.0","id":7,"params":{"name":"write_file","arguments":{"path":"x","content":"` + bc.content + `"}},"method":"tools/call"}`)
+			b.SetBytes(int64(len(line)))
+			for b.Loop() {
+				if id := scanID(line); string(id) != "7" {
+					b.Fatalf("id %s", id)
+				}
+			}
+		})
 	}
 }

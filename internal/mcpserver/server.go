@@ -22,8 +22,9 @@ import (
 // Serve offers every tool of ts to one MCP client speaking newline-delimited JSON-RPC on in/out
 // until the client disconnects or ctx is done. Each call goes through ts.Call, so it gets exactly
 // the permission checks, sandbox and audit an agent's own call gets; a denial is an error result
-// with its reason, never a protocol error. A bad line (see Limits) is answered with a JSON-RPC
-// error (id null) and skipped.
+// with its reason, never a protocol error. A bad line (see CheckLine) is answered with a JSON-RPC
+// error (with the request's id when it can be read) and skipped. At the end of the input Serve
+// answers every request it read before it returns (see drainingTransport).
 func Serve(ctx context.Context, ts *filesystem.Toolset, in io.Reader, out io.Writer) error {
 	if ts == nil {
 		return errors.New("mcpserver: Serve: nil Toolset")
@@ -48,7 +49,7 @@ func Serve(ctx context.Context, ts *filesystem.Toolset, in io.Reader, out io.Wri
 			Name:        name,
 			Description: t.Description,
 			InputSchema: schema,
-			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: !t.Write},
+			Annotations: annotations(t),
 		}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			args := req.Params.Arguments
 			if len(args) == 0 || string(args) == "null" {
@@ -62,15 +63,28 @@ func Serve(ctx context.Context, ts *filesystem.Toolset, in io.Reader, out io.Wri
 		})
 	}
 	w := &lockedWriter{w: out}
-	transport := &mcp.IOTransport{
+	transport := &drainingTransport{&mcp.IOTransport{
 		Reader:        io.NopCloser(newLineGuard(in, w)),
 		Writer:        w,
 		MaxLineLength: MaxLineBytes + 1, // lines reach the SDK trimmed, with their newline
-	}
+	}}
 	if err := srv.Run(ctx, transport); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("mcp serve: %w", err)
 	}
 	return nil
+}
+
+// annotations tell a client what a tool may do, as its declaration says (filesystem.Tool):
+// readOnlyHint only for tools that never change anything (not execute_command, whose commands
+// are judged word by word but may write), destructiveHint for those that may overwrite or
+// remove (delete, move, overwrite, commands). Clients decide on these whether to ask the user.
+func annotations(t filesystem.Tool) *mcp.ToolAnnotations {
+	a := &mcp.ToolAnnotations{ReadOnlyHint: t.ReadOnly}
+	if !t.ReadOnly {
+		destructive := t.Destructive
+		a.DestructiveHint = &destructive
+	}
+	return a
 }
 
 // lockedWriter serialises whole writes: the SDK writes each message with one Write, and so do
@@ -113,14 +127,14 @@ func (g *lineGuard) Read(p []byte) (int, error) {
 		if err != nil {
 			g.err = err // the last line (without a newline) is still checked
 		}
-		if tooLong {
-			g.reply(CodeInvalidRequest, fmt.Sprintf("Invalid Request: message longer than %d bytes", MaxLineBytes))
+		if tooLong != nil {
+			g.reply(tooLong)
 			continue
 		}
 		msg, perr := CheckLine(line)
 		switch {
 		case perr != nil:
-			g.reply(perr.Code, perr.Message)
+			g.reply(perr)
 		case msg != nil:
 			g.pending = append(msg, '\n')
 		}
@@ -131,26 +145,49 @@ func (g *lineGuard) Read(p []byte) (int, error) {
 }
 
 // readLine reads one line, keeping at most MaxLineBytes of it: past that the rest of the line is
-// read and dropped, so a huge line costs bounded memory.
-func (g *lineGuard) readLine() (line []byte, tooLong bool, err error) {
+// read and dropped, so a huge line costs bounded memory, and the refusal (tooLong) carries the
+// request's id, read as the line went by.
+func (g *lineGuard) readLine() (line []byte, tooLong *LineError, err error) {
+	var ids *idScanner // reading the id of a line too long to keep
 	for {
 		chunk, err := g.r.ReadSlice('\n')
-		if !tooLong {
-			if len(line)+len(chunk) > MaxLineBytes+2 { // + "\r\n"
-				line, tooLong = nil, true
-			} else {
-				line = append(line, chunk...)
-			}
+		switch {
+		case ids != nil:
+			ids.feed(chunk)
+		case len(line)+len(chunk) > MaxLineBytes+2: // + "\r\n"
+			ids = &idScanner{}
+			ids.feed(line)
+			ids.feed(chunk)
+			line = nil
+		default:
+			line = append(line, chunk...)
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
-		return line, tooLong, err
+		if ids != nil {
+			return nil, refusal(CodeInvalidRequest, tooLongMessage, ids.result()), err
+		}
+		return line, nil, err
 	}
 }
 
-func (g *lineGuard) reply(code int, message string) {
-	data, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": message}})
+// errorReply is a JSON-RPC error response; a nil ID is written as null.
+type errorReply struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Error   replyError      `json:"error"`
+}
+
+type replyError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+// reply answers a refused line with a JSON-RPC error: with the request's id when it could be
+// read, else null.
+func (g *lineGuard) reply(le *LineError) {
+	data, err := json.Marshal(errorReply{JSONRPC: "2.0", ID: le.ID, Error: replyError{le.Code, le.Message}})
 	if err != nil {
 		return
 	}

@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/massgen-go/massgen/internal/private"
 )
 
 // FileName is the lock file inside the .massgen folder.
@@ -58,11 +60,11 @@ func (l *Lock) Path() string { return l.path }
 // at once, or with wait polls until the lock is free or ctx ends; onWait (may be nil) hears
 // about the holder once, before the wait begins.
 func Acquire(ctx context.Context, massgenDir string, me Holder, wait bool, onWait func(Holder)) (*Lock, error) {
-	if err := os.MkdirAll(massgenDir, 0o755); err != nil {
+	if err := private.MkdirAll(massgenDir); err != nil {
 		return nil, fmt.Errorf("runlock: %w", err)
 	}
 	path := filepath.Join(massgenDir, FileName)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, private.FileMode)
 	if err != nil {
 		return nil, fmt.Errorf("runlock: %w", err)
 	}

@@ -21,6 +21,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/massgen-go/massgen/internal/private"
 )
 
 // How massgen came to own a workspace.
@@ -93,11 +95,18 @@ func Claim(dir, massgenDir string, owned bool) (string, error) {
 		return "", fmt.Errorf("wsowner: %q is not an absolute path", dir)
 	}
 	dir = filepath.Clean(dir)
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+	// Parents inside a .massgen folder are massgen's (.massgen/workspaces): private; elsewhere
+	// they are the user's folders, made as mkdir -p would. The workspace itself is massgen's
+	// container for the agent's files: private either way.
+	parentMode := os.FileMode(0o755)
+	if enclosingMassgen(dir) != "" {
+		parentMode = private.DirMode
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), parentMode); err != nil {
 		return "", fmt.Errorf("workspace %s: %w", dir, err)
 	}
 	how := ""
-	switch err := os.Mkdir(dir, 0o755); {
+	switch err := os.Mkdir(dir, private.DirMode); {
 	case err == nil:
 		how = Created
 	case !errors.Is(err, fs.ErrExist):
@@ -187,7 +196,7 @@ func readRecord(reg, dir string) (record, bool) {
 
 // writeRecord writes the record atomically (temp file and rename).
 func writeRecord(reg, dir string, rec record) error {
-	if err := os.MkdirAll(reg, 0o755); err != nil {
+	if err := os.MkdirAll(reg, private.DirMode); err != nil {
 		return err
 	}
 	raw, err := json.Marshal(rec)

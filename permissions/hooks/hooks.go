@@ -1,8 +1,10 @@
 // Package hooks runs the user's pre- and post-tool-use hooks: external commands run through the
 // system shell (`/bin/sh -c` on Unix, `cmd.exe /S /C` on Windows: internal/sysshell) that
 // receive one tool call as JSON on stdin. A hook runs outside every sandbox, so it gets a minimal
-// environment (never massgen's API keys) and only from files the user approved (see
-// permissions/trust).
+// environment (never massgen's API keys), only from files the user approved (see
+// permissions/trust), in an empty private folder, and the programs and scripts its command line
+// names (Analyze) run from the exact bytes that were approved: each is opened once, hashed,
+// checked and run from that copy (a private file no agent can reach, see launch.Image).
 package hooks
 
 import (
@@ -11,14 +13,73 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/internal/launch"
 	"github.com/massgen-go/massgen/internal/sysshell"
 )
+
+// Hook is a hook ready to run: as configured, the rules file that defines it, and the programs
+// and scripts its command line names, each with the hash it must have.
+type Hook struct {
+	configs.Hook
+	// File is the rules file that defines it ("" when built in code): a stale approval names it.
+	File     string
+	Programs []Program
+}
+
+// Set is an agent's hooks with what runs them.
+type Set struct {
+	Pre, Post []Hook
+	Runner    *Runner
+}
+
+// Prepare readies hooks that need no approval (built-in configs, tests): each program and
+// script keeps the content it has now. baseDir and environ are as for Analyze.
+func Prepare(hs []configs.Hook, baseDir string, environ []string) ([]Hook, error) {
+	out := make([]Hook, 0, len(hs))
+	for _, h := range hs {
+		progs, err := Analyze(h.Command, baseDir, environ)
+		if err != nil {
+			return nil, fmt.Errorf("hook %q: %w", h.Command, err)
+		}
+		for i := range progs {
+			if progs[i].Sum, err = launch.Sum(progs[i].Real); err != nil {
+				return nil, fmt.Errorf("hook %q: %w", h.Command, err)
+			}
+		}
+		out = append(out, Hook{Hook: h, Programs: progs})
+	}
+	return out, nil
+}
+
+// Runner runs hooks. Its zero value works: each run then gets a temporary folder and reads its
+// programs anew.
+type Runner struct {
+	// Area is the private area hooks run in (an empty folder of their own per run).
+	Area *launch.Area
+	// Images keeps the hashed copies of programs and scripts for the run.
+	Images *launch.Images
+}
+
+// StaleError is a hook whose program or script changed since it was approved.
+type StaleError struct {
+	Hook string
+	File string // the rules file (the approval to renew); "" for rules built in code
+	Err  *launch.StaleError
+}
+
+func (e *StaleError) Error() string {
+	if e.File == "" {
+		return fmt.Sprintf("its approval is stale: %v, and it was not run", e.Err)
+	}
+	return fmt.Sprintf("its approval is stale: %v, and it was not run; review it, then approve %s again with: massgen permissions trust %s", e.Err, e.File, e.File)
+}
 
 // DefaultTimeout applies when a hook sets none.
 const DefaultTimeout = 30 * time.Second
@@ -84,13 +145,13 @@ type Outcome struct {
 
 // Pre runs the pre-tool-use hooks in order until one denies or fails. environ is the process
 // environment the minimal one is taken from (os.Environ()).
-func Pre(ctx context.Context, hs []configs.Hook, names []string, in Input, environ []string) Outcome {
+func (r *Runner) Pre(ctx context.Context, hs []Hook, names []string, in Input, environ []string) Outcome {
 	out := Outcome{Verdict: Keep}
 	for _, h := range hs {
-		if !Matches(h, names...) {
+		if !Matches(h.Hook, names...) {
 			continue
 		}
-		res, err := Run(ctx, h, in, environ)
+		res, err := r.Run(ctx, h, in, environ)
 		switch {
 		case err != nil:
 			return Outcome{Verdict: Fail, Hook: h.Command, Reason: err.Error()}
@@ -131,13 +192,13 @@ type Failure struct {
 }
 
 // Post runs the post-tool-use hooks and returns those that failed (the call already happened).
-func Post(ctx context.Context, hs []configs.Hook, names []string, in Input, environ []string) []Failure {
+func (r *Runner) Post(ctx context.Context, hs []Hook, names []string, in Input, environ []string) []Failure {
 	var fails []Failure
 	for _, h := range hs {
-		if !Matches(h, names...) {
+		if !Matches(h.Hook, names...) {
 			continue
 		}
-		res, err := Run(ctx, h, in, environ)
+		res, err := r.Run(ctx, h, in, environ)
 		if err != nil || res.Code != 0 {
 			fails = append(fails, Failure{Hook: h.Command, Status: res.Code, Stderr: res.Stderr, Err: err})
 		}
@@ -151,10 +212,12 @@ type Result struct {
 	Stdout, Stderr string
 }
 
-// Run runs one hook through the system shell (sysshell.Command) in the current directory, the call as JSON on stdin and
-// MinimalEnv(environ, in) as its environment. err is set when it could not run or timed out;
-// otherwise Code is its exit status.
-func Run(ctx context.Context, h configs.Hook, in Input, environ []string) (Result, error) {
+// Run runs one hook through the system shell (sysshell.Command) in an empty private folder,
+// the call as JSON on stdin and MinimalEnv(environ, in) as its environment. Each program and
+// script its command line names is opened once, hashed and checked against its Sum, and the
+// command runs it from that copy; one that changed is not run (a *StaleError). err is set when
+// it could not run or timed out; otherwise Code is its exit status.
+func (r *Runner) Run(ctx context.Context, h Hook, in Input, environ []string) (Result, error) {
 	data, err := json.Marshal(in)
 	if err != nil {
 		return Result{Code: -1}, fmt.Errorf("encoding the call: %w", err)
@@ -165,10 +228,28 @@ func Run(ctx context.Context, h configs.Hook, in Input, environ []string) (Resul
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd, err := sysshell.Command(ctx, h.Command)
+	dir, images, done, err := r.prepare()
+	if err != nil {
+		return Result{Code: -1}, err
+	}
+	defer done()
+	paths := make([]string, len(h.Programs))
+	for i, p := range h.Programs {
+		img, err := images.Get(p.Real, p.Sum)
+		var se *launch.StaleError
+		if errors.As(err, &se) {
+			return Result{Code: -1}, &StaleError{Hook: h.Command, File: h.File, Err: se}
+		}
+		if err != nil {
+			return Result{Code: -1}, fmt.Errorf("hook %q: %w", h.Command, err)
+		}
+		paths[i] = img.Path()
+	}
+	cmd, err := sysshell.Command(ctx, rewrite(h.Command, h.Programs, paths))
 	if err != nil {
 		return Result{Code: -1}, fmt.Errorf("hook %q: %w", h.Command, err)
 	}
+	cmd.Dir = dir
 	cmd.Env = MinimalEnv(environ, in)
 	cmd.Stdin = bytes.NewReader(data)
 	var stdout, stderr bytes.Buffer
@@ -189,6 +270,45 @@ func Run(ctx context.Context, h configs.Hook, in Input, environ []string) (Resul
 	}
 	res.Code = 0
 	return res, nil
+}
+
+// prepare returns the run's empty private folder and the images to run from, and what to do
+// when the run is over.
+func (r *Runner) prepare() (string, *launch.Images, func(), error) {
+	area := (*launch.Area)(nil)
+	var owned []func()
+	if r != nil {
+		area = r.Area
+	}
+	if area == nil {
+		a, err := launch.NewArea(launch.Base(nil))
+		if err != nil {
+			return "", nil, nil, fmt.Errorf("hook: %w", err)
+		}
+		area = a
+		owned = append(owned, func() { a.Close() })
+	}
+	dir, err := area.Mkdir("hook")
+	if err != nil {
+		for _, f := range owned {
+			f()
+		}
+		return "", nil, nil, fmt.Errorf("hook: %w", err)
+	}
+	var images *launch.Images
+	if r != nil {
+		images = r.Images
+	}
+	if images == nil {
+		images = launch.NewImages(area)
+		owned = append(owned, images.Close)
+	}
+	return dir, images, func() {
+		os.RemoveAll(dir)
+		for i := len(owned) - 1; i >= 0; i-- {
+			owned[i]()
+		}
+	}, nil
 }
 
 // passed are the variables a hook inherits from massgen's environment (LC_* too), named in
@@ -215,6 +335,8 @@ func MinimalEnv(environ []string, in Input) []string {
 			env = append(env, kv)
 		}
 	}
+	// Python never puts the working folder or a script's own folder on its module path.
+	env = append(env, "PYTHONSAFEPATH=1")
 	env = append(env, "MASSGEN_HOOK_EVENT="+in.Event, "MASSGEN_AGENT="+in.Agent, "MASSGEN_ROLE="+in.Role, "MASSGEN_TOOL="+in.Tool)
 	if in.Workspace != "" {
 		env = append(env, "MASSGEN_WORKSPACE="+in.Workspace)

@@ -25,7 +25,7 @@ func TestHookEnvironmentIsMinimal(t *testing.T) {
 	t.Setenv("TZ", "UTC")
 	out := filepath.Join(t.TempDir(), "env.txt")
 	in := Input{Event: PreToolUse, Agent: "agent_a", Role: "final", Tool: "write_file", Workspace: "/w/ws1"}
-	res, err := Run(context.Background(), configs.Hook{Command: "env > " + out}, in, os.Environ())
+	res, err := run(t, configs.Hook{Command: "env > " + out}, in)
 	if err != nil || res.Code != 0 {
 		t.Fatalf("hook: %v %+v", err, res)
 	}
@@ -39,7 +39,7 @@ func TestHookEnvironmentIsMinimal(t *testing.T) {
 			t.Errorf("hook saw %s:\n%s", k, env)
 		}
 	}
-	for _, want := range []string{"PATH=", "HOME=", "LC_ALL=C.UTF-8", "TZ=UTC", "MASSGEN_HOOK_EVENT=pre_tool_use",
+	for _, want := range []string{"PATH=", "HOME=", "LC_ALL=C.UTF-8", "TZ=UTC", "PYTHONSAFEPATH=1", "MASSGEN_HOOK_EVENT=pre_tool_use",
 		"MASSGEN_AGENT=agent_a", "MASSGEN_ROLE=final", "MASSGEN_TOOL=write_file", "MASSGEN_WORKSPACE=/w/ws1"} {
 		if !strings.Contains(env, want) {
 			t.Errorf("hook env lacks %q:\n%s", want, env)
@@ -74,7 +74,7 @@ func TestHookRunsThroughSystemShell(t *testing.T) {
 		t.Skip("the Unix form; cmd.exe's command line is tested in internal/sysshell")
 	}
 	h := configs.Hook{Command: "read -r line\nprintf '%s|%s|' \"$MASSGEN_TOOL\" $((2*3))\ncase \"$line\" in *write_file*) exit 4;; esac"}
-	res, err := Run(context.Background(), h, Input{Event: PreToolUse, Tool: "write_file"}, os.Environ())
+	res, err := run(t, h, Input{Event: PreToolUse, Tool: "write_file"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,5 +99,38 @@ func TestMinimalEnvWindowsNames(t *testing.T) {
 		if strings.Contains(got, s) {
 			t.Errorf("MinimalEnv passed a secret %q:\n%s", s, got)
 		}
+	}
+}
+
+// run readies h as a hook that needs no approval and runs it.
+func run(t *testing.T, h configs.Hook, in Input) (Result, error) {
+	t.Helper()
+	hs, err := Prepare([]configs.Hook{h}, t.TempDir(), os.Environ())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r Runner
+	return r.Run(context.Background(), hs[0], in, os.Environ())
+}
+
+// A hook runs in an empty private folder of its own, never in massgen's working directory (the
+// project, which an agent may write): python3 -m, npx and the like look there first.
+func TestHookRunsInAnEmptyPrivateFolder(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("sh")
+	}
+	wd, _ := os.Getwd()
+	out := filepath.Join(t.TempDir(), "where")
+	res, err := run(t, configs.Hook{Command: "pwd > " + out + "; ls -A >> " + out + "; stat -c %a . >> " + out}, Input{})
+	if err != nil || res.Code != 0 {
+		t.Fatalf("%+v %v", res, err)
+	}
+	b, _ := os.ReadFile(out)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 2 || lines[0] == wd || lines[1] != "700" {
+		t.Errorf("hook ran in %q (massgen's is %s), want an empty 0700 folder", b, wd)
+	}
+	if _, err := os.Stat(lines[0]); !os.IsNotExist(err) {
+		t.Errorf("the hook's folder %s was left behind", lines[0])
 	}
 }

@@ -1,8 +1,9 @@
 // Package trust records which rule files the user approved. A file massgen loads permission rules
 // or hooks from (.massgen/permissions.yaml, a config file that defines hooks) could have been
 // written by an agent; it takes effect only when its content is the one the user approved. An
-// approval is the SHA-256 of the file's content, kept in a store outside every path an agent can
-// reach ($XDG_CONFIG_HOME/massgen/trust.json, default ~/.config/massgen/trust.json).
+// approval is the SHA-256 of the file's content and of every program and script its hooks run,
+// kept in a store outside every path an agent can reach ($XDG_CONFIG_HOME/massgen/trust.json,
+// default ~/.config/massgen/trust.json).
 package trust
 
 import (
@@ -12,8 +13,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/massgen-go/massgen/configs"
@@ -66,15 +70,23 @@ func Sum(content []byte) string {
 	return hex.EncodeToString(h[:])
 }
 
-// UntrustedError is a file that is new or changed since the user approved it.
+// UntrustedError is a file that is new or changed since the user approved it, or whose hooks'
+// programs and scripts changed (the approval is stale).
 type UntrustedError struct {
 	File    string // absolute path
 	What    string // what the file can do, e.g. "sets permission rules and hooks"
 	Changed bool   // an earlier content was approved
 	Store   string // the store consulted
+	// Stale are the programs and scripts its hooks run that changed since the approval, or
+	// that it did not cover (the file itself is unchanged).
+	Stale []string
 }
 
 func (e *UntrustedError) Error() string {
+	if len(e.Stale) > 0 {
+		return fmt.Sprintf("%s was not loaded: its approval is stale. Its hooks run %s, which changed since you approved it (or which the approval did not cover), and any program that can write there could have changed it. "+
+			"Review it, then approve it again with: %s %s", e.File, strings.Join(e.Stale, ", "), Command, e.File)
+	}
 	state := "is new"
 	if e.Changed {
 		state = "changed since you approved it"
@@ -86,6 +98,9 @@ func (e *UntrustedError) Error() string {
 type record struct {
 	SHA256   string    `json:"sha256"`
 	Approved time.Time `json:"approved"`
+	// Programs are the SHA-256 of the programs and scripts the file's hooks run, by path
+	// (symlinks resolved).
+	Programs map[string]string `json:"programs,omitempty"`
 }
 
 type storeFile struct {
@@ -151,15 +166,47 @@ func (s Store) Check(file string, content []byte, what string) error {
 	return &UntrustedError{File: k, What: what, Changed: ok, Store: s.path}
 }
 
-// Approve records content as the approved content of file (replacing any earlier approval).
-// The store is written whole to a temporary file and renamed into place, owner-only.
-func (s Store) Approve(file string, content []byte, now time.Time) error {
+// CheckPrograms returns nil when every program and script in current (path: SHA-256 now) is
+// one the approval of file covers with that hash; an *UntrustedError naming the others
+// otherwise. file's content must have passed Check.
+func (s Store) CheckPrograms(file string, current map[string]string, what string) error {
+	approved, err := s.Programs(file)
+	if err != nil {
+		return err
+	}
+	var stale []string
+	for _, p := range slices.Sorted(maps.Keys(current)) {
+		if approved[p] != current[p] {
+			stale = append(stale, p)
+		}
+	}
+	if len(stale) == 0 {
+		return nil
+	}
+	k, _ := key(file)
+	return &UntrustedError{File: k, What: what, Changed: true, Store: s.path, Stale: stale}
+}
+
+// Programs are the programs and scripts the approval of file covers, with their SHA-256 (nil
+// when file is not approved).
+func (s Store) Programs(file string) (map[string]string, error) {
+	k, sf, err := s.lookup(file)
+	if err != nil {
+		return nil, err
+	}
+	return sf.Files[k].Programs, nil
+}
+
+// Approve records content as the approved content of file, and programs (path: SHA-256) as the
+// programs and scripts its hooks run, replacing any earlier approval. The store is written whole
+// to a temporary file and renamed into place, owner-only.
+func (s Store) Approve(file string, content []byte, programs map[string]string, now time.Time) error {
 	k, sf, err := s.lookup(file)
 	if err != nil {
 		return err
 	}
 	sf.Version = 1
-	sf.Files[k] = record{SHA256: Sum(content), Approved: now.UTC()}
+	sf.Files[k] = record{SHA256: Sum(content), Approved: now.UTC(), Programs: maps.Clone(programs)}
 	data, err := json.MarshalIndent(sf, "", "  ")
 	if err != nil {
 		return fmt.Errorf("trust: %w", err)

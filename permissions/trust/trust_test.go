@@ -47,7 +47,7 @@ func TestCheckAndApprove(t *testing.T) {
 		!strings.Contains(err.Error(), "massgen permissions trust "+file) || !strings.Contains(err.Error(), "sets rules") {
 		t.Fatalf("new file: %v", err)
 	}
-	if err := st.Approve(file, v1, time.Now()); err != nil {
+	if err := st.Approve(file, v1, nil, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.Check(file, v1, "sets rules"); err != nil {
@@ -77,7 +77,7 @@ func TestCheckAndApprove(t *testing.T) {
 		t.Errorf("through a link: %v", err)
 	}
 	// Re-approving replaces the approval.
-	if err := st.Approve(file, v2, time.Now()); err != nil {
+	if err := st.Approve(file, v2, nil, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if st.Check(file, v1, "") == nil || st.Check(file, v2, "") != nil {
@@ -97,7 +97,7 @@ func TestBrokenStoreFailsClosed(t *testing.T) {
 	if err := st.Check(file, []byte("x"), ""); err == nil || errors.As(err, &ue) || !strings.Contains(err.Error(), st.Path()) {
 		t.Errorf("check with a broken store: %v", err)
 	}
-	if err := st.Approve(file, []byte("x"), time.Now()); err == nil || !strings.Contains(err.Error(), st.Path()) {
+	if err := st.Approve(file, []byte("x"), nil, time.Now()); err == nil || !strings.Contains(err.Error(), st.Path()) {
 		t.Errorf("approve with a broken store: %v", err)
 	}
 	if data, _ := os.ReadFile(st.Path()); string(data) != "{not json" {

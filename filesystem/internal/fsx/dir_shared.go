@@ -104,3 +104,7 @@ func (d *Dir) MkdirAll(names []string) (innermost *Dir, created string, err erro
 	}
 	return cur, created, nil
 }
+
+// TempName is a hidden name beside name for an entry being built (".<name>.massgen-tmp-<hex>",
+// the pattern internal/tmpsweep recognises).
+func TempName(name string) string { return tempName(name) }

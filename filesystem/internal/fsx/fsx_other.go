@@ -72,3 +72,6 @@ func Rename(from *Dir, fromName string, to *Dir, toName string) error { return E
 
 // Symlink fails closed on this platform.
 func (d *Dir) Symlink(target, name string) error { return ErrUnsupported }
+
+// TempName is a hidden name beside name for an entry being built.
+func TempName(name string) string { return "." + name + ".massgen-tmp-000000000000" }

@@ -72,6 +72,11 @@ func runHelper(spec Spec, argv []string) error {
 			unix.CloseOnExec(fd)
 		}
 	}
+	for _, r := range spec.Rlimits {
+		if err := unix.Setrlimit(r.Res, &unix.Rlimit{Cur: r.Cur, Max: r.Max}); err != nil {
+			return fmt.Errorf("setrlimit %d: %w", r.Res, err)
+		}
+	}
 	return syscall.Exec(argv[0], argv, os.Environ())
 }
 

@@ -118,12 +118,28 @@ func buildView(spec Spec, pidns int) (_ *View, err error) {
 		}
 		v.keep(d)
 		var st unix.Stat_t
-		if unix.Fstat(d, &st) != nil || uint64(st.Dev) != spec.DirDev || uint64(st.Ino) != spec.DirIno {
+		if unix.Fstat(d, &st) != nil || (uint64(st.Dev) != spec.DirDev || uint64(st.Ino) != spec.DirIno) && !v.coveredDir(st, spec) {
 			return nil, errViewChanged
 		}
 		v.dir = d
 	}
 	return v, nil
+}
+
+// coveredDir: the working directory found (st) is the tmpfs covering the directory the spec
+// names, a read-only directory holding a private name (such as a project's .env): the command
+// then starts in the cover, which holds that directory's other entries.
+func (v *View) coveredDir(st unix.Stat_t, spec Spec) bool {
+	for i, n := range v.nodes {
+		if n.Act != ActCover || n.Dev != spec.DirDev || n.Ino != spec.DirIno || v.view[i] < 0 {
+			continue
+		}
+		var cst unix.Stat_t
+		if unix.Fstat(v.view[i], &cst) == nil && cst.Dev == st.Dev && cst.Ino == st.Ino {
+			return true
+		}
+	}
+	return false
 }
 
 func sameID(fd int, n Node) bool {

@@ -8,3 +8,6 @@ const auditArch = unix.AUDIT_ARCH_AARCH64
 
 // legacyModeCalls: arm64 has only the *at forms.
 var legacyModeCalls []modeCall
+
+// archDenied: arm64 has none of x86-64's obsolete calls.
+func archDenied() []DeniedCall { return nil }

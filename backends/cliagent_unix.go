@@ -7,14 +7,14 @@ import (
 	"syscall"
 )
 
-// ccSetProcessGroup starts the CLI in a process group of its own, so cancelling ends it and
+// cliSetProcessGroup starts a CLI in a process group of its own, so cancelling ends it and
 // everything it started.
-func ccSetProcessGroup(cmd *exec.Cmd) {
+func cliSetProcessGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 }
 
-// ccKillProcessGroup kills the CLI's process group.
-func ccKillProcessGroup(cmd *exec.Cmd) {
+// cliKillProcessGroup kills the CLI's process group.
+func cliKillProcessGroup(cmd *exec.Cmd) {
 	if cmd.Process == nil {
 		return
 	}

@@ -3,6 +3,7 @@ package backends
 import (
 	"context"
 	"crypto/rand"
+	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -11,28 +12,34 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
 )
 
-// ccServerName is the name the claude CLI knows massgen's tool server by: the model sees the
-// tools as mcp__massgen__<tool>.
+// ccServerName is the name the CLIs know massgen's tool server by: the model sees the tools as
+// mcp__massgen__<tool> (claude, and codex's namespace mcp__massgen) or mcp_massgen_<tool>
+// (gemini).
 const ccServerName = "massgen"
 
 // ccToolPrefix is what the claude CLI puts before the name of a tool of ccServerName.
 const ccToolPrefix = "mcp__" + ccServerName + "__"
 
-// ccBridge offers a request's tools to one claude process as an MCP server on the loopback
+// ccBridge offers a request's tools to one CLI process as an MCP server on the loopback
 // interface. It runs nothing itself: each call the model makes is handed to Generate through
 // calls and answered with the result the orchestrator sends back, so every call goes through
 // the orchestrator's own Toolset (its permission checks, sandbox, audit and events), exactly as
 // a call made by any other backend's model.
 type ccBridge struct {
-	url   string // http://127.0.0.1:PORT/<secret>/mcp
-	calls chan *ccCall
-	srv   *http.Server
+	url string // http://127.0.0.1:PORT/<secret>/mcp
+	// tokenURL and token are the other way in: http://127.0.0.1:PORT/mcp with the header
+	// "Authorization: Bearer <token>", for CLIs that can read a token from their environment
+	// (the secret then never sits in a file or on a command line).
+	tokenURL, token string
+	calls           chan *ccCall
+	srv             *http.Server
 
 	closeOnce sync.Once
 	done      chan struct{} // closed by Close: pending calls give up
@@ -55,32 +62,40 @@ type ccResult struct {
 const ccSecretBytes = 16
 
 // newCCBridge starts the bridge serving tools. The listener is bound before it returns, so the
-// claude process can connect as soon as it starts.
-func newCCBridge(tools []ToolSpec, log *zap.Logger) (*ccBridge, error) {
+// CLI can connect as soon as it starts. delay holds back the first answer (tests: a slow
+// bridge).
+func newCCBridge(tools []ToolSpec, delay time.Duration, log *zap.Logger) (*ccBridge, error) {
 	secret := make([]byte, ccSecretBytes)
 	if _, err := rand.Read(secret); err != nil {
-		return nil, fmt.Errorf("claude_code: tool server secret: %w", err)
+		return nil, fmt.Errorf("tool server secret: %w", err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return nil, fmt.Errorf("claude_code: tool server: %w", err)
+		return nil, fmt.Errorf("tool server: %w", err)
 	}
 	path := "/" + hex.EncodeToString(secret) + "/mcp"
 	b := &ccBridge{
-		url:   "http://" + ln.Addr().String() + path,
-		calls: make(chan *ccCall),
-		done:  make(chan struct{}),
+		url:      "http://" + ln.Addr().String() + path,
+		tokenURL: "http://" + ln.Addr().String() + "/mcp",
+		token:    hex.EncodeToString(secret),
+		calls:    make(chan *ccCall),
+		done:     make(chan struct{}),
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "massgen", Title: "massgen tools", Version: "1"}, nil)
 	for _, t := range tools {
 		srv.AddTool(&mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: objectSchema(t.Parameters)}, b.handle(t.Name))
 	}
 	mux := http.NewServeMux()
-	mux.Handle(path, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	if delay > 0 {
+		h = slowStart(h, delay)
+	}
+	mux.Handle(path, h)
+	mux.Handle("/mcp", bearerOnly(b.token, h))
 	b.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 30 * time.Second, ErrorLog: zap.NewStdLog(log)}
 	go func() {
 		if err := b.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Warn("claude_code tool server stopped", zap.Error(err))
+			log.Warn("massgen's tool server for the CLI stopped", zap.Error(err))
 		}
 	}()
 	return b, nil
@@ -127,12 +142,31 @@ func (b *ccBridge) handle(name string) mcp.ToolHandler {
 	}
 }
 
-// config is the --mcp-config JSON naming the bridge as the only MCP server.
-func (b *ccBridge) config() []byte {
-	data, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
-		ccServerName: map[string]any{"type": "http", "url": b.url},
-	}})
-	return data
+// bearerOnly passes only requests that carry "Authorization: Bearer <token>".
+func bearerOnly(token string, h http.Handler) http.Handler {
+	want := []byte("Bearer " + token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// slowStart delays the handler's first request (the client's initialize) by d.
+func slowStart(h http.Handler, d time.Duration) http.Handler {
+	var first atomic.Bool
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if first.CompareAndSwap(false, true) {
+			select {
+			case <-time.After(d):
+			case <-r.Context().Done():
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // Close stops the server; calls still waiting get an error.

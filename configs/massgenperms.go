@@ -1,0 +1,173 @@
+package configs
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// BackendPermissions is MassGen 0.1.97's permission engine block, agents[].backend.permissions:
+// declarative allow/ask/deny rules over a small action(target) vocabulary, a role preset and
+// the approval settings. It is not massgen's permissions: section (top level and
+// agents[].permissions), whose rules name tools: Load maps what has a massgen equivalent onto
+// the agent's permissions (MapBackendPermissions) and warns about the rest.
+type BackendPermissions struct {
+	// Enabled false makes MassGen skip the block; massgen then maps nothing.
+	Enabled *bool `yaml:"enabled,omitempty" json:"enabled,omitempty"`
+	// Rules are MassGen's action(target) rules by decision.
+	Rules BackendRules `yaml:"rules,omitempty" json:"rules,omitempty"`
+	// Role is a preset: read-only and researcher deny writes and commands.
+	Role string `yaml:"role,omitempty" json:"role,omitempty"`
+	// AutomationDefault, Audit, MaxConsecutiveAuto and PersistApprovals steer MassGen's
+	// approvals; massgen has no equivalent (see the key table).
+	AutomationDefault  string         `yaml:"automation_default,omitempty" json:"automation_default,omitempty"`
+	Audit              *bool          `yaml:"audit,omitempty" json:"audit,omitempty"`
+	MaxConsecutiveAuto int            `yaml:"max_consecutive_auto,omitempty" json:"max_consecutive_auto,omitempty"`
+	PersistApprovals   *bool          `yaml:"persist_approvals,omitempty" json:"persist_approvals,omitempty"`
+	Extra              map[string]any `yaml:",inline" json:"-"`
+}
+
+// BackendRules are MassGen's rules by decision ("command(git push --force*)", "write_file(/etc/**)",
+// "read_url(*)", "mcp(linear/*)", "*").
+type BackendRules struct {
+	Allow []string `yaml:"allow,omitempty" json:"allow,omitempty"`
+	Ask   []string `yaml:"ask,omitempty" json:"ask,omitempty"`
+	Deny  []string `yaml:"deny,omitempty" json:"deny,omitempty"`
+}
+
+// massgenReadTools and massgenWriteTools are the file tools MassGen's read_file and write_file
+// actions stand for: massgen's own (filesystem.Table, checked by TestBackendPermissionToolLists)
+// and the reference MCP filesystem server's names (a rule's tool name also matches behind an
+// MCP prefix). A tool that copies reads its source and writes its destination: a write rule
+// names it, and a deny matches either path.
+var (
+	massgenReadTools = []string{"read_file", "read_multiple_files", "list_directory", "directory_tree", "search_files",
+		"get_file_info", "compare_files", "compare_directories", "read_text_file", "read_media_file", "list_directory_with_sizes"}
+	massgenWriteTools = []string{"write_file", "edit_file", "create_directory", "delete_file", "move_file", "copy_file",
+		"copy_files_batch", "delete_files_batch"}
+)
+
+// backendRoles are MassGen's role presets massgen maps: each denies every write and command.
+var backendRoles = []string{"read-only", "researcher"}
+
+var backendRuleRE = regexp.MustCompile(`^\s*([A-Za-z_*][\w*]*)\s*(?:\((.*)\)\s*)?$`)
+
+// MappedPermissions is what MapBackendPermissions makes of a block: rules for the agent's
+// permissions section, and what it could not carry over (each with the key at fault).
+type MappedPermissions struct {
+	Allow, Deny []string
+	NotMapped   []NotMapped
+}
+
+// NotMapped is one rule or setting of a backend permissions block massgen does not act on.
+type NotMapped struct {
+	Key, Why string // Key is relative to the block: "rules.ask[0]", "role"
+}
+
+// MapBackendPermissions maps a MassGen permissions block onto massgen's rules:
+//   - command(P) becomes execute_command(P) (a glob over the whole command line in both);
+//   - read_file(P) and write_file(P) become one rule per file tool of that kind, P matched as
+//     massgen matches paths (as given, resolved, or relative to the workspace or the context
+//     path; * does not cross a /, ** does), where MassGen matches the argument as written;
+//   - mcp(server/tool) becomes mcp__server__tool; * (or *(P)) becomes *(P);
+//   - role read-only or researcher denies every file write and every command.
+//
+// Deny wins in both. read_url rules and unknown actions or roles are not mapped (NotMapped); ask
+// rules are not either, which the key table says (rules.ask is an ignored key). A block with
+// enabled: false maps to nothing, as MassGen ignores it.
+func MapBackendPermissions(p *BackendPermissions) MappedPermissions {
+	var m MappedPermissions
+	if p == nil || (p.Enabled != nil && !*p.Enabled) {
+		return m
+	}
+	for _, d := range []struct {
+		name  string
+		rules []string
+		out   *[]string
+	}{{"allow", p.Rules.Allow, &m.Allow}, {"deny", p.Rules.Deny, &m.Deny}} {
+		for i, r := range d.rules {
+			key := fmt.Sprintf("rules.%s[%d]", d.name, i)
+			rs, why := mapBackendRule(r)
+			if why != "" {
+				m.NotMapped = append(m.NotMapped, NotMapped{key, why})
+			}
+			*d.out = append(*d.out, rs...)
+		}
+	}
+	switch {
+	case p.Role == "":
+	case slices.Contains(backendRoles, p.Role):
+		for _, t := range massgenWriteTools {
+			m.Deny = append(m.Deny, t)
+		}
+		m.Deny = append(m.Deny, "execute_command")
+	default:
+		m.NotMapped = append(m.NotMapped, NotMapped{"role", fmt.Sprintf("role %q is not mapped (massgen maps %s: deny every file write and command)", p.Role, strings.Join(backendRoles, " and "))})
+	}
+	return m
+}
+
+// mapBackendRule maps one MassGen rule; why says what was left out.
+func mapBackendRule(rule string) ([]string, string) {
+	sm := backendRuleRE.FindStringSubmatch(rule)
+	if sm == nil {
+		return nil, fmt.Sprintf("%q is not a rule (action or action(target))", rule)
+	}
+	action, target := sm[1], sm[2]
+	if sm[0] != "" && !strings.Contains(rule, "(") {
+		target = "*"
+	}
+	each := func(tools []string) []string {
+		out := make([]string, len(tools))
+		for i, t := range tools {
+			out[i] = t + "(" + target + ")"
+		}
+		return out
+	}
+	switch action {
+	case "command":
+		return []string{"execute_command(" + target + ")"}, ""
+	case "read_file":
+		return each(massgenReadTools), ""
+	case "write_file":
+		return each(massgenWriteTools), ""
+	case "mcp":
+		return []string{"mcp__" + strings.ReplaceAll(target, "/", "__")}, ""
+	case "*":
+		return []string{"*(" + target + ")"}, ""
+	case "read_url":
+		return nil, fmt.Sprintf("%q is not mapped: massgen has no rule over URLs (a command's network is command_network's, MCP tools are named by mcp__server__tool rules)", rule)
+	}
+	return nil, fmt.Sprintf("%q: unknown action %s (MassGen's are command, read_file, write_file, read_url, mcp and *)", rule, action)
+}
+
+// mapBackendPermissions adds each agent's mapped backend permissions to its permissions
+// section and warns about what was not mapped.
+func (c *Config) mapBackendPermissions(d *document, warn func(key string, line int, msg string)) {
+	for i := range c.Agents {
+		a := &c.Agents[i]
+		p := a.Backend.Permissions
+		if p == nil {
+			continue
+		}
+		base := fmt.Sprintf("agents[%d].backend.permissions", i)
+		m := MapBackendPermissions(p)
+		for _, n := range m.NotMapped {
+			key := base + "." + n.Key
+			warn(key, d.lineOf(key), key+": "+n.Why)
+		}
+		if len(m.Allow)+len(m.Deny) == 0 {
+			continue
+		}
+		if a.Permissions == nil {
+			a.Permissions = &Permissions{}
+		}
+		a.Permissions.Allow = append(a.Permissions.Allow, m.Allow...)
+		a.Permissions.Deny = append(a.Permissions.Deny, m.Deny...)
+		if c.mappedPerms == nil {
+			c.mappedPerms = map[int]bool{}
+		}
+		c.mappedPerms[i] = true
+	}
+}

@@ -1,0 +1,84 @@
+package configs
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// CommandNetwork is the network a command an agent runs may reach: mode none (nothing),
+// allowlist (the hosts of AllowedDomains, through a proxy) or open. Issue 22 brings its
+// enforcement; until then it is recorded (configs show --resolved) and not acted on:
+// commands reach any host. MassGen 0.1.96's srt keys map onto it.
+type CommandNetwork struct {
+	Mode           string   `yaml:"mode,omitempty" json:"mode,omitempty"`
+	AllowedDomains []string `yaml:"allowed_domains,omitempty" json:"allowed_domains,omitempty"`
+}
+
+// Command network modes.
+const (
+	NetworkNone      = "none"
+	NetworkAllowlist = "allowlist"
+	NetworkOpen      = "open"
+)
+
+var networkModes = []string{NetworkNone, NetworkAllowlist, NetworkOpen}
+
+// srtNetwork is the command network MassGen's srt execution mode gives an agent: none, or an
+// allowlist of command_line_srt_network_allowed_domains; ok is false when the backend does not
+// run commands under srt.
+func srtNetwork(b Backend) (CommandNetwork, bool) {
+	if mode, _ := b.Extra["command_line_execution_mode"].(string); strings.TrimSpace(mode) != "srt" {
+		return CommandNetwork{}, false
+	}
+	var domains []string
+	if list, ok := b.Extra["command_line_srt_network_allowed_domains"].([]any); ok {
+		for _, d := range list {
+			if s, ok := d.(string); ok && strings.TrimSpace(s) != "" {
+				domains = append(domains, strings.TrimSpace(s))
+			}
+		}
+	}
+	if len(domains) == 0 {
+		return CommandNetwork{Mode: NetworkNone}, true
+	}
+	return CommandNetwork{Mode: NetworkAllowlist, AllowedDomains: domains}, true
+}
+
+// mapSRT gives each agent whose backend runs commands under MassGen's srt (and that sets no
+// command_network itself) the command network srt would, and says what srt means here.
+func (c *Config) mapSRT(d *document, warn func(key string, line int, msg string)) {
+	for i := range c.Agents {
+		a := &c.Agents[i]
+		n, ok := srtNetwork(a.Backend)
+		if !ok {
+			continue
+		}
+		key := fmt.Sprintf("agents[%d].backend.command_line_execution_mode", i)
+		what := "none"
+		if n.Mode == NetworkAllowlist {
+			what = "allowlist " + strings.Join(n.AllowedDomains, ", ")
+		}
+		if a.CommandNetwork == nil {
+			a.CommandNetwork = &n
+		} else {
+			what = "not mapped: the agent's command_network is set and wins"
+		}
+		warn(key, d.lineOf(key), fmt.Sprintf("%s: srt: commands run in massgen's own kernel sandbox (bubblewrap, namespaces or Landlock; Seatbelt on macOS), which allows reads only of the agent's paths and system folders (as srt's strict read mode) and writes only where the agent may write; srt's network policy becomes command_network (%s), which is not enforced yet: commands can reach any host", key, what))
+	}
+}
+
+// validateNetwork checks a command_network section.
+func validateNetwork(path string, n *CommandNetwork, add func(path, format string, args ...any)) {
+	if n == nil {
+		return
+	}
+	if n.Mode != "" && !slices.Contains(networkModes, n.Mode) {
+		add(path+".mode", "unknown mode %q (known: %s)", n.Mode, strings.Join(networkModes, ", "))
+	}
+	for j, dom := range n.AllowedDomains {
+		if strings.TrimSpace(dom) == "" || strings.ContainsAny(dom, "/ \t") {
+			add(fmt.Sprintf("%s.allowed_domains[%d]", path, j), "%q is not a host name (a host, *.host, or host:port)", dom)
+		}
+	}
+}
