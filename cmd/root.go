@@ -19,6 +19,7 @@ import (
 	"github.com/massgen-go/massgen/cmd/logscmd"
 	"github.com/massgen-go/massgen/cmd/mcpcmd"
 	"github.com/massgen-go/massgen/cmd/permissionscmd"
+	"github.com/massgen-go/massgen/cmd/sandboxcmd"
 	"github.com/massgen-go/massgen/cmd/sessionscmd"
 	"github.com/massgen-go/massgen/cmd/toolscmd"
 	"github.com/massgen-go/massgen/cmd/trashcmd"
@@ -87,6 +88,7 @@ State lives under ./.massgen/ (workspaces, snapshots, temp_workspaces, sessions,
 		configscmd.NewCmd(f),
 		permissionscmd.NewCmd(f),
 		toolscmd.NewCmd(f),
+		sandboxcmd.NewCmd(f),
 		trashcmd.NewCmd(f),
 		mcpcmd.NewCmd(f),
 		sessionscmd.NewCmd(f),

@@ -229,6 +229,9 @@ func runRun(ctx context.Context, opts *RunOptions) (err error) {
 			// --yes (or no terminal) never adds a context path: writing the user's files is opt-in.
 			fmt.Fprintln(opts.IO.ErrOut, "No context paths: agents work only in .massgen/ (add --context PATH to share your files).")
 		}
+		for _, l := range commandNetworkLines(cfg) {
+			fmt.Fprintln(opts.IO.ErrOut, l)
+		}
 	}
 	if err := cfg.CheckContextPaths(); err != nil {
 		return cmdutil.WithCode(cmdutil.ExitUsage, err)

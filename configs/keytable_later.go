@@ -47,8 +47,6 @@ func laterKeys() []Key {
 		ignoredSince("0.1.30", "agents[].subagent_agents", noSubagents),
 		ignoredSince("0.1.68", "agents[].main_agent", noCheckpoints),
 		ignoredSince("0.1.58", "agents[].subtask", "no task decomposition: every agent works on the whole task"),
-		{Path: "agents[].command_network", Status: Ignored, Massgen: true,
-			Note: "mode none, allowlist (with allowed_domains) or open: the network the agent's commands may reach. Recorded and shown by configs show --resolved, not enforced yet: commands reach any host (issue 22). MassGen's srt keys set it when the config does not"},
 
 		// Backend.
 		ignoredSince("0.1.14", b+"exclude_file_operation_mcps", "massgen's permission-checked file tools are always offered; to take some away, name them in exclude_tools", "false"),
@@ -82,7 +80,7 @@ func laterKeys() []Key {
 
 		// MassGen 0.1.96: commands under Anthropic's sandbox-runtime (srt).
 		since("0.1.96", Key{Path: b + "command_line_srt_network_allowed_domains", Status: Implemented,
-			Note: "With command_line_execution_mode: srt, the agent's command_network becomes {mode: allowlist, allowed_domains: these} (configs show --resolved); command_network is not enforced yet (see agents[].command_network)."}),
+			Note: "With command_line_execution_mode: srt, the agent's command_network becomes {mode: allowlist, allowed_domains: these} (configs show --resolved), enforced by massgen's sandbox and proxy (docs/tools.md); without it, srt means no network (mode none)."}),
 		ignoredSince("0.1.96", b+"command_line_srt_read_mode", "commands read only the agent's paths and system folders, never the home folder (srt's strict mode); open is not offered", "confined", "strict"),
 		ignoredSince("0.1.96", b+"command_line_srt_allow_read", "commands read only what the agent may read: to let them read a folder, add it as a context path with permission: read"),
 		ignoredSince("0.1.96", b+"command_line_srt_deny_read", "commands never read outside the agent's paths and system folders, so srt's default denials (~/.ssh, ~/.aws, ...) hold anyway; a path inside the agent's paths stays readable by its commands (a deny rule such as read_file(P) keeps the file tools from it)"),

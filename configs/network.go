@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/massgen-go/massgen/filesystem/sandbox/netproxy"
 )
 
-// CommandNetwork is the network a command an agent runs may reach: mode none (nothing),
-// allowlist (the hosts of AllowedDomains, through a proxy) or open. Issue 22 brings its
-// enforcement; until then it is recorded (configs show --resolved) and not acted on:
-// commands reach any host. MassGen 0.1.96's srt keys map onto it.
+// CommandNetwork is the network a command an agent runs may reach (`command_network:`, per
+// agent and under orchestrator for every agent): mode none (nothing: the default), allowlist
+// (the hosts of AllowedDomains, through massgen's proxy) or open (any host). docs/tools.md
+// says how each system enforces it. MassGen 0.1.96's srt keys map onto it (mapSRT).
 type CommandNetwork struct {
 	Mode           string   `yaml:"mode,omitempty" json:"mode,omitempty"`
 	AllowedDomains []string `yaml:"allowed_domains,omitempty" json:"allowed_domains,omitempty"`
@@ -23,6 +25,31 @@ const (
 )
 
 var networkModes = []string{NetworkNone, NetworkAllowlist, NetworkOpen}
+
+// CommandNetworkOf is the network of agent id's commands: its own command_network field by
+// field over orchestrator.command_network. A mode given nowhere is none, or allowlist when
+// allowed_domains are given.
+func (c *Config) CommandNetworkOf(id string) CommandNetwork {
+	var out CommandNetwork
+	if n := c.Orchestrator.CommandNetwork; n != nil {
+		out = CommandNetwork{Mode: n.Mode, AllowedDomains: slices.Clone(n.AllowedDomains)}
+	}
+	if a, ok := c.AgentByID(id); ok && a.CommandNetwork != nil {
+		if a.CommandNetwork.Mode != "" {
+			out.Mode = a.CommandNetwork.Mode
+		}
+		if a.CommandNetwork.AllowedDomains != nil {
+			out.AllowedDomains = slices.Clone(a.CommandNetwork.AllowedDomains)
+		}
+	}
+	if out.Mode == "" {
+		out.Mode = NetworkNone
+		if len(out.AllowedDomains) > 0 {
+			out.Mode = NetworkAllowlist
+		}
+	}
+	return out
+}
 
 // srtNetwork is the command network MassGen's srt execution mode gives an agent: none, or an
 // allowlist of command_line_srt_network_allowed_domains; ok is false when the backend does not
@@ -64,11 +91,12 @@ func (c *Config) mapSRT(d *document, warn func(key string, line int, msg string)
 		} else {
 			what = "not mapped: the agent's command_network is set and wins"
 		}
-		warn(key, d.lineOf(key), fmt.Sprintf("%s: srt: commands run in massgen's own kernel sandbox (bubblewrap, namespaces or Landlock; Seatbelt on macOS), which allows reads only of the agent's paths and system folders (as srt's strict read mode) and writes only where the agent may write; srt's network policy becomes command_network (%s), which is not enforced yet: commands can reach any host", key, what))
+		warn(key, d.lineOf(key), fmt.Sprintf("%s: srt: commands run in massgen's own kernel sandbox (bubblewrap, namespaces or Landlock; Seatbelt on macOS), which allows reads only of the agent's paths and system folders (as srt's strict read mode) and writes only where the agent may write; srt's network policy becomes command_network (%s), enforced by that sandbox: no network, or the listed hosts through massgen's proxy (docs/tools.md, Network)", key, what))
 	}
 }
 
-// validateNetwork checks a command_network section.
+// validateNetwork checks a command_network section: its mode, and each allowed_domains entry
+// as the proxy reads it (a host, *.domain or an address, each with an optional :port).
 func validateNetwork(path string, n *CommandNetwork, add func(path, format string, args ...any)) {
 	if n == nil {
 		return
@@ -76,9 +104,12 @@ func validateNetwork(path string, n *CommandNetwork, add func(path, format strin
 	if n.Mode != "" && !slices.Contains(networkModes, n.Mode) {
 		add(path+".mode", "unknown mode %q (known: %s)", n.Mode, strings.Join(networkModes, ", "))
 	}
+	if len(n.AllowedDomains) > 0 && (n.Mode == NetworkNone || n.Mode == NetworkOpen) {
+		add(path+".allowed_domains", "has no effect with mode %s: set mode: allowlist to let commands reach these hosts only", n.Mode)
+	}
 	for j, dom := range n.AllowedDomains {
-		if strings.TrimSpace(dom) == "" || strings.ContainsAny(dom, "/ \t") {
-			add(fmt.Sprintf("%s.allowed_domains[%d]", path, j), "%q is not a host name (a host, *.host, or host:port)", dom)
+		if _, err := netproxy.ParseEntry(dom); err != nil {
+			add(fmt.Sprintf("%s.allowed_domains[%d]", path, j), "%v", err)
 		}
 	}
 }

@@ -67,8 +67,8 @@ type Agent struct {
 	MaxCostUSD float64 `yaml:"max_cost_usd,omitempty" json:"max_cost_usd,omitempty"`
 	// CommandLimits bound this agent's commands, over the top level's.
 	CommandLimits *CommandLimits `yaml:"command_limits,omitempty" json:"command_limits,omitempty"`
-	// CommandNetwork is the network the agent's commands may reach (network.go; recorded, not
-	// enforced yet). MassGen's srt keys set it when the config does not.
+	// CommandNetwork is the network the agent's commands may reach, over orchestrator's
+	// (network.go). MassGen's srt keys set it when the config does not.
 	CommandNetwork *CommandNetwork `yaml:"command_network,omitempty" json:"command_network,omitempty"`
 }
 
@@ -173,6 +173,8 @@ type Orchestrator struct {
 	DebugFinalAnswer DebugAnswer `yaml:"debug_final_answer,omitempty" json:"debug_final_answer,omitempty"`
 	// Coordination is MassGen's `coordination:` block.
 	Coordination Coordination `yaml:"coordination,omitempty" json:"coordination,omitempty"`
+	// CommandNetwork is the network every agent's commands may reach (network.go).
+	CommandNetwork *CommandNetwork `yaml:"command_network,omitempty" json:"command_network,omitempty"`
 	// Extra keeps MassGen options we accept but do not act on (dspy, timeout, ...).
 	Extra map[string]any `yaml:",inline" json:"-"`
 }

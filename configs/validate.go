@@ -183,6 +183,7 @@ func (c *Config) validate(d *document) []Problem {
 		add("command_sandbox", "unknown sandbox %q (known: %s)", c.CommandSandbox, strings.Join(sandboxModes, ", "))
 	}
 	probs = append(probs, validateCommandLimits(d, "command_limits", c.CommandLimits)...)
+	validateNetwork("orchestrator.command_network", o.CommandNetwork, add)
 	probs = append(probs, validatePermissions(d, "permissions", &c.Permissions)...)
 	return probs
 }

@@ -214,6 +214,7 @@ func TestDisplaysCleanHostileText(t *testing.T) {
 		{Kind: orchestrator.EventInvalid, Agent: "a", Anon: "agent1", Text: hostile},
 		{Kind: orchestrator.EventRestart, Agent: "a", Anon: "agent1", Text: hostile},
 		{Kind: orchestrator.EventRetry, Agent: "a", Anon: "agent1", Text: hostile},
+		{Kind: orchestrator.EventToolNote, Agent: "a", Anon: "agent1", Tool: "execute_command", Text: "network: " + hostile + ":443 refused"},
 		{Kind: orchestrator.EventStopped, Agent: "a", Anon: "agent1", Text: hostile},
 		{Kind: orchestrator.EventError, Text: hostile},
 		{Kind: orchestrator.EventError, Agent: "a", Anon: "agent1", Text: hostile},

@@ -152,6 +152,8 @@ func (l *live) apply(ev orchestrator.Event) {
 		p.text = ev.Text
 	case orchestrator.EventToolCall:
 		p.activity = line{}.add("→ ", sgrYellow).add(termtext.Squeeze(toolText(ev), 0), sgrNone)
+	case orchestrator.EventToolNote:
+		p.activity = line{}.add("→ ", sgrYellow).add(termtext.Squeeze(toolText(ev), 0), sgrNone).add(" · ", sgrDim).add(termtext.Squeeze(ev.Text, 0), sgrDim)
 	case orchestrator.EventToolResult:
 		switch {
 		case ev.Denied:

@@ -170,3 +170,20 @@ func TestLiveRedrawsForTime(t *testing.T) {
 		t.Error("redrew while suspended")
 	}
 }
+
+// A running call's notes (the command network's connections) show under the call, in the live
+// view and as plain lines.
+func TestToolNotes(t *testing.T) {
+	l := newLive(io.Discard, Options{Width: 120})
+	defer l.Close()
+	note := orchestrator.Event{Kind: orchestrator.EventToolNote, Agent: "a", Anon: "agent1", Status: orchestrator.StatusWorking,
+		Tool: "execute_command", Summary: "execute_command pip install requests", Text: "network: pypi.org:443 allowed"}
+	l.Handle(orchestrator.Event{Kind: orchestrator.EventToolCall, Agent: "a", Anon: "agent1", Tool: note.Tool, Summary: note.Summary})
+	l.Handle(note)
+	if got := frame(l); !strings.Contains(got, "→ execute_command pip install requests · network: pypi.org:443 allowed") {
+		t.Errorf("live view:\n%s", got)
+	}
+	if got := PlainLine(note); !strings.HasSuffix(got, "execute_command pip install requests: network: pypi.org:443 allowed") {
+		t.Errorf("plain line: %q", got)
+	}
+}

@@ -62,6 +62,8 @@ func plainLine(ev orchestrator.Event) string {
 		return fmt.Sprintf("%s invalid workflow call: %s", who, termtext.Squeeze(ev.Text, 200))
 	case orchestrator.EventRetry:
 		return fmt.Sprintf("%s retrying: %s", who, termtext.Squeeze(ev.Text, 200))
+	case orchestrator.EventToolNote:
+		return fmt.Sprintf("%s %s: %s", who, termtext.Squeeze(toolText(ev), 120), termtext.Squeeze(ev.Text, 200))
 	case orchestrator.EventRestart:
 		if ev.Status == orchestrator.StatusWaiting {
 			return fmt.Sprintf("%s waiting (%s)", who, ev.Text)

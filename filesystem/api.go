@@ -87,4 +87,6 @@ type CommandSandbox struct {
 	Log   *zap.Logger
 	// Limits bound the process (memory, processes, CPU time, file size; zero: the defaults).
 	Limits sandbox.Limits
+	// Network is what the process may reach (zero: nothing).
+	Network sandbox.Network
 }

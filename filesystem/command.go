@@ -137,7 +137,7 @@ func (t *Toolset) executeCommand(ctx context.Context, c *call) (any, error) {
 	res, err := sandbox.Run(ctx, sandbox.Options{
 		Mode: t.o.Sandbox, Command: command, Dir: w.Path, DirHandle: dirFile,
 		Timeout: time.Duration(timeout) * time.Second, MaxOutput: maxCommandOutput,
-		Policy: pol, Trash: t.trashFromDir, Log: t.log, Limits: t.o.CommandLimits,
+		Policy: pol, Trash: t.trashFromDir, Log: t.log, Limits: t.o.CommandLimits, Network: t.commandNetwork(ctx, "execute_command"),
 	})
 	t.afterCommand(ctx, inv, pol.Keep)
 	if err != nil {

@@ -25,10 +25,13 @@ type ToolsetOptions struct {
 	Guard                   *permissions.Guard // every call goes through Guard.Check first
 	TrashDir                string             // <.massgen>/trash/<run-id>; "" = deletions from context paths are refused
 	EnforceReadBeforeDelete bool
-	Tracker                 *Tracker            // files read/created this run; nil: new
-	Sandbox                 string              // "", auto, landlock, bubblewrap, none
-	CommandLimits           sandbox.Limits      // bounds on each command (zero fields: the defaults)
-	External                map[string]External // MCP server name -> tools, offered as mcp__<server>__<tool>
+	Tracker                 *Tracker       // files read/created this run; nil: new
+	Sandbox                 string         // "", auto, landlock, bubblewrap, none
+	CommandLimits           sandbox.Limits // bounds on each command (zero fields: the defaults)
+	// CommandNetwork is what commands and custom tool processes may reach (zero: nothing);
+	// the Toolset reports each connection its proxy allows or refuses (network.go).
+	CommandNetwork sandbox.Network
+	External       map[string]External // MCP server name -> tools, offered as mcp__<server>__<tool>
 	// ExternalOnly offers the External tools only: an agent without a workspace has no file tools.
 	ExternalOnly bool
 	// Custom, when set, provides the config's custom_tools (offered with or without a workspace).
@@ -355,7 +358,7 @@ func (t *Toolset) callCustom(ctx context.Context, req permissions.Request) Resul
 	}
 	r := t.o.Custom.Call(ctx, req.Tool, req.Args, CommandSandbox{
 		Mode: t.o.Sandbox, Policy: t.sandboxPolicy(), Workspace: t.pol.Spec().Workspace, Trash: t.trashFromDir, Log: t.log,
-		Limits: t.o.CommandLimits,
+		Limits: t.o.CommandLimits, Network: t.commandNetwork(ctx, req.Tool),
 	})
 	t.guard.Done(ctx, req, d, r.Content, r.IsError)
 	return r

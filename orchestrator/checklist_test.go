@@ -125,6 +125,11 @@ func TestChecklistGatedRun(t *testing.T) {
 			mu.Unlock()
 		}
 	}
+	count := func(id string) int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(seen[id])
+	}
 	perAgent := func(c fakeCall, n map[string]int) map[string]any {
 		out := map[string]any{}
 		for _, l := range c.answers() {
@@ -150,7 +155,7 @@ func TestChecklistGatedRun(t *testing.T) {
 			return answerResp("alice's answer"), nil
 		case len(c.answers()) < 2:
 			return block(ctx)
-		case len(seen["alice"]) < 3:
+		case count("alice") < 3:
 			// the second time in the same execution: refused
 			return submit(perAgent(c, map[string]int{"agent1": 9, "agent2": 8})), nil
 		default:
@@ -171,7 +176,7 @@ func TestChecklistGatedRun(t *testing.T) {
 			return answerResp("bob's answer"), nil
 		case len(c.answers()) < 2:
 			return block(ctx)
-		case len(seen["bob"]) == 0:
+		case count("bob") == 0:
 			return submit(perAgent(c, map[string]int{"agent1": 3, "agent2": 4})), nil
 		default:
 			return voteResp("agent1", "the checklist says new_answer; voting anyway"), nil

@@ -18,6 +18,7 @@ const (
 	EventText       EventKind = "text"        // the model's streamed text; Text = its latest line (throttled, see textStream)
 	EventToolCall   EventKind = "tool_call"   // an agent calls a tool; Tool, Args, Summary
 	EventToolResult EventKind = "tool_result" // its result; Summary, Denied, Rule, IsError, Text (short), Changes
+	EventToolNote   EventKind = "tool_note"   // what a running call says; Tool, Summary, Text ("network: pypi.org:443 allowed")
 	EventAnswer     EventKind = "answer"      // an agent posted a new answer; Text
 	EventVote       EventKind = "vote"        // an agent voted; Target (real id), Text = reason
 	EventInvalid    EventKind = "invalid"     // an invalid workflow call; Text says what was wrong

@@ -136,6 +136,11 @@ func (r *run) callTool(ctx context.Context, a *agent, tc backends.ToolCall, phas
 		if !cancellable(ts, tc.Name) {
 			callCtx = context.WithoutCancel(ctx)
 		}
+		callCtx = filesystem.WithNotes(callCtx, func(text string) {
+			nev := r.agentEvent(a, EventToolNote, statusFor(phase), phase)
+			nev.Tool, nev.Args, nev.Summary, nev.Text = ev.Tool, ev.Args, ev.Summary, shorten(text, 300)
+			r.emit(nev)
+		})
 		res = ts.Call(callCtx, tc.Name, orEmpty(tc.Arguments))
 	}
 

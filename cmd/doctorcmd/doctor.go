@@ -69,6 +69,7 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
   - each agent's API key, by variable name (values are never printed);
   - each MCP server command, found on PATH or not;
   - the command sandboxes that work here, why the others do not, and the one the config uses;
+  - the network each agent's commands get (command_network) and how it is enforced here;
   - the config's findings (those of massgen configs validate);
   - whether .massgen/ (where runs keep their state) is writable.
 Exit 0 when all is well, 1 when something would keep a run from starting or working.`,
@@ -126,7 +127,8 @@ func Run(opts *Options) error {
 			chosen.Detail += " (no agent has a workspace, so none runs commands)"
 		}
 	}
-	sections = append(sections, section{Title: "Command sandbox", Checks: append(modes, chosen)})
+	sections = append(sections, section{Title: "Command sandbox", Checks: append(modes, chosen)},
+		section{Title: "Command network", Checks: networkChecks(cfg)})
 
 	var findings []check
 	for _, p := range append(loadProbs, probs...) {

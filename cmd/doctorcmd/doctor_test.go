@@ -15,6 +15,7 @@ import (
 const twoAgents = `agents:
   - id: gpt
     backend: {type: openai, model: gpt-5, cwd: ws1}
+    command_network: {mode: allowlist, allowed_domains: [pypi.org]}
   - id: local
     backend:
       type: lmstudio
@@ -98,7 +99,16 @@ func TestDoctor(t *testing.T) {
 			"  ok    no problem or warning",
 			".massgen: writable",
 			"Everything a run needs is in place.",
+			"Command network",
+			"gpt: allowlist (pypi.org)",
+			"local: none",
 		}, []string{"sk-secret-value", "FAIL"}},
+		{"command network open", func(t *testing.T, e *env) {
+			e.write(t, "c.yaml", "agents:\n  - id: a\n    backend: {type: scripted, script: [{text: hi}], cwd: ws}\norchestrator:\n  command_network: {mode: open}\n")
+		}, "c.yaml", 0, []string{"  warn  a: open: commands reach any host (command_network: open)"}, nil},
+		{"command network not enforced", func(t *testing.T, e *env) {
+			e.write(t, "c.yaml", "agents:\n  - id: a\n    backend: {type: scripted, script: [{text: hi}], cwd: ws}\ncommand_sandbox: none\n")
+		}, "c.yaml", 0, []string{"  warn  a: none: command_network mode none is not enforced: command_sandbox: none runs commands without a sandbox"}, nil},
 		{"key from a .env file in ~/.config/massgen", func(t *testing.T, e *env) {
 			e.write(t, "c.yaml", twoAgents)
 			e.onPath["massgen-doctor-notes"] = true

@@ -2,7 +2,9 @@ package doctorcmd
 
 import (
 	"fmt"
+	"strings"
 
+	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem/sandbox"
 )
 
@@ -43,4 +45,35 @@ func sandboxChecks(configured string) (modes []check, chosen check) {
 		chosen.Detail = "commands run under " + eff
 	}
 	return modes, chosen
+}
+
+// networkChecks says, per agent, the network its commands get (command_network) and how this
+// machine enforces it (sandbox.PlanNetwork, what a run uses): ok when enforced, warn when
+// the network is open (asked or not enforceable); without a config, the default.
+func networkChecks(cfg *configs.Config) []check {
+	if cfg == nil {
+		return []check{networkCheck("default", configs.CommandNetwork{Mode: configs.NetworkNone}, sandbox.PlanNetwork("", ""))}
+	}
+	var out []check
+	for _, a := range cfg.Agents {
+		n := cfg.CommandNetworkOf(a.ID)
+		out = append(out, networkCheck(a.ID, n, sandbox.PlanNetwork(cfg.CommandSandbox, n.Mode)))
+	}
+	return out
+}
+
+func networkCheck(who string, n configs.CommandNetwork, p sandbox.NetworkPlan) check {
+	c := check{Name: who + ": " + n.Mode, Status: statusOK, Detail: p.How}
+	if n.Mode == configs.NetworkAllowlist {
+		c.Name += " (" + strings.Join(n.AllowedDomains, ", ") + ")"
+	}
+	switch {
+	case p.Warning != "":
+		c.Status, c.Detail = statusWarn, p.Warning
+	case p.Mode == "":
+		c.Status = statusWarn // commands are refused: the sandbox section says why
+	case p.Mode == sandbox.NetworkOpen:
+		c.Status = statusWarn
+	}
+	return c
 }

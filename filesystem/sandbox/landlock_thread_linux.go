@@ -36,7 +36,9 @@ func (pl *plan) ruleNodes() []confine.RuleNode {
 }
 
 // landlockRuleset is the plan's Landlock ruleset (its descriptor; the caller closes it).
-func (pl *plan) landlockRuleset() (int, error) { return confine.LandlockRuleset(pl.ruleNodes()) }
+func (pl *plan) landlockRuleset(net confine.LandlockNet) (int, error) {
+	return confine.LandlockRuleset(pl.ruleNodes(), net)
+}
 
 // startConfined starts cmd from a new OS thread confined by confine, and waits for it there
 // (a parent-death signal follows the thread that forked). began, when set, runs on that thread

@@ -142,7 +142,8 @@ func (p *nsProbe) get() (syscall.SysProcAttr, error) {
 			// The helper is not root in its user namespace, so exec would drop the
 			// capabilities the namespace gave it: CAP_SYS_ADMIN (to mount) is kept as an
 			// ambient capability. The helper drops it before the command.
-			attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN}
+			// CAP_NET_ADMIN brings up the loopback of the command's network namespace.
+			attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN}
 		}
 		cmd := exec.Command("/bin/true")
 		probe := attr
@@ -194,7 +195,7 @@ func helperExe(o Options) (string, error) {
 	return exe, nil
 }
 
-func namespacesArgv(o Options, pl *plan, pf *passFiles, dirfd int) ([]string, *nsStart, error) {
+func namespacesArgv(o Options, pl *plan, pf *passFiles, dirfd int, ns *netSetup) ([]string, *nsStart, error) {
 	exe, err := helperExe(o)
 	if err != nil {
 		return nil, nil, err
@@ -204,6 +205,14 @@ func namespacesArgv(o Options, pl *plan, pf *passFiles, dirfd int) ([]string, *n
 		return nil, nil, err
 	}
 	spec.Status = 4
+	spec.Net = ns.nsSpec()
+	if ns.mode == NetworkAllowlist {
+		// fd 5: where the helper sends the proxy's listener, made in its network namespace.
+		if err := ns.bridge(); err != nil {
+			return nil, nil, err
+		}
+		spec.Net.Sock = 5
+	}
 	specR, specW, err := os.Pipe()
 	if err != nil {
 		return nil, nil, err
@@ -215,6 +224,10 @@ func namespacesArgv(o Options, pl *plan, pf *passFiles, dirfd int) ([]string, *n
 		return nil, nil, err
 	}
 	pf.files = append(pf.files, specR, statusW) // fd 3, fd 4
+	if ns.child != nil {
+		pf.files = append(pf.files, ns.child) // fd 5
+		ns.child = nil
+	}
 	return []string{exe, confine.HelperArg, "/bin/sh", "-c", o.Command}, &nsStart{specW: specW, status: statusR, spec: spec}, nil
 }
 

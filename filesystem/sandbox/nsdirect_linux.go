@@ -67,11 +67,14 @@ func probeDirectHere() error {
 // probeDirect makes, on a dedicated thread, the namespaces and the /proc the mode needs, and
 // starts /bin/true in them.
 func probeDirect() error {
-	pidns, err := unshareForCommand()
+	pidns, err := unshareForCommand(true)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(pidns)
+	if err := confine.LoopbackUp(); err != nil {
+		return err
+	}
 	fs, err := unix.Fsopen("proc", unix.FSOPEN_CLOEXEC)
 	if err != nil {
 		return fmt.Errorf("fsopen proc: %w", err)
@@ -88,8 +91,12 @@ func probeDirect() error {
 
 // unshareForCommand gives the calling (dedicated) thread new mount, PID (for its children)
 // and IPC namespaces, makes its mounts private, and returns a handle of the PID namespace.
-func unshareForCommand() (int, error) {
-	if err := unix.Unshare(unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC); err != nil {
+func unshareForCommand(net bool) (int, error) {
+	flags := unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC
+	if net {
+		flags |= unix.CLONE_NEWNET
+	}
+	if err := unix.Unshare(flags); err != nil {
 		return -1, fmt.Errorf("unshare: %w", err)
 	}
 	// Nothing mounted here may propagate back to massgen's namespace.
@@ -155,16 +162,25 @@ func onDedicatedThread(f func()) (ended func()) {
 }
 
 // directConfine is the Landlock-style confine step of the direct namespaces mode (see
-// startConfined): the thread's namespaces, the view, the confinement. The view's descriptors
-// are closed before it returns; the thread keeps the namespaces, the confinement and the
-// working directory for the command it forks.
-func directConfine(spec confine.Spec) func() error {
+// startConfined): the thread's namespaces (a network namespace too, unless spec.Net leaves the
+// network open) with its loopback up, the proxy's listener there when spec.Net asks for it
+// (handed to onListener, which takes it over), the view, the confinement. The view's
+// descriptors are closed before it returns; the thread keeps the namespaces, the confinement
+// and the working directory for the command it forks.
+func directConfine(spec confine.Spec, onListener func(fd int)) func() error {
 	return func() error {
-		pidns, err := unshareForCommand()
+		pidns, err := unshareForCommand(spec.Net.Isolate)
 		if err != nil {
 			return err
 		}
 		defer unix.Close(pidns)
+		ln, err := confine.SetUpNetwork(spec.Net)
+		if err != nil {
+			return err
+		}
+		if ln >= 0 {
+			onListener(ln)
+		}
 		v, err := confine.ConfineInView(spec, pidns)
 		if err != nil {
 			return err

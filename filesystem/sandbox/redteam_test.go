@@ -16,6 +16,8 @@ import (
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
+
+	"github.com/massgen-go/massgen/filesystem/sandbox/internal/confine"
 )
 
 // TestRedteamPolicyShapes: policies seen in real layouts run in every sandbox: a hidden path
@@ -93,7 +95,7 @@ func landlockSetup(pol Policy, probe func() error) (setupErr, probeErr error) {
 			return
 		}
 		defer pl.Close()
-		rs, err := pl.landlockRuleset()
+		rs, err := pl.landlockRuleset(confine.LandlockNet{})
 		if err == nil {
 			err = unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
 		}

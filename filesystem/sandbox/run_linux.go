@@ -168,6 +168,22 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 	defer os.RemoveAll(tmp)
 	env := append(baseEnv(tmp), o.Env...)
+	ReportNetwork(o.Mode, o.Network.Mode, log)
+	ns := &netSetup{mode: PlanNetwork(o.Mode, o.Network.Mode).Mode}
+	defer ns.Close()
+	hostPort := 0 // Landlock: the proxy's port on massgen's loopback
+	if ns.mode == NetworkAllowlist {
+		ns.proxy = newCommandProxy(o.Network, log)
+		port := nsProxyPort
+		if mode == ModeLandlock {
+			if hostPort, err = ns.hostListener(); err != nil {
+				log.Warn("sandbox set-up failed", zap.String("mode", mode), zap.Error(err))
+				return Result{Sandbox: mode}, errSetup
+			}
+			port = hostPort
+		}
+		env = append(env, proxyEnv(port, o.Network.Allow)...)
+	}
 
 	var (
 		pf            passFiles
@@ -215,14 +231,24 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		cmdDir = "/" // the sandbox enters the directory from its handle
 		switch mode {
 		case ModeLandlock:
+			// The command shares massgen's network namespace: Landlock's TCP rules and the
+			// filter confine its sockets (network_linux.go).
+			var lnet confine.LandlockNet
+			fo := confine.FilterOpts{IPC: true, XAttr: true}
+			switch ns.mode {
+			case NetworkNone:
+				fo.Net, lnet.Restrict = confine.NetNoSockets, LandlockABI() >= confine.MinLandlockNetABI
+			case NetworkAllowlist:
+				fo.Net, lnet = confine.NetTCPConfined, confine.LandlockNet{Restrict: true, ConnectPorts: []int{hostPort}}
+			}
 			var ruleset int
-			if ruleset, err = pl.landlockRuleset(); err != nil {
+			if ruleset, err = pl.landlockRuleset(lnet); err != nil {
 				break
 			}
 			defer unix.Close(ruleset)
 			sysAttr, _ = landlockPIDNS.get()
 			// The command is forked from the confined thread with the PID namespace's flags.
-			fo := confine.FilterOpts{IPC: true, XAttr: true, CloneNS: uint32(sysAttr.Cloneflags)}
+			fo.CloneNS = uint32(sysAttr.Cloneflags)
 			confineThread = func() error { return confine.ConfineThread(ruleset, fo) }
 			argv, shellWaits = []string{"/bin/sh", "-c", shellCmd}, true
 			ownUserNS = sysAttr.Cloneflags&syscall.CLONE_NEWUSER != 0
@@ -231,7 +257,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 				cmdDir = fmt.Sprintf("/proc/self/fd/%d", dirfd)
 			}
 		case ModeBubblewrap:
-			argv, bws, err = bwrapArgv(o, pl, &pf, dirfd)
+			argv, bws, err = bwrapArgv(o, pl, &pf, dirfd, ns)
 			if bws != nil {
 				defer bws.Close()
 			}
@@ -248,7 +274,8 @@ func Run(ctx context.Context, o Options) (Result, error) {
 				if spec, err = pl.nsSpec(dirfd); err != nil {
 					break
 				}
-				confineThread = directConfine(spec)
+				spec.Net = ns.nsSpec()
+				confineThread = directConfine(spec, ns.serveFD)
 				sysAttr = syscall.SysProcAttr{}
 				argv, shellWaits = []string{"/bin/sh", "-c", shellCmd}, true
 				cmdDir = ""
@@ -267,17 +294,21 @@ func Run(ctx context.Context, o Options) (Result, error) {
 					argv, ownUserNS = []string{"/bin/sh", "-c", shellCmd}, true
 					zreq = zygoteRequest{Argv: argv, Env: env}
 					zreq.Spec, err = pl.nsSpec(dirfd)
+					zreq.Spec.Net = ns.nsSpec()
 					break
 				}
 			}
 			if derr != nil {
 				log.Debug("namespaces mode: the view is built by a re-executed helper", zap.NamedError("why", derr))
 			}
-			argv, nss, err = namespacesArgv(o, pl, &pf, dirfd)
+			argv, nss, err = namespacesArgv(o, pl, &pf, dirfd, ns)
 			if nss != nil {
 				defer nss.Close()
 			}
 			ownUserNS = sysAttr.Cloneflags&syscall.CLONE_NEWUSER != 0
+			if ns.mode != NetworkOpen {
+				sysAttr.Cloneflags |= syscall.CLONE_NEWNET
+			}
 		}
 		if err != nil {
 			log.Warn("sandbox set-up failed", zap.String("mode", mode), zap.Error(err))
@@ -334,19 +365,20 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	var runErr, setupErr error
 	wait := cmd.Wait
 	if zy != nil {
-		runErr, setupErr = zy.run(ctx, zreq, lp.procsFDs(), stdout, stderr)
+		runErr, setupErr = zy.run(ctx, zreq, lp.procsFDs(), stdout, stderr, ns.serveFD)
 		if errors.Is(setupErr, errZygoteUnsent) {
 			// It died before this request: nothing started. A new one takes it, or, when
 			// none can start (recorded: no zygote is tried again), the helper does.
 			if zy = zygotes.get(zexe, log); zy == nil {
 				pf.Close()
 				lp.close(log)
+				ns.Close()
 				return Run(ctx, o)
 			}
-			runErr, setupErr = zy.run(ctx, zreq, lp.procsFDs(), stdout, stderr)
+			runErr, setupErr = zy.run(ctx, zreq, lp.procsFDs(), stdout, stderr, ns.serveFD)
 		}
 		pf.Close()
-		return finish(ctx, o, log, mode, sw, lp, stdout, stderr, start, runErr, setupErr, argv[0])
+		return finish(ctx, o, log, mode, sw, lp, ns, stdout, stderr, start, runErr, setupErr, argv[0])
 	}
 	killGroup := func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	if confineThread != nil {
@@ -358,6 +390,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 	pf.Close() // the child has its copies
 	started := runErr == nil && (confineThread == nil || setupErr == nil)
+	if started && ns.parent != nil {
+		ns.receive() // the proxy's listener, from bubblewrap's relay or the helper
+	}
 	if started {
 		switch {
 		case confineThread != nil: // released on its thread
@@ -387,12 +422,12 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		// it could otherwise keep writing after the call returned, into the next phase.
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
-	return finish(ctx, o, log, mode, sw, lp, stdout, stderr, start, runErr, setupErr, argv[0])
+	return finish(ctx, o, log, mode, sw, lp, ns, stdout, stderr, start, runErr, setupErr, argv[0])
 }
 
 // finish makes the result of a command that ended (or whose set-up failed), and cleans up
 // after it.
-func finish(ctx context.Context, o Options, log *zap.Logger, mode string, sw *sweeper, lp *limitPlan, stdout, stderr *capped, start time.Time,
+func finish(ctx context.Context, o Options, log *zap.Logger, mode string, sw *sweeper, lp *limitPlan, ns *netSetup, stdout, stderr *capped, start time.Time,
 	runErr, setupErr error, prog string) (Result, error) {
 	res := Result{
 		Stdout:     stdout.buf.String(),
@@ -411,15 +446,18 @@ func finish(ctx context.Context, o Options, log *zap.Logger, mode string, sw *sw
 	}
 	res, err := outcome(ctx, res, runErr, prog)
 	lp.verdict(&res, log)
+	res.Network = ns.mode
+	addNetworkHint(&res, ns.mode, o.Command)
 	return res, err
 }
 
 // bwrapArgv is bubblewrap's command line: fd 3 the seccomp filter, then the plan's handles,
 // then the pipes of bs.
-func bwrapArgv(o Options, pl *plan, pf *passFiles, dirfd int) (argv []string, bs *bwrapSync, err error) {
-	// The seccomp filter (no UNIX sockets: bwrap shares the network namespace, where
-	// abstract sockets live), passed to bwrap as fd 3. SysV IPC has its own namespace here.
-	filter, err := confine.FilterBytes(confine.FilterOpts{})
+func bwrapArgv(o Options, pl *plan, pf *passFiles, dirfd int, ns *netSetup) (argv []string, bs *bwrapSync, err error) {
+	// The seccomp filter (no UNIX sockets: with command_network open bwrap shares the
+	// network namespace, where abstract sockets live; TCP only otherwise), passed to bwrap as
+	// fd 3. SysV IPC has its own namespace here.
+	filter, err := confine.FilterBytes(confine.FilterOpts{Net: ns.nsFilter()})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -455,7 +493,43 @@ func bwrapArgv(o Options, pl *plan, pf *passFiles, dirfd int) (argv []string, bs
 		return nil, nil, err
 	}
 	argv = append(argv, "--info-fd", strconv.Itoa(infoFD), "--block-fd", strconv.Itoa(blockFD))
-	return append(argv, "--", "/bin/sh", "-c", o.Command), bs, nil
+	if ns.mode != NetworkOpen {
+		argv = append(argv, "--unshare-net")
+	}
+	argv = append(argv, "--")
+	if ns.mode == NetworkAllowlist {
+		// The sandbox's first program is massgen itself (from a descriptor: its file is not
+		// in the sandbox's view), as the relay: it makes the proxy's listener in the new
+		// namespace, hands it over the bridge and execs the shell (confine.NetRelayArg).
+		relay, err := bwrapRelay(o, pf, ns)
+		if err != nil {
+			return nil, nil, err
+		}
+		argv = append(argv, relay...)
+	}
+	return append(argv, "/bin/sh", "-c", o.Command), bs, nil
+}
+
+// bwrapRelay is the start of bubblewrap's command in allowlist mode: massgen's binary run from a
+// descriptor passed to the sandbox, as the relay, with the bridge's end.
+func bwrapRelay(o Options, pf *passFiles, ns *netSetup) ([]string, error) {
+	exe, err := helperExe(o)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errNoRelay, err)
+	}
+	fd, err := unix.Open(exe, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errNoRelay, err)
+	}
+	exeFD := pf.own(fd)
+	if err := ns.bridge(); err != nil {
+		return nil, err
+	}
+	child := ns.child
+	ns.child = nil
+	pf.files = append(pf.files, child)
+	sockFD := 2 + len(pf.files)
+	return []string{fmt.Sprintf("/proc/self/fd/%d", exeFD), confine.NetRelayArg, strconv.Itoa(sockFD), strconv.Itoa(nsProxyPort)}, nil
 }
 
 // bwrapSync is how the sandbox's first process waits for its limits: bubblewrap writes its pid

@@ -11,7 +11,9 @@
 // act on those handles. A symbolic link where a protected entry stands is protected as the link
 // itself, never followed.
 //
-// A confined command has no capabilities (even under root), cannot gain any (no_new_privs),
+// A confined command has no network but through massgen's proxy, and only when its policy
+// allows hosts (Network: a network namespace of its own, or Landlock's TCP rules; see
+// network.go), no capabilities (even under root), cannot gain any (no_new_privs),
 // cannot connect to UNIX sockets outside, signal processes outside, set setuid/setgid bits or
 // use SysV IPC with processes outside, and gets a minimal environment without massgen's secrets.
 // The seccomp filter refuses it what a container runtime refuses its workloads (the kernel
@@ -108,6 +110,8 @@ type Options struct {
 	// Limits bound the command's memory, processes, CPU time and file size (zero fields: the
 	// defaults).
 	Limits Limits
+	// Network is what the command may reach (zero: nothing, see Network).
+	Network Network
 }
 
 // Result is what happened.
@@ -129,6 +133,9 @@ type Result struct {
 	// Limit says which of the command's limits it ran into ("killed: memory limit 2048 MiB",
 	// "process limit 256 (...)"); "" when none.
 	Limit string `json:"limit,omitempty"`
+	// Network is the network the command had: none, allowlist (through massgen's proxy) or
+	// open; "" where it was not confined (command_sandbox: none).
+	Network string `json:"network,omitempty"`
 }
 
 // ValidMode reports whether mode is a known command_sandbox value ("" means auto).

@@ -42,3 +42,9 @@ func Fallback(mode string) string { return "" }
 
 // ReportFallback: nothing to report.
 func ReportFallback(mode string, log *zap.Logger) {}
+
+// PlanNetwork: no sandbox runs here, so the network is never confined (see planCommon).
+func PlanNetwork(sandbox, netMode string) NetworkPlan {
+	p, _, _ := planCommon(sandbox, netMode)
+	return p
+}

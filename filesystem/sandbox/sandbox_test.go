@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"go.uber.org/zap/zaptest"
+
+	"github.com/massgen-go/massgen/filesystem/sandbox/netproxy"
 )
 
 // TestMain lets the test binary act as the sandbox helper: Run re-executes os.Executable()
@@ -726,17 +728,28 @@ func BenchmarkRun(b *testing.B) {
 	}
 	cpu0 := cpu
 	cpu = func() time.Duration { return cpu0() + zygoteCPU() }
+	// Each mode with no network (the default: MODE), with the network as before command_network
+	// existed (MODE/open), and with massgen's proxy (MODE/allowlist).
+	allow, _ := netproxy.NewAllowlist([]string{"pypi.org"})
 	for _, mode := range ms {
-		b.Run(mode, func(b *testing.B) {
-			start := cpu()
-			for b.Loop() {
-				res, err := Run(context.Background(), withMode(mode, Options{Command: "true", Dir: ws, Policy: Policy{Write: []string{ws}},
-					Executable: os.Getenv("MASSGEN_BENCH_HELPER")}))
-				if err != nil || res.ExitCode != 0 {
-					b.Fatalf("%+v %v", res, err)
-				}
+		for _, n := range []Network{{}, {Mode: NetworkOpen}, {Mode: NetworkAllowlist, Allow: allow}} {
+			name := mode
+			if n.Mode != "" && mode != ModeNone {
+				name += "/" + n.Mode
+			} else if n.Mode != "" {
+				continue // no sandbox: no network to confine
 			}
-			b.ReportMetric(float64(cpu()-start)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
-		})
+			b.Run(name, func(b *testing.B) {
+				start := cpu()
+				for b.Loop() {
+					res, err := Run(context.Background(), withMode(mode, Options{Command: "true", Dir: ws, Policy: Policy{Write: []string{ws}},
+						Executable: os.Getenv("MASSGEN_BENCH_HELPER"), Network: n}))
+					if err != nil || res.ExitCode != 0 {
+						b.Fatalf("%+v %v", res, err)
+					}
+				}
+				b.ReportMetric(float64(cpu()-start)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+			})
+		}
 	}
 }

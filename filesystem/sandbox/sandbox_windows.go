@@ -217,3 +217,9 @@ func finalPath(f *os.File) (string, error) {
 		buf = make([]uint16, n) // too small: n is the size needed
 	}
 }
+
+// PlanNetwork: no sandbox runs here, so the network is never confined (see planCommon).
+func PlanNetwork(sandbox, netMode string) NetworkPlan {
+	p, _, _ := planCommon(sandbox, netMode)
+	return p
+}

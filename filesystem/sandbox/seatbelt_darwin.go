@@ -5,6 +5,7 @@ package sandbox
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 
 	"github.com/massgen-go/massgen/filesystem/sandbox/seatbelt"
@@ -69,15 +71,34 @@ func caseInsensitive(roots []string) bool {
 	return false
 }
 
+// PlanNetwork is the network commands get under sandbox (command_sandbox) for netMode
+// (command_network.mode; "" is none): Seatbelt denies every network operation, but, in
+// allowlist mode, connecting to massgen's proxy on localhost.
+func PlanNetwork(sandbox, netMode string) NetworkPlan {
+	p, _, done := planCommon(sandbox, netMode)
+	if done {
+		return p
+	}
+	if p.Mode == NetworkAllowlist {
+		p.How = "Seatbelt (deny network*) but connections to massgen's proxy on localhost, which lets through the hosts of allowed_domains"
+	} else {
+		p.How = "Seatbelt (deny network*): no connection, no bind, no name resolution"
+	}
+	return p
+}
+
 // seatbeltArgv is the sandbox-exec command line that runs command under pol, plus the private
-// temporary directory tmp (writable, the agent's own).
-func seatbeltArgv(pol Policy, tmp, command string) ([]string, error) {
+// temporary directory tmp (writable, the agent's own), with the network netMode (the proxy on
+// localhost:proxyPort in allowlist mode).
+func seatbeltArgv(pol Policy, tmp, command, netMode string, proxyPort int) ([]string, error) {
 	sp := seatbelt.Policy{
-		Read:  pol.Read,
-		Write: append(slices.Clone(pol.Write), tmp),
-		Keep:  pol.Keep,
-		Hide:  append(slices.Clone(pol.Hide), seatbeltSecretFiles()...),
-		Own:   append(slices.Clone(pol.Own), tmp),
+		Read:      pol.Read,
+		Write:     append(slices.Clone(pol.Write), tmp),
+		Keep:      pol.Keep,
+		Hide:      append(slices.Clone(pol.Hide), seatbeltSecretFiles()...),
+		Own:       append(slices.Clone(pol.Own), tmp),
+		Network:   netMode,
+		ProxyPort: proxyPort,
 	}
 	sp.CaseInsensitive = caseInsensitive(slices.Concat(sp.Read, sp.Write))
 	prof, err := seatbelt.Generate(sp)
@@ -118,9 +139,29 @@ func runSeatbelt(ctx context.Context, o Options) (Result, error) {
 	if tmp, err = filepath.EvalSymlinks(tmp); err != nil {
 		return Result{}, fmt.Errorf("sandbox: private temp dir: %w", err)
 	}
+	ReportNetwork(o.Mode, o.Network.Mode, o.Log)
+	netMode := PlanNetwork(o.Mode, o.Network.Mode).Mode
+	env := append(baseEnv(tmp), o.Env...)
+	proxyPort := 0
+	if netMode == NetworkAllowlist {
+		// The proxy listens on massgen's loopback, one listener per command: the profile lets
+		// the command connect to its port only.
+		ln, err := net.Listen("tcp4", "127.0.0.1:0")
+		if err != nil {
+			return Result{Sandbox: mode}, fmt.Errorf("sandbox: the command network's proxy: %w", err)
+		}
+		proxy := newCommandProxy(o.Network, o.Log)
+		if proxy.log == nil {
+			proxy.log = zap.NewNop()
+		}
+		proxy.serve(ln)
+		defer proxy.stop()
+		proxyPort = ln.Addr().(*net.TCPAddr).Port
+		env = append(env, proxyEnv(proxyPort, o.Network.Allow)...)
+	}
 	argv := []string{"/bin/sh", "-c", o.Command}
 	if mode == ModeSeatbelt {
-		if argv, err = seatbeltArgv(o.Policy, tmp, o.Command); err != nil {
+		if argv, err = seatbeltArgv(o.Policy, tmp, o.Command, netMode, proxyPort); err != nil {
 			return Result{Sandbox: mode}, err
 		}
 	}
@@ -131,7 +172,7 @@ func runSeatbelt(ctx context.Context, o Options) (Result, error) {
 	stderr := &capped{max: o.MaxOutput}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = o.Dir
-	cmd.Env = append(baseEnv(tmp), o.Env...)
+	cmd.Env = env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 2 * time.Second
@@ -151,5 +192,8 @@ func runSeatbelt(ctx context.Context, o Options) (Result, error) {
 		Sandbox:    mode,
 		DurationMS: time.Since(start).Milliseconds(),
 	}
-	return outcome(ctx, res, runErr, argv[0])
+	res, err = outcome(ctx, res, runErr, argv[0])
+	res.Network = netMode
+	addNetworkHint(&res, netMode, o.Command)
+	return res, err
 }

@@ -103,6 +103,12 @@ func runZygote() {
 	}
 }
 
+func closeFDs(fds []int) {
+	for _, fd := range fds {
+		unix.Close(fd)
+	}
+}
+
 // receivedFDs are the descriptors of the SCM_RIGHTS messages in oob (close-on-exec: Go reads
 // with MSG_CMSG_CLOEXEC).
 func receivedFDs(oob []byte) []int {
@@ -168,7 +174,13 @@ func serveZygoteRequest(fds []int) {
 	// The forking thread waits for the command: if the zygote dies, the command's PID 1 gets
 	// SIGKILL, and its namespace ends with it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	wait, setupErr, startErr := startConfined(cmd, directConfine(req.Spec), func(p *os.Process) error {
+	listener := -1 // the proxy's, in the command's network namespace (allowlist mode)
+	defer func() {
+		if listener >= 0 {
+			unix.Close(listener)
+		}
+	}()
+	wait, setupErr, startErr := startConfined(cmd, directConfine(req.Spec, func(fd int) { listener = fd }), func(p *os.Process) error {
 		barrierR.Close()
 		return releaseLimited(p.Pid, true, req.Rlimits, procs, func() { p.Kill() }, barrier)
 	})
@@ -182,7 +194,11 @@ func serveZygoteRequest(fds []int) {
 	}
 	stdout.Close() // the command has its copies: EOF for massgen when the command ends
 	stderr.Close()
-	if _, err := conn.Write([]byte("S")); err != nil {
+	var rights []byte
+	if listener >= 0 {
+		rights = unix.UnixRights(listener)
+	}
+	if _, _, err := conn.WriteMsgUnix([]byte("S"), rights, nil); err != nil {
 		cmd.Process.Kill()
 	}
 	go func() {
@@ -345,9 +361,10 @@ var (
 )
 
 // run starts argv through the zygote and waits for it, copying its output to stdout and
-// stderr. setupErr: the command was not started (or its start is unknown: the zygote died);
-// runErr: how the command ended (nil, exitCodeError, or a failed connection).
-func (z *zygote) run(ctx context.Context, req zygoteRequest, procs []int, stdout, stderr io.Writer) (runErr, setupErr error) {
+// stderr; onListener takes over the proxy's listener the zygote made in the command's network
+// namespace, when it made one. setupErr: the command was not started (or its start is unknown:
+// the zygote died); runErr: how the command ended (nil, exitCodeError, or a failed connection).
+func (z *zygote) run(ctx context.Context, req zygoteRequest, procs []int, stdout, stderr io.Writer, onListener func(fd int)) (runErr, setupErr error) {
 	body, err := json.Marshal(req)
 	if err != nil {
 		return nil, err
@@ -412,15 +429,23 @@ func (z *zygote) run(ctx context.Context, req zygoteRequest, procs []int, stdout
 		}
 	}()
 	b := make([]byte, 64<<10)
-	n, err := conn.Read(b)
+	oob := make([]byte, unix.CmsgSpace(4))
+	n, oobn, _, _, err := conn.ReadMsgUnix(b, oob)
+	got := receivedFDs(oob[:oobn])
 	switch {
 	case err != nil || n == 0:
+		closeFDs(got)
 		z.retire()
 		return nil, errZygoteLost
 	case b[0] == 'E':
+		closeFDs(got)
 		return nil, fmt.Errorf("%s", b[1:n])
-	case b[0] != 'S' || n != 1:
+	case b[0] != 'S' || n != 1 || len(got) > 1:
+		closeFDs(got)
 		return nil, fmt.Errorf("the zygote said %q", b[:n])
+	}
+	if len(got) == 1 {
+		onListener(got[0])
 	}
 	n, err = conn.Read(b)
 	if err != nil || n != 5 || b[0] != 'X' {

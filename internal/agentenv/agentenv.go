@@ -489,6 +489,10 @@ func (a *Agent) role(role Role) (*roleEnv, error) {
 	if role == Final {
 		journal = e.o.Journal
 	}
+	network, err := a.commandNetwork()
+	if err != nil {
+		return nil, err
+	}
 	ts, err := filesystem.NewToolset(filesystem.ToolsetOptions{
 		Journal:                 journal,
 		Guard:                   guard,
@@ -497,6 +501,7 @@ func (a *Agent) role(role Role) (*roleEnv, error) {
 		Tracker:                 a.tracker,
 		Sandbox:                 e.cfg.CommandSandbox,
 		CommandLimits:           a.commandLimits(),
+		CommandNetwork:          network,
 		External:                a.external,
 		Custom:                  a.custom(),
 		ExternalOnly:            a.cfg.Backend.CWD == "",

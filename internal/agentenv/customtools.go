@@ -9,6 +9,7 @@ import (
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/filesystem/sandbox"
+	"github.com/massgen-go/massgen/filesystem/sandbox/netproxy"
 	"github.com/massgen-go/massgen/internal/customtools"
 )
 
@@ -56,6 +57,17 @@ func (a *Agent) index() int {
 func (a *Agent) commandLimits() sandbox.Limits {
 	l := a.env.cfg.CommandLimitsOf(a.cfg.ID)
 	return sandbox.Limits{MemoryMB: l.MemoryMB, Processes: l.Processes, CPUSeconds: l.CPUSeconds, FileSizeMB: l.FileSizeMB}
+}
+
+// commandNetwork is what the agent's commands and custom tool processes may reach (configs'
+// command_network).
+func (a *Agent) commandNetwork() (sandbox.Network, error) {
+	n := a.env.cfg.CommandNetworkOf(a.cfg.ID)
+	allow, err := netproxy.NewAllowlist(n.AllowedDomains)
+	if err != nil {
+		return sandbox.Network{}, configError("agent %q: command_network.%v", a.cfg.ID, err)
+	}
+	return sandbox.Network{Mode: n.Mode, Allow: allow}, nil
 }
 
 // commandSandbox is what the agent's processes run under in role, as its Toolset runs them.

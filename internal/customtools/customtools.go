@@ -341,7 +341,7 @@ func (p *Provider) run(ctx context.Context, sb filesystem.CommandSandbox, file s
 	}
 	res, err := sandbox.Run(ctx, sandbox.Options{
 		Mode: sb.Mode, Command: cmd.String(), Dir: sb.Workspace, Timeout: timeout, MaxOutput: maxAnswer,
-		Policy: pol, Env: vars, Trash: sb.Trash, Log: sb.Log, Limits: sb.Limits,
+		Policy: pol, Env: vars, Trash: sb.Trash, Log: sb.Log, Limits: sb.Limits, Network: sb.Network,
 	})
 	if err != nil || res.TimedOut {
 		return res, err

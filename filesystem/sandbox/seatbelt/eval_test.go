@@ -238,7 +238,23 @@ func (sb *sandbox) match(f node, path string) bool {
 		return false
 	case "require-not":
 		return !sb.match(args[0], path)
-	case "sysctl-name", "sysctl-name-prefix", "global-name", "target", "socket-domain", "remote", "local":
+	case "remote", "local":
+		// Network operations are asked as "ip:HOST:PORT" or "unix:PATH".
+		switch args[0].sym {
+		case "ip":
+			target, ok := strings.CutPrefix(path, "ip:")
+			pat := sb.str(args[1])
+			h, p, _ := strings.Cut(pat, ":")
+			th, tp, _ := strings.Cut(target, ":")
+			return ok && (h == "*" || h == th) && (p == "*" || p == tp)
+		case "unix-socket":
+			target, ok := strings.CutPrefix(path, "unix:")
+			return ok && sb.match(args[1], target)
+		}
+		sb.t.Fatalf("unknown network filter %+v", args[0])
+	case "socket-domain":
+		return path == "socket:"+args[0].sym
+	case "sysctl-name", "sysctl-name-prefix", "global-name", "target":
 		return false // not about paths
 	}
 	sb.t.Fatalf("unknown filter %q", f.list[0].sym)

@@ -7,6 +7,8 @@
 //     roots and the write roots, minus the Hide paths (private paths) inside each;
 //   - write: the write roots, minus the Keep paths (protected and excluded paths) and the Hide
 //     paths inside each, carved out with require-not;
+//   - the network of Policy.Network: none at all (the default), massgen's proxy on
+//     localhost:ProxyPort only (allowlist), or any (open);
 //   - nothing else, and then takes back (denies come last: Seatbelt's last matching rule wins):
 //     unlinking or renaming any directory above a Keep or Hide path that lies in a write root
 //     (moving it would carry the protected path out of its carve-out), creating a .git, .env
@@ -80,6 +82,10 @@ type Policy struct {
 	// CaseInsensitive says that names below the roots compare without case (the volume is
 	// case-insensitive: APFS's default on macOS). Carve-outs and denies then match every case.
 	CaseInsensitive bool
+	// Network is none ("" too), allowlist (massgen's proxy on localhost:ProxyPort only) or
+	// open.
+	Network   string
+	ProxyPort int
 }
 
 // Param is one -D NAME=VALUE of sandbox-exec.
@@ -224,6 +230,9 @@ func Generate(pol Policy) (Profile, error) {
 	keep, hide := g.entries(keeps, "KEEP"), g.entries(hides, "HIDE")
 
 	g.b.WriteString(baseProfile)
+	if err := g.network(pol.Network, pol.ProxyPort); err != nil {
+		return Profile{}, err
+	}
 	readRoots := slices.Concat(sys, read, write)
 
 	g.b.WriteString("\n; Directories above the roots: their metadata only, for getcwd and realpath.\n(allow file-read-metadata")
@@ -250,6 +259,46 @@ func Generate(pol Policy) (Profile, error) {
 	}
 	g.b.WriteString("\n; No setuid or setgid files, even when massgen runs as root.\n(deny file-write-setugid)\n")
 	return Profile{Text: g.b.String(), Params: g.params}, nil
+}
+
+// network writes the network rules. The proxy's port is a number massgen chose, the only value
+// written into the profile's text.
+func (g *gen) network(mode string, port int) error {
+	switch mode {
+	case "", "none":
+		g.b.WriteString(`
+; Network: none (command_network mode none). UNIX sockets can be created (socketpair) but
+; neither bound nor connected; no IP socket, no name resolution (the resolver's socket is
+; not reachable either).
+(allow system-socket (socket-domain AF_UNIX))
+(deny network*)
+`)
+	case "allowlist":
+		if port < 1 || port > 65535 {
+			return fmt.Errorf("seatbelt: network allowlist: bad proxy port %d", port)
+		}
+		fmt.Fprintf(&g.b, `
+; Network: massgen's proxy only (command_network mode allowlist), which lets through the hosts
+; of allowed_domains. No other connection, no bind, no name resolution: the proxy resolves.
+(allow system-socket (socket-domain AF_INET) (socket-domain AF_INET6) (socket-domain AF_UNIX))
+(deny network*)
+(allow network-outbound (remote ip "localhost:%d"))
+`, port)
+	case "open":
+		g.b.WriteString(`
+; Network: any (command_network mode open), IP only, as on Linux. UNIX sockets can be created
+; (socketpair) but neither bound nor connected, except the system DNS resolver's, without which
+; no host name resolves.
+(allow system-socket (socket-domain AF_INET) (socket-domain AF_INET6) (socket-domain AF_UNIX))
+(allow network-outbound (remote ip "*:*"))
+(allow network-inbound (local ip "*:*"))
+(allow network-bind (local ip "*:*"))
+(allow network-outbound (remote unix-socket (subpath "/private/var/run/mDNSResponder")))
+`)
+	default:
+		return fmt.Errorf("seatbelt: unknown network mode %q", mode)
+	}
+	return nil
 }
 
 // rootFilter writes the filter for root minus the paths of carve that lie in it.

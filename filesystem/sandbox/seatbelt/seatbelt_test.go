@@ -39,6 +39,7 @@ func TestGolden(t *testing.T) {
 			Read: []string{"/Users/u/.massgen/temp/agent_a"}, CaseInsensitive: true}},
 		{"project", project(true)},
 		{"project_case_sensitive", project(false)},
+		{"project_allowlist", func() Policy { p := project(true); p.Network, p.ProxyPort = "allowlist", 53128; return p }()},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -482,6 +483,52 @@ func BenchmarkGenerate(b *testing.B) {
 	for b.Loop() {
 		if _, err := Generate(pol); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestNetworkDecisions: what each command_network mode lets a command do, as Seatbelt decides it:
+// none denies every network operation, allowlist allows connecting to massgen's proxy on
+// localhost only, open allows IP (and the DNS resolver's socket) as before.
+func TestNetworkDecisions(t *testing.T) {
+	type check struct {
+		op, target string
+		modes      string // the modes that allow it
+	}
+	checks := []check{
+		{"network-outbound", "ip:localhost:3128", "allowlist open"},
+		{"network-outbound", "ip:localhost:3129", "open"},
+		{"network-outbound", "ip:localhost:8000", "open"},
+		{"network-outbound", "ip:*:443", "open"},
+		{"network-outbound", "unix:/private/var/run/mDNSResponder", "open"},
+		{"network-outbound", "unix:/var/run/docker.sock", ""},
+		{"network-bind", "ip:localhost:8080", "open"},
+		{"network-inbound", "ip:localhost:8080", "open"},
+		{"system-socket", "socket:AF_UNIX", "none allowlist open"},
+		{"system-socket", "socket:AF_INET", "allowlist open"},
+		{"system-socket", "socket:AF_INET6", "allowlist open"},
+		{"system-socket", "socket:AF_SYSTEM", ""},
+	}
+	for _, mode := range []string{"", "none", "allowlist", "open"} {
+		p, err := Generate(Policy{Write: []string{"/Users/u/ws"}, Own: []string{"/Users/u/ws"}, Network: mode, ProxyPort: 3128})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sb := load(t, p)
+		name := mode
+		if name == "" {
+			name = "none"
+		}
+		for _, c := range checks {
+			want := slices.Contains(strings.Fields(c.modes), name)
+			if got := sb.allowed(c.op, c.target); got != want {
+				t.Errorf("network %q: %s %s = %v, want %v", mode, c.op, c.target, got, want)
+			}
+		}
+	}
+	for _, bad := range []Policy{{Network: "closed"}, {Network: "allowlist"}, {Network: "allowlist", ProxyPort: 70000}} {
+		if _, err := Generate(bad); err == nil {
+			t.Errorf("Generate(%+v) accepted", bad)
 		}
 	}
 }

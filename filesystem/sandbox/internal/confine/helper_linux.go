@@ -16,7 +16,10 @@ import (
 )
 
 // init runs the helper before the rest of the binary starts (see the package comment).
-func init() { RunHelperIfAsked() }
+func init() {
+	RunHelperIfAsked()
+	RunNetRelayIfAsked()
+}
 
 // RunHelperIfAsked, when the process was re-executed as the helper (argv[1] is HelperArg, the
 // Spec on fd 3, the command from argv[2]), builds the command's view of the file system,
@@ -62,6 +65,17 @@ func runHelper(spec Spec, argv []string) error {
 	// Everything below is per thread (or acts on the mount namespace, shared by the threads)
 	// and inherited by exec: do it all on this thread and exec from it.
 	runtime.LockOSThread()
+	// Started in a network namespace of its own (when spec.Net says so): its loopback, and
+	// the proxy's listener handed to massgen, while the helper still has its capabilities.
+	if ln, err := SetUpNetwork(spec.Net); err != nil {
+		return err
+	} else if ln >= 0 {
+		err := SendFD(spec.Net.Sock, ln)
+		unix.Close(ln)
+		if err != nil {
+			return fmt.Errorf("handing the proxy's listener to massgen: %w", err)
+		}
+	}
 	if _, err := ConfineInView(spec, -1); err != nil {
 		return err
 	}
@@ -112,7 +126,7 @@ func confineView(v *View, spec Spec) error {
 		return fmt.Errorf("dropping capabilities: %w", err)
 	}
 	// Own IPC namespace: SysV IPC stays inside; the rest as under bubblewrap.
-	if err := installFilter(FilterOpts{}); err != nil {
+	if err := installFilter(FilterOpts{Net: spec.Net.Filter}); err != nil {
 		return fmt.Errorf("seccomp: %w", err)
 	}
 	dir := v.dir

@@ -60,8 +60,14 @@ type ruleset struct {
 	handled uint64
 }
 
-func newRuleset(abi int) (*ruleset, error) {
+func newRuleset(abi int, net LandlockNet) (*ruleset, error) {
 	attr := ll.RulesetAttr{HandledAccessFS: handledFS(abi)}
+	if net.Restrict {
+		if abi < MinLandlockNetABI {
+			return nil, fmt.Errorf("landlock ABI %d has no TCP rules (need %d)", abi, MinLandlockNetABI)
+		}
+		attr.HandledAccessNet = ll.AccessNetBindTCP | ll.AccessNetConnectTCP
+	}
 	if abi >= 6 {
 		// Signals and abstract sockets stay inside the sandbox, so a command cannot kill or
 		// talk to massgen itself.
@@ -224,17 +230,34 @@ func (r *ruleset) addSystem() error {
 	return nil
 }
 
+// MinLandlockNetABI is the first Landlock ABI with TCP rules.
+const MinLandlockNetABI = 4
+
+// LandlockNet is the network part of a Landlock ruleset.
+type LandlockNet struct {
+	// Restrict: TCP bind and connect are refused, but connect to ConnectPorts (massgen's
+	// proxy). Needs ABI MinLandlockNetABI.
+	Restrict     bool
+	ConnectPorts []int
+}
+
 // LandlockRuleset is the Landlock mode's ruleset for the plan nodes (preorder, parents first,
-// the handles open): what addNodes grants, /proc and the harmless device files. The caller
-// closes the descriptor.
-func LandlockRuleset(nodes []RuleNode) (int, error) {
+// the handles open): what addNodes grants, /proc and the harmless device files, and the TCP
+// rules of net. The caller closes the descriptor.
+func LandlockRuleset(nodes []RuleNode, net LandlockNet) (int, error) {
 	abi := LandlockABI()
 	if abi < MinLandlockABI {
 		return -1, fmt.Errorf("landlock ABI %d < %d", abi, MinLandlockABI)
 	}
-	rs, err := newRuleset(abi)
+	rs, err := newRuleset(abi, net)
 	if err != nil {
 		return -1, err
+	}
+	for _, p := range net.ConnectPorts {
+		if err := ll.LandlockAddNetPortRule(rs.fd, &ll.NetPortAttr{AllowedAccess: ll.AccessNetConnectTCP, Port: uint64(p)}, 0); err != nil {
+			unix.Close(rs.fd)
+			return -1, fmt.Errorf("landlock_add_rule (port %d): %w", p, err)
+		}
 	}
 	if err := rs.addSystem(); err != nil {
 		unix.Close(rs.fd)

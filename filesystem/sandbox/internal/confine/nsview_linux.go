@@ -402,7 +402,7 @@ func (v *View) landlock(spec Spec) (int, error) {
 	if abi < MinLandlockABI {
 		return -1, fmt.Errorf("landlock ABI %d < %d", abi, MinLandlockABI)
 	}
-	rs, err := newRuleset(abi)
+	rs, err := newRuleset(abi, LandlockNet{})
 	if err != nil {
 		return -1, err
 	}

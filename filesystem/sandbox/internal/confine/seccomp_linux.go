@@ -24,6 +24,9 @@ type FilterOpts struct {
 	// command from its confined thread with CLONE_NEWPID (and CLONE_NEWUSER when massgen is not
 	// root), after the filter is installed. Every other mode forks with none.
 	CloneNS uint32
+	// Net is what the command may do with sockets (net_linux.go); AF_UNIX sockets are
+	// refused whatever it says.
+	Net NetFilter
 }
 
 // modeCall is a syscall taking a file mode, and the index of that argument.
@@ -147,6 +150,44 @@ func FilterBytes(o FilterOpts) ([]byte, error) {
 	return b, nil
 }
 
+// socketRule is socket(2)'s block: AF_UNIX refused (EACCES) always; with NetTCP and
+// NetTCPConfined everything but TCP over IPv4 and IPv6 refused too (the type's low bits, without
+// SOCK_NONBLOCK and SOCK_CLOEXEC, must be SOCK_STREAM, the protocol 0 or IPPROTO_TCP: MPTCP and
+// SCTP are not TCP to Landlock); with NetNoSockets every socket.
+func socketRule(n NetFilter) []unix.SockFilter {
+	const (
+		ldAbs = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
+		jeq   = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+		and   = unix.BPF_ALU | unix.BPF_AND | unix.BPF_K
+		ret   = unix.BPF_RET | unix.BPF_K
+	)
+	refuse := unix.SECCOMP_RET_ERRNO | uint32(unix.EACCES)
+	switch n {
+	case NetNoSockets:
+		return []unix.SockFilter{{Code: ret, K: refuse}}
+	case NetTCP, NetTCPConfined:
+		return []unix.SockFilter{
+			{Code: ldAbs, K: 16},                       // domain
+			{Code: jeq, Jt: 1, Jf: 0, K: unix.AF_INET}, // to the type check
+			{Code: jeq, Jt: 0, Jf: 7, K: unix.AF_INET6},
+			{Code: ldAbs, K: 24}, // type
+			{Code: and, K: 0xf},  // SOCK_TYPE_MASK
+			{Code: jeq, Jt: 0, Jf: 4, K: unix.SOCK_STREAM},
+			{Code: ldAbs, K: 32}, // protocol
+			{Code: jeq, Jt: 1, Jf: 0, K: 0},
+			{Code: jeq, Jt: 0, Jf: 1, K: unix.IPPROTO_TCP},
+			{Code: ret, K: unix.SECCOMP_RET_ALLOW},
+			{Code: ret, K: refuse},
+		}
+	}
+	return []unix.SockFilter{
+		{Code: ldAbs, K: 16},
+		{Code: jeq, Jt: 0, Jf: 1, K: unix.AF_UNIX},
+		{Code: ret, K: refuse},
+		{Code: ret, K: unix.SECCOMP_RET_ALLOW},
+	}
+}
+
 // buildFilter is the BPF program. Always refused: every syscall of a foreign ABI (x32,
 // 32-bit); the calls of deniedGroups; socket(AF_UNIX) (Landlock before ABI 9 does not govern
 // connect(2) to pathname UNIX sockets: think /var/run/docker.sock; abstract sockets live in
@@ -192,12 +233,7 @@ func buildFilter(o FilterOpts) ([]unix.SockFilter, error) {
 		rules = append(rules, always(c.nr, c.errno))
 	}
 	rules = append(rules,
-		rule{unix.SYS_SOCKET, []unix.SockFilter{
-			{Code: ldAbs, K: argLow(0)},
-			{Code: jeq, Jt: 0, Jf: 1, K: unix.AF_UNIX},
-			{Code: ret, K: errno(unix.EACCES)},
-			{Code: ret, K: allow},
-		}},
+		rule{unix.SYS_SOCKET, socketRule(o.Net)},
 		always(unix.SYS_OPENAT2, unix.ENOSYS),
 		// The kernel reads only the low 32 bits of clone(2)'s flags.
 		maskArg(unix.SYS_CLONE, 0, nsCloneFlags&^o.CloneNS, unix.EPERM),
@@ -221,6 +257,15 @@ func buildFilter(o FilterOpts) ([]unix.SockFilter, error) {
 			unix.SYS_MQ_NOTIFY, unix.SYS_MQ_GETSETATTR} {
 			rules = append(rules, always(nr, unix.EPERM))
 		}
+	}
+	if o.Net == NetTCPConfined {
+		// listen(2) on an unbound socket binds it to a port of its own without the bind
+		// check Landlock makes; MSG_FASTOPEN connects inside sendto(2)/sendmsg(2), past its
+		// connect check.
+		rules = append(rules, always(unix.SYS_LISTEN, unix.EACCES),
+			maskArg(unix.SYS_SENDTO, 3, unix.MSG_FASTOPEN, unix.EACCES),
+			maskArg(unix.SYS_SENDMSG, 2, unix.MSG_FASTOPEN, unix.EACCES),
+			maskArg(unix.SYS_SENDMMSG, 3, unix.MSG_FASTOPEN, unix.EACCES))
 	}
 	if o.XAttr {
 		// EOPNOTSUPP, as on a file system without extended attributes: cp -a, rsync -X and

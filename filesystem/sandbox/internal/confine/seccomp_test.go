@@ -4,6 +4,7 @@ package confine
 
 import (
 	"encoding/binary"
+	"slices"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -137,5 +138,65 @@ func TestDeniedCallsUnique(t *testing.T) {
 	}
 	if _, err := buildFilter(FilterOpts{IPC: true, XAttr: true}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestFilterNetwork: what socket(2) and friends may do under each NetFilter.
+func TestFilterNetwork(t *testing.T) {
+	const allow = unix.SECCOMP_RET_ALLOW
+	refused := unix.SECCOMP_RET_ERRNO | uint32(unix.EACCES)
+	type call struct {
+		name string
+		nr   uint32
+		args []uint64
+	}
+	sock := func(name string, domain, typ, proto uint64) call {
+		return call{name, unix.SYS_SOCKET, []uint64{domain, typ, proto}}
+	}
+	calls := []call{
+		sock("unix", unix.AF_UNIX, unix.SOCK_STREAM, 0),
+		sock("tcp4", unix.AF_INET, unix.SOCK_STREAM, 0),
+		sock("tcp4 cloexec nonblock", unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, unix.IPPROTO_TCP),
+		sock("tcp6", unix.AF_INET6, unix.SOCK_STREAM, 0),
+		sock("mptcp", unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_MPTCP),
+		sock("sctp", unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_SCTP),
+		sock("udp", unix.AF_INET, unix.SOCK_DGRAM, 0),
+		sock("udp6", unix.AF_INET6, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0),
+		sock("raw", unix.AF_INET, unix.SOCK_RAW, unix.IPPROTO_ICMP),
+		sock("packet", unix.AF_PACKET, unix.SOCK_RAW, 0),
+		sock("netlink", unix.AF_NETLINK, unix.SOCK_RAW, 0),
+		sock("vsock", unix.AF_VSOCK, unix.SOCK_STREAM, 0),
+		{"socketpair", unix.SYS_SOCKETPAIR, []uint64{unix.AF_UNIX, unix.SOCK_STREAM, 0}},
+		{"listen", unix.SYS_LISTEN, []uint64{3, 8}},
+		{"sendto", unix.SYS_SENDTO, []uint64{3, 0, 1, 0}},
+		{"sendto fastopen", unix.SYS_SENDTO, []uint64{3, 0, 1, unix.MSG_FASTOPEN}},
+		{"sendmsg fastopen", unix.SYS_SENDMSG, []uint64{3, 0, unix.MSG_FASTOPEN | unix.MSG_NOSIGNAL}},
+		{"sendmmsg fastopen", unix.SYS_SENDMMSG, []uint64{3, 0, 1, unix.MSG_FASTOPEN}},
+		{"sendmsg", unix.SYS_SENDMSG, []uint64{3, 0, unix.MSG_NOSIGNAL}},
+		{"connect", unix.SYS_CONNECT, []uint64{3, 0, 16}},
+	}
+	// The calls each filter allows (by name); every other one is refused with EACCES.
+	allowed := map[NetFilter][]string{
+		NetOpen: {"tcp4", "tcp4 cloexec nonblock", "tcp6", "mptcp", "sctp", "udp", "udp6", "raw", "packet", "netlink", "vsock",
+			"socketpair", "listen", "sendto", "sendto fastopen", "sendmsg fastopen", "sendmmsg fastopen", "sendmsg", "connect"},
+		NetTCP: {"tcp4", "tcp4 cloexec nonblock", "tcp6", "socketpair", "listen", "sendto", "sendto fastopen", "sendmsg fastopen",
+			"sendmmsg fastopen", "sendmsg", "connect"},
+		NetTCPConfined: {"tcp4", "tcp4 cloexec nonblock", "tcp6", "socketpair", "sendto", "sendmsg", "connect"},
+		NetNoSockets:   {"socketpair", "listen", "sendto", "sendto fastopen", "sendmsg fastopen", "sendmmsg fastopen", "sendmsg", "connect"},
+	}
+	for nf, ok := range allowed {
+		prog, err := buildFilter(FilterOpts{Net: nf, IPC: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range calls {
+			want := refused
+			if slices.Contains(ok, c.name) {
+				want = allow
+			}
+			if got := runFilter(t, prog, c.nr, c.args...); got != want {
+				t.Errorf("filter %d: %s: got %#x, want %#x", nf, c.name, got, want)
+			}
+		}
 	}
 }

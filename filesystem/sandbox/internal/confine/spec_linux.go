@@ -77,6 +77,8 @@ type Spec struct {
 	DirIno uint64 `json:"dir_ino"`
 	// Status is a close-on-exec pipe: a set-up error is written there; exec closes it empty.
 	Status int `json:"status"`
+	// Net is the command's network.
+	Net NetSpec `json:"net"`
 	// Rlimits are set by the helper itself just before it executes the command: applied to
 	// the helper from outside, a memory limit would bound massgen's own code building the view.
 	Rlimits []Rlimit `json:"rlimits,omitempty"`
