@@ -84,7 +84,7 @@ func writeAnswers(b *strings.Builder, answers []shownAnswer, open, end string) {
 func (r *run) writePaths(b *strings.Builder, a *agent, final bool, ts *filesystem.Toolset) {
 	if a.workspace == "" {
 		b.WriteString("You have no workspace and no file tools in this run.\n")
-		if ts != nil { // its MCP tools are held to the same limits
+		if ts != nil && len(ts.Tools()) > 0 { // its MCP tools are held to the same limits
 			writeLimits(b, ts)
 		}
 		return
