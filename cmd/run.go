@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +16,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/massgen-go/massgen/backends/pricing"
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/cmd/configscmd"
 	"github.com/massgen-go/massgen/cmd/permissionscmd"
@@ -43,9 +45,11 @@ type Turn struct {
 	Logger *zap.Logger
 	RunDir string // the turn's log folder
 	// Multi-turn sessions (cmd/session.go): the conversation so far and the previous turn's
-	// final workspace, read-only.
-	History  []orchestrator.Exchange
-	ReadOnly []string
+	// final workspace, read-only; PriorWork, every agent's work of a previous turn that was
+	// stopped or cancelled, read-only too.
+	History   []orchestrator.Exchange
+	ReadOnly  []string
+	PriorWork string
 	// Outcome is set by the runner: failed agents, state not saved, timeout (nil: none).
 	Outcome *Outcome
 	// Journal records the final agent's changes to context paths; Changes is what it found at
@@ -55,6 +59,8 @@ type Turn struct {
 	UserDenials []string
 	// JSON is the --output json display (nil otherwise).
 	JSON *display.JSON
+	// Saved is the turn's number in the session once it is saved there (0: not saved).
+	Saved int
 }
 
 // runState is what one invocation keeps between turns: the config (the /context command adds
@@ -103,6 +109,8 @@ type RunOptions struct {
 	// orchestrator.max_task_bytes, else 1 MiB).
 	MaxTaskBytes int
 	Output       string // --output text|json (cmd/output.go)
+	// MaxCost is --max-cost: the turn's budget in USD (0: the config's orchestrator.max_cost_usd).
+	MaxCost float64
 
 	// PromptContextPaths asks for context paths; nil uses ask.AskContextPaths.
 	PromptContextPaths ContextPrompter
@@ -152,6 +160,12 @@ func runRun(ctx context.Context, opts *RunOptions) (err error) {
 	}
 	if opts.MaxTaskBytes < 0 {
 		return cmdutil.FlagErrorf("--max-task-bytes %d: must not be negative", opts.MaxTaskBytes)
+	}
+	switch {
+	case opts.MaxCost < 0 || math.IsNaN(opts.MaxCost) || math.IsInf(opts.MaxCost, 0):
+		return cmdutil.FlagErrorf("--max-cost %v: want a budget in USD greater than 0", opts.MaxCost)
+	case opts.MaxCost > 0: // the flag wins over orchestrator.max_cost_usd
+		cfg.Orchestrator.MaxCostUSD = opts.MaxCost
 	}
 	if err := checkTask(opts.Question, taskLimit(opts, cfg)); err != nil {
 		return err
@@ -325,7 +339,7 @@ func turn(ctx context.Context, opts *RunOptions, st *runState, task string) (err
 	}
 	t := &Turn{
 		Task: task, Number: st.turns, Config: st.cfg, Logger: st.logger, RunDir: st.runDir,
-		History: st.session.history(), ReadOnly: st.session.readOnly(), JSON: st.json,
+		History: st.session.history(), ReadOnly: st.session.readOnly(), PriorWork: st.session.priorWork(), JSON: st.json,
 	}
 	var res *orchestrator.Result
 	// --output json: the turn's last lines, whatever the turn's outcome.
@@ -352,12 +366,23 @@ func turn(ctx context.Context, opts *RunOptions, st *runState, task string) (err
 		if note := changesNote(finishChanges(ctx, t)); note != "" {
 			fmt.Fprint(opts.IO.ErrOut, note)
 		}
+		// A cancelled turn, or one stopped before any answer, keeps every agent's work.
+		if res != nil && (res.Cancelled || res.StoppedBy != "") {
+			saveTurn(opts, st, t, started, res, out)
+		}
 		if cmdutil.CodeOf(cancelOr(err, cmdutil.ExitFailure)) == cmdutil.ExitCanceled {
 			return cancelOr(err, cmdutil.ExitFailure)
 		}
+		if errors.Is(err, orchestrator.ErrUnpriced) { // a budget over a model without a price
+			return cmdutil.WithCode(cmdutil.ExitUsage, err)
+		}
 		if errors.Is(err, orchestrator.ErrNoAnswer) {
 			// The display showed the event already; the agents' causes end the run, once each.
-			if opts.Display == "silent" {
+			switch {
+			case res != nil && res.StoppedBy == orchestrator.StoppedByBudget:
+				fmt.Fprintf(opts.IO.ErrOut, "Error: %s was spent (%s) before any agent answered: there is nothing to present. Raise it (--max-cost, orchestrator.max_cost_usd); `massgen --continue` starts from the work kept.\n",
+					"the budget of "+pricing.Format(res.MaxCostUSD), res.TotalCost)
+			case opts.Display == "silent":
 				fmt.Fprintln(opts.IO.ErrOut, "Error:", termtext.Text(err.Error()))
 			}
 			out.print(opts.IO.ErrOut)
@@ -380,7 +405,7 @@ func turn(ctx context.Context, opts *RunOptions, st *runState, task string) (err
 	out.print(opts.IO.ErrOut)
 	code := out.code()
 	st.logger.Info("turn outcome", zap.Int("turn", t.Number), zap.Int("exit_code", code),
-		zap.Int("failed_agents", len(out.Failed)), zap.Strings("not_saved", out.NotSaved), zap.Bool("timed_out", out.TimedOut))
+		zap.Int("failed_agents", len(out.Failed)), zap.Strings("not_saved", out.NotSaved), zap.String("stopped_by", out.StoppedBy))
 	if code != cmdutil.ExitOK {
 		st.code = cmdutil.Worst(st.code, code)
 		return cmdutil.Silent(code)
@@ -388,10 +413,10 @@ func turn(ctx context.Context, opts *RunOptions, st *runState, task string) (err
 	return nil
 }
 
-// answered: a turn that ended with code still gave its answer (it timed out or is partial), so
-// an interactive session goes on.
+// answered: a turn that ended with code still gave its answer (it timed out, spent its budget or
+// is partial), so an interactive session goes on.
 func answered(code int) bool {
-	return code == cmdutil.ExitOK || code == cmdutil.ExitPartial || code == cmdutil.ExitTimeout
+	return code == cmdutil.ExitOK || code == cmdutil.ExitPartial || code == cmdutil.ExitTimeout || code == cmdutil.ExitBudget
 }
 
 // interactive reads one task per line until end of input or /quit. On a terminal a failed turn
@@ -462,6 +487,9 @@ func interactive(ctx context.Context, opts *RunOptions, st *runState) error {
 		err = turn(tctx, opts, st, line)
 		turnCancelled := err != nil && ctx.Err() == nil && tctx.Err() != nil
 		endTurn()
+		if turnCancelled && !tty { // a script's session ends with the cancel
+			return cmdutil.WithCode(cmdutil.ExitCanceled, err)
+		}
 		if turnCancelled {
 			fmt.Fprintln(opts.IO.ErrOut, "Turn cancelled; the session is kept (Ctrl-C again at the prompt exits).")
 			continue

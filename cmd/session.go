@@ -11,6 +11,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/massgen-go/massgen/backends/pricing"
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem"
@@ -61,9 +62,31 @@ func (s *sessionState) history() []orchestrator.Exchange {
 	}
 	var out []orchestrator.Exchange
 	for _, ex := range s.cur.History() {
-		out = append(out, orchestrator.Exchange{User: ex.Task, Assistant: ex.Answer})
+		oe := orchestrator.Exchange{User: ex.Task, Assistant: ex.Answer}
+		switch ex.Status {
+		case session.StatusCancelled:
+			oe.Interrupted = "it was cancelled before a final answer"
+		case session.StatusStopped:
+			oe.Interrupted = "coordination was stopped before every agent voted"
+		}
+		if oe.Interrupted != "" {
+			for _, w := range ex.Work {
+				if w.Answer != "" {
+					oe.Answers = append(oe.Answers, orchestrator.PriorAnswer{Anon: w.Anon, Text: w.Answer})
+				}
+			}
+		}
+		out = append(out, oe)
 	}
 	return out
+}
+
+// priorWork is the previous turn's agents' work when that turn was stopped or cancelled.
+func (s *sessionState) priorWork() string {
+	if s == nil || s.cur == nil {
+		return ""
+	}
+	return s.cur.LastWork()
 }
 
 // readOnly is the previous turn's final workspace (kept in the session), if any.
@@ -100,11 +123,32 @@ func (s *sessionState) save(cfg *configs.Config, task string, started, ended tim
 		if len(res.Usage) > 0 {
 			t.Tokens = map[string]session.TokenUsage{}
 			for id, u := range res.Usage {
-				t.Tokens[id] = session.TokenUsage{Input: u.InputTokens, Output: u.OutputTokens}
+				t.Tokens[id] = session.TokenUsage{Input: u.InputTokens, Output: u.OutputTokens, CachedInput: u.CachedInputTokens,
+					CacheWrite: u.CacheWriteTokens, Reasoning: u.ReasoningTokens, CostUSD: knownUSD(res.Cost[id])}
 			}
+		}
+		t.TotalCostUSD, t.MaxCostUSD, t.PricesDate = knownUSD(res.TotalCost), res.MaxCostUSD, res.PricesDate
+		t.Status, t.StoppedBy = session.StatusDone, res.StoppedBy
+		switch {
+		case res.Cancelled:
+			t.Status = session.StatusCancelled
+		case res.StoppedBy != "":
+			t.Status = session.StatusStopped
+		}
+		for _, w := range res.Work { // a stopped or cancelled turn keeps every agent's work
+			t.Work = append(t.Work, session.AgentWork{Agent: w.ID, Anon: w.Anon, Answer: w.Answer, Snapshot: w.Snapshot})
 		}
 	}
 	return s.cur.SaveTurn(t)
+}
+
+// knownUSD is a cost as the session keeps it: nil when unknown.
+func knownUSD(c pricing.Cost) *float64 {
+	if !c.Known {
+		return nil
+	}
+	usd := pricing.Round(c.USD)
+	return &usd
 }
 
 // turns is the number of turns saved in the current session.
@@ -122,7 +166,9 @@ const slashHelp = `Commands:
   /context [PATH[:read|write]]  add a context path (without PATH: the context-path prompt)
   /reset                     start a new session (the conversation so far is kept on disk)
   /quit                      leave (also /exit or Ctrl-D)
-Anything else is a task for the agents. Ctrl-C cancels the turn in progress; a second Ctrl-C exits.`
+Anything else is a task for the agents. While they coordinate, once one has answered, Ctrl-C
+answers now (the leader presents); otherwise, or again, Ctrl-C cancels the turn in progress (its
+work is kept in the session); Ctrl-C at the prompt exits.`
 
 // slashCommand runs one interactive /command. quit is true for /quit.
 func slashCommand(ctx context.Context, opts *RunOptions, st *runState, line string) (quit bool, err error) {
@@ -254,6 +300,9 @@ func saveTurn(opts *RunOptions, st *runState, t *Turn, started time.Time, res *o
 		return
 	}
 	dir, err := s.save(st.cfg, t.Task, started, opts.Now(), res, t.Changes)
+	if dir != "" {
+		t.Saved = s.turns()
+	}
 	switch {
 	case err != nil && dir != "":
 		st.logger.Error("saving the session summary", zap.String("dir", dir), zap.Error(err))
@@ -265,7 +314,11 @@ func saveTurn(opts *RunOptions, st *runState, t *Turn, started time.Time, res *o
 	default:
 		st.logger.Info("turn saved", zap.String("dir", dir))
 	}
-	if opts.Display != "silent" {
+	switch {
+	case opts.Display == "silent":
+	case res != nil && (res.Cancelled || res.FinalAnswer == ""):
+		fmt.Fprintf(opts.IO.ErrOut, "Kept every agent's work so far as turn %d of session %s: %s (massgen --continue starts from it)\n", s.turns(), s.cur.ID, dir)
+	default:
 		fmt.Fprintf(opts.IO.ErrOut, "Saved turn %d of session %s: %s\n", s.turns(), s.cur.ID, dir)
 	}
 }

@@ -136,6 +136,9 @@ func NewToolset(o ToolsetOptions) (*Toolset, error) {
 // list_allowed_directories uses: what the agent's prompt shows.
 func (t *Toolset) DescribeRoots() string { return t.pol.DescribeRoots() }
 
+// DescribeLimits is the agent's directory limits, as Tools appends them to every description.
+func (t *Toolset) DescribeLimits() string { return strings.TrimSpace(t.pol.DescribeLimits()) }
+
 // Tracker returns the tracker of files read or created this run.
 func (t *Toolset) Tracker() *Tracker { return t.tracker }
 

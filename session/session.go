@@ -7,6 +7,7 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -73,10 +74,16 @@ type Info struct {
 	LastTask string
 }
 
-// TokenUsage is one agent's token use in a turn.
+// TokenUsage is one agent's token use in a turn (or the turn's, in total_tokens): cached input
+// read and written are part of Input, reasoning part of Output. CostUSD is what they cost, nil
+// when that is unknown (a model without a price; turns saved before costs were kept).
 type TokenUsage struct {
-	Input  int64 `json:"input"`
-	Output int64 `json:"output"`
+	Input       int64    `json:"input"`
+	Output      int64    `json:"output"`
+	CachedInput int64    `json:"cached_input,omitempty"`
+	CacheWrite  int64    `json:"cache_write,omitempty"`
+	Reasoning   int64    `json:"reasoning,omitempty"`
+	CostUSD     *float64 `json:"cost_usd"`
 }
 
 // Turn is what is kept of one turn.
@@ -104,12 +111,44 @@ type Turn struct {
 	ChangesFile string
 	// Undone is when `massgen undo` put the turn's changes back (zero: never).
 	Undone time.Time
+	// Status is how the turn ended: StatusDone (also "" in turns saved before it was kept),
+	// StatusStopped (coordination stopped early: StoppedBy says by whom: "user", "budget",
+	// "timeout") or StatusCancelled.
+	Status    string
+	StoppedBy string
+	// Work is every agent's answer and work so far, kept for a stopped or cancelled turn:
+	// SaveTurn copies each Snapshot to turn_N/agents/<anon>/; in the turns a Session returns,
+	// Snapshot is that copy ("" when the agent had none).
+	Work []AgentWork
+	// TotalCostUSD is the turn's cost (nil: unknown); MaxCostUSD its budget (0: none);
+	// PricesDate the date of the prices.
+	TotalCostUSD *float64
+	MaxCostUSD   float64
+	PricesDate   string
 }
 
-// Exchange is one turn of the conversation.
+// How a turn ended (Turn.Status).
+const (
+	StatusDone      = "done"
+	StatusStopped   = "stopped"
+	StatusCancelled = "cancelled"
+)
+
+// AgentWork is one agent's part of a stopped or cancelled turn, under its anonymous id.
+type AgentWork struct {
+	Agent    string `json:"agent"`
+	Anon     string `json:"anon"`
+	Answer   string `json:"answer,omitempty"`
+	Snapshot string `json:"snapshot,omitempty"` // relative to the turn folder in metadata.json
+}
+
+// Exchange is one turn of the conversation. A stopped or cancelled turn brings its status and
+// every agent's answer so far.
 type Exchange struct {
 	Task   string
 	Answer string
+	Status string
+	Work   []AgentWork
 }
 
 // metadata is metadata.json.
@@ -134,6 +173,11 @@ type metadata struct {
 	ContextPaths    []configs.ContextPath `json:"context_paths"`
 	FilesChanged    []changedFile         `json:"files_changed"`
 	Changes         string                `json:"changes_file,omitempty"`
+	Status          string                `json:"status,omitempty"`
+	StoppedBy       string                `json:"stopped_by,omitempty"`
+	Work            []AgentWork           `json:"agents_work,omitempty"`
+	MaxCostUSD      float64               `json:"max_cost_usd,omitempty"`
+	PricesDate      string                `json:"prices_date,omitempty"`
 }
 
 // Open opens (creating if needed) the sessions folder root.
@@ -300,6 +344,8 @@ func (ses *Session) load() error {
 			FilesDelivered: md.FilesDelivered, Workspace: filepath.Join(dir, workspaceDir),
 			Timeline: md.Timeline,
 			Config:   md.Config, ContextPaths: md.ContextPaths,
+			Status: md.Status, StoppedBy: md.StoppedBy, Work: loadWork(dir, md.Work),
+			TotalCostUSD: md.TotalTokens.CostUSD, MaxCostUSD: md.MaxCostUSD, PricesDate: md.PricesDate,
 		}
 		loadChanges(dir, md, &t)
 		ses.turns = append(ses.turns, t)
@@ -334,6 +380,10 @@ func (ses *Session) SaveTurn(t Turn) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	work, err := ses.copyWork(tmp, n, t.Work)
+	if err != nil {
+		return "", err
+	}
 	md := metadata{
 		Session: ses.ID, Turn: n, Task: t.Task, Winner: t.Winner, Votes: nonNil(t.Votes),
 		Agents: nonNilSlice(t.Agents), Started: t.Started, Ended: t.Ended,
@@ -342,6 +392,8 @@ func (ses *Session) SaveTurn(t Turn) (string, error) {
 		Timeline: t.Timeline,
 		Config:   t.Config, ContextPaths: nonNilSlice(t.ContextPaths),
 		FilesChanged: filesChanged(t.Changes), Changes: changes,
+		Status: cmp.Or(t.Status, StatusDone), StoppedBy: t.StoppedBy, Work: work,
+		MaxCostUSD: t.MaxCostUSD, PricesDate: t.PricesDate,
 	}
 	if !t.Started.IsZero() && !t.Ended.IsZero() {
 		md.DurationSeconds = t.Ended.Sub(t.Started).Seconds()
@@ -349,7 +401,11 @@ func (ses *Session) SaveTurn(t Turn) (string, error) {
 	for _, u := range t.Tokens {
 		md.TotalTokens.Input += u.Input
 		md.TotalTokens.Output += u.Output
+		md.TotalTokens.CachedInput += u.CachedInput
+		md.TotalTokens.CacheWrite += u.CacheWrite
+		md.TotalTokens.Reasoning += u.Reasoning
 	}
+	md.TotalTokens.CostUSD = t.TotalCostUSD
 	raw, err := json.MarshalIndent(md, "", "  ")
 	if err != nil {
 		return "", fmt.Errorf("session: %w", err)
@@ -367,6 +423,7 @@ func (ses *Session) SaveTurn(t Turn) (string, error) {
 		return "", err
 	}
 	t.Workspace = filepath.Join(final, workspaceDir)
+	t.Work = loadWork(final, work)
 	if changes != "" {
 		t.ChangesFile = filepath.Join(final, changes)
 	}
@@ -397,9 +454,25 @@ func (ses *Session) History() []Exchange {
 	defer ses.mu.Unlock()
 	out := make([]Exchange, len(ses.turns))
 	for i, t := range ses.turns {
-		out[i] = Exchange{Task: t.Task, Answer: t.Answer}
+		out[i] = Exchange{Task: t.Task, Answer: t.Answer, Status: t.Status, Work: slices.Clone(t.Work)}
 	}
 	return out
+}
+
+// LastWork is the previous turn's agents' work (turn_N/agents/, one folder per anonymous id)
+// when that turn was stopped or cancelled and kept some; "" otherwise.
+func (ses *Session) LastWork() string {
+	ses.mu.Lock()
+	defer ses.mu.Unlock()
+	if len(ses.turns) == 0 {
+		return ""
+	}
+	for _, w := range ses.turns[len(ses.turns)-1].Work {
+		if w.Snapshot != "" {
+			return filepath.Dir(w.Snapshot)
+		}
+	}
+	return ""
 }
 
 // Turns returns the turns so far, oldest first (Workspace is the stored copy).

@@ -434,7 +434,8 @@ func (f *fake) turn(ctx context.Context) error {
 	f.savePlace()
 	k := int64(max(n, 1))
 	f.emit(map[string]any{"type": "result", "subtype": "success", "is_error": false, "result": reply, "session_id": f.session,
-		"usage": map[string]any{"input_tokens": 100 * k, "cache_read_input_tokens": 50 * k, "output_tokens": 20 * k}})
+		"usage":          map[string]any{"input_tokens": 100 * k, "cache_read_input_tokens": 50 * k, "output_tokens": 20 * k},
+		"total_cost_usd": 0.01 * float64(k)})
 	f.record(Record{Event: "result", Session: f.session, Text: reply})
 	return nil
 }

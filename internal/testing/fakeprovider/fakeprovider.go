@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -60,6 +61,19 @@ type Reply struct {
 	Calls []Call
 	// Delay holds the reply back this long (the request's cancellation ends it early).
 	Delay time.Duration
+	// Usage, when set, is the usage the reply reports, in each protocol's own fields; nil
+	// reports the server's (a small fixed usage, or the echoed one: see EchoUsage).
+	Usage *Usage
+}
+
+// Usage is a reply's token usage by kind, as massgen's backends count it: Input includes the
+// cached tokens read and written, Output the reasoning tokens. Each protocol reports it in its
+// own fields (Anthropic: input_tokens without the cache's, cache_read_input_tokens,
+// cache_creation_input_tokens; Gemini: thoughtsTokenCount beside candidatesTokenCount; OpenAI:
+// prompt_tokens_details.cached_tokens, completion_tokens_details.reasoning_tokens). Chat
+// Completions, Responses and Gemini have no field for tokens written to a cache.
+type Usage struct {
+	Input, CachedInput, CacheWrite, Output, Reasoning int64
 }
 
 // Call is one tool call of a reply. Args is marshalled to JSON.
@@ -117,6 +131,23 @@ type Server struct {
 	reqs  []Request
 	n     atomic.Int64
 	chars atomic.Int64
+
+	echo  atomic.Bool
+	cache prefixCache // guarded by mu
+	usage Usage       // echoed so far, guarded by mu
+}
+
+// EchoUsage makes every reply without its own Usage report a usage computed from the request:
+// input tokens are the bytes of its prompt in cache order (Request.CacheOrder) over 4, cached
+// tokens the longest prefix it shares with an earlier request to the same model over 4 (a
+// provider's prefix cache with no minimum length), output tokens the reply's bytes over 4.
+func (s *Server) EchoUsage(on bool) { s.echo.Store(on) }
+
+// Echoed is the sum of the usage echoed so far.
+func (s *Server) Echoed() Usage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.usage
 }
 
 // New starts a fake provider answering with model; Close stops it.
@@ -181,6 +212,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 
 	reply := s.model(req)
+	if reply.Usage == nil && s.echo.Load() {
+		u := s.echoUsage(req, reply)
+		reply.Usage = &u
+	}
 	if reply.Delay > 0 {
 		t := time.NewTimer(reply.Delay)
 		select {
@@ -570,8 +605,11 @@ func writeChat(w http.ResponseWriter, reply Reply, seq int64) {
 		finish = "tool_calls"
 	}
 	s.event("", chunk(map[string]any{}, finish))
+	u := reply.usage()
 	s.event("", map[string]any{"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 1, "model": "fake", "choices": []any{},
-		"usage": map[string]any{"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}})
+		"usage": map[string]any{"prompt_tokens": u.Input, "completion_tokens": u.Output, "total_tokens": u.Input + u.Output,
+			"prompt_tokens_details":     map[string]any{"cached_tokens": u.CachedInput},
+			"completion_tokens_details": map[string]any{"reasoning_tokens": u.Reasoning}}})
 	s.event("", "[DONE]")
 }
 
@@ -613,16 +651,20 @@ func writeResponses(w http.ResponseWriter, reply Reply, seq int64) {
 		output = append(output, item)
 		idx++
 	}
+	u := reply.usage()
 	done := map[string]any{"id": "resp_fake", "object": "response", "created_at": 1, "model": "fake", "status": "completed", "output": output,
-		"usage": map[string]any{"input_tokens": 10, "input_tokens_details": map[string]any{"cached_tokens": 0}, "output_tokens": 2, "output_tokens_details": map[string]any{"reasoning_tokens": 0}, "total_tokens": 12}}
+		"usage": map[string]any{"input_tokens": u.Input, "input_tokens_details": map[string]any{"cached_tokens": u.CachedInput},
+			"output_tokens": u.Output, "output_tokens_details": map[string]any{"reasoning_tokens": u.Reasoning}, "total_tokens": u.Input + u.Output}}
 	send("response.completed", map[string]any{"response": done})
 }
 
 func writeAnthropic(w http.ResponseWriter, reply Reply, seq int64) {
 	s := startSSE(w)
+	u := reply.usage()
 	s.event("message_start", map[string]any{"type": "message_start", "message": map[string]any{
 		"id": "msg_fake", "type": "message", "role": "assistant", "model": "fake", "content": []any{},
-		"stop_reason": nil, "stop_sequence": nil, "usage": map[string]any{"input_tokens": 10, "output_tokens": 1}}})
+		"stop_reason": nil, "stop_sequence": nil, "usage": map[string]any{"input_tokens": u.Input - u.CachedInput - u.CacheWrite,
+			"cache_read_input_tokens": u.CachedInput, "cache_creation_input_tokens": u.CacheWrite, "output_tokens": 1}}})
 	idx := 0
 	if reply.Text != "" {
 		s.event("content_block_start", map[string]any{"type": "content_block_start", "index": idx, "content_block": map[string]any{"type": "text", "text": ""}})
@@ -641,7 +683,7 @@ func writeAnthropic(w http.ResponseWriter, reply Reply, seq int64) {
 	if len(reply.Calls) > 0 {
 		stop = "tool_use"
 	}
-	s.event("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": 2}})
+	s.event("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": u.Output}})
 	s.event("message_stop", map[string]any{"type": "message_stop"})
 }
 
@@ -661,8 +703,10 @@ func geminiResponse(reply Reply, finish bool) map[string]any {
 	if finish {
 		cand["finishReason"] = "STOP"
 	}
+	u := reply.usage()
 	return map[string]any{"candidates": []any{cand},
-		"usageMetadata": map[string]any{"promptTokenCount": 10, "candidatesTokenCount": 2, "totalTokenCount": 12}}
+		"usageMetadata": map[string]any{"promptTokenCount": u.Input, "cachedContentTokenCount": u.CachedInput,
+			"candidatesTokenCount": u.Output - u.Reasoning, "thoughtsTokenCount": u.Reasoning, "totalTokenCount": u.Input + u.Output}}
 }
 
 func writeGemini(w http.ResponseWriter, reply Reply) {
@@ -687,4 +731,92 @@ func Agreeable() Model {
 		}
 		return Reply{Text: "Final answer from " + r.Model + "."}
 	}
+}
+
+// usage is the usage the reply reports: its own, or a small fixed one.
+func (r Reply) usage() Usage {
+	if r.Usage != nil {
+		return *r.Usage
+	}
+	return Usage{Input: 10, Output: 2}
+}
+
+// ---- echoed usage and the prefix cache ----------------------------------------------------
+
+// CacheOrder is the request's prompt in the order a provider's prefix cache reads it: the
+// tools, then the system prompt, then the messages, as the raw JSON of each part (so two
+// requests share a prefix here exactly when they share it on the provider's side, up to its
+// tokenisation). The model name is not part of it: caches are per model anyway.
+func (r Request) CacheOrder() []byte {
+	var parts []string
+	switch r.Protocol {
+	case Chat:
+		parts = []string{"tools", "messages"} // the system prompt is the first message
+	case Responses:
+		parts = []string{"tools", "instructions", "input"}
+	case Anthropic:
+		parts = []string{"tools", "system", "messages"}
+	case Gemini:
+		parts = []string{"tools", "systemInstruction", "contents"}
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(r.Body, &fields) != nil {
+		return r.Body
+	}
+	var b []byte
+	for _, p := range parts {
+		b = append(b, fields[p]...)
+	}
+	return b
+}
+
+// prefixCache keeps every prompt seen per model, sorted: the longest prefix a new prompt shares
+// with any of them is the longer of those it shares with its neighbours in that order.
+type prefixCache struct {
+	byModel map[string][]string
+}
+
+// add records prompt for model and returns the longest prefix (in bytes) it shares with an
+// earlier one.
+func (c *prefixCache) add(model, prompt string) int {
+	if c.byModel == nil {
+		c.byModel = map[string][]string{}
+	}
+	seen := c.byModel[model]
+	i, _ := slices.BinarySearch(seen, prompt)
+	best := 0
+	if i > 0 {
+		best = commonPrefix(seen[i-1], prompt)
+	}
+	if i < len(seen) {
+		best = max(best, commonPrefix(seen[i], prompt))
+	}
+	c.byModel[model] = slices.Insert(seen, i, prompt)
+	return best
+}
+
+func commonPrefix(a, b string) int {
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
+}
+
+func (s *Server) echoUsage(req Request, reply Reply) Usage {
+	prompt := string(req.CacheOrder())
+	out := len(reply.Text)
+	for _, c := range reply.Calls {
+		out += len(c.Name) + len(argsJSON(c))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	shared := s.cache.add(req.Model, prompt)
+	u := Usage{Input: int64(len(prompt)+3) / 4, CachedInput: int64(shared) / 4, Output: max(int64(out+3)/4, 1)}
+	s.usage.Input += u.Input
+	s.usage.CachedInput += u.CachedInput
+	s.usage.Output += u.Output
+	return u
 }
