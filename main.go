@@ -8,7 +8,7 @@ import (
 
 	"github.com/massgen-go/massgen/cmd"
 	"github.com/massgen-go/massgen/cmd/cmdutil"
-	"github.com/massgen-go/massgen/filesystem/sandbox"
+	"github.com/massgen-go/massgen/internal/sandbox"
 )
 
 func main() {

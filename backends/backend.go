@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/massgen-go/massgen/backends/pricing"
 )
 
 // Backend is one agent's connection to a model. Implementations must be safe to call from one
@@ -34,6 +36,9 @@ type Request struct {
 	// Vars are run-time values (WORKSPACE, TEMP_WORKSPACE, CONTEXT_0, ...) the scripted backend
 	// substitutes for ${NAME} in its steps; real providers ignore them.
 	Vars map[string]string
+	// CacheKey groups the requests of one run for the provider's prompt cache (OpenAI's
+	// prompt_cache_key); "" sends none.
+	CacheKey string
 }
 
 // Message is one conversation turn. Role is "user", "assistant" or "tool".
@@ -46,6 +51,10 @@ type Message struct {
 	ToolCallID string
 	ToolName   string
 	IsError    bool
+	// SharedPrefix is how many bytes at the start of Content other requests send too (the
+	// task and the answers, before what is particular to one agent): backends with explicit
+	// cache breakpoints (Anthropic's cache_control) mark the end of it. 0: none.
+	SharedPrefix int
 }
 
 // ToolSpec describes a tool offered to the model. Parameters is a JSON schema object.
@@ -62,14 +71,36 @@ type ToolCall struct {
 	Arguments json.RawMessage
 }
 
-// Usage counts tokens.
+// Usage counts a call's tokens, by kind, as the provider reported them. InputTokens counts every
+// input token, cached ones included; OutputTokens every output token, reasoning included: each
+// backend normalises its provider's fields to that (Anthropic reports cache reads and writes
+// beside input_tokens, Gemini thoughts beside candidates).
 type Usage struct {
-	InputTokens  int64
-	OutputTokens int64
+	InputTokens       int64
+	OutputTokens      int64
+	CachedInputTokens int64 // of InputTokens: read from the provider's prompt cache
+	CacheWriteTokens  int64 // of InputTokens: written to the prompt cache (Anthropic)
+	ReasoningTokens   int64 // of OutputTokens: reasoning ("thinking") tokens
+	// CostUSD is the cost the provider reported itself (the claude CLI's total_cost_usd), 0
+	// when it reported none: the catalogue prices the tokens then (backends/pricing).
+	CostUSD float64
 }
 
 // Add sums usage.
-func (u *Usage) Add(o Usage) { u.InputTokens += o.InputTokens; u.OutputTokens += o.OutputTokens }
+func (u *Usage) Add(o Usage) {
+	u.InputTokens += o.InputTokens
+	u.OutputTokens += o.OutputTokens
+	u.CachedInputTokens += o.CachedInputTokens
+	u.CacheWriteTokens += o.CacheWriteTokens
+	u.ReasoningTokens += o.ReasoningTokens
+	u.CostUSD += o.CostUSD
+}
+
+// Tokens are the usage's tokens as the catalogue prices them.
+func (u Usage) Tokens() pricing.Tokens {
+	return pricing.Tokens{Input: u.InputTokens, CachedInput: u.CachedInputTokens, CacheWrite: u.CacheWriteTokens,
+		Output: u.OutputTokens, Reasoning: u.ReasoningTokens}
+}
 
 // Response is a complete model reply.
 type Response struct {

@@ -59,6 +59,9 @@ type chatCompletion struct {
 	o        Options
 	logger   *zap.Logger
 	call     caller
+	// cacheKey: the server is OpenAI's own, which takes prompt_cache_key (other compatible
+	// servers may refuse a field they do not know).
+	cacheKey bool
 }
 
 // chatEndpoint resolves the base URL and key for a chatcompletion-family config (Azure has
@@ -184,6 +187,7 @@ func newChatCompletion(cfg configs.Backend, o Options) (Backend, error) {
 		o:        o,
 		logger:   logger,
 		call:     newCaller(o, cfg.Type, cfg.Model, hint),
+		cacheKey: cfg.Type == "chatcompletion" && PricingProvider(cfg) == "openai",
 	}
 	if cfg.Type == "grok" || cfg.Type == "xai" {
 		search, err := grokSearch(cfg.Extra)
@@ -254,6 +258,9 @@ func (b *chatCompletion) params(req Request) openai.ChatCompletionNewParams {
 		p.Tools = append(p.Tools, openai.ChatCompletionFunctionTool(fd))
 	}
 	p.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: param.NewOpt(true)}
+	if b.cacheKey && req.CacheKey != "" {
+		p.PromptCacheKey = param.NewOpt(req.CacheKey)
+	}
 	return p
 }
 
@@ -289,7 +296,9 @@ func (b *chatCompletion) once(ctx context.Context, tap *streamTap, params openai
 		decoded++
 		chunk := stream.Current()
 		if chunk.Usage.PromptTokens != 0 || chunk.Usage.CompletionTokens != 0 {
-			resp.Usage = Usage{InputTokens: chunk.Usage.PromptTokens, OutputTokens: chunk.Usage.CompletionTokens}
+			u := chunk.Usage
+			resp.Usage = Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens,
+				CachedInputTokens: u.PromptTokensDetails.CachedTokens, ReasoningTokens: u.CompletionTokensDetails.ReasoningTokens}
 		}
 		// xAI Live Search sends the pages it used as a top-level list of URLs.
 		if c, ok := chunk.JSON.ExtraFields["citations"]; ok && c.Raw() != "" {

@@ -234,6 +234,7 @@ func (b *claudeBackend) Generate(ctx context.Context, req Request, onEvent func(
 	}
 	params.Messages = msgs
 	params.Tools = append(b.serverTools(), claudeTools(req.Tools)...)
+	cacheBreakpoints(&params)
 
 	return b.call.generate(ctx, onEvent, func(ctx context.Context, tap *streamTap, emit func(Event)) (*Response, error) {
 		return b.reply(ctx, tap, params, emit)
@@ -357,9 +358,12 @@ func (b *claudeBackend) stream(ctx context.Context, tap *streamTap, params anthr
 		return nil, endedEarly("message_stop", tap)
 	}
 	turn.blocks = append(turn.blocks, msg.Content...)
+	u := msg.Usage // input_tokens excludes the cache's reads and writes: Usage counts them as input
 	turn.usage.Add(Usage{
-		InputTokens:  msg.Usage.InputTokens + msg.Usage.CacheCreationInputTokens + msg.Usage.CacheReadInputTokens,
-		OutputTokens: msg.Usage.OutputTokens,
+		InputTokens:       u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens,
+		OutputTokens:      u.OutputTokens,
+		CachedInputTokens: u.CacheReadInputTokens,
+		CacheWriteTokens:  u.CacheCreationInputTokens,
 	})
 	return &msg, nil
 }
@@ -484,12 +488,40 @@ func (b *claudeBackend) buildMessages(req Request) (string, []anthropic.MessageP
 			}
 			add(anthropic.MessageParamRoleUser, anthropic.NewToolResultBlock(m.ToolCallID, content, m.IsError))
 		default: // "user"
-			if strings.TrimSpace(m.Content) != "" {
+			switch {
+			case m.SharedPrefix > 0 && m.SharedPrefix < len(m.Content):
+				// Two blocks: the part other agents send too ends at a cache breakpoint.
+				shared := anthropic.NewTextBlock(m.Content[:m.SharedPrefix])
+				shared.OfText.CacheControl = anthropic.NewCacheControlEphemeralParam()
+				add(anthropic.MessageParamRoleUser, shared, anthropic.NewTextBlock(m.Content[m.SharedPrefix:]))
+			case strings.TrimSpace(m.Content) != "":
 				add(anthropic.MessageParamRoleUser, anthropic.NewTextBlock(m.Content))
 			}
 		}
 	}
 	return system, out
+}
+
+// cacheBreakpoints marks the request's stable prefix for Anthropic's prompt cache (at most 4
+// breakpoints; buildMessages sets the one ending the shared part of the prompt): the last tool
+// (the tools are the same for agents with the same toolset: the cache serves them to every
+// agent), the system prompt, and, once an execution is in its tool loop (the request ends with
+// a tool result), the conversation so far, which its next step reads back.
+func cacheBreakpoints(p *anthropic.MessageNewParams) {
+	if n := len(p.Tools); n > 0 {
+		if t := p.Tools[n-1].OfTool; t != nil {
+			t.CacheControl = anthropic.NewCacheControlEphemeralParam()
+		}
+	}
+	if n := len(p.System); n > 0 {
+		p.System[n-1].CacheControl = anthropic.NewCacheControlEphemeralParam()
+	}
+	if n := len(p.Messages); n > 0 {
+		blocks := p.Messages[n-1].Content
+		if k := len(blocks); k > 0 && blocks[k-1].OfToolResult != nil {
+			blocks[k-1].OfToolResult.CacheControl = anthropic.NewCacheControlEphemeralParam()
+		}
+	}
 }
 
 // claudeTools declares our tools; their JSON schemas go through unchanged.

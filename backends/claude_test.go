@@ -222,7 +222,7 @@ func TestClaudeStreamsTextAndParallelToolCallsSplitAcrossChunks(t *testing.T) {
 		t.Errorf("call 1 = %+v", tc)
 	}
 	assertArgs(t, resp.ToolCalls[1].Arguments, `{"path":"b.txt"}`)
-	if want := (Usage{InputTokens: 30, OutputTokens: 42}); resp.Usage != want {
+	if want := (Usage{InputTokens: 30, OutputTokens: 42, CachedInputTokens: 2, CacheWriteTokens: 3}); resp.Usage != want {
 		t.Errorf("Usage = %+v, want %+v", resp.Usage, want)
 	}
 
@@ -256,7 +256,8 @@ func TestClaudeStreamsTextAndParallelToolCallsSplitAcrossChunks(t *testing.T) {
 	if body["model"] != "claude-test" || body["stream"] != true || body["max_tokens"] != float64(claudeDefaultMaxTokens) {
 		t.Errorf("model/stream/max_tokens = %v/%v/%v", body["model"], body["stream"], body["max_tokens"])
 	}
-	if got := mustJSON(t, body["system"]); got != `[{"text":"You are agent A.","type":"text"}]` {
+	// The system prompt and the last tool end the stable prefix (prompt caching).
+	if got := mustJSON(t, body["system"]); got != `[{"cache_control":{"type":"ephemeral"},"text":"You are agent A.","type":"text"}]` {
 		t.Errorf("system = %s", got)
 	}
 	tools := body["tools"].([]any)

@@ -143,6 +143,8 @@ type ccMessage struct {
 	IsError bool     `json:"is_error"`
 	Usage   *ccUsage `json:"usage"`
 	Errors  []string `json:"errors"`
+	// TotalCostUSD is what the CLI says the turn cost (its own price list).
+	TotalCostUSD float64 `json:"total_cost_usd"`
 }
 
 // ccBlock is a content block of an assistant message.
@@ -165,7 +167,8 @@ func (u *ccUsage) usage() Usage {
 	if u == nil {
 		return Usage{}
 	}
-	return Usage{InputTokens: u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens, OutputTokens: u.OutputTokens}
+	return Usage{InputTokens: u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens, OutputTokens: u.OutputTokens,
+		CachedInputTokens: u.CacheReadInputTokens, CacheWriteTokens: u.CacheCreationInputTokens}
 }
 
 func (d *claudeDriver) parse(line []byte, _ *cliParse) ([]cliEvent, error) {
@@ -202,6 +205,7 @@ func (d *claudeDriver) parse(line []byte, _ *cliParse) ([]cliEvent, error) {
 		return evs, nil
 	case "result":
 		ev := cliEvent{kind: evResult, session: m.SessionID, usage: m.Usage.usage(), text: m.Result}
+		ev.usage.CostUSD = m.TotalCostUSD // the whole turn's: it stands for the turn's calls
 		if m.IsError || (m.Subtype != "" && m.Subtype != "success") {
 			why := strings.TrimSpace(m.Result)
 			if why == "" {

@@ -14,7 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/massgen-go/massgen/configs"
-	"github.com/massgen-go/massgen/internal/fakeclaude"
+	"github.com/massgen-go/massgen/internal/testing/fakeclaude"
 )
 
 func TestMain(m *testing.M) {
@@ -138,7 +138,7 @@ func TestClaudeCodeCoordination(t *testing.T) {
 	}
 	total.Add(resp.Usage)
 	// The turn never reached its result: usage comes from the four assistant messages.
-	if total != (Usage{InputTokens: 4 * 150, OutputTokens: 4}) {
+	if total != (Usage{InputTokens: 4 * 150, OutputTokens: 4, CachedInputTokens: 4 * 50}) {
 		t.Errorf("usage %+v", total)
 	}
 	if n := len(events.kinds(EventToolCall)); n != 3 {
@@ -188,8 +188,9 @@ func TestClaudeCodeFinal(t *testing.T) {
 	if resp.Text != "The final answer." || len(resp.ToolCalls) != 0 {
 		t.Fatalf("reply %+v", resp)
 	}
-	// The result's totals (2 messages: 2*150 in, 2*20 out) win over the messages' one token.
-	if resp.Usage != (Usage{InputTokens: 300, OutputTokens: 40}) {
+	// The result's totals (2 messages: 2*150 in, 2*50 of it cached, 2*20 out) win over the
+	// messages' one token; its total_cost_usd is the turn's cost.
+	if resp.Usage != (Usage{InputTokens: 300, OutputTokens: 40, CachedInputTokens: 100, CostUSD: 0.02}) {
 		t.Errorf("usage %+v", resp.Usage)
 	}
 	select {

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/massgen-go/massgen/internal/fakeclaude"
+	"github.com/massgen-go/massgen/internal/testing/fakeclaude"
 )
 
 // Cancelling a call ends the CLI's whole process group, what it started included.

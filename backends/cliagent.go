@@ -662,21 +662,20 @@ func (u *cliTurnUsage) add(id string, n Usage) {
 		u.byMsg = map[string]Usage{}
 	}
 	old := u.byMsg[id]
-	n.InputTokens, n.OutputTokens = max(n.InputTokens, old.InputTokens), max(n.OutputTokens, old.OutputTokens)
+	n = maxUsage(n, old)
 	u.byMsg[id] = n
-	u.total.InputTokens += n.InputTokens - old.InputTokens
-	u.total.OutputTokens += n.OutputTokens - old.OutputTokens
+	u.total.Add(subUsage(n, old))
 }
 
 // end takes the turn's totals (when larger) and starts a new turn once they are taken.
 func (u *cliTurnUsage) end(r Usage) {
-	u.total.InputTokens, u.total.OutputTokens = max(u.total.InputTokens, r.InputTokens), max(u.total.OutputTokens, r.OutputTokens)
+	u.total = maxUsage(u.total, r)
 	u.ended = true
 }
 
 // take returns what was counted since the last take.
 func (u *cliTurnUsage) take() Usage {
-	d := Usage{InputTokens: u.total.InputTokens - u.reported.InputTokens, OutputTokens: u.total.OutputTokens - u.reported.OutputTokens}
+	d := subUsage(u.total, u.reported)
 	u.reported = u.total
 	if u.ended {
 		*u = cliTurnUsage{}

@@ -13,7 +13,8 @@ import (
 	"time"
 
 	"github.com/massgen-go/massgen/configs"
-	"github.com/massgen-go/massgen/internal/fakeprovider"
+	"github.com/massgen-go/massgen/internal/testing/fakeprovider"
+	"github.com/massgen-go/massgen/internal/testing/lane"
 )
 
 // The real coding-agent CLIs (claude, codex, gemini from npm, installed into .cache/npm by
@@ -99,6 +100,7 @@ func (rc realCase) call(name string, args any) fakeprovider.Call {
 // orchestrator's result, and answers; the CLI offered the model nothing but massgen's tools,
 // with massgen's system prompt, and the provider got the key from massgen.
 func TestRealCLICoordination(t *testing.T) {
+	lane.Long(t)
 	for _, rc := range realCases {
 		t.Run(rc.typ, func(t *testing.T) {
 			realCLI(t, rc.program)
@@ -177,6 +179,7 @@ func TestRealCLICoordination(t *testing.T) {
 // A reply without a workflow call ends the CLI's turn; the orchestrator's reminder is answered
 // by a new CLI run resuming the session, which has the conversation so far.
 func TestRealCLIResume(t *testing.T) {
+	lane.Long(t)
 	for _, rc := range realCases {
 		t.Run(rc.typ, func(t *testing.T) {
 			realCLI(t, rc.program)
@@ -220,6 +223,7 @@ func TestRealCLIResume(t *testing.T) {
 // A CLI that offers its model a tool of its own is refused before the request reaches the
 // model: here codex with its web search switched back on, which the gate sees in the request.
 func TestRealCLIGateRefusesOwnTools(t *testing.T) {
+	lane.Long(t)
 	rc := realCases[1]
 	realCLI(t, rc.program)
 	fp := fakeprovider.New(func(fakeprovider.Request) fakeprovider.Reply { return fakeprovider.Reply{Text: "should not be asked"} })
@@ -243,6 +247,7 @@ func TestRealCLIGateRefusesOwnTools(t *testing.T) {
 // reports the bridge "pending" and the agent is refused. (A bridge more than about 5 s late is
 // "pending" either way, and refused: the first request would go out without massgen's tools.)
 func TestRealClaudeSlowBridge(t *testing.T) {
+	lane.Long(t)
 	rc := realCases[0]
 	realCLI(t, rc.program)
 	fp := fakeprovider.New(func(r fakeprovider.Request) fakeprovider.Reply {

@@ -12,7 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/massgen-go/massgen/configs"
-	"github.com/massgen-go/massgen/internal/fakeprovider"
+	"github.com/massgen-go/massgen/internal/testing/fakeprovider"
 )
 
 // The gate passes a request that offers only massgen's tools, with the provider's key in place

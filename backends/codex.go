@@ -195,8 +195,9 @@ type codexEvent struct {
 		Command string `json:"command"`
 	} `json:"item"`
 	Usage *struct {
-		InputTokens  int64 `json:"input_tokens"`
-		OutputTokens int64 `json:"output_tokens"`
+		InputTokens       int64 `json:"input_tokens"`
+		CachedInputTokens int64 `json:"cached_input_tokens"` // of input_tokens
+		OutputTokens      int64 `json:"output_tokens"`
 	} `json:"usage"`
 	Error *struct {
 		Message string `json:"message"`
@@ -235,7 +236,7 @@ func (d *codexDriver) parse(line []byte, _ *cliParse) ([]cliEvent, error) {
 	case "turn.completed":
 		ev := cliEvent{kind: evResult}
 		if e.Usage != nil {
-			ev.usage = Usage{InputTokens: e.Usage.InputTokens, OutputTokens: e.Usage.OutputTokens}
+			ev.usage = Usage{InputTokens: e.Usage.InputTokens, OutputTokens: e.Usage.OutputTokens, CachedInputTokens: e.Usage.CachedInputTokens}
 		}
 		return []cliEvent{ev}, nil
 	case "turn.failed":

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/internal/testing/lane"
 )
 
 // wireProtocol is one provider protocol, spoken by a fake server, for the fault tests.
@@ -371,6 +372,7 @@ func TestWireFaultsFinal(t *testing.T) {
 
 // A 429 with Retry-After is retried after the time the provider asked for.
 func TestWireRetryAfterIsHonoured(t *testing.T) {
+	lane.Long(t)
 	for _, p := range wireProtocols {
 		t.Run(p.name, func(t *testing.T) {
 			fs := newFaultServer(t, func(w http.ResponseWriter, r *http.Request, n int) {

@@ -385,9 +385,13 @@ func (b *geminiBackend) stream(ctx context.Context, tap *streamTap, contents []*
 		return nil, nil, endedEarly("a finish reason", tap)
 	}
 	if usage != nil {
+		// promptTokenCount includes the cached part (cachedContentTokenCount); thoughts are
+		// reported beside the candidates: Usage counts them as output.
 		turn.usage.Add(Usage{
-			InputTokens:  int64(usage.PromptTokenCount) + int64(usage.ToolUsePromptTokenCount),
-			OutputTokens: int64(usage.CandidatesTokenCount) + int64(usage.ThoughtsTokenCount),
+			InputTokens:       int64(usage.PromptTokenCount) + int64(usage.ToolUsePromptTokenCount),
+			OutputTokens:      int64(usage.CandidatesTokenCount) + int64(usage.ThoughtsTokenCount),
+			CachedInputTokens: int64(usage.CachedContentTokenCount),
+			ReasoningTokens:   int64(usage.ThoughtsTokenCount),
 		})
 	}
 	if turn.text.Len() == said && len(calls) == 0 {

@@ -101,7 +101,7 @@ func TestGeminiStreamsTextAndParallelFunctionCalls(t *testing.T) {
 		ids[tc.ID] = true
 	}
 	// The last running total counts; thoughts are output.
-	if want := (Usage{InputTokens: 30, OutputTokens: 25}); resp.Usage != want {
+	if want := (Usage{InputTokens: 30, OutputTokens: 25, ReasoningTokens: 5}); resp.Usage != want {
 		t.Errorf("Usage = %+v, want %+v", resp.Usage, want)
 	}
 

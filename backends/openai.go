@@ -120,6 +120,9 @@ func (b *openaiResponses) params(req Request) responses.ResponseNewParams {
 	}
 	p.Tools = append(p.Tools, b.builtins...)
 	p.Store = param.NewOpt(false)
+	if req.CacheKey != "" { // a prompt_cache_key in the config wins (sent after, as written)
+		p.PromptCacheKey = param.NewOpt(req.CacheKey)
+	}
 	return p
 }
 
@@ -203,7 +206,8 @@ func (b *openaiResponses) once(ctx context.Context, tap *streamTap, params respo
 		case "response.completed", "response.incomplete":
 			completed = true
 			u := ev.Response.Usage
-			resp.Usage = Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens}
+			resp.Usage = Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
+				CachedInputTokens: u.InputTokensDetails.CachedTokens, ReasoningTokens: u.OutputTokensDetails.ReasoningTokens}
 			// Items the stream did not announce one by one (some compatible servers only
 			// send the final response) are taken from the response itself.
 			for i, item := range ev.Response.Output {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/internal/testing/lane"
 )
 
 // respFuncCall is a function call a fake Responses server streams, with its arguments split
@@ -365,6 +366,7 @@ func TestOpenAIResponsesCancelMidStream(t *testing.T) {
 }
 
 func TestOpenAIResponsesStreamFailures(t *testing.T) {
+	lane.Long(t)
 	tests := []struct {
 		name    string
 		write   func(s *wireSSE)

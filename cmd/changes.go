@@ -13,7 +13,6 @@ import (
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/internal/termtext"
-	"github.com/massgen-go/massgen/permissions"
 	"github.com/massgen-go/massgen/session"
 )
 
@@ -51,7 +50,7 @@ func newJournal(st *runState, t *Turn, started time.Time) *filesystem.Journal {
 
 // trashRoot is the project's trash folder, where the change journals are.
 func trashRoot(cfg *configs.Config) string {
-	return filepath.Join(cfg.MassgenDir(), permissions.TrashDirName)
+	return filepath.Join(cfg.MassgenDir(), configs.TrashDirName)
 }
 
 // finishChanges finishes turn t's journal (once) and returns what the turn changed in context

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/massgen-go/massgen/configs"
-	"github.com/massgen-go/massgen/filesystem/sandbox"
+	"github.com/massgen-go/massgen/internal/sandbox"
 )
 
 // commandNetworkLines are what a run says at its start about the network of the agents'

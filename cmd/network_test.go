@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/massgen-go/massgen/configs"
-	"github.com/massgen-go/massgen/filesystem/sandbox"
+	"github.com/massgen-go/massgen/internal/sandbox"
 )
 
 // A run says at its start what network the agents' commands get, open included, and warns when

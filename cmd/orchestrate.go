@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
@@ -11,11 +12,11 @@ import (
 	"golang.org/x/term"
 
 	"github.com/massgen-go/massgen/display"
+	"github.com/massgen-go/massgen/internal/ask"
 	"github.com/massgen-go/massgen/internal/pubsub"
 	"github.com/massgen-go/massgen/internal/termtext"
 	"github.com/massgen-go/massgen/orchestrator"
 	"github.com/massgen-go/massgen/permissions"
-	"github.com/massgen-go/massgen/prompt"
 )
 
 // orchestrateTurn is runTurn's body: it runs the orchestrator with the display chosen by
@@ -47,11 +48,11 @@ func orchestrateTurn(ctx context.Context, opts *RunOptions, t *Turn) (*orchestra
 	home, _ := opts.HomeDir()
 
 	var asker permissions.Asker // nil without a terminal: asks become denies with a reason
-	var counter *prompt.Asker   // counts the user's denials for the summary
+	var counter *ask.Asker      // counts the user's denials for the summary
 	if opts.IO.StdinTTY && opts.IO.StderrTTY {
 		_, accessible := opts.LookupEnv("ACCESSIBLE")
 		_, noColor := opts.LookupEnv("NO_COLOR")
-		counter = prompt.NewAsker(prompt.AskOptions{In: opts.IO.In, Out: opts.IO.ErrOut, Accessible: accessible,
+		counter = ask.NewAsker(ask.AskOptions{In: opts.IO.In, Out: opts.IO.ErrOut, Accessible: accessible,
 			Width: width, Height: height, Color: !noColor, Erase: mode == display.ModeLive})
 		asker = counter
 	}
@@ -78,11 +79,17 @@ func orchestrateTurn(ctx context.Context, opts *RunOptions, t *Turn) (*orchestra
 	if s, ok := d.(display.Suspender); ok && asker != nil {
 		asker = suspendingAsker{asker: asker, s: s}
 	}
+	// Ctrl-C during coordination, once an agent has answered, is "answer now" (interrupt.go).
+	ctl := orchestrator.NewControl()
+	detach := attachRun(ctx, ctl, func(leader string) {
+		say(d, opts.IO.ErrOut, fmt.Sprintf("answering now with %s's answer; Ctrl-C again to cancel", leader))
+	})
 	res, err := orchestrator.Run(ctx, orchestrator.Options{
 		Config:    cfg,
 		Task:      t.Task,
 		History:   t.History,
 		ReadOnly:  t.ReadOnly,
+		PriorWork: t.PriorWork,
 		RunDir:    t.RunDir,
 		Asker:     asker,
 		Events:    events,
@@ -90,7 +97,9 @@ func orchestrateTurn(ctx context.Context, opts *RunOptions, t *Turn) (*orchestra
 		LookupEnv: cfg.LookupEnv,
 		Home:      home,
 		Journal:   t.Journal,
+		Control:   ctl,
 	})
+	detach()
 	events.Close() // every event is published: the readers end once they have handled it
 	readers.Wait()
 	d.Close()
@@ -99,14 +108,14 @@ func orchestrateTurn(ctx context.Context, opts *RunOptions, t *Turn) (*orchestra
 		t.UserDenials = counter.Denials()
 	}
 	if err != nil {
-		return nil, err
+		return res, err // a cancelled or answerless run's partial result: its work is kept
 	}
 	cs := finishChanges(ctx, t)
 	if mode != display.ModeSilent {
 		// Why the run ended early is said by the lines that end it (Outcome.print), once; only
-		// the overall timeout is left to the summary.
+		// a stop (the overall timeout, the user, the budget) is left to the summary.
 		shown := *res
-		if !t.Outcome.TimedOut {
+		if t.Outcome.StoppedBy == "" {
 			shown.EndedEarly = ""
 		}
 		fmt.Fprint(opts.IO.ErrOut, display.SummaryWith(&shown, display.Style{Color: color}))
@@ -131,4 +140,14 @@ func (a suspendingAsker) Ask(ctx context.Context, req permissions.AskRequest) (p
 	a.s.Suspend()
 	defer a.s.Resume()
 	return a.asker.Ask(ctx, req)
+}
+
+// say prints a line on stderr at once, around the live view's redraws (which would otherwise
+// draw over it).
+func say(d display.Display, w io.Writer, line string) {
+	if s, ok := d.(display.Suspender); ok {
+		s.Suspend()
+		defer s.Resume()
+	}
+	fmt.Fprintln(w, line)
 }

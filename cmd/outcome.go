@@ -20,7 +20,11 @@ import (
 type Outcome struct {
 	Failed   []AgentFailure // in config order
 	NotSaved []string       // one sentence per step whose state was not saved
-	TimedOut bool
+	// StoppedBy is who ended coordination early: orchestrator.StoppedByTimeout, ...ByUser or
+	// ...ByBudget ("" when no one did). Limited are the agents stopped by their own budget (a
+	// limit the user set, not a failure).
+	StoppedBy string
+	Limited   []AgentFailure
 }
 
 // AgentFailure is one agent that failed, with the cause in words.
@@ -33,8 +37,11 @@ type AgentFailure struct {
 // not saved, timeout when the overall timeout was reached, done otherwise.
 func (o *Outcome) code() int {
 	c := cmdutil.ExitOK
-	if o.TimedOut {
+	switch o.StoppedBy {
+	case orchestrator.StoppedByTimeout:
 		c = cmdutil.ExitTimeout
+	case orchestrator.StoppedByBudget:
+		c = cmdutil.ExitBudget
 	}
 	if len(o.Failed) > 0 || len(o.NotSaved) > 0 {
 		c = cmdutil.Worst(c, cmdutil.ExitPartial)
@@ -42,8 +49,12 @@ func (o *Outcome) code() int {
 	return c
 }
 
-// print ends the run on stderr: one line per failed agent, then one per step not saved.
+// print ends the run on stderr: one line per agent stopped by its budget, per failed agent,
+// then per step not saved.
 func (o *Outcome) print(w io.Writer) {
+	for _, f := range o.Limited {
+		fmt.Fprintf(w, "Stopped: agent %s: %s\n", f.Agent, termtext.Squeeze(f.Cause, 0))
+	}
 	for _, f := range o.Failed {
 		fmt.Fprintf(w, "Failed: agent %s: %s\n", f.Agent, termtext.Squeeze(f.Cause, 0))
 	}
@@ -55,14 +66,20 @@ func (o *Outcome) print(w io.Writer) {
 // reason is the outcome in one line, for --output json's result: what print says.
 func (o *Outcome) reason() error {
 	var parts []string
+	for _, f := range o.Limited {
+		parts = append(parts, fmt.Sprintf("stopped: agent %s: %s", f.Agent, termtext.Squeeze(f.Cause, 0)))
+	}
 	for _, f := range o.Failed {
 		parts = append(parts, fmt.Sprintf("failed: agent %s: %s", f.Agent, termtext.Squeeze(f.Cause, 0)))
 	}
 	for _, s := range o.NotSaved {
 		parts = append(parts, "not saved: "+termtext.Squeeze(s, 0))
 	}
-	if o.TimedOut {
+	switch o.StoppedBy {
+	case orchestrator.StoppedByTimeout:
 		parts = append(parts, "the overall timeout was reached")
+	case orchestrator.StoppedByBudget:
+		parts = append(parts, "the budget was spent")
 	}
 	if len(parts) == 0 {
 		return nil
@@ -84,6 +101,7 @@ type outcomeRecorder struct {
 
 	mu       sync.Mutex
 	failed   map[string]string
+	limited  map[string]string
 	notSaved []string
 }
 
@@ -102,7 +120,7 @@ func isStateError(text string) bool {
 const finalFailedPrefix = "final presentation failed: "
 
 func newOutcomeRecorder(cfg *configs.Config) *outcomeRecorder {
-	r := &outcomeRecorder{order: map[string]int{}, failed: map[string]string{}}
+	r := &outcomeRecorder{order: map[string]int{}, failed: map[string]string{}, limited: map[string]string{}}
 	for i, a := range cfg.Agents {
 		r.order[a.ID] = i
 	}
@@ -113,6 +131,8 @@ func (r *outcomeRecorder) handle(ev orchestrator.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch {
+	case ev.Kind == orchestrator.EventStopped && ev.Agent != "" && ev.Budget:
+		r.limited[ev.Agent] = ev.Text
 	case ev.Kind == orchestrator.EventStopped && ev.Agent != "":
 		r.failed[ev.Agent] = ev.Text
 	case ev.Kind == orchestrator.EventError && ev.Agent != "" && strings.HasPrefix(ev.Text, finalFailedPrefix):
@@ -126,22 +146,23 @@ func (r *outcomeRecorder) handle(ev orchestrator.Event) {
 func (r *outcomeRecorder) outcome(res *orchestrator.Result) *Outcome {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	o := &Outcome{NotSaved: append([]string(nil), r.notSaved...)}
-	ids := make([]string, 0, len(r.failed))
-	for id := range r.failed {
-		ids = append(ids, id)
-	}
-	slices.SortFunc(ids, func(a, b string) int { return r.order[a] - r.order[b] })
-	for _, id := range ids {
-		o.Failed = append(o.Failed, AgentFailure{Agent: id, Cause: r.failed[id]})
-	}
+	o := &Outcome{NotSaved: append([]string(nil), r.notSaved...), Failed: r.agents(r.failed), Limited: r.agents(r.limited)}
 	if res != nil {
-		o.TimedOut = timedOut(res)
+		o.StoppedBy = res.StoppedBy
 	}
 	return o
 }
 
-// timedOut says coordination ended at the overall timeout (orchestrator's Result.EndedEarly).
-func timedOut(res *orchestrator.Result) bool {
-	return strings.HasPrefix(res.EndedEarly, "the overall timeout")
+// agents lists m's agents in config order.
+func (r *outcomeRecorder) agents(m map[string]string) []AgentFailure {
+	ids := make([]string, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	slices.SortFunc(ids, func(a, b string) int { return r.order[a] - r.order[b] })
+	var out []AgentFailure
+	for _, id := range ids {
+		out = append(out, AgentFailure{Agent: id, Cause: m[id]})
+	}
+	return out
 }

@@ -93,9 +93,10 @@ func emitResult(st *runState, t *Turn, res *orchestrator.Result, err error) {
 	}
 	if res != nil {
 		r.FinalAnswer, r.Winner, r.Votes = res.FinalAnswer, res.Winner, res.Votes
+		display.JSONSpend(&r, res)
 	}
-	if s := st.session; s != nil && s.cur != nil && err == nil {
-		r.Session, r.Turn = s.cur.ID, s.turns()
+	if s := st.session; s != nil && s.cur != nil && t.Saved > 0 {
+		r.Session, r.Turn = s.cur.ID, t.Saved
 	}
 	st.json.Result(r)
 }

@@ -151,7 +151,7 @@ func TestOutcomeFromEvents(t *testing.T) {
 	tests := []struct {
 		name       string
 		events     []orchestrator.Event
-		endedEarly string
+		stoppedBy  string
 		wantFailed []string
 		wantSaved  int // NotSaved lines
 		wantCode   int
@@ -164,8 +164,12 @@ func TestOutcomeFromEvents(t *testing.T) {
 		{"final presentation failed", []orchestrator.Event{ev(orchestrator.EventError, "alpha", "final presentation failed: boom")}, "", []string{"alpha"}, 0, cmdutil.ExitPartial},
 		{"snapshot not saved", []orchestrator.Event{ev(orchestrator.EventError, "beta", "saving the answer snapshot: no space left on device")}, "", nil, 1, cmdutil.ExitPartial},
 		{"an MCP server is a warning", []orchestrator.Event{ev(orchestrator.EventError, "beta", "MCP server unavailable, going on without it: x")}, "", nil, 0, cmdutil.ExitOK},
-		{"timeout", nil, "the overall timeout (1m0s) was reached before every agent voted; presenting the best answer so far", nil, 0, cmdutil.ExitTimeout},
-		{"timeout and a failure", []orchestrator.Event{ev(orchestrator.EventStopped, "beta", "x")}, "the overall timeout (1m0s) was reached", []string{"beta"}, 0, cmdutil.ExitPartial},
+		{"timeout", nil, orchestrator.StoppedByTimeout, nil, 0, cmdutil.ExitTimeout},
+		{"timeout and a failure", []orchestrator.Event{ev(orchestrator.EventStopped, "beta", "x")}, orchestrator.StoppedByTimeout, []string{"beta"}, 0, cmdutil.ExitPartial},
+		{"answer now", nil, orchestrator.StoppedByUser, nil, 0, cmdutil.ExitOK},
+		{"budget", nil, orchestrator.StoppedByBudget, nil, 0, cmdutil.ExitBudget},
+		{"an agent's own budget is not a failure", []orchestrator.Event{{Kind: orchestrator.EventStopped, Agent: "beta", Text: "its budget of $0.30 was spent", Budget: true}},
+			"", nil, 0, cmdutil.ExitOK},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -173,7 +177,7 @@ func TestOutcomeFromEvents(t *testing.T) {
 			for _, e := range tt.events {
 				r.handle(e)
 			}
-			o := r.outcome(&orchestrator.Result{EndedEarly: tt.endedEarly})
+			o := r.outcome(&orchestrator.Result{StoppedBy: tt.stoppedBy})
 			var failed []string
 			for _, f := range o.Failed {
 				failed = append(failed, f.Agent)

@@ -10,7 +10,6 @@ import (
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/internal/runlock"
-	"github.com/massgen-go/massgen/permissions"
 	"github.com/massgen-go/massgen/session"
 )
 
@@ -88,7 +87,7 @@ func recoverBeforeResume(ctx context.Context, opts *RunOptions, massgenDir strin
 		return
 	}
 	defer func() { _ = lock.Release() }()
-	recoverTurns(ctx, opts.IO.ErrOut, filepath.Join(massgenDir, permissions.TrashDirName), nil)
+	recoverTurns(ctx, opts.IO.ErrOut, filepath.Join(massgenDir, configs.TrashDirName), nil)
 }
 
 // resumeContextPaths adds the resumed session's context paths to cfg, unless --context was

@@ -77,6 +77,7 @@ State lives under ./.massgen/ (workspaces, snapshots, temp_workspaces, sessions,
 	fl.StringVar(&opts.Quick.SystemMessage, "system-message", "", "quick mode: the agent's system message")
 	fl.StringVar(&opts.Quick.BaseURL, "base-url", "", "quick mode: the API endpoint (an OpenAI-compatible server for chatcompletion)")
 	fl.IntVar(&opts.MaxTaskBytes, "max-task-bytes", 0, "the largest task accepted, in bytes (default: orchestrator.max_task_bytes, else 1048576)")
+	fl.Float64Var(&opts.MaxCost, "max-cost", 0, "the turn's budget in USD: warnings at 50/75/90%, at 100% no model request starts and the best answer so far is presented (default: orchestrator.max_cost_usd, else none)")
 	fl.BoolVar(&opts.Wait, "wait", false, "when another run works in this project, wait for it to end (default: refuse, exit 5)")
 
 	root.SetIn(f.IO.In)

@@ -14,8 +14,8 @@ import (
 
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/internal/ask"
 	"github.com/massgen-go/massgen/orchestrator"
-	"github.com/massgen-go/massgen/prompt"
 )
 
 // testEnv is a working directory, a home and fake streams.
@@ -219,7 +219,7 @@ func TestRunPreflightListsEveryProblem(t *testing.T) {
 	rec := &recorder{}
 	opts := e.runOpts(rec)
 	opts.ConfigName, opts.Question = "c.yaml", "Write hello.txt"
-	opts.PromptContextPaths = func(context.Context, prompt.ContextPathOptions) ([]configs.ContextPath, error) {
+	opts.PromptContextPaths = func(context.Context, ask.ContextPathOptions) ([]configs.ContextPath, error) {
 		t.Error("the context-path prompt ran before the preflight refused")
 		return nil, nil
 	}
@@ -351,7 +351,7 @@ func TestContextPromptConditions(t *testing.T) {
 			opts := e.runOpts(rec)
 			opts.ConfigName, opts.Question, opts.Contexts, opts.Yes = "c.yaml", "q", tt.contexts, tt.yes
 			prompted := false
-			opts.PromptContextPaths = func(ctx context.Context, o prompt.ContextPathOptions) ([]configs.ContextPath, error) {
+			opts.PromptContextPaths = func(ctx context.Context, o ask.ContextPathOptions) ([]configs.ContextPath, error) {
 				prompted = true
 				if o.Cwd != e.wd || o.Out != e.io.ErrOut {
 					t.Errorf("prompt options: cwd %q, out is stderr: %v", o.Cwd, o.Out == e.io.ErrOut)

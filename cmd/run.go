@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,19 +16,20 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/massgen-go/massgen/backends/pricing"
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/cmd/configscmd"
 	"github.com/massgen-go/massgen/cmd/permissionscmd"
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/display"
 	"github.com/massgen-go/massgen/filesystem"
+	"github.com/massgen-go/massgen/internal/ask"
 	"github.com/massgen-go/massgen/internal/private"
 	"github.com/massgen-go/massgen/internal/runlock"
 	"github.com/massgen-go/massgen/internal/termtext"
 	"github.com/massgen-go/massgen/internal/tmpsweep"
 	"github.com/massgen-go/massgen/logging"
 	"github.com/massgen-go/massgen/orchestrator"
-	"github.com/massgen-go/massgen/prompt"
 )
 
 // TurnRunner runs one turn (one task through the agents) and returns its result, whose final
@@ -43,9 +45,11 @@ type Turn struct {
 	Logger *zap.Logger
 	RunDir string // the turn's log folder
 	// Multi-turn sessions (cmd/session.go): the conversation so far and the previous turn's
-	// final workspace, read-only.
-	History  []orchestrator.Exchange
-	ReadOnly []string
+	// final workspace, read-only; PriorWork, every agent's work of a previous turn that was
+	// stopped or cancelled, read-only too.
+	History   []orchestrator.Exchange
+	ReadOnly  []string
+	PriorWork string
 	// Outcome is set by the runner: failed agents, state not saved, timeout (nil: none).
 	Outcome *Outcome
 	// Journal records the final agent's changes to context paths; Changes is what it found at
@@ -55,6 +59,8 @@ type Turn struct {
 	UserDenials []string
 	// JSON is the --output json display (nil otherwise).
 	JSON *display.JSON
+	// Saved is the turn's number in the session once it is saved there (0: not saved).
+	Saved int
 }
 
 // runState is what one invocation keeps between turns: the config (the /context command adds
@@ -71,8 +77,8 @@ type runState struct {
 	json    *display.JSON // --output json
 }
 
-// ContextPrompter asks the user which context paths to add (prompt.AskContextPaths).
-type ContextPrompter func(ctx context.Context, o prompt.ContextPathOptions) ([]configs.ContextPath, error)
+// ContextPrompter asks the user which context paths to add (ask.AskContextPaths).
+type ContextPrompter func(ctx context.Context, o ask.ContextPathOptions) ([]configs.ContextPath, error)
 
 // Display modes of --display.
 var displayModes = []string{"auto", "plain", "silent"}
@@ -103,8 +109,10 @@ type RunOptions struct {
 	// orchestrator.max_task_bytes, else 1 MiB).
 	MaxTaskBytes int
 	Output       string // --output text|json (cmd/output.go)
+	// MaxCost is --max-cost: the turn's budget in USD (0: the config's orchestrator.max_cost_usd).
+	MaxCost float64
 
-	// PromptContextPaths asks for context paths; nil uses prompt.AskContextPaths.
+	// PromptContextPaths asks for context paths; nil uses ask.AskContextPaths.
 	PromptContextPaths ContextPrompter
 	// RunTurn runs one turn; nil uses runTurn (turn.go).
 	RunTurn TurnRunner
@@ -154,6 +162,12 @@ func runRun(ctx context.Context, opts *RunOptions) (err error) {
 	if opts.MaxTaskBytes < 0 {
 		return cmdutil.FlagErrorf("--max-task-bytes %d: must not be negative", opts.MaxTaskBytes)
 	}
+	switch {
+	case opts.MaxCost < 0 || math.IsNaN(opts.MaxCost) || math.IsInf(opts.MaxCost, 0):
+		return cmdutil.FlagErrorf("--max-cost %v: want a budget in USD greater than 0", opts.MaxCost)
+	case opts.MaxCost > 0: // the flag wins over orchestrator.max_cost_usd
+		cfg.Orchestrator.MaxCostUSD = opts.MaxCost
+	}
 	if err := checkTask(opts.Question, taskLimit(opts, cfg)); err != nil {
 		return err
 	}
@@ -194,12 +208,12 @@ func runRun(ctx context.Context, opts *RunOptions) (err error) {
 
 	prompted := false
 	if shouldPromptContext(opts, cfg) {
-		ask := opts.PromptContextPaths
-		if ask == nil {
-			ask = prompt.AskContextPaths
+		askPaths := opts.PromptContextPaths
+		if askPaths == nil {
+			askPaths = ask.AskContextPaths
 		}
 		_, accessible := opts.LookupEnv("ACCESSIBLE") // huh's convention for screen readers
-		cps, err := ask(ctx, prompt.ContextPathOptions{
+		cps, err := askPaths(ctx, ask.ContextPathOptions{
 			In: opts.IO.In, Out: opts.IO.ErrOut, Accessible: accessible,
 			Cwd: wd, Home: home, Existing: cfg.Orchestrator.ContextPaths,
 		})
@@ -214,7 +228,7 @@ func runRun(ctx context.Context, opts *RunOptions) (err error) {
 	if opts.Display != "silent" {
 		switch {
 		case prompted || len(cfg.Orchestrator.ContextPaths) > 0:
-			fmt.Fprintln(opts.IO.ErrOut, prompt.FormatContextPaths(cfg.Orchestrator.ContextPaths))
+			fmt.Fprintln(opts.IO.ErrOut, ask.FormatContextPaths(cfg.Orchestrator.ContextPaths))
 		case cfg.HasWorkspaces():
 			// --yes (or no terminal) never adds a context path: writing the user's files is opt-in.
 			fmt.Fprintln(opts.IO.ErrOut, "No context paths: agents work only in .massgen/ (add --context PATH to share your files).")
@@ -314,7 +328,7 @@ func turn(ctx context.Context, opts *RunOptions, st *runState, task string) (err
 	}
 	t := &Turn{
 		Task: task, Number: st.turns, Config: st.cfg, Logger: st.logger, RunDir: st.runDir,
-		History: st.session.history(), ReadOnly: st.session.readOnly(), JSON: st.json,
+		History: st.session.history(), ReadOnly: st.session.readOnly(), PriorWork: st.session.priorWork(), JSON: st.json,
 	}
 	var res *orchestrator.Result
 	// --output json: the turn's last lines, whatever the turn's outcome.
@@ -338,15 +352,31 @@ func turn(ctx context.Context, opts *RunOptions, st *runState, task string) (err
 	}
 	if err != nil {
 		st.logger.Error("turn failed", zap.Int("turn", t.Number), zap.Error(err))
-		finishChanges(ctx, t)
-		// What it changed before it stopped is kept as an interrupted turn: undo takes it back.
-		keepInterrupted(opts, st, t, started)
+		cs := finishChanges(ctx, t)
+		if res != nil && (res.Cancelled || res.StoppedBy != "") {
+			// A cancelled turn, or one stopped before any answer, keeps every agent's work, and
+			// what it changed (undo takes it back).
+			if note := changesNote(cs); note != "" {
+				fmt.Fprint(opts.IO.ErrOut, note)
+			}
+			saveTurn(opts, st, t, started, res, out)
+		} else {
+			// Any other end: what it changed before it stopped is kept as an interrupted turn.
+			keepInterrupted(opts, st, t, started)
+		}
 		if cmdutil.CodeOf(cancelOr(err, cmdutil.ExitFailure)) == cmdutil.ExitCanceled {
 			return cancelOr(withCause(ctx, err), cmdutil.ExitFailure)
 		}
+		if errors.Is(err, orchestrator.ErrUnpriced) { // a budget over a model without a price
+			return cmdutil.WithCode(cmdutil.ExitUsage, err)
+		}
 		if errors.Is(err, orchestrator.ErrNoAnswer) {
 			// The display showed the event already; the agents' causes end the run, once each.
-			if opts.Display == "silent" {
+			switch {
+			case res != nil && res.StoppedBy == orchestrator.StoppedByBudget:
+				fmt.Fprintf(opts.IO.ErrOut, "Error: %s was spent (%s) before any agent answered: there is nothing to present. Raise it (--max-cost, orchestrator.max_cost_usd); `massgen --continue` starts from the work kept.\n",
+					"the budget of "+pricing.Format(res.MaxCostUSD), res.TotalCost)
+			case opts.Display == "silent":
 				fmt.Fprintln(opts.IO.ErrOut, "Error:", termtext.Text(err.Error()))
 			}
 			out.print(opts.IO.ErrOut)
@@ -370,7 +400,7 @@ func turn(ctx context.Context, opts *RunOptions, st *runState, task string) (err
 	out.print(opts.IO.ErrOut)
 	code := out.code()
 	st.logger.Info("turn outcome", zap.Int("turn", t.Number), zap.Int("exit_code", code),
-		zap.Int("failed_agents", len(out.Failed)), zap.Strings("not_saved", out.NotSaved), zap.Bool("timed_out", out.TimedOut))
+		zap.Int("failed_agents", len(out.Failed)), zap.Strings("not_saved", out.NotSaved), zap.String("stopped_by", out.StoppedBy))
 	if werr := stdoutError(opts); werr != nil { // a closed pipe, a full disk: the answer is lost
 		st.logger.Error("writing stdout", zap.Error(werr))
 		return cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("writing the answer to stdout: %w", werr))
@@ -391,10 +421,10 @@ func withCause(ctx context.Context, err error) error {
 	return fmt.Errorf("%v: %w", c, err)
 }
 
-// answered: a turn that ended with code still gave its answer (it timed out or is partial), so
-// an interactive session goes on.
+// answered: a turn that ended with code still gave its answer (it timed out, spent its budget or
+// is partial), so an interactive session goes on.
 func answered(code int) bool {
-	return code == cmdutil.ExitOK || code == cmdutil.ExitPartial || code == cmdutil.ExitTimeout
+	return code == cmdutil.ExitOK || code == cmdutil.ExitPartial || code == cmdutil.ExitTimeout || code == cmdutil.ExitBudget
 }
 
 // interactive reads one task per line until end of input or /quit. On a terminal a failed turn
@@ -583,7 +613,7 @@ func cancelOr(err error, code int) error {
 	switch {
 	case errors.As(err, &ee):
 		return err
-	case errors.Is(err, context.Canceled), errors.Is(err, prompt.ErrAborted):
+	case errors.Is(err, context.Canceled), errors.Is(err, ask.ErrAborted):
 		return cmdutil.WithCode(cmdutil.ExitCanceled, err)
 	default:
 		return cmdutil.WithCode(code, err)

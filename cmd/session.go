@@ -11,12 +11,13 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/massgen-go/massgen/backends/pricing"
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem"
+	"github.com/massgen-go/massgen/internal/ask"
 	"github.com/massgen-go/massgen/internal/termtext"
 	"github.com/massgen-go/massgen/orchestrator"
-	"github.com/massgen-go/massgen/prompt"
 	"github.com/massgen-go/massgen/session"
 )
 
@@ -61,9 +62,33 @@ func (s *sessionState) history() []orchestrator.Exchange {
 	}
 	var out []orchestrator.Exchange
 	for _, ex := range s.cur.History() {
-		out = append(out, orchestrator.Exchange{User: ex.Task, Assistant: ex.Answer})
+		oe := orchestrator.Exchange{User: ex.Task, Assistant: ex.Answer}
+		switch ex.Status {
+		case session.StatusCancelled:
+			oe.Interrupted = "it was cancelled before a final answer"
+		case session.StatusStopped:
+			oe.Interrupted = "coordination was stopped before every agent voted"
+		case session.StatusInterrupted:
+			oe.Interrupted = "its run ended before a final answer (the files it changed are as it left them)"
+		}
+		if oe.Interrupted != "" {
+			for _, w := range ex.Work {
+				if w.Answer != "" {
+					oe.Answers = append(oe.Answers, orchestrator.PriorAnswer{Anon: w.Anon, Text: w.Answer})
+				}
+			}
+		}
+		out = append(out, oe)
 	}
 	return out
+}
+
+// priorWork is the previous turn's agents' work when that turn was stopped or cancelled.
+func (s *sessionState) priorWork() string {
+	if s == nil || s.cur == nil {
+		return ""
+	}
+	return s.cur.LastWork()
 }
 
 // readOnly is the previous turn's final workspace (kept in the session), if any.
@@ -105,8 +130,20 @@ func (s *sessionState) save(cfg *configs.Config, run, task string, started, ende
 		if len(res.Usage) > 0 {
 			t.Tokens = map[string]session.TokenUsage{}
 			for id, u := range res.Usage {
-				t.Tokens[id] = session.TokenUsage{Input: u.InputTokens, Output: u.OutputTokens}
+				t.Tokens[id] = session.TokenUsage{Input: u.InputTokens, Output: u.OutputTokens, CachedInput: u.CachedInputTokens,
+					CacheWrite: u.CacheWriteTokens, Reasoning: u.ReasoningTokens, CostUSD: knownUSD(res.Cost[id])}
 			}
+		}
+		t.TotalCostUSD, t.MaxCostUSD, t.PricesDate = knownUSD(res.TotalCost), res.MaxCostUSD, res.PricesDate
+		t.Status, t.StoppedBy = session.StatusDone, res.StoppedBy
+		switch {
+		case res.Cancelled:
+			t.Status = session.StatusCancelled
+		case res.StoppedBy != "":
+			t.Status = session.StatusStopped
+		}
+		for _, w := range res.Work { // a stopped or cancelled turn keeps every agent's work
+			t.Work = append(t.Work, session.AgentWork{Agent: w.ID, Anon: w.Anon, Answer: w.Answer, Snapshot: w.Snapshot})
 		}
 	}
 	dir, err := s.cur.SaveTurn(t)
@@ -115,6 +152,15 @@ func (s *sessionState) save(cfg *configs.Config, run, task string, started, ende
 		_ = session.MarkRecorded(changes, s.cur, s.turns())
 	}
 	return dir, err
+}
+
+// knownUSD is a cost as the session keeps it: nil when unknown.
+func knownUSD(c pricing.Cost) *float64 {
+	if !c.Known {
+		return nil
+	}
+	usd := pricing.Round(c.USD)
+	return &usd
 }
 
 // turns is the number of turns saved in the current session.
@@ -132,7 +178,9 @@ const slashHelp = `Commands:
   /context [PATH[:read|write]]  add a context path (without PATH: the context-path prompt)
   /reset                     start a new session (the conversation so far is kept on disk)
   /quit                      leave (also /exit or Ctrl-D)
-Anything else is a task for the agents. Ctrl-C cancels the turn in progress; a second Ctrl-C exits.`
+Anything else is a task for the agents. While they coordinate, once one has answered, Ctrl-C
+answers now (the leader presents); otherwise, or again, Ctrl-C cancels the turn in progress (its
+work is kept in the session); Ctrl-C at the prompt exits.`
 
 // slashCommand runs one interactive /command. quit is true for /quit.
 func slashCommand(ctx context.Context, opts *RunOptions, st *runState, line string) (quit bool, err error) {
@@ -182,7 +230,7 @@ func printStatus(w io.Writer, st *runState) {
 		ids = append(ids, id+")")
 	}
 	fmt.Fprintf(w, "Config: %s\nAgents: %s\n", cfg.Source, strings.Join(ids, ", "))
-	fmt.Fprintln(w, prompt.FormatContextPaths(cfg.Orchestrator.ContextPaths))
+	fmt.Fprintln(w, ask.FormatContextPaths(cfg.Orchestrator.ContextPaths))
 }
 
 // addContext adds a context path from "/context PATH[:perm]", or asks with the context-path
@@ -205,13 +253,13 @@ func addContext(ctx context.Context, opts *RunOptions, cfg *configs.Config, arg 
 			fmt.Fprintln(opts.IO.ErrOut, "Usage: /context PATH[:read|write] (the prompt needs a terminal)")
 			return nil
 		}
-		ask := opts.PromptContextPaths
-		if ask == nil {
-			ask = prompt.AskContextPaths
+		askPaths := opts.PromptContextPaths
+		if askPaths == nil {
+			askPaths = ask.AskContextPaths
 		}
 		home, _ := opts.HomeDir()
 		_, accessible := opts.LookupEnv("ACCESSIBLE")
-		cps, err = ask(ctx, prompt.ContextPathOptions{
+		cps, err = askPaths(ctx, ask.ContextPathOptions{
 			In: opts.IO.In, Out: opts.IO.ErrOut, Accessible: accessible,
 			Cwd: wd, Home: home, Existing: cfg.Orchestrator.ContextPaths,
 		})
@@ -264,6 +312,9 @@ func saveTurn(opts *RunOptions, st *runState, t *Turn, started time.Time, res *o
 		return
 	}
 	dir, err := s.save(st.cfg, filepath.Base(st.runDir), t.Task, started, opts.Now(), res, t.Changes)
+	if dir != "" {
+		t.Saved = s.turns()
+	}
 	switch {
 	case err != nil && dir != "":
 		st.logger.Error("saving the session summary", zap.String("dir", dir), zap.Error(err))
@@ -277,6 +328,8 @@ func saveTurn(opts *RunOptions, st *runState, t *Turn, started time.Time, res *o
 	}
 	switch {
 	case opts.Display == "silent":
+	case res != nil && (res.Cancelled || res.FinalAnswer == ""):
+		fmt.Fprintf(opts.IO.ErrOut, "Kept every agent's work so far as turn %d of session %s: %s (massgen --continue starts from it)\n", s.turns(), s.cur.ID, dir)
 	case t.Changes != nil && t.Changes.Incomplete != "": // nothing is "saved" that is not whole
 		fmt.Fprintf(opts.IO.ErrOut, "Kept turn %d of session %s, with an incomplete record of its changes (see below): %s\n", s.turns(), s.cur.ID, dir)
 	default:

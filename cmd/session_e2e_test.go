@@ -49,10 +49,7 @@ orchestrator:
 // TestScriptedThreeTurnSession runs the real binary in interactive mode with three tasks on
 // stdin, then resumes the session with --continue.
 func TestScriptedThreeTurnSession(t *testing.T) {
-	bin, err := testbin.Path()
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := testbin.For(t)
 	wd := t.TempDir()
 	project := filepath.Join(wd, "project")
 	if err := os.MkdirAll(project, 0o755); err != nil {

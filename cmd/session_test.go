@@ -210,8 +210,10 @@ func TestResetStartsANewSession(t *testing.T) {
 	}
 }
 
+// On a terminal, Ctrl-C cancels the turn in progress only; the session goes on.
 func TestCtrlCCancelsOnlyTheTurn(t *testing.T) {
 	e := newTestEnv(t, "slow task\nnext task\n")
+	e.io.StdinTTY = true
 	e.write(t, "c.yaml", workspaceConfig)
 	root, cancelRoot := context.WithCancel(context.Background())
 	defer cancelRoot()
@@ -244,5 +246,29 @@ func TestCtrlCCancelsOnlyTheTurn(t *testing.T) {
 	i.interrupt()
 	if root.Err() == nil {
 		t.Error("a Ctrl-C with no turn in progress did not cancel the run")
+	}
+}
+
+// A piped session (a script) ends with the cancel: exit 130, the next task is not run.
+func TestCtrlCEndsAPipedSession(t *testing.T) {
+	e := newTestEnv(t, "slow task\nnext task\n")
+	e.write(t, "c.yaml", workspaceConfig)
+	root, cancelRoot := context.WithCancel(context.Background())
+	defer cancelRoot()
+	i := &interrupter{root: cancelRoot}
+	ctx := context.WithValue(root, interrupterKey{}, i)
+	rr := &sessionRunner{t: t, root: t.TempDir(), onTurn: func(ctx context.Context, task string) error {
+		i.interrupt() // Ctrl-C while the turn runs
+		<-ctx.Done()
+		return ctx.Err()
+	}}
+	opts := e.runOpts(nil)
+	opts.RunTurn, opts.ConfigName, opts.Yes = rr.run, "c.yaml", true
+	err := runRun(ctx, opts)
+	if cmdutil.CodeOf(err) != cmdutil.ExitCanceled {
+		t.Fatalf("run: %v (exit %d), want 130\nstderr:\n%s", err, cmdutil.CodeOf(err), e.errOut)
+	}
+	if !reflect.DeepEqual(rr.tasks, []string{"slow task"}) {
+		t.Errorf("tasks run: %q", rr.tasks)
 	}
 }

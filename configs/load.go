@@ -102,6 +102,9 @@ func loadSource(o LoadOptions, src source) (*Config, []Warning, error) {
 	if len(probs) == 0 {
 		probs = append(probs, cfg.checkWorkspaces(d)...)
 	}
+	if len(probs) == 0 {
+		probs = append(probs, cfg.checkCost(d, o.Home)...)
+	}
 	if len(probs) > 0 {
 		sortProblems(probs)
 		return nil, sortWarnings(warnings), &ValidationError{Problems: probs}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem"
+	"github.com/massgen-go/massgen/internal/agentenv/permconfig"
 	"github.com/massgen-go/massgen/permissions"
 	"github.com/massgen-go/massgen/permissions/toolargs"
 )
@@ -62,7 +63,7 @@ func TestBackendPermissionsDecide(t *testing.T) {
 		t.Fatal(err)
 	}
 	decide := func(agent, tool string, args map[string]any) permissions.Decision {
-		spec, err := permissions.SpecFromConfig(cfg, agent, permissions.Coordination, permissions.SpecOptions{Sandboxed: true})
+		spec, err := permconfig.SpecFromConfig(cfg, agent, permissions.Coordination, permconfig.SpecOptions{Sandboxed: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/massgen-go/massgen/filesystem/sandbox/netproxy"
+	"github.com/massgen-go/massgen/internal/sandbox/netproxy"
 )
 
 // CommandNetwork is the network a command an agent runs may reach (`command_network:`, per

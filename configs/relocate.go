@@ -16,6 +16,7 @@ const (
 	TempDirName       = "temp_workspaces"
 	SessionsDirName   = "sessions"
 	LogsDirName       = "logs"
+	TrashDirName      = "trash" // deleted files are kept here (filesystem's trash)
 )
 
 // expandHome turns "~" and "~/x" into paths under home.

@@ -3,7 +3,11 @@
 // built-in example configs embedded with go:embed.
 package configs
 
-import "gopkg.in/yaml.v3"
+import (
+	"gopkg.in/yaml.v3"
+
+	"github.com/massgen-go/massgen/backends/pricing"
+)
 
 // Config is a loaded MassGen-compatible configuration. Field names follow MassGen's YAML keys.
 // After Resolve, every path field is absolute and relocated (see relocate.go).
@@ -19,6 +23,8 @@ type Config struct {
 	// CommandSandbox is "auto" (default: landlock, else bubblewrap, else refuse commands),
 	// "bubblewrap", "namespaces", "landlock" or "none" (explicit opt-out, warned about).
 	CommandSandbox string `yaml:"command_sandbox,omitempty" json:"command_sandbox,omitempty"`
+	// Pricing extends or overrides the embedded price catalogue (configs/cost.go).
+	Pricing Pricing `yaml:"pricing,omitempty" json:"pricing,omitempty"`
 	// CommandLimits bound every agent's commands (commandlimits.go).
 	CommandLimits *CommandLimits `yaml:"command_limits,omitempty" json:"command_limits,omitempty"`
 
@@ -37,6 +43,7 @@ type Config struct {
 	realEnv func(string) (string, bool) // the real environment (LoadOptions.LookupEnv)
 	home    string                      // for ~ in paths added after Load
 	raw     []byte                      // the file as written
+	prices  map[string]pricing.Price    // pricing.file's models, read at Load
 	file    string                      // the file's name in messages
 	lines   map[string]int              // line of each key path ("agents[1].backend.type")
 	// sharedCWD notes, by agent index, a workspace split from a folder several agents name.
@@ -56,6 +63,8 @@ type Agent struct {
 	WritePaths []string `yaml:"write_paths,omitempty" json:"write_paths,omitempty"`
 	// Permissions are per-agent rules, merged over the global ones.
 	Permissions *Permissions `yaml:"permissions,omitempty" json:"permissions,omitempty"`
+	// MaxCostUSD caps what this agent's model calls may cost in one turn (0: no cap).
+	MaxCostUSD float64 `yaml:"max_cost_usd,omitempty" json:"max_cost_usd,omitempty"`
 	// CommandLimits bound this agent's commands, over the top level's.
 	CommandLimits *CommandLimits `yaml:"command_limits,omitempty" json:"command_limits,omitempty"`
 	// CommandNetwork is the network the agent's commands may reach, over orchestrator's
@@ -144,6 +153,8 @@ type Orchestrator struct {
 	AgentTimeoutSeconds int `yaml:"agent_timeout_seconds,omitempty" json:"agent_timeout_seconds,omitempty"`
 	// MaxTaskBytes is the largest task accepted (0: DefaultMaxTaskBytes); --max-task-bytes wins.
 	MaxTaskBytes int `yaml:"max_task_bytes,omitempty" json:"max_task_bytes,omitempty"`
+	// MaxCostUSD caps what a turn's model calls may cost (0: no cap); --max-cost wins.
+	MaxCostUSD float64 `yaml:"max_cost_usd,omitempty" json:"max_cost_usd,omitempty"`
 	// EnforceReadBeforeDelete defaults to true when nil.
 	EnforceReadBeforeDelete *bool `yaml:"enforce_read_before_delete,omitempty" json:"enforce_read_before_delete,omitempty"`
 	// VotingSensitivity and AnswerNoveltyRequirement are MassGen's lenient (default), balanced or
@@ -256,4 +267,12 @@ type Hook struct {
 	Command        string `yaml:"command" json:"command"`
 	Matcher        string `yaml:"matcher,omitempty" json:"matcher,omitempty"`
 	TimeoutSeconds int    `yaml:"timeout_seconds,omitempty" json:"timeout_seconds,omitempty"`
+}
+
+// Pricing is `pricing:`: prices of models the embedded catalogue lacks or prices differently
+// (USD per million tokens), here or in a file; the config's models win over the file's.
+type Pricing struct {
+	// File is a prices file (pricing.File's format), relative to the current directory.
+	File   string                   `yaml:"file,omitempty" json:"file,omitempty"`
+	Models map[string]pricing.Price `yaml:"models,omitempty" json:"models,omitempty"`
 }

@@ -6,7 +6,6 @@ package display
 import (
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"time"
 
@@ -114,7 +113,7 @@ func Summary(res *orchestrator.Result) string { return SummaryWith(res, Style{})
 
 // SummaryWith is the end-of-run report: the vote tally (a bar per answer), the timeline of
 // answers, votes and restarts, the winner, why it ended early, the delivered files, the final
-// workspace and the tokens. Everything from a model or the file system is cleaned (termtext).
+// workspace, the tokens and what they cost. Everything from a model or the file system is cleaned (termtext).
 func SummaryWith(res *orchestrator.Result, st Style) string {
 	var b strings.Builder
 	b.WriteString("\n")
@@ -140,20 +139,8 @@ func SummaryWith(res *orchestrator.Result, st Style) string {
 	if res.FinalWorkspace != "" {
 		fmt.Fprintf(&b, "Final workspace: %s\n", termtext.Line(res.FinalWorkspace))
 	}
-	if len(res.Usage) > 0 {
-		ids := make([]string, 0, len(res.Usage))
-		for id := range res.Usage {
-			ids = append(ids, id)
-		}
-		sort.Strings(ids)
-		var total int64
-		parts := make([]string, len(ids))
-		for i, id := range ids {
-			u := res.Usage[id]
-			total += u.InputTokens + u.OutputTokens
-			parts[i] = fmt.Sprintf("%s %d in / %d out", id, u.InputTokens, u.OutputTokens)
-		}
-		fmt.Fprintf(&b, "Tokens: %s (total %d)\n", termtext.Line(strings.Join(parts, ", ")), total)
+	for _, l := range SpendLines(SpendOf(res)) {
+		b.WriteString(l + "\n")
 	}
 	return b.String()
 }

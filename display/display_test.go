@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/mattn/go-runewidth"
 
 	"github.com/massgen-go/massgen/backends"
+	"github.com/massgen-go/massgen/backends/pricing"
 	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/orchestrator"
 )
@@ -292,5 +294,28 @@ func TestLiveFrameWideRunesFit(t *testing.T) {
 		if w := runewidth.StringWidth(line); w >= 40 {
 			t.Errorf("line %d columns wide wraps a 40-column terminal: %q", w, line)
 		}
+	}
+}
+
+// The summary's spend: tokens by kind per agent, the turn's cost and each agent's (a model
+// without a price is unknown, never $0), the budget; nothing when no token was used.
+func TestSpendLines(t *testing.T) {
+	s := Spend{
+		Agents: []AgentSpend{
+			{Agent: "alice", Usage: backends.Usage{InputTokens: 1200, CachedInputTokens: 800, CacheWriteTokens: 100, OutputTokens: 340, ReasoningTokens: 120}, Cost: pricing.Known(0.0123)},
+			{Agent: "bob", Usage: backends.Usage{InputTokens: 10, OutputTokens: 5}},
+		},
+		Total: pricing.Cost{USD: 0.0123}, MaxCostUSD: 0.05, PricesDate: "2025-12-01",
+	}
+	want := []string{
+		"Tokens: alice 1200 in (800 cached, 100 cache write) / 340 out (120 reasoning), bob 10 in / 5 out (total 1555)",
+		"Cost: unknown (at least $0.0123) (alice $0.0123, bob unknown (no price for its model); prices of 2025-12-01)",
+		"Budget: $0.0500, 24% spent",
+	}
+	if got := SpendLines(s); !slices.Equal(got, want) {
+		t.Errorf("SpendLines =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if got := SpendLines(Spend{Agents: []AgentSpend{{Agent: "a", Cost: pricing.Free}}}); got != nil {
+		t.Errorf("no tokens: %q", got)
 	}
 }

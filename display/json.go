@@ -44,9 +44,15 @@ type JSONEvent struct {
 	// answer, final_answer: the text; vote: Target and the reason in Text; winner: the agent.
 	Text   string `json:"text,omitempty"`
 	Target string `json:"target,omitempty"`
-	// tokens: cumulative for the agent.
-	InputTokens  *int64 `json:"input_tokens,omitempty"`
-	OutputTokens *int64 `json:"output_tokens,omitempty"`
+	// tokens: cumulative for the agent, by kind (cached and cache write are part of input,
+	// reasoning part of output), with the agent's cost and the turn's so far (null: unknown).
+	InputTokens       *int64          `json:"input_tokens,omitempty"`
+	OutputTokens      *int64          `json:"output_tokens,omitempty"`
+	CachedInputTokens *int64          `json:"cached_input_tokens,omitempty"`
+	CacheWriteTokens  *int64          `json:"cache_write_tokens,omitempty"`
+	ReasoningTokens   *int64          `json:"reasoning_tokens,omitempty"`
+	CostUSD           json.RawMessage `json:"cost_usd,omitempty"`
+	TotalCostUSD      json.RawMessage `json:"total_cost_usd,omitempty"`
 	// run_start: the agents (real id -> anonymous id).
 	Agents map[string]string `json:"agents,omitempty"`
 	// files_changed
@@ -73,8 +79,41 @@ type JSONResult struct {
 	DeniedByUser []string `json:"denied_by_user"`
 	Session      string   `json:"session,omitempty"`
 	Turn         int      `json:"turn,omitempty"`
-	ExitCode     int      `json:"exit_code"`
-	Error        string   `json:"error,omitempty"`
+	// Tokens are every agent's tokens by kind and cost; CostUSD the turn's cost (null when a
+	// model has no price). StoppedBy says who ended coordination early: "user" (Ctrl-C),
+	// "budget", "timeout".
+	Tokens    map[string]JSONTokens `json:"tokens,omitempty"`
+	CostUSD   json.RawMessage       `json:"cost_usd,omitempty"`
+	StoppedBy string                `json:"stopped_by,omitempty"`
+	ExitCode  int                   `json:"exit_code"`
+	Error     string                `json:"error,omitempty"`
+}
+
+// JSONTokens is one agent's tokens by kind and their cost (null: its model has no price).
+type JSONTokens struct {
+	Input       int64           `json:"input_tokens"`
+	CachedInput int64           `json:"cached_input_tokens"`
+	CacheWrite  int64           `json:"cache_write_tokens"`
+	Output      int64           `json:"output_tokens"`
+	Reasoning   int64           `json:"reasoning_tokens"`
+	CostUSD     json.RawMessage `json:"cost_usd"`
+}
+
+// JSONSpend fills r's tokens, cost and stopped_by from a (possibly partial) result.
+func JSONSpend(r *JSONResult, res *orchestrator.Result) {
+	if res == nil {
+		return
+	}
+	r.StoppedBy = res.StoppedBy
+	if len(res.Usage) == 0 {
+		return
+	}
+	r.Tokens = map[string]JSONTokens{}
+	for id, u := range res.Usage {
+		r.Tokens[id] = JSONTokens{Input: u.InputTokens, CachedInput: u.CachedInputTokens, CacheWrite: u.CacheWriteTokens,
+			Output: u.OutputTokens, Reasoning: u.ReasoningTokens, CostUSD: CostJSON(res.Cost[id])}
+	}
+	r.CostUSD = CostJSON(res.TotalCost)
 }
 
 // JSONFiles lists what a change set changed, for files_changed.
@@ -189,8 +228,13 @@ func jsonEvent(ev orchestrator.Event) (JSONEvent, bool) {
 	case orchestrator.EventFinal:
 		e.Type, e.Text = "final_answer", ev.Text
 	case orchestrator.EventUsage:
-		in, out := ev.Usage.InputTokens, ev.Usage.OutputTokens
-		e.Type, e.InputTokens, e.OutputTokens = "tokens", &in, &out
+		u := ev.Usage
+		e.Type = "tokens"
+		e.InputTokens, e.OutputTokens = &u.InputTokens, &u.OutputTokens
+		e.CachedInputTokens, e.CacheWriteTokens, e.ReasoningTokens = &u.CachedInputTokens, &u.CacheWriteTokens, &u.ReasoningTokens
+		e.CostUSD, e.TotalCostUSD = CostJSON(ev.Cost), CostJSON(ev.TotalCost)
+	case orchestrator.EventBudget:
+		e.Type, e.Message = "budget", ev.Text
 	case orchestrator.EventError:
 		e.Type, e.Message = "error", ev.Text
 	default:

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/massgen-go/massgen/backends"
+	"github.com/massgen-go/massgen/backends/pricing"
 	"github.com/massgen-go/massgen/orchestrator"
 )
 
@@ -29,6 +30,11 @@ func TestJSONLines(t *testing.T) {
 		{orchestrator.Event{Kind: orchestrator.EventDecision, Target: "a", Text: "a wins"}, `"type":"winner"`},
 		{orchestrator.Event{Kind: orchestrator.EventFinal, Agent: "a", Text: "final"}, `"type":"final_answer"`},
 		{orchestrator.Event{Kind: orchestrator.EventUsage, Agent: "a", Usage: backends.Usage{InputTokens: 3, OutputTokens: 4}}, `"input_tokens":3,"output_tokens":4`},
+		// Token kinds and costs; an unknown cost is null, never 0.
+		{orchestrator.Event{Kind: orchestrator.EventUsage, Agent: "a", Usage: backends.Usage{InputTokens: 30, CachedInputTokens: 20, CacheWriteTokens: 5, OutputTokens: 9, ReasoningTokens: 4},
+			Cost: pricing.Known(0.0123456789), TotalCost: pricing.Cost{USD: 0.02}},
+			`"input_tokens":30,"output_tokens":9,"cached_input_tokens":20,"cache_write_tokens":5,"reasoning_tokens":4,"cost_usd":0.012346,"total_cost_usd":null`},
+		{orchestrator.Event{Kind: orchestrator.EventBudget, Text: "the turn's budget: $0.50 of $1.00 spent (50%)"}, `"type":"budget","time":"2025-01-02T03:04:05Z","message":"the turn's budget: $0.50 of $1.00 spent (50%)"`},
 		{orchestrator.Event{Kind: orchestrator.EventError, Text: "bad"}, `"type":"error","time":"2025-01-02T03:04:05Z","message":"bad"`},
 		{orchestrator.Event{Kind: orchestrator.EventDone}, ""},
 	}
@@ -50,8 +56,21 @@ func TestJSONLines(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	j := NewJSON(&buf)
+	r := JSONResult{FinalAnswer: "x", ExitCode: 0}
+	JSONSpend(&r, &orchestrator.Result{StoppedBy: "user",
+		Usage: map[string]backends.Usage{"a": {InputTokens: 3, OutputTokens: 4}, "b": {InputTokens: 1}},
+		Cost:  map[string]pricing.Cost{"a": pricing.Known(0.5)}, TotalCost: pricing.Cost{USD: 0.5}})
+	j.Result(r)
+	want := `{"type":"result","final_answer":"x","winner":"","votes":{},"files_changed":[],"denied_by_user":[],` +
+		`"tokens":{"a":{"input_tokens":3,"cached_input_tokens":0,"cache_write_tokens":0,"output_tokens":4,"reasoning_tokens":0,"cost_usd":0.5},` +
+		`"b":{"input_tokens":1,"cached_input_tokens":0,"cache_write_tokens":0,"output_tokens":0,"reasoning_tokens":0,"cost_usd":null}},` +
+		`"cost_usd":null,"stopped_by":"user","exit_code":0}` + "\n"
+	if got := buf.String(); got != want || j.Results() != 1 {
+		t.Errorf("result line\n%s\nwant\n%s", got, want)
+	}
+	buf.Reset()
 	j.Result(JSONResult{FinalAnswer: "x", ExitCode: 0})
-	if got := buf.String(); got != `{"type":"result","final_answer":"x","winner":"","votes":{},"files_changed":[],"denied_by_user":[],"exit_code":0}`+"\n" || j.Results() != 1 {
+	if got := buf.String(); got != `{"type":"result","final_answer":"x","winner":"","votes":{},"files_changed":[],"denied_by_user":[],"exit_code":0}`+"\n" || j.Results() != 2 {
 		t.Errorf("result line %q", got)
 	}
 }

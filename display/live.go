@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/massgen-go/massgen/backends/pricing"
 	"github.com/massgen-go/massgen/internal/termtext"
 	"github.com/massgen-go/massgen/orchestrator"
 )
@@ -28,7 +29,10 @@ type live struct {
 	ended    time.Time // set by Close: elapsed times stop
 	answers  int
 	votes    int
-	drawn    int // lines of the last frame
+	cost     pricing.Cost // the turn's so far (from the usage events)
+	costSeen bool         // some agent used tokens
+	budget   string       // the latest budget event of the turn's budget
+	drawn    int          // lines of the last frame
 	lastDraw time.Time
 	dirty    bool
 	closed   bool
@@ -47,6 +51,7 @@ type panel struct {
 	activity line      // current tool call and its outcome, or the last answer/vote/restart
 	denial   string    // last permission denial
 	tokens   int64
+	cost     pricing.Cost
 	answers  int
 	restarts int
 	denials  int
@@ -125,6 +130,11 @@ func (l *live) apply(ev orchestrator.Event) {
 			l.status = "error: " + ev.Text
 			return
 		}
+	case orchestrator.EventBudget:
+		if ev.Agent == "" {
+			l.budget = ev.Text
+			return
+		}
 	case orchestrator.EventDone:
 		return
 	}
@@ -183,6 +193,10 @@ func (l *live) apply(ev orchestrator.Event) {
 		l.status = "final answer ready"
 	case orchestrator.EventUsage:
 		p.tokens = ev.Usage.InputTokens + ev.Usage.OutputTokens
+		p.cost, l.cost = ev.Cost, ev.TotalCost
+		l.costSeen = l.costSeen || p.tokens > 0 // a model used tokens (the scripted demo uses none)
+	case orchestrator.EventBudget:
+		p.activity = line{}.add("$ ", sgrYellow).add(ev.Text, sgrNone)
 	case orchestrator.EventError:
 		p.activity = line{}.add("error: ", sgrRed).add(termtext.Squeeze(ev.Text, 0), sgrNone)
 	}
@@ -280,6 +294,12 @@ func (l *live) frameLocked() []string {
 		if l.answers > 0 || l.votes > 0 {
 			foot = foot.add(" · "+plural(l.answers, "answer")+" · "+plural(l.votes, "vote"), sgrDim)
 		}
+		if l.costSeen {
+			foot = foot.add(" · "+costNote(l.cost), sgrDim)
+		}
+		if l.budget != "" {
+			foot = foot.add(" · "+termtext.Squeeze(l.budget, 0), sgrYellow)
+		}
 		lines = append(lines, foot)
 	}
 	out := make([]string, len(lines))
@@ -299,7 +319,7 @@ func (l *live) header(p *panel, now time.Time) line {
 	h = h.add(fmt.Sprintf("  %s %s", p.status, clock(now.Sub(p.since))), statusColor(p.status))
 	var notes []string
 	if p.tokens > 0 {
-		notes = append(notes, fmt.Sprintf("%d tokens", p.tokens))
+		notes = append(notes, fmt.Sprintf("%d tokens", p.tokens), costNote(p.cost))
 	}
 	if p.answers > 0 {
 		notes = append(notes, plural(p.answers, "answer"))
@@ -416,4 +436,12 @@ func anonNum(anon string) int {
 		return 1 << 30
 	}
 	return n
+}
+
+// costNote is a cost as a panel or the footer shows it: "$0.0123", or "cost unknown".
+func costNote(c pricing.Cost) string {
+	if c.Known {
+		return c.String()
+	}
+	return "cost unknown"
 }

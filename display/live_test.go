@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/massgen-go/massgen/backends"
+	"github.com/massgen-go/massgen/backends/pricing"
 	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/orchestrator"
 )
@@ -68,7 +69,9 @@ func TestLiveFrameContent(t *testing.T) {
 		})),
 		at(4, with(ev(orchestrator.EventAnswer, alice, orchestrator.StatusAnswered), func(e *orchestrator.Event) { e.Text = "A page.\nWith a header." })),
 		at(4, with(ev(orchestrator.EventRestart, bob, orchestrator.StatusRestarting), func(e *orchestrator.Event) { e.Text = "new answer from agent1; restarts at its next step" })),
-		at(4.5, with(ev(orchestrator.EventUsage, alice, ""), func(e *orchestrator.Event) { e.Usage = backends.Usage{InputTokens: 1200, OutputTokens: 34} })),
+		at(4.5, with(ev(orchestrator.EventUsage, alice, ""), func(e *orchestrator.Event) {
+			e.Usage, e.Cost, e.TotalCost = backends.Usage{InputTokens: 1200, OutputTokens: 34}, pricing.Known(0.0123), pricing.Known(0.0123)
+		})),
 		at(5, ev(orchestrator.EventStart, bob, orchestrator.StatusWorking)),
 		at(5.5, with(ev(orchestrator.EventText, bob, ""), func(e *orchestrator.Event) { e.Text = "Looking at agent1's page." })),
 	} {
@@ -76,14 +79,14 @@ func TestLiveFrameContent(t *testing.T) {
 	}
 	clk.set(7)
 	want := strings.Join([]string{
-		"★ alice (agent1)  answered 0:03  1234 tokens · 1 answer",
+		"★ alice (agent1)  answered 0:03  1234 tokens · $0.0123 · 1 answer",
 		"  › I will write the page first.",
 		"  ★ answer #1: A page. With a header.",
 		"• bob (agent2)  working 0:02  1 restart · 1 denial",
 		"  › Looking at agent1's page.",
 		"  thinking",
 		"  ⊘ denied: write_file /etc/passwd (4 B) (outside-allowed): Access denied: /etc/passwd i…",
-		"massgen 0:07: coordinating · 1 answer · 0 votes",
+		"massgen 0:07: coordinating · 1 answer · 0 votes · $0.0123",
 	}, "\n")
 	if got := frame(l); got != want {
 		t.Errorf("frame:\n%s\nwant:\n%s", got, want)

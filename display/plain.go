@@ -73,6 +73,11 @@ func plainLine(ev orchestrator.Event) string {
 		return fmt.Sprintf("%s stopped: %s", who, termtext.Squeeze(ev.Text, 200))
 	case orchestrator.EventDecision:
 		return "massgen: " + ev.Text
+	case orchestrator.EventBudget:
+		if ev.Agent == "" {
+			return "massgen: " + termtext.Squeeze(ev.Text, 200)
+		}
+		return fmt.Sprintf("%s %s", who, termtext.Squeeze(ev.Text, 200))
 	case orchestrator.EventFinalStart:
 		return who + " presenting the final answer"
 	case orchestrator.EventEvaluation:

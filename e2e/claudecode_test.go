@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/massgen-go/massgen/internal/fakeclaude"
+	"github.com/massgen-go/massgen/internal/testing/fakeclaude"
 )
 
 // Two claude_code agents, each a claude CLI (the fake, re-executing this test binary) that only

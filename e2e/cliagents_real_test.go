@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/massgen-go/massgen/internal/fakeprovider"
+	"github.com/massgen-go/massgen/internal/testing/fakeprovider"
 )
 
 // The real coding-agent CLIs (claude, codex and gemini from npm, installed into .cache/npm by

@@ -36,7 +36,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/massgen-go/massgen/permissions"
+	"github.com/massgen-go/massgen/internal/agentenv/permconfig"
 	"github.com/massgen-go/massgen/permissions/trust"
 )
 
@@ -516,7 +516,7 @@ func approveRuleFiles(t *testing.T, files ...string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		progs, err := permissions.RulesFilePrograms(f, data, filepath.Dir(files[0]), os.Environ())
+		progs, err := permconfig.RulesFilePrograms(f, data, filepath.Dir(files[0]), os.Environ())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -633,19 +633,37 @@ func runSide(t *testing.T, s dScenario, p, self string, agent dAgent) map[string
 	return seen
 }
 
-// requestTools are the tools of a Chat Completions request, without the workflow tools.
+// requestTools are the tools of a Chat Completions request, without the workflow tools, as the
+// model is told them: a run offers the descriptions without the agent's directory limits (the
+// same for every agent, for the providers' prompt caches) and states the limits once in the
+// prompt, which the other sides append to every description: they are put back here.
 func requestTools(t *testing.T, raw []byte) []offeredTool {
 	var req struct {
 		Tools []struct {
 			Function offeredTool `json:"function"`
 		} `json:"tools"`
+		Messages []struct {
+			Role    string `json:"role"`
+			Content string `json:"content"`
+		} `json:"messages"`
 	}
 	if err := json.Unmarshal(raw, &req); err != nil {
 		t.Errorf("provider request: %v", err)
 	}
+	limits := ""
+	for _, m := range req.Messages {
+		if i := strings.Index(m.Content, "DIRECTORY ACCESS RESTRICTIONS"); m.Role == "user" && i >= 0 {
+			limits, _, _ = strings.Cut(m.Content[i:], "Files inside `.massgen/`")
+			limits = strings.TrimSpace(limits)
+		}
+	}
+	if limits == "" {
+		t.Errorf("the prompt does not state the agent's directory limits")
+	}
 	out := []offeredTool{}
 	for _, tl := range req.Tools {
 		if tl.Function.Name != "new_answer" && tl.Function.Name != "vote" {
+			tl.Function.Description = strings.TrimRight(tl.Function.Description, "\n") + "\n\n" + limits
 			out = append(out, tl.Function)
 		}
 	}

@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/massgen-go/massgen/internal/fakeclaude"
+	"github.com/massgen-go/massgen/internal/testing/fakeclaude"
 	"github.com/massgen-go/massgen/internal/testing/testbin"
 )
 
@@ -102,6 +102,14 @@ type reply struct {
 	text  string
 	calls []toolCall
 	block bool // never answer: a slow model, until the client cancels the request
+	// usage, when set, is the usage the reply reports (default: 100 prompt, 20 completion).
+	usage *usage
+}
+
+// usage is a Chat Completions usage: prompt tokens (cached ones included), completion tokens
+// (reasoning ones included).
+type usage struct {
+	prompt, cached, completion, reasoning int64
 }
 
 type toolCall struct {
@@ -227,8 +235,13 @@ func writeStream(w http.ResponseWriter, rep reply) {
 		finish = "tool_calls"
 	}
 	send(chunk(map[string]any{}, finish))
+	u := usage{prompt: 100, completion: 20}
+	if rep.usage != nil {
+		u = *rep.usage
+	}
 	send(map[string]any{"id": "chatcmpl-e2e", "object": "chat.completion.chunk", "created": 1, "model": "fake", "choices": []any{},
-		"usage": map[string]any{"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}})
+		"usage": map[string]any{"prompt_tokens": u.prompt, "completion_tokens": u.completion, "total_tokens": u.prompt + u.completion,
+			"prompt_tokens_details": map[string]any{"cached_tokens": u.cached}, "completion_tokens_details": map[string]any{"reasoning_tokens": u.reasoning}}})
 	fmt.Fprint(w, "data: [DONE]\n\n")
 	if flusher != nil {
 		flusher.Flush()

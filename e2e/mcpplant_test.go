@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/massgen-go/massgen/internal/fakenpm"
+	"github.com/massgen-go/massgen/internal/testing/fakenpm"
 )
 
 // The attack as it was found: a coordination agent writes MODULE.py (for an MCP server started

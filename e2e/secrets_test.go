@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/massgen-go/massgen/filesystem/sandbox"
+	"github.com/massgen-go/massgen/internal/sandbox"
 )
 
 // linuxSandboxes are the command sandboxes this machine can run.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/massgen-go/massgen/internal/testing/lane"
 	"github.com/massgen-go/massgen/permissions"
 )
 
@@ -24,6 +25,7 @@ type multiOut struct {
 // read_multiple_files returns at most its budget, reads a file named again once, and says what
 // it left out.
 func TestReadMultipleFilesBudget(t *testing.T) {
+	lane.Long(t)
 	const budget = 64 << 10
 	big := strings.Repeat("0123456789abcde\n", 24<<10/16) // 24 KiB
 	tests := []struct {

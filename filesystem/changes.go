@@ -15,7 +15,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/massgen-go/massgen/filesystem/internal/fsx"
+	"github.com/massgen-go/massgen/internal/safefs"
 	"github.com/massgen-go/massgen/internal/termtext"
 )
 
@@ -346,9 +346,9 @@ func keptExists(cs *ChangeSet, kept string) bool {
 // stateForUndo is what stands at path now, its content hashed; redirected is true when the
 // walk to it went through a link (the path now leads elsewhere).
 func stateForUndo(path string) (st EntryState, redirected bool, err error) {
-	w, err := fsx.Resolve(path, true)
+	w, err := safefs.Resolve(path, true)
 	if err != nil {
-		var fe *fsx.Error
+		var fe *safefs.Error
 		if errors.As(err, &fe) && (errors.Is(fe.Err, fs.ErrNotExist) || errors.Is(fe.Err, syscall.ENOTDIR)) {
 			return EntryState{Type: EntryAbsent}, false, nil // a parent is gone, or a file now
 		}
@@ -390,7 +390,7 @@ func stateForUndo(path string) (st EntryState, redirected bool, err error) {
 // (a non-empty directory only with Force) is moved to the undo trash, from the directory the
 // walk holds. It returns the trash id ("" for a removed directory).
 func removeForUndo(path string, cur EntryState, o UndoOptions) (string, error) {
-	w, err := fsx.Resolve(path, true)
+	w, err := safefs.Resolve(path, true)
 	if err != nil {
 		return "", pathErr(path, err)
 	}
@@ -417,7 +417,7 @@ func removeForUndo(path string, cur EntryState, o UndoOptions) (string, error) {
 // restoreForUndo puts back what stood at path before the turn (the path is free now), creating
 // missing parent directories; it never follows a link on the way.
 func restoreForUndo(path string, before EntryState) error {
-	w, err := fsx.Resolve(path, true)
+	w, err := safefs.Resolve(path, true)
 	if err != nil {
 		return pathErr(path, err)
 	}
@@ -460,7 +460,7 @@ func chmodForUndo(path string, mode fs.FileMode) error {
 	if mode == 0 {
 		mode = 0o755
 	}
-	w, err := fsx.Resolve(path, true)
+	w, err := safefs.Resolve(path, true)
 	if err != nil {
 		return pathErr(path, err)
 	}

@@ -8,8 +8,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/massgen-go/massgen/filesystem/internal/fsx"
-	"github.com/massgen-go/massgen/filesystem/sandbox"
+	"github.com/massgen-go/massgen/internal/safefs"
+	"github.com/massgen-go/massgen/internal/sandbox"
 	"github.com/massgen-go/massgen/permissions"
 	"github.com/massgen-go/massgen/permissions/toolargs"
 )
@@ -155,7 +155,7 @@ func (t *Toolset) trashFromDir(dir *os.File, name, path string) (string, error) 
 		return "", errNoTrash
 	}
 	// The directory is reached through its descriptor, not by its path again.
-	d, err := fsx.FromFile(dir, filepath.Dir(path))
+	d, err := safefs.FromFile(dir, filepath.Dir(path))
 	if err != nil {
 		return "", err
 	}

@@ -7,13 +7,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/massgen-go/massgen/filesystem/sandbox"
+	"github.com/massgen-go/massgen/internal/sandbox"
+	"github.com/massgen-go/massgen/internal/testing/lane"
 	"github.com/massgen-go/massgen/permissions"
 )
 
 // TestExecuteCommandLimits: a command that runs into the agent's limits fails, and its result
 // says which limit (the tool's error and the result's "limit"); the next command runs.
 func TestExecuteCommandLimits(t *testing.T) {
+	lane.Long(t)
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 not installed")
 	}

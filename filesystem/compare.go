@@ -9,11 +9,11 @@ import (
 	"os"
 	"path"
 
-	"github.com/massgen-go/massgen/filesystem/internal/fsx"
+	"github.com/massgen-go/massgen/internal/safefs"
 )
 
 // readForDiff reads a regular file opened through descriptors, bounded.
-func readForDiff(f *os.File, info fsx.Info, abs string) ([]byte, bool, error) {
+func readForDiff(f *os.File, info safefs.Info, abs string) ([]byte, bool, error) {
 	defer f.Close()
 	if info.Size > maxDiffBytes {
 		return nil, false, fmt.Errorf("%s is too large to compare (%d bytes, limit %d)", abs, info.Size, maxDiffBytes)
@@ -158,8 +158,8 @@ func (t *Toolset) compareDirectories(ctx context.Context, c *call) (any, error) 
 }
 
 // readRelForDiff reads the file rel below d, which must still be the one listed.
-func readRelForDiff(d *fsx.Dir, rel string, want fsx.Info) ([]byte, bool, error) {
-	abs := fsx.JoinRel(d.Path, rel)
+func readRelForDiff(d *safefs.Dir, rel string, want safefs.Info) ([]byte, bool, error) {
+	abs := safefs.JoinRel(d.Path, rel)
 	dir, name, err := dirRel(d, rel, false)
 	if err != nil {
 		return nil, false, pathErr(abs, err)

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/massgen-go/massgen/filesystem/internal/fsx"
+	"github.com/massgen-go/massgen/internal/safefs"
 	"github.com/massgen-go/massgen/permissions"
 )
 
@@ -17,8 +17,8 @@ import (
 var errExists = errors.New("exists (set overwrite=true to replace it)")
 
 // copyInto copies the open regular file src to name in dir and records it.
-func (t *Toolset) copyInto(ctx context.Context, c *call, src *os.File, info fsx.Info, dir *fsx.Dir, name string, overwrite bool) error {
-	p := fsx.Join(dir.Path, name)
+func (t *Toolset) copyInto(ctx context.Context, c *call, src *os.File, info safefs.Info, dir *safefs.Dir, name string, overwrite bool) error {
+	p := safefs.Join(dir.Path, name)
 	if !overwrite {
 		if _, err := dir.Lstat(name); err == nil {
 			return fmt.Errorf("%s %w", p, errExists)
@@ -83,11 +83,11 @@ func (t *Toolset) copyFile(ctx context.Context, c *call) (any, error) {
 			return nil, pathErr(src.Path, err)
 		}
 		defer f.Close()
-		dir, name := (*fsx.Dir)(nil), dst.Name
+		dir, name := (*safefs.Dir)(nil), dst.Name
 		if dst.Exists && dst.Info.IsDir() {
 			// Copying a file onto a directory puts it inside, under its own name.
 			name = src.Name
-			if err := t.checkEntry(ctx, c.name, fsx.Join(dst.Path, name), permissions.Write); err != nil {
+			if err := t.checkEntry(ctx, c.name, safefs.Join(dst.Path, name), permissions.Write); err != nil {
 				return nil, err
 			}
 			dir, err = dst.OpenDir()
@@ -106,7 +106,7 @@ func (t *Toolset) copyFile(ctx context.Context, c *call) (any, error) {
 		if err := t.copyInto(ctx, c, f, info, dir, name, overwrite); err != nil {
 			return nil, pathErr(src.Path, err)
 		}
-		out := fsx.Join(dir.Path, name)
+		out := safefs.Join(dir.Path, name)
 		return map[string]any{"source": src.Path, "destination": out, "copied": []string{out}}, nil
 	}
 	sd, err := src.OpenDir()
@@ -137,7 +137,7 @@ func (t *Toolset) copyFile(ctx context.Context, c *call) (any, error) {
 
 // copyEnds are the walks of a copy's source (which must exist) and destination, refusing a
 // destination inside the source.
-func (c *call) copyEnds(srcArg, dstArg string) (src, dst *fsx.Walk, err error) {
+func (c *call) copyEnds(srcArg, dstArg string) (src, dst *safefs.Walk, err error) {
 	if src, err = c.existing(srcArg); err != nil {
 		return nil, nil, err
 	}
@@ -151,7 +151,7 @@ func (c *call) copyEnds(srcArg, dstArg string) (src, dst *fsx.Walk, err error) {
 }
 
 // destDir opens the directory a walk leads to, creating it (and missing parents) when missing.
-func (t *Toolset) destDir(c *call, w *fsx.Walk) (*fsx.Dir, error) {
+func (t *Toolset) destDir(c *call, w *safefs.Walk) (*safefs.Dir, error) {
 	if w.Exists {
 		if !w.Info.IsDir() {
 			return nil, fmt.Errorf("%s exists and is not a directory", w.Path)
@@ -180,14 +180,14 @@ func (t *Toolset) destDir(c *call, w *fsx.Walk) (*fsx.Dir, error) {
 // treeFile is a regular file found below a directory: its slash path and its lstat.
 type treeFile struct {
 	rel  string
-	info fsx.Info
+	info safefs.Info
 }
 
 // readableFiles lists the regular files and links below d that the agent may read (through
 // descriptors, never entering a link), skipping what matches exclude.
-func (t *Toolset) readableFiles(ctx context.Context, d *fsx.Dir, exclude []string) (files, links []treeFile, err error) {
-	err = walkTree(ctx, d, func(dir *fsx.Dir, rel string, e fsx.Entry) (bool, error) {
-		if matchAny(exclude, rel) || !t.readable(fsx.Join(dir.Path, e.Name)) {
+func (t *Toolset) readableFiles(ctx context.Context, d *safefs.Dir, exclude []string) (files, links []treeFile, err error) {
+	err = walkTree(ctx, d, func(dir *safefs.Dir, rel string, e safefs.Entry) (bool, error) {
+		if matchAny(exclude, rel) || !t.readable(safefs.Join(dir.Path, e.Name)) {
 			return false, nil
 		}
 		switch {
@@ -206,7 +206,7 @@ func (t *Toolset) readableFiles(ctx context.Context, d *fsx.Dir, exclude []strin
 
 // copyTree copies the files under src to the same relative places under dst, judging every
 // destination file on its own (protected files inside a writable tree).
-func (t *Toolset) copyTree(ctx context.Context, c *call, src, dst *fsx.Dir, include, exclude []string, overwrite bool) (copyResult, error) {
+func (t *Toolset) copyTree(ctx context.Context, c *call, src, dst *safefs.Dir, include, exclude []string, overwrite bool) (copyResult, error) {
 	res := copyResult{Source: src.Path, Destination: dst.Path, Copied: []string{}, Skipped: []skipped{}, Errors: []failure{}}
 	files, links, err := t.readableFiles(ctx, src, exclude)
 	if err != nil {
@@ -214,7 +214,7 @@ func (t *Toolset) copyTree(ctx context.Context, c *call, src, dst *fsx.Dir, incl
 	}
 	for _, l := range links {
 		if len(include) == 0 || matchAny(include, l.rel) {
-			res.Skipped = append(res.Skipped, skipped{fsx.JoinRel(src.Path, l.rel), "symbolic link (not copied)"})
+			res.Skipped = append(res.Skipped, skipped{safefs.JoinRel(src.Path, l.rel), "symbolic link (not copied)"})
 		}
 	}
 	for _, f := range files {
@@ -224,7 +224,7 @@ func (t *Toolset) copyTree(ctx context.Context, c *call, src, dst *fsx.Dir, incl
 		if len(include) > 0 && !matchAny(include, f.rel) {
 			continue
 		}
-		target := fsx.JoinRel(dst.Path, f.rel)
+		target := safefs.JoinRel(dst.Path, f.rel)
 		if err := t.checkEntry(ctx, c.name, target, permissions.Write); err != nil {
 			res.Skipped = append(res.Skipped, skipped{target, err.Error()})
 			continue
@@ -233,7 +233,7 @@ func (t *Toolset) copyTree(ctx context.Context, c *call, src, dst *fsx.Dir, incl
 			if errors.Is(err, errExists) {
 				res.Skipped = append(res.Skipped, skipped{target, "exists (overwrite is false)"})
 			} else {
-				res.Errors = append(res.Errors, failure{fsx.JoinRel(src.Path, f.rel), pathErr(target, err).Error()})
+				res.Errors = append(res.Errors, failure{safefs.JoinRel(src.Path, f.rel), pathErr(target, err).Error()})
 			}
 			continue
 		}
@@ -244,7 +244,7 @@ func (t *Toolset) copyTree(ctx context.Context, c *call, src, dst *fsx.Dir, incl
 
 // copyRel copies the file f below src to the same place below dst, both reached through
 // descriptors; the source must still be the file listed.
-func (t *Toolset) copyRel(ctx context.Context, c *call, src, dst *fsx.Dir, f treeFile, overwrite bool) error {
+func (t *Toolset) copyRel(ctx context.Context, c *call, src, dst *safefs.Dir, f treeFile, overwrite bool) error {
 	sdir, name, err := dirRel(src, f.rel, false)
 	if err != nil {
 		return err
@@ -349,7 +349,7 @@ func (t *Toolset) moveFile(ctx context.Context, c *call) (any, error) {
 	if err := t.keepOriginal(ctx, dir, dst.Name, dst.Path); err != nil {
 		return nil, err
 	}
-	err = fsx.Rename(src.Dir, src.Name, dir, dst.Name)
+	err = safefs.Rename(src.Dir, src.Name, dir, dst.Name)
 	if errors.Is(err, syscall.EXDEV) {
 		err = t.moveAcrossDevices(ctx, c, src, dir, dst.Name)
 	}
@@ -365,7 +365,7 @@ func (t *Toolset) moveFile(ctx context.Context, c *call) (any, error) {
 }
 
 // sameEntry checks the walked entry is still what stands at its name (not swapped since).
-func sameEntry(w *fsx.Walk) error {
+func sameEntry(w *safefs.Walk) error {
 	cur, err := w.Dir.Lstat(w.Name)
 	if err != nil {
 		return pathErr(w.Path, err)
@@ -377,7 +377,7 @@ func sameEntry(w *fsx.Walk) error {
 }
 
 // moveAcrossDevices copies then deletes.
-func (t *Toolset) moveAcrossDevices(ctx context.Context, c *call, src *fsx.Walk, dir *fsx.Dir, name string) error {
+func (t *Toolset) moveAcrossDevices(ctx context.Context, c *call, src *safefs.Walk, dir *safefs.Dir, name string) error {
 	if _, err := dir.Lstat(name); err == nil {
 		return os.ErrExist
 	}
@@ -417,15 +417,15 @@ func (t *Toolset) moveAcrossDevices(ctx context.Context, c *call, src *fsx.Walk,
 
 // checkTreeOf checks that every entry below the walked directory may go (moved or deleted with
 // it): never a system path, each judged as a deletion on its canonical path.
-func (t *Toolset) checkTreeOf(ctx context.Context, tool string, w *fsx.Walk) error {
+func (t *Toolset) checkTreeOf(ctx context.Context, tool string, w *safefs.Walk) error {
 	d, err := w.Dir.SubSame(w.Name, w.Info)
 	if err != nil {
 		return pathErr(w.Path, err)
 	}
 	defer d.Close()
 	var bad []string
-	err = walkTree(ctx, d, func(dir *fsx.Dir, rel string, e fsx.Entry) (bool, error) {
-		p := fsx.Join(dir.Path, e.Name)
+	err = walkTree(ctx, d, func(dir *safefs.Dir, rel string, e safefs.Entry) (bool, error) {
+		p := safefs.Join(dir.Path, e.Name)
 		if x := excludedIn(rel); x != "" {
 			bad = append(bad, p+" (system path "+x+")")
 			return false, nil

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/massgen-go/massgen/permissions"
+	"github.com/massgen-go/massgen/permissions/guard"
 )
 
 // fakeCustom records the calls that reach it and the sandbox they are handed.
@@ -116,7 +117,7 @@ func TestCustomToolNamesCannotShadow(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"write_file", "mcp__fs__read_file"} {
-		_, err := NewToolset(ToolsetOptions{Guard: permissions.NewGuard(pol, permissions.GuardOptions{}), Custom: namedCustom(name)})
+		_, err := NewToolset(ToolsetOptions{Guard: guard.New(pol, guard.Options{}), Custom: namedCustom(name)})
 		if err == nil {
 			t.Errorf("a custom tool named %s was accepted", name)
 		}

@@ -7,21 +7,21 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/massgen-go/massgen/filesystem/internal/fsx"
+	"github.com/massgen-go/massgen/internal/safefs"
 	"github.com/massgen-go/massgen/permissions"
 )
 
 // unreadUnder lists the regular files and links below the walked directory that the agent has
 // not read or created in this run.
-func (t *Toolset) unreadUnder(ctx context.Context, w *fsx.Walk) ([]string, error) {
+func (t *Toolset) unreadUnder(ctx context.Context, w *safefs.Walk) ([]string, error) {
 	d, err := w.Dir.SubSame(w.Name, w.Info)
 	if err != nil {
 		return nil, err
 	}
 	defer d.Close()
 	var unread []string
-	err = walkTree(ctx, d, func(dir *fsx.Dir, rel string, e fsx.Entry) (bool, error) {
-		p := fsx.Join(dir.Path, e.Name)
+	err = walkTree(ctx, d, func(dir *safefs.Dir, rel string, e safefs.Entry) (bool, error) {
+		p := safefs.Join(dir.Path, e.Name)
 		if !e.Info.IsDir() && !t.tracker.Known(p) {
 			unread = append(unread, p)
 		}
@@ -33,11 +33,11 @@ func (t *Toolset) unreadUnder(ctx context.Context, w *fsx.Walk) ([]string, error
 
 // linkTargetKnown: a link whose target the agent read (through it) counts as read: deleting
 // the link never touches the target.
-func (t *Toolset) linkTargetKnown(w *fsx.Walk) bool {
+func (t *Toolset) linkTargetKnown(w *safefs.Walk) bool {
 	if !w.Info.IsLink() {
 		return false
 	}
-	target, err := fsx.Resolve(w.Path, false)
+	target, err := safefs.Resolve(w.Path, false)
 	if err != nil {
 		return false
 	}
@@ -143,8 +143,8 @@ func (t *Toolset) deleteFilesBatch(ctx context.Context, c *call) (any, error) {
 	defer d.Close()
 	res := batchDelete{BasePath: w.Path, DryRun: dry, Deleted: []string{}, Skipped: []skipped{}, Errors: []failure{}}
 	var targets []treeFile
-	err = walkTree(ctx, d, func(dir *fsx.Dir, rel string, e fsx.Entry) (bool, error) {
-		p := fsx.Join(dir.Path, e.Name)
+	err = walkTree(ctx, d, func(dir *safefs.Dir, rel string, e safefs.Entry) (bool, error) {
+		p := safefs.Join(dir.Path, e.Name)
 		if matchAny(exclude, rel) || !t.readable(p) {
 			return false, nil
 		}
@@ -167,7 +167,7 @@ func (t *Toolset) deleteFilesBatch(ctx context.Context, c *call) (any, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		abs := fsx.JoinRel(w.Path, f.rel)
+		abs := safefs.JoinRel(w.Path, f.rel)
 		if x := t.excludedBelowRoot(abs); x != "" {
 			res.Skipped = append(res.Skipped, skipped{abs, "system path (" + x + ") is never deleted"})
 			continue
@@ -197,7 +197,7 @@ func (t *Toolset) deleteFilesBatch(ctx context.Context, c *call) (any, error) {
 
 // deleteIn deletes the file f below the base directory d (trash outside the workspace),
 // reaching it through descriptors; it must still be the entry listed.
-func (t *Toolset) deleteIn(c *call, d *fsx.Dir, f treeFile, abs string, res *batchDelete) error {
+func (t *Toolset) deleteIn(c *call, d *safefs.Dir, f treeFile, abs string, res *batchDelete) error {
 	dir, name, err := dirRel(d, f.rel, false)
 	if err != nil {
 		return pathErr(abs, err)

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/massgen-go/massgen/filesystem/internal/fsx"
 	"github.com/massgen-go/massgen/internal/pathx"
+	"github.com/massgen-go/massgen/internal/safefs"
 	"github.com/massgen-go/massgen/permissions"
 )
 
@@ -79,9 +79,9 @@ func FuzzWalkDecide(f *testing.F) {
 		if real == "" {
 			return // the directory was removed meanwhile: nothing can land anywhere
 		}
-		landing := fsx.Join(real, w.Name)
+		landing := safefs.Join(real, w.Name)
 		if len(w.Missing) > 0 {
-			landing = fsx.Join(real, strings.Join(append(append([]string{}, w.Missing...), w.Name), "/"))
+			landing = safefs.Join(real, strings.Join(append(append([]string{}, w.Missing...), w.Name), "/"))
 		}
 		if !pathx.WithinAny(landing, e.pol.WritableRoots()) {
 			t.Fatalf("%s %q allowed (%s) but lands at %s, outside the writable roots", tool, p, d.Path, landing)
@@ -101,7 +101,7 @@ func FuzzWalkDecide(f *testing.F) {
 }
 
 // heldPath is where the kernel says a held directory is now ("" when it was removed).
-func heldPath(t *testing.T, d *fsx.Dir) string {
+func heldPath(t *testing.T, d *safefs.Dir) string {
 	f, err := d.File()
 	if err != nil {
 		return ""

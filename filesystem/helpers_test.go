@@ -8,8 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/massgen-go/massgen/filesystem/sandbox"
+	"github.com/massgen-go/massgen/internal/sandbox"
 	"github.com/massgen-go/massgen/permissions"
+	"github.com/massgen-go/massgen/permissions/guard"
 )
 
 // TestMain lets the test binary act as the command sandbox helper (execute_command re-executes
@@ -77,7 +78,7 @@ func newEnv(t testing.TB, role permissions.Role, opts ...envOpt) *env {
 		t.Fatal(err)
 	}
 	e.pol = pol
-	to.Guard = permissions.NewGuard(pol, permissions.GuardOptions{})
+	to.Guard = guard.New(pol, guard.Options{})
 	e.ts, err = NewToolset(to)
 	if err != nil {
 		t.Fatal(err)

@@ -17,8 +17,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/massgen-go/massgen/filesystem/internal/fsx"
 	"github.com/massgen-go/massgen/internal/pathx"
+	"github.com/massgen-go/massgen/internal/safefs"
 )
 
 // Change review and undo. A Journal records, for one turn, what every entry of a writable
@@ -265,7 +265,7 @@ func (j *Journal) knownBefore(path string) (known, absent bool) {
 // keeps a copy of it: a file's content, a link's target, a directory's whole tree (walked
 // through descriptors). An entry whose original cannot be kept must not be changed: the caller
 // fails the call.
-func (j *Journal) keep(ctx context.Context, dir *fsx.Dir, name, p string) error {
+func (j *Journal) keep(ctx context.Context, dir *safefs.Dir, name, p string) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	known, absent := j.knownBefore(p)
@@ -298,8 +298,8 @@ func (j *Journal) keep(ctx context.Context, dir *fsx.Dir, name, p string) error 
 		return err
 	}
 	defer sub.Close()
-	return walkTree(ctx, sub, func(d *fsx.Dir, rel string, e fsx.Entry) (bool, error) {
-		ep := fsx.JoinRel(p, rel)
+	return walkTree(ctx, sub, func(d *safefs.Dir, rel string, e safefs.Entry) (bool, error) {
+		ep := safefs.JoinRel(p, rel)
 		if _, ok := j.byPath[ep]; ok {
 			return e.Info.IsDir(), nil
 		}
@@ -316,7 +316,7 @@ func (j *Journal) keep(ctx context.Context, dir *fsx.Dir, name, p string) error 
 
 // keepEntry keeps a file's content (read through the held directory, and only if it is still
 // the entry described by info) or a link's target.
-func (j *Journal) keepEntry(dir *fsx.Dir, name, p string, info fsx.Info) (EntryState, error) {
+func (j *Journal) keepEntry(dir *safefs.Dir, name, p string, info safefs.Info) (EntryState, error) {
 	switch {
 	case info.IsLink():
 		target, err := dir.Readlink(name)
@@ -579,7 +579,7 @@ func (j *Journal) finish(ctx context.Context) (*ChangeSet, error) {
 // addCreatedBelow records every entry below the new directory p (moved or copied in whole) as
 // created, through descriptors.
 func (j *Journal) addCreatedBelow(ctx context.Context, p string) {
-	w, err := fsx.Resolve(p, false)
+	w, err := safefs.Resolve(p, false)
 	if err != nil {
 		return
 	}
@@ -592,8 +592,8 @@ func (j *Journal) addCreatedBelow(ctx context.Context, p string) {
 		return
 	}
 	defer d.Close()
-	_ = walkTree(ctx, d, func(_ *fsx.Dir, rel string, e fsx.Entry) (bool, error) {
-		ep := fsx.JoinRel(p, rel)
+	_ = walkTree(ctx, d, func(_ *safefs.Dir, rel string, e safefs.Entry) (bool, error) {
+		ep := safefs.JoinRel(p, rel)
 		if _, ok := j.byPath[ep]; !ok {
 			j.remember(ep, EntryState{Type: EntryAbsent}) // in changes.json: the journal's lines are closed
 		}
@@ -643,7 +643,7 @@ func (j *Journal) stateNow(path string) (EntryState, []byte) {
 // entryState describes what stands at path now; for a regular file it also returns it opened
 // (through the walk: a file swapped in meanwhile is not read), and the caller hashes it.
 func entryState(path string) (EntryState, *os.File) {
-	w, err := fsx.Resolve(path, true)
+	w, err := safefs.Resolve(path, true)
 	if err != nil {
 		return EntryState{Type: EntryAbsent}, nil
 	}

@@ -9,9 +9,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/massgen-go/massgen/filesystem/internal/fsx"
-	"github.com/massgen-go/massgen/filesystem/sandbox"
 	"github.com/massgen-go/massgen/internal/pathx"
+	"github.com/massgen-go/massgen/internal/safefs"
+	"github.com/massgen-go/massgen/internal/sandbox"
 )
 
 // Commands and the change journal. A command changes files by itself, inside the sandbox, so
@@ -31,7 +31,7 @@ const (
 
 // invEntry is one entry of a pre-command inventory.
 type invEntry struct {
-	info  fsx.Info
+	info  safefs.Info
 	state EntryState // what undo puts back; a file's content is at off in the blob
 	off   int64
 	known bool // the journal knew it already: nothing was copied
@@ -78,7 +78,7 @@ func (t *Toolset) beforeCommand(ctx context.Context, pol sandbox.Policy) (*inven
 		os.Remove(inv.blob.Name()) // unnamed: it goes away with the descriptor, whatever happens
 	}
 	if err == nil {
-		err = t.walkWritable(ctx, roots, pol.Keep, func(dir *fsx.Dir, name, p string, info fsx.Info) error {
+		err = t.walkWritable(ctx, roots, pol.Keep, func(dir *safefs.Dir, name, p string, info safefs.Info) error {
 			if known, absent := j.knownBefore(p); known || absent {
 				inv.entries[p] = invEntry{info: info, known: true}
 				return nil
@@ -183,9 +183,9 @@ func (t *Toolset) afterCommand(ctx context.Context, inv *inventory, keep []strin
 	j := t.o.Journal
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	now := map[string]fsx.Info{}
+	now := map[string]safefs.Info{}
 	var order []string
-	err := t.walkWritable(ctx, inv.roots, keep, func(_ *fsx.Dir, _, p string, info fsx.Info) error {
+	err := t.walkWritable(ctx, inv.roots, keep, func(_ *safefs.Dir, _, p string, info safefs.Info) error {
 		now[p] = info
 		order = append(order, p)
 		return nil
@@ -227,7 +227,7 @@ func (t *Toolset) afterCommand(ctx context.Context, inv *inventory, keep []strin
 // unchanged reports whether an entry is the same before and after a command: the same inode
 // with the same size, times and mode (any write moves ctime, which a command cannot set). For a
 // directory only the inode and mode count: its entries are entries of their own.
-func unchanged(a, b fsx.Info) bool {
+func unchanged(a, b safefs.Info) bool {
 	if !a.Same(b) || a.Mode != b.Mode {
 		return false
 	}
@@ -240,7 +240,7 @@ func unchanged(a, b fsx.Info) bool {
 // walkWritable visits every entry a command may change under roots (canonical, each a context
 // path's root): through descriptors, not entering Keep paths (read-only to commands), private
 // paths or other managed roots nested inside (a workspace).
-func (t *Toolset) walkWritable(ctx context.Context, roots, keep []string, visit func(dir *fsx.Dir, name, p string, info fsx.Info) error) error {
+func (t *Toolset) walkWritable(ctx context.Context, roots, keep []string, visit func(dir *safefs.Dir, name, p string, info safefs.Info) error) error {
 	kept := func(p string) bool {
 		for _, k := range keep {
 			if pathx.Within(p, k) {
@@ -250,7 +250,7 @@ func (t *Toolset) walkWritable(ctx context.Context, roots, keep []string, visit 
 		return false
 	}
 	for _, root := range roots {
-		w, err := fsx.Resolve(root, false)
+		w, err := safefs.Resolve(root, false)
 		if err != nil {
 			return err
 		}
@@ -271,8 +271,8 @@ func (t *Toolset) walkWritable(ctx context.Context, roots, keep []string, visit 
 		if err != nil {
 			return err
 		}
-		err = walkTree(ctx, d, func(dir *fsx.Dir, rel string, e fsx.Entry) (bool, error) {
-			p := fsx.Join(dir.Path, e.Name)
+		err = walkTree(ctx, d, func(dir *safefs.Dir, rel string, e safefs.Entry) (bool, error) {
+			p := safefs.Join(dir.Path, e.Name)
 			if kept(p) || t.isPrivate(p) || t.pol.ManagedRoot(p) != root {
 				return false, nil
 			}

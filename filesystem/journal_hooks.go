@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/massgen-go/massgen/filesystem/internal/fsx"
+	"github.com/massgen-go/massgen/internal/safefs"
 )
 
 // The tools' side of the change journal (ToolsetOptions.Journal): each tool that writes,
@@ -32,7 +32,7 @@ func (t *Toolset) journaled(p string) bool {
 
 // keepOriginal keeps what the entry name of dir (canonical path p) is, before a tool changes
 // it. An original that cannot be kept fails the call: the entry is left as it is.
-func (t *Toolset) keepOriginal(ctx context.Context, dir *fsx.Dir, name, p string) error {
+func (t *Toolset) keepOriginal(ctx context.Context, dir *safefs.Dir, name, p string) error {
 	if !t.journaled(p) {
 		return nil
 	}

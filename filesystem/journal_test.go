@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/massgen-go/massgen/internal/testing/lane"
 	"github.com/massgen-go/massgen/permissions"
 )
 
@@ -307,6 +308,7 @@ func TestJournalKeepsTheOriginalAgainstSwaps(t *testing.T) {
 // TestUndoNeverFollowsLinks: while undo puts files back, a goroutine keeps replacing the
 // directory that holds them with a link to a folder outside. Nothing is ever written outside.
 func TestUndoNeverFollowsLinks(t *testing.T) {
+	lane.Long(t)
 	for round := 0; round < 200; round++ {
 		var j *Journal
 		e := newEnv(t, permissions.Final, withJournal(&j))

@@ -10,7 +10,9 @@ import (
 	"testing"
 
 	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/internal/agentenv/permconfig"
 	"github.com/massgen-go/massgen/permissions"
+	"github.com/massgen-go/massgen/permissions/guard"
 )
 
 // runLayout is the tree a real run leaves in the project with `--context .` (the scripted
@@ -77,7 +79,7 @@ func listingEnv(t *testing.T, role permissions.Role) (base string, ts *Toolset, 
 		{ID: "builder", Backend: configs.Backend{Type: "scripted", CWD: filepath.Join(ms, "workspaces", "workspace1")}},
 		{ID: "reviewer", Backend: configs.Backend{Type: "scripted", CWD: filepath.Join(ms, "workspaces", "workspace2")}},
 	}
-	spec, err := permissions.SpecFromConfig(cfg, "reviewer", role, permissions.SpecOptions{
+	spec, err := permconfig.SpecFromConfig(cfg, "reviewer", role, permconfig.SpecOptions{
 		TempWorkspaces: []string{filepath.Join(ms, "temp_workspaces", "reviewer")},
 		ReadOnly:       []string{filepath.Join(ms, "sessions", "s1", "turn_1", "workspace")},
 		Sandboxed:      true,
@@ -90,7 +92,7 @@ func listingEnv(t *testing.T, role permissions.Role) (base string, ts *Toolset, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts, err = NewToolset(ToolsetOptions{Guard: permissions.NewGuard(pol, permissions.GuardOptions{}), TrashDir: filepath.Join(ms, "trash", "run2")})
+	ts, err = NewToolset(ToolsetOptions{Guard: guard.New(pol, guard.Options{}), TrashDir: filepath.Join(ms, "trash", "run2")})
 	if err != nil {
 		t.Fatal(err)
 	}

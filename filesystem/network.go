@@ -3,8 +3,8 @@ package filesystem
 import (
 	"context"
 
-	"github.com/massgen-go/massgen/filesystem/sandbox"
-	"github.com/massgen-go/massgen/filesystem/sandbox/netproxy"
+	"github.com/massgen-go/massgen/internal/sandbox"
+	"github.com/massgen-go/massgen/internal/sandbox/netproxy"
 )
 
 type notesKey struct{}

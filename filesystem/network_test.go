@@ -16,15 +16,19 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/massgen-go/massgen/filesystem/sandbox"
-	"github.com/massgen-go/massgen/filesystem/sandbox/netproxy"
+	"github.com/massgen-go/massgen/internal/sandbox"
+	"github.com/massgen-go/massgen/internal/sandbox/netproxy"
+	"github.com/massgen-go/massgen/internal/testing/lane"
 	"github.com/massgen-go/massgen/permissions"
+	"github.com/massgen-go/massgen/permissions/audit"
+	"github.com/massgen-go/massgen/permissions/guard"
 )
 
 // TestExecuteCommandNetwork: each connection a command's proxy allows or refuses is a line of
 // the audit log (permissions.jsonl) and a note of the call ("network: HOST:PORT allowed"); an
 // address listed exactly reaches the host's server through the proxy's own connector.
 func TestExecuteCommandNetwork(t *testing.T) {
+	lane.Long(t)
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Skip("curl not installed")
 	}
@@ -39,12 +43,12 @@ func TestExecuteCommandNetwork(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			e := newEnv(t, permissions.Coordination, withSandbox(mode))
 			auditPath := filepath.Join(t.TempDir(), "permissions.jsonl")
-			audit, err := permissions.OpenAuditLog(auditPath)
+			auditLog, err := audit.Open(auditPath)
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer audit.Close()
-			ts, err := NewToolset(ToolsetOptions{Guard: permissions.NewGuard(e.pol, permissions.GuardOptions{Audit: audit}), Sandbox: mode,
+			defer auditLog.Close()
+			ts, err := NewToolset(ToolsetOptions{Guard: guard.New(e.pol, guard.Options{Audit: auditLog}), Sandbox: mode,
 				CommandNetwork: sandbox.Network{Mode: sandbox.NetworkAllowlist, Allow: allow}})
 			if err != nil {
 				t.Fatal(err)
@@ -69,13 +73,13 @@ func TestExecuteCommandNetwork(t *testing.T) {
 				t.Errorf("notes %q, want %q", notes, want)
 			}
 			b, _ := os.ReadFile(auditPath)
-			var lines []permissions.AuditEntry
+			var lines []audit.Entry
 			for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-				var en permissions.AuditEntry
+				var en audit.Entry
 				if err := json.Unmarshal([]byte(l), &en); err != nil {
 					t.Fatalf("audit line %q: %v", l, err)
 				}
-				if en.Tool == permissions.NetworkAuditTool {
+				if en.Tool == guard.NetworkAuditTool {
 					lines = append(lines, en)
 				}
 			}

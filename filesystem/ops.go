@@ -12,7 +12,7 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
-	"github.com/massgen-go/massgen/filesystem/internal/fsx"
+	"github.com/massgen-go/massgen/internal/safefs"
 	"github.com/massgen-go/massgen/permissions"
 )
 
@@ -142,12 +142,12 @@ var errStop = errors.New("stop")
 // treeVisit is called for each entry below the walked directory: dir holds it (dir.Path is
 // canonical), rel is its slash path below the walk's root. For a directory, descend says whether
 // to walk into it.
-type treeVisit func(dir *fsx.Dir, rel string, e fsx.Entry) (descend bool, err error)
+type treeVisit func(dir *safefs.Dir, rel string, e safefs.Entry) (descend bool, err error)
 
 // walkTree visits everything below d, sorted, depth first, through directory descriptors: each
 // subdirectory is opened in the one holding it, never following a link (a link swapped in for a
 // directory mid-walk is not entered). Unreadable subdirectories are left out.
-func walkTree(ctx context.Context, d *fsx.Dir, visit treeVisit) error {
+func walkTree(ctx context.Context, d *safefs.Dir, visit treeVisit) error {
 	err := walkTreeIn(ctx, d, "", visit, 0)
 	if errors.Is(err, errStop) {
 		return nil
@@ -155,7 +155,7 @@ func walkTree(ctx context.Context, d *fsx.Dir, visit treeVisit) error {
 	return err
 }
 
-func walkTreeIn(ctx context.Context, d *fsx.Dir, prefix string, visit treeVisit, depth int) error {
+func walkTreeIn(ctx context.Context, d *safefs.Dir, prefix string, visit treeVisit, depth int) error {
 	ents, _, err := d.Entries(0)
 	if err != nil {
 		if depth == 0 {
@@ -192,10 +192,10 @@ func walkTreeIn(ctx context.Context, d *fsx.Dir, prefix string, visit treeVisit,
 }
 
 // openRel opens the regular file rel (slash path) below d, descending through descriptors.
-func openRel(d *fsx.Dir, rel string) (*os.File, fsx.Info, error) {
+func openRel(d *safefs.Dir, rel string) (*os.File, safefs.Info, error) {
 	parent, name, err := dirRel(d, rel, false)
 	if err != nil {
-		return nil, fsx.Info{}, err
+		return nil, safefs.Info{}, err
 	}
 	defer parent.Close()
 	return parent.OpenFile(name)
@@ -203,7 +203,7 @@ func openRel(d *fsx.Dir, rel string) (*os.File, fsx.Info, error) {
 
 // dirRel opens the directory holding rel below d (creating missing ones with create) and
 // returns it with rel's last name. The caller closes the directory.
-func dirRel(d *fsx.Dir, rel string, create bool) (*fsx.Dir, string, error) {
+func dirRel(d *safefs.Dir, rel string, create bool) (*safefs.Dir, string, error) {
 	parts := strings.Split(rel, "/")
 	name := parts[len(parts)-1]
 	dirs := parts[:len(parts)-1]
@@ -228,7 +228,7 @@ func dirRel(d *fsx.Dir, rel string, create bool) (*fsx.Dir, string, error) {
 
 // dirRelMade is dirRel creating the missing directories; made is the first one it created ("":
 // none).
-func dirRelMade(d *fsx.Dir, rel string) (dir *fsx.Dir, name, made string, err error) {
+func dirRelMade(d *safefs.Dir, rel string) (dir *safefs.Dir, name, made string, err error) {
 	parts := strings.Split(rel, "/")
 	dir, made, err = d.MkdirAll(parts[:len(parts)-1])
 	return dir, parts[len(parts)-1], made, err

@@ -7,20 +7,20 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/massgen-go/massgen/filesystem/internal/fsx"
 	"github.com/massgen-go/massgen/internal/pathx"
+	"github.com/massgen-go/massgen/internal/safefs"
 	"github.com/massgen-go/massgen/internal/winpath"
 	"github.com/massgen-go/massgen/permissions"
 )
 
 // errChanged is returned when an entry changed between the walk that was judged and its use.
-var errChanged = fsx.ErrChanged
+var errChanged = safefs.ErrChanged
 
 // walks are the walks of one call. The permission decision resolves each path argument through
 // them (permissions.Resolver) and decides on the canonical path found; the tool then acts on the
 // same walk's descriptors. Nothing is resolved again by string in between.
 type walks struct {
-	m map[walkKey]*fsx.Walk
+	m map[walkKey]*safefs.Walk
 }
 
 type walkKey struct {
@@ -28,7 +28,7 @@ type walkKey struct {
 	entry bool
 }
 
-func newWalks() *walks { return &walks{m: map[walkKey]*fsx.Walk{}} }
+func newWalks() *walks { return &walks{m: map[walkKey]*safefs.Walk{}} }
 
 // Resolve implements permissions.Resolver.
 func (ws *walks) Resolve(arg, abs string, entry bool) (string, error) {
@@ -36,9 +36,9 @@ func (ws *walks) Resolve(arg, abs string, entry bool) (string, error) {
 	if w := ws.m[k]; w != nil {
 		return w.Path, nil
 	}
-	w, err := fsx.Resolve(abs, entry)
+	w, err := safefs.Resolve(abs, entry)
 	if err != nil {
-		var fe *fsx.Error
+		var fe *safefs.Error
 		if errors.As(err, &fe) {
 			re := &permissions.ResolveError{Abs: abs, At: fe.At, Err: fe.Err}
 			if errors.Is(fe.Err, syscall.ENOTDIR) {
@@ -60,7 +60,7 @@ func (ws *walks) close() {
 
 // walk is the walk the decision judged for a path argument. A path argument the decision did
 // not resolve cannot be acted on: that is a bug, and the call fails closed.
-func (c *call) walk(arg string) (*fsx.Walk, error) {
+func (c *call) walk(arg string) (*safefs.Walk, error) {
 	if w := c.walks.m[walkKey{arg, true}]; w != nil {
 		return w, nil
 	}
@@ -71,7 +71,7 @@ func (c *call) walk(arg string) (*fsx.Walk, error) {
 }
 
 // existing is walk for an argument that must name something that exists.
-func (c *call) existing(arg string) (*fsx.Walk, error) {
+func (c *call) existing(arg string) (*safefs.Walk, error) {
 	w, err := c.walk(arg)
 	if err != nil {
 		return nil, err
@@ -83,7 +83,7 @@ func (c *call) existing(arg string) (*fsx.Walk, error) {
 }
 
 // dirOf opens an argument's walk as a directory.
-func (c *call) dirOf(arg string) (*fsx.Walk, *fsx.Dir, error) {
+func (c *call) dirOf(arg string) (*safefs.Walk, *safefs.Dir, error) {
 	w, err := c.existing(arg)
 	if err != nil {
 		return nil, nil, err
@@ -106,10 +106,10 @@ func (t *Toolset) readable(p string) bool {
 
 // visible reports whether the entry e of the directory dir (canonical) is shown: a link is shown
 // when what it leads to may be read, anything else when it may be read itself.
-func (t *Toolset) visible(dir string, e fsx.Entry) bool {
-	p := fsx.Join(dir, e.Name)
+func (t *Toolset) visible(dir string, e safefs.Entry) bool {
+	p := safefs.Join(dir, e.Name)
 	if e.Info.IsLink() {
-		w, err := fsx.Resolve(p, false)
+		w, err := safefs.Resolve(p, false)
 		if err != nil {
 			return false
 		}

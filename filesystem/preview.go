@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/massgen-go/massgen/filesystem/internal/fsx"
+	"github.com/massgen-go/massgen/internal/safefs"
 )
 
 // PreviewChange is what a call would change, for the permission prompt: a unified diff for
@@ -52,7 +52,7 @@ func PreviewChange(tool string, args map[string]any, paths []string) string {
 // previewDiff diffs the file at path (absent: empty) against what change makes of it.
 func previewDiff(path string, change func(cur string) (string, error)) string {
 	cur, exists := "", false
-	if w, err := fsx.Resolve(path, false); err == nil {
+	if w, err := safefs.Resolve(path, false); err == nil {
 		exists = w.Exists
 		w.Close()
 	}
@@ -80,7 +80,7 @@ func previewDiff(path string, change func(cur string) (string, error)) string {
 // currentText reads the text file at path (through a walk: never a link at the end, never a
 // special file), if it is small enough to diff.
 func currentText(path string) (string, bool) {
-	w, err := fsx.Resolve(path, false)
+	w, err := safefs.Resolve(path, false)
 	if err != nil {
 		return "", false
 	}

@@ -22,6 +22,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/massgen-go/massgen/internal/testing/lane"
 	"github.com/massgen-go/massgen/permissions"
 )
 
@@ -188,6 +189,7 @@ func noSecretsUnder(t *testing.T, dir string, secrets ...string) {
 // TestRaceFileSwappedForLink: ws/x flips between a regular file and a link to a protected,
 // private or outside file while write, edit, read, copy, compare, info and move tools use it.
 func TestRaceFileSwappedForLink(t *testing.T) {
+	lane.Long(t)
 	golden := func(e *env, _ string) string { return filepath.Join(e.proj, "golden", "expected.txt") }
 	private := func(_ *env, other string) string { return filepath.Join(other, "secret.txt") }
 	outside := func(e *env, _ string) string { return filepath.Join(e.out, "secret.txt") }
@@ -249,6 +251,7 @@ func TestRaceFileSwappedForLink(t *testing.T) {
 // directory, the project root (to plant .massgen/permissions.yaml) or another agent's workspace,
 // while tools create, write, delete, move, list, search and copy below it.
 func TestRaceDirSwappedForLink(t *testing.T) {
+	lane.Long(t)
 	goldenDir := func(e *env, _ string) string { return filepath.Join(e.proj, "golden") }
 	project := func(e *env, _ string) string { return e.proj }
 	privateDir := func(_ *env, other string) string { return other }
@@ -338,6 +341,7 @@ func TestRaceDirSwappedForLink(t *testing.T) {
 // through the same Toolset (as concurrent mcp serve calls would), while writing through it: the
 // link to the protected file was left by an earlier command.
 func TestRaceConcurrentCallsSwap(t *testing.T) {
+	lane.Long(t)
 	e, other := raceEnv(t)
 	guarded := e.guarded(other)
 	before := snapshotFiles(t, guarded...)

@@ -10,11 +10,11 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
-	"github.com/massgen-go/massgen/filesystem/internal/fsx"
+	"github.com/massgen-go/massgen/internal/safefs"
 )
 
 // readWalk reads the text file a walk found, refusing binary files and directories.
-func (t *Toolset) readWalk(tool string, w *fsx.Walk) (string, error) {
+func (t *Toolset) readWalk(tool string, w *safefs.Walk) (string, error) {
 	return t.readWalkUpTo(tool, w, maxReadBytes)
 }
 
@@ -28,7 +28,7 @@ var errOverBudget = errors.New("over the call's budget")
 // refused with errOverBudget when limit is the smaller, before anything is read. The content is
 // read into one buffer of the file's size, which becomes the string returned (no copies: a
 // call's cost is what it returns).
-func (t *Toolset) readWalkUpTo(tool string, w *fsx.Walk, limit int64) (string, error) {
+func (t *Toolset) readWalkUpTo(tool string, w *safefs.Walk, limit int64) (string, error) {
 	limit = min(limit, maxReadBytes)
 	if k := binaryKind(w.Path, nil); k != "" {
 		return "", errors.New(binaryMessage(tool, w.Path, k))
@@ -325,7 +325,7 @@ func (t *Toolset) directoryTree(ctx context.Context, c *call) (any, error) {
 	nodes := map[string]*entry{"": root}
 	count, size := 0, 0
 	over := overBudget{limit: t.budget.countMore}
-	err = walkTree(ctx, d, func(dir *fsx.Dir, rel string, e fsx.Entry) (bool, error) {
+	err = walkTree(ctx, d, func(dir *safefs.Dir, rel string, e safefs.Entry) (bool, error) {
 		if !t.visible(dir.Path, e) {
 			return false, nil
 		}
@@ -385,7 +385,7 @@ func (t *Toolset) searchFiles(ctx context.Context, c *call) (any, error) {
 	size := 0
 	over := overBudget{limit: t.budget.countMore}
 	lower := strings.ToLower(pattern)
-	err = walkTree(ctx, d, func(dir *fsx.Dir, rel string, e fsx.Entry) (bool, error) {
+	err = walkTree(ctx, d, func(dir *safefs.Dir, rel string, e safefs.Entry) (bool, error) {
 		if matchAny(excl, rel) || !t.visible(dir.Path, e) {
 			return false, nil
 		}
@@ -399,7 +399,7 @@ func (t *Toolset) searchFiles(ctx context.Context, c *call) (any, error) {
 			return true, boolStop(over.visit(ok))
 		}
 		if ok {
-			p := fsx.Join(dir.Path, e.Name)
+			p := safefs.Join(dir.Path, e.Name)
 			cost := jsonLen(p) + 4
 			if len(hits) >= t.budget.searchHits || size+cost > t.budget.searchBytes {
 				return true, boolStop(over.visit(true))

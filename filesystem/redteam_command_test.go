@@ -17,7 +17,10 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/internal/agentenv/permconfig"
+	"github.com/massgen-go/massgen/internal/testing/lane"
 	"github.com/massgen-go/massgen/permissions"
+	"github.com/massgen-go/massgen/permissions/guard"
 )
 
 // exchanger swaps a and b (renameat2 RENAME_EXCHANGE) in a loop until stop is called, which
@@ -84,6 +87,7 @@ func TestRedteamCommandExcludedSymlink(t *testing.T) {
 // the link and deleted the outside .git. Then old entries moved or linked to a system name:
 // on main they stayed, their birth time being older than the command.
 func TestRedteamCommandCleanupRace(t *testing.T) {
+	lane.Long(t)
 	for _, mode := range sandboxModes(t) {
 		t.Run(mode, func(t *testing.T) {
 			e := newEnvNoSystem(t, mode)
@@ -170,7 +174,7 @@ func newReadmeLayout(t *testing.T, role permissions.Role) readmeLayout {
 		Orchestrator: configs.Orchestrator{ContextPaths: []configs.ContextPath{{Path: proj, Permission: "write"}},
 			SnapshotStorage: filepath.Join(mg, "snapshots"), AgentTemporaryWorkspace: filepath.Join(mg, "temp_workspaces")},
 	}
-	spec, err := permissions.SpecFromConfig(cfg, "agent_a", role, permissions.SpecOptions{Sandboxed: true})
+	spec, err := permconfig.SpecFromConfig(cfg, "agent_a", role, permconfig.SpecOptions{Sandboxed: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,6 +197,7 @@ func newReadmeLayout(t *testing.T, role permissions.Role) readmeLayout {
 // the trash's records, the logs (on main Landlock listed them by name). No output or error
 // names another agent.
 func TestRedteamReadmeLayout(t *testing.T) {
+	lane.Long(t)
 	for _, mode := range sandboxModes(t) {
 		for _, role := range []permissions.Role{permissions.Coordination, permissions.Final} {
 			t.Run(fmt.Sprintf("%s/%v", mode, role), func(t *testing.T) {
@@ -201,7 +206,7 @@ func TestRedteamReadmeLayout(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				ts, err := NewToolset(ToolsetOptions{Guard: permissions.NewGuard(pol, permissions.GuardOptions{}), Sandbox: mode})
+				ts, err := NewToolset(ToolsetOptions{Guard: guard.New(pol, guard.Options{}), Sandbox: mode})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -20,9 +20,11 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/massgen-go/massgen/filesystem/sandbox"
+	"github.com/massgen-go/massgen/internal/sandbox"
+	"github.com/massgen-go/massgen/internal/testing/lane"
 	"github.com/massgen-go/massgen/internal/testing/testbin"
 	"github.com/massgen-go/massgen/permissions"
+	"github.com/massgen-go/massgen/permissions/guard"
 )
 
 // snapshotFiles records the content of every regular file under the given roots (and symlink
@@ -361,6 +363,7 @@ func TestRedteamReadBeforeDeleteLaundering(t *testing.T) {
 // permission engine cannot see (shell variables hide the paths from it, so these reach the
 // sandbox, which is the real boundary).
 func TestRedteamCommandEscapes(t *testing.T) {
+	lane.Long(t)
 	for _, mode := range sandboxModes(t) {
 		for _, role := range []permissions.Role{permissions.Coordination, permissions.Final} {
 			t.Run(fmt.Sprintf("%s/%d", mode, role), func(t *testing.T) {
@@ -489,6 +492,7 @@ func findProcs(marker string) []string {
 // background process behind (which could keep writing the workspace after its snapshot, or
 // run on into the next phase) must not leave it running.
 func TestRedteamBackgroundProcessOutlivesCommand(t *testing.T) {
+	lane.Long(t)
 	for _, mode := range sandboxModes(t) {
 		t.Run(mode, func(t *testing.T) {
 			e := newEnv(t, permissions.Coordination, withSandbox(mode))
@@ -523,13 +527,7 @@ func TestRedteamBackgroundProcessOutlivesCommand(t *testing.T) {
 // module), with a realistic layout: the project is a context path that also holds the agents'
 // workspaces and massgen's own directories.
 func TestRedteamBinary(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the massgen binary")
-	}
-	bin, err := testbin.Path()
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := testbin.For(t)
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -678,7 +676,7 @@ func TestRedteamWorkspaceInsideProject(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ts, err := NewToolset(ToolsetOptions{Guard: permissions.NewGuard(pol, permissions.GuardOptions{}), Sandbox: mode, EnforceReadBeforeDelete: true})
+			ts, err := NewToolset(ToolsetOptions{Guard: guard.New(pol, guard.Options{}), Sandbox: mode, EnforceReadBeforeDelete: true})
 			if err != nil {
 				t.Fatal(err)
 			}

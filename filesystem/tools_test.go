@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/massgen-go/massgen/permissions"
+	"github.com/massgen-go/massgen/permissions/guard"
 	"github.com/massgen-go/massgen/permissions/toolargs"
 )
 
@@ -596,7 +597,7 @@ func TestToolTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := NewToolset(ToolsetOptions{Guard: permissions.NewGuard(pol, permissions.GuardOptions{})}); err == nil {
+	if _, err := NewToolset(ToolsetOptions{Guard: guard.New(pol, guard.Options{})}); err == nil {
 		t.Error("a Policy with another tool table was accepted")
 	}
 	// Cancellation: commands and external tools are cancelled, file tools finish.
@@ -724,7 +725,7 @@ func TestNewToolsetRejectsUnknownSandbox(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := permissions.NewGuard(pol, permissions.GuardOptions{})
+	g := guard.New(pol, guard.Options{})
 	if _, err := NewToolset(ToolsetOptions{Guard: g, Sandbox: "firejail"}); err == nil || !strings.Contains(err.Error(), "firejail") {
 		t.Fatalf("err = %v", err)
 	}

@@ -14,16 +14,17 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/massgen-go/massgen/filesystem/sandbox"
 	"github.com/massgen-go/massgen/internal/pathx"
+	"github.com/massgen-go/massgen/internal/sandbox"
 	"github.com/massgen-go/massgen/permissions"
+	"github.com/massgen-go/massgen/permissions/guard"
 	"github.com/massgen-go/massgen/permissions/toolargs"
 )
 
 // ToolsetOptions configures a Toolset for one agent in one role.
 type ToolsetOptions struct {
-	Guard                   *permissions.Guard // every call goes through Guard.Check first
-	TrashDir                string             // <.massgen>/trash/<run-id>; "" = deletions from context paths are refused
+	Guard                   *guard.Guard // every call goes through Guard.Check first
+	TrashDir                string       // <.massgen>/trash/<run-id>; "" = deletions from context paths are refused
 	EnforceReadBeforeDelete bool
 	Tracker                 *Tracker       // files read/created this run; nil: new
 	Sandbox                 string         // "", auto, landlock, bubblewrap, none
@@ -52,7 +53,7 @@ type ToolsetOptions struct {
 // Toolset is the set of tools one agent is offered in one role. It is safe for concurrent use.
 type Toolset struct {
 	o       ToolsetOptions
-	guard   *permissions.Guard
+	guard   *guard.Guard
 	pol     *permissions.Policy
 	tracker *Tracker
 	log     *zap.Logger
@@ -134,6 +135,9 @@ func NewToolset(o ToolsetOptions) (*Toolset, error) {
 // DescribeRoots lists the roots the agent may read, one line each, in the words
 // list_allowed_directories uses: what the agent's prompt shows.
 func (t *Toolset) DescribeRoots() string { return t.pol.DescribeRoots() }
+
+// DescribeLimits is the agent's directory limits, as Tools appends them to every description.
+func (t *Toolset) DescribeLimits() string { return strings.TrimSpace(t.pol.DescribeLimits()) }
 
 // Tracker returns the tracker of files read or created this run.
 func (t *Toolset) Tracker() *Tracker { return t.tracker }

@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/massgen-go/massgen/filesystem/internal/fsx"
+	"github.com/massgen-go/massgen/internal/safefs"
 )
 
 // TrashEntry is one file or directory deleted from a context path and kept in
@@ -35,7 +35,7 @@ const trashMeta = "meta.json"
 // trash moves the entry name of dir (canonical path p, lstat info) into a new trash slot. The
 // move is a renameat from the held directory; across filesystems the data is copied through
 // descriptors and then removed.
-func (t *Toolset) trash(dir *fsx.Dir, name, p string, info fsx.Info) (TrashEntry, error) {
+func (t *Toolset) trash(dir *safefs.Dir, name, p string, info safefs.Info) (TrashEntry, error) {
 	if t.o.TrashDir == "" {
 		return TrashEntry{}, errNoTrash
 	}
@@ -55,7 +55,7 @@ func (t *Toolset) trash(dir *fsx.Dir, name, p string, info fsx.Info) (TrashEntry
 // trashDir, recorded as removed by by: what massgen clears from a folder the config gave it
 // goes where `massgen trash restore` finds it.
 func MoveToTrash(trashDir, path, by string) error {
-	w, err := fsx.Resolve(path, true)
+	w, err := safefs.Resolve(path, true)
 	if err != nil {
 		return fmt.Errorf("moving %s to the trash: %w", path, err)
 	}
@@ -71,7 +71,7 @@ func MoveToTrash(trashDir, path, by string) error {
 // trashDir, recording who removed it (an agent, or "massgen undo"). before (may be nil) is told
 // where the entry's data will be, once the slot is ready and before the move; its error stops
 // the move.
-func moveToTrash(trashDir string, dir *fsx.Dir, name, p string, info fsx.Info, by string, before func(data string) error) (TrashEntry, error) {
+func moveToTrash(trashDir string, dir *safefs.Dir, name, p string, info safefs.Info, by string, before func(data string) error) (TrashEntry, error) {
 	if err := os.MkdirAll(trashDir, 0o700); err != nil {
 		return TrashEntry{}, fmt.Errorf("trash: %w", err)
 	}
@@ -88,7 +88,7 @@ func moveToTrash(trashDir string, dir *fsx.Dir, name, p string, info fsx.Info, b
 		os.RemoveAll(slot)
 		return TrashEntry{}, fmt.Errorf("trash: %w", err)
 	}
-	sw, err := fsx.Resolve(slot, false)
+	sw, err := safefs.Resolve(slot, false)
 	if err != nil {
 		os.RemoveAll(slot)
 		return TrashEntry{}, fmt.Errorf("trash: %w", err)
@@ -106,7 +106,7 @@ func moveToTrash(trashDir string, dir *fsx.Dir, name, p string, info fsx.Info, b
 			return TrashEntry{}, err
 		}
 	}
-	err = fsx.Rename(dir, name, sd, "data")
+	err = safefs.Rename(dir, name, sd, "data")
 	if errors.Is(err, syscall.EXDEV) {
 		if err = copyOut(dir, name, filepath.Join(slot, "data")); err == nil {
 			err = dir.RemoveAll(name)
@@ -138,7 +138,7 @@ func newSlot(trashDir string) (string, string, error) {
 
 // copyOut copies the entry name of d (file, link or directory tree) to the plain path dst (in
 // massgen's own trash), reading the source through descriptors only.
-func copyOut(d *fsx.Dir, name, dst string) error {
+func copyOut(d *safefs.Dir, name, dst string) error {
 	fi, err := d.Lstat(name)
 	if err != nil {
 		return err
@@ -262,7 +262,7 @@ func RestoreTrash(massgenDir, id string) error {
 		return fmt.Errorf("trash: %s: bad original path %q", id, orig)
 	}
 	// The slot is massgen's own, walked like the destination all the same.
-	sw, err := fsx.Resolve(slot, false)
+	sw, err := safefs.Resolve(slot, false)
 	if err != nil {
 		return fmt.Errorf("trash: %s: %w", id, err)
 	}
@@ -279,7 +279,7 @@ func RestoreTrash(massgenDir, id string) error {
 		return fmt.Errorf("trash: %s has no data to restore", id)
 	}
 
-	w, err := fsx.Resolve(orig, true)
+	w, err := safefs.Resolve(orig, true)
 	if err != nil {
 		return fmt.Errorf("cannot restore %s: %w", id, restoreWalkErr(orig, err))
 	}
@@ -295,7 +295,7 @@ func RestoreTrash(massgenDir, id string) error {
 		return fmt.Errorf("cannot restore %s: %w", id, restoreWalkErr(orig, err))
 	}
 	defer dir.Close()
-	err = fsx.Rename(sd, "data", dir, w.Name)
+	err = safefs.Rename(sd, "data", dir, w.Name)
 	if errors.Is(err, syscall.EXDEV) {
 		err = copyAcross(sd, "data", dir, w.Name)
 	}
@@ -316,7 +316,7 @@ func RestoreTrash(massgenDir, id string) error {
 // restoreWalkErr words a failure to walk to (or make the parents of) the original path: a link
 // met on the way (a parent swapped for one) is named.
 func restoreWalkErr(orig string, err error) error {
-	if errors.Is(err, fsx.ErrChanged) {
+	if errors.Is(err, safefs.ErrChanged) {
 		return errors.New(linkOnTheWay(orig))
 	}
 	return pathErr(orig, err)
@@ -346,13 +346,13 @@ func linkOnTheWay(p string) string {
 // new entry toName of to, on another filesystem: built under a temp name in to, then renamed
 // into place without replacing anything, so a failure leaves only the temp entry, which is
 // removed. The trash copy goes once the caller has the restored entry.
-func copyAcross(from *fsx.Dir, name string, to *fsx.Dir, toName string) error {
-	tmp := fsx.TempName(toName)
+func copyAcross(from *safefs.Dir, name string, to *safefs.Dir, toName string) error {
+	tmp := safefs.TempName(toName)
 	if err := copyInto(from, name, to, tmp, 0); err != nil {
 		_ = to.RemoveAll(tmp)
 		return err
 	}
-	if err := fsx.Rename(to, tmp, to, toName); err != nil {
+	if err := safefs.Rename(to, tmp, to, toName); err != nil {
 		_ = to.RemoveAll(tmp)
 		return err
 	}
@@ -361,7 +361,7 @@ func copyAcross(from *fsx.Dir, name string, to *fsx.Dir, toName string) error {
 
 // copyInto copies the entry name of from to the new entry toName of to, through descriptors on
 // both sides (neither side's links are followed).
-func copyInto(from *fsx.Dir, name string, to *fsx.Dir, toName string, depth int) error {
+func copyInto(from *safefs.Dir, name string, to *safefs.Dir, toName string, depth int) error {
 	fi, err := from.Lstat(name)
 	if err != nil {
 		return err
@@ -375,7 +375,7 @@ func copyInto(from *fsx.Dir, name string, to *fsx.Dir, toName string, depth int)
 		return to.Symlink(target, toName)
 	case fi.IsDir():
 		if depth > maxTreeDepth {
-			return fmt.Errorf("%s: deeper than %d folders", fsx.Join(from.Path, name), maxTreeDepth)
+			return fmt.Errorf("%s: deeper than %d folders", safefs.Join(from.Path, name), maxTreeDepth)
 		}
 		src, err := from.SubSame(name, fi)
 		if err != nil {
@@ -414,7 +414,7 @@ func copyInto(from *fsx.Dir, name string, to *fsx.Dir, toName string, depth int)
 
 // chmodDir sets the permission bits of the held directory d exactly (fchmod on its descriptor:
 // no name is resolved again).
-func chmodDir(d *fsx.Dir, mode fs.FileMode) error {
+func chmodDir(d *safefs.Dir, mode fs.FileMode) error {
 	if runtime.GOOS == "windows" { // permission bits are not Windows' access control
 		return nil
 	}

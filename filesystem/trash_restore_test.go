@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/massgen-go/massgen/internal/testing/lane"
 	"golang.org/x/sys/unix"
 )
 
@@ -160,6 +161,7 @@ func TestTrashRestoreRefusesPlantedLink(t *testing.T) {
 // the user restores, over thousands of restores: each restore either puts the file in the real
 // folder (under its name of the moment) or is refused; nothing is ever written outside.
 func TestTrashRestoreRaceSwapsParentForLink(t *testing.T) {
+	lane.Long(t)
 	base := t.TempDir()
 	proj, outside := filepath.Join(base, "proj"), filepath.Join(base, "outside")
 	massgen := filepath.Join(proj, ".massgen")

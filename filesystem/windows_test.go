@@ -9,12 +9,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/massgen-go/massgen/filesystem/internal/fsx"
+	"github.com/massgen-go/massgen/internal/safefs"
 	"github.com/massgen-go/massgen/internal/winpath"
 	"github.com/massgen-go/massgen/permissions"
+	"github.com/massgen-go/massgen/permissions/guard"
 )
 
-// newWinEnv is newEnv's layout in a directory removed by fsx (t.TempDir's os.RemoveAll fails
+// newWinEnv is newEnv's layout in a directory removed by safefs (t.TempDir's os.RemoveAll fails
 // under Wine 8, whose NtSetInformationFile lacks the deletion flags Go uses).
 func newWinEnv(t *testing.T, role permissions.Role, opts ...envOpt) *env {
 	t.Helper()
@@ -23,7 +24,7 @@ func newWinEnv(t *testing.T, role permissions.Role, opts ...envOpt) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		w, err := fsx.Resolve(d, true)
+		w, err := safefs.Resolve(d, true)
 		if err != nil {
 			t.Errorf("cleanup: %v", err)
 			return
@@ -67,7 +68,7 @@ func newWinEnv(t *testing.T, role permissions.Role, opts ...envOpt) *env {
 		t.Fatal(err)
 	}
 	e.pol = pol
-	to.Guard = permissions.NewGuard(pol, permissions.GuardOptions{})
+	to.Guard = guard.New(pol, guard.Options{})
 	e.ts, err = NewToolset(to)
 	if err != nil {
 		t.Fatal(err)

@@ -9,12 +9,12 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/massgen-go/massgen/filesystem/internal/fsx"
+	"github.com/massgen-go/massgen/internal/safefs"
 )
 
 // writeWalk writes data where a walk leads, creating the missing parent directories (without
-// following links), atomically (see fsx.Dir.WriteFile), and records the change.
-func (t *Toolset) writeWalk(ctx context.Context, c *call, w *fsx.Walk, src io.Reader, mode fs.FileMode) (bool, int64, error) {
+// following links), atomically (see safefs.Dir.WriteFile), and records the change.
+func (t *Toolset) writeWalk(ctx context.Context, c *call, w *safefs.Walk, src io.Reader, mode fs.FileMode) (bool, int64, error) {
 	if w.Exists && w.Info.IsDir() {
 		return false, 0, fmt.Errorf("%s is a directory", w.Path)
 	}

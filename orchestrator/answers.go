@@ -14,6 +14,7 @@ import (
 var (
 	errFinished     = errors.New("coordination is over")
 	errVoteSetAside = errors.New("the vote came after a new answer")
+	errNoAnswerYet  = errors.New("no agent has answered yet")
 )
 
 // invalidError is a workflow call that cannot be accepted; its text goes back to the model.

@@ -3,29 +3,36 @@ package orchestrator
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/massgen-go/massgen/backends/pricing"
 	"github.com/massgen-go/massgen/configs"
-	"github.com/massgen-go/massgen/internal/fakeprovider"
+	"github.com/massgen-go/massgen/internal/testing/fakeprovider"
 )
 
 // benchModel is the coordination benchmark's model, on the fake provider (OpenAI Chat
-// Completions): each agent (the model name is its id) answers once, after steps tool-call
-// replies of work, while its own anonymous id is not offered in the vote tool, and then votes
-// for the first answer offered. delay[id] is how long each of its requests takes (0: zero
-// latency).
-func benchModel(anon map[string]string, delay map[string]time.Duration, steps int) fakeprovider.Model {
+// Completions): each agent answers once, after steps tool-call replies of work, while its own
+// anonymous id is not offered in the vote tool, and then votes for the first answer offered.
+// Every agent runs the same model (as a provider's prompt cache is per model), told apart by
+// the anonymous id its prompt names; delay[anon] is how long each of its requests takes (0:
+// zero latency).
+func benchModel(delay map[string]time.Duration, steps int) fakeprovider.Model {
 	return func(r fakeprovider.Request) fakeprovider.Reply {
-		reply := fakeprovider.Reply{Delay: delay[r.Model]}
+		me := ""
+		if m := ownAnon.FindStringSubmatch(r.Text()); m != nil {
+			me = m[1]
+		}
+		reply := fakeprovider.Reply{Delay: delay[me]}
 		worked := 0
 		for _, m := range r.Messages {
 			if m.Role == "assistant" {
 				worked++
 			}
 		}
-		me := anon[r.Model]
 		vote, _ := r.Tool(ToolVote)
 		switch {
 		case !r.HasTool(ToolNewAnswer): // the final presentation
@@ -47,20 +54,44 @@ type scenario struct {
 	stagger time.Duration // agent i's requests take i*stagger
 	steps   int           // tool-call replies before each answer
 	grace   time.Duration // restart grace (0: the default)
+	// workspaces gives every agent a workspace, so its requests carry the file tools.
+	workspaces bool
 }
 
-// figures are what a run cost.
+// figures are what a run cost: requests, characters sent, wall time, and the tokens the fake
+// provider echoed (its prefix cache telling which input tokens a provider could serve from
+// cache).
 type figures struct {
 	requests, chars int64
 	wall            time.Duration
+	tokens          fakeprovider.Usage
+}
+
+// benchPrice prices the benchmark's tokens: gpt-5's catalogue entry (input, cached input and
+// output per million tokens), the model Chat Completions would run.
+func benchPrice(tb testing.TB) pricing.Price {
+	p, ok := pricing.Default().Lookup("openai", "gpt-5")
+	if !ok {
+		tb.Fatal("gpt-5 is not in the price catalogue")
+	}
+	return p
+}
+
+// costs are what tokens cost with the cached input billed as cached, and as plain input.
+func (f figures) costs(p pricing.Price) (cached, uncached float64) {
+	t := pricing.Tokens{Input: f.tokens.Input, CachedInput: f.tokens.CachedInput, Output: f.tokens.Output}
+	cached = p.Cost(t)
+	t.CachedInput = 0
+	return cached, p.Cost(t)
 }
 
 // coordinate runs one coordination of sc on the fake provider (benchModel), every agent answering once and then
 // voting (max_new_answers_per_agent: 1).
 func coordinate(tb testing.TB, sc scenario) (figures, *Result) {
 	tb.Helper()
-	anon, delay := map[string]string{}, map[string]time.Duration{}
-	srv := fakeprovider.New(benchModel(anon, delay, sc.steps))
+	delay := map[string]time.Duration{}
+	srv := fakeprovider.New(benchModel(delay, sc.steps))
+	srv.EchoUsage(true)
 	defer srv.Close()
 	base := tb.TempDir()
 	cfg := &configs.Config{BaseDir: base}
@@ -69,9 +100,15 @@ func coordinate(tb testing.TB, sc scenario) (figures, *Result) {
 	cfg.Orchestrator.MaxNewAnswersPerAgent = 1
 	for i := range sc.agents {
 		id := fmt.Sprintf("a%02d", i)
-		anon[id] = fmt.Sprintf("agent%d", i+1)
-		delay[id] = time.Duration(i) * sc.stagger
-		cfg.Agents = append(cfg.Agents, configs.Agent{ID: id, Backend: configs.Backend{Type: "chatcompletion", Model: id, BaseURL: srv.BaseURL("chatcompletion")}})
+		delay[fmt.Sprintf("agent%d", i+1)] = time.Duration(i) * sc.stagger
+		a := configs.Agent{ID: id, Backend: configs.Backend{Type: "chatcompletion", Model: "bench", BaseURL: srv.BaseURL("chatcompletion")}}
+		if sc.workspaces {
+			a.Backend.CWD = filepath.Join(base, ".massgen", "workspaces", id)
+			if err := os.MkdirAll(a.Backend.CWD, 0o755); err != nil {
+				tb.Fatal(err)
+			}
+		}
+		cfg.Agents = append(cfg.Agents, a)
 	}
 	o := Options{Config: cfg, Task: "bench", RunDir: tb.TempDir(), LookupEnv: func(string) (string, bool) { return "", false }}
 	start := time.Now()
@@ -83,33 +120,50 @@ func coordinate(tb testing.TB, sc scenario) (figures, *Result) {
 	if res.EndedEarly != "" || len(res.Votes) != sc.agents {
 		tb.Fatalf("coordination did not end with every vote: %q, %d votes", res.EndedEarly, len(res.Votes))
 	}
-	return figures{requests: srv.Count(), chars: srv.Chars(), wall: wall}, res
+	return figures{requests: srv.Count(), chars: srv.Chars(), wall: wall, tokens: srv.Echoed()}, res
 }
 
 func benchScenario(b *testing.B, sc scenario) {
 	var total figures
+	var usd, usdNoCache float64
+	price := benchPrice(b)
 	for b.Loop() {
 		f, _ := coordinate(b, sc)
 		total.requests += f.requests
 		total.chars += f.chars
+		total.tokens.Input += f.tokens.Input
+		total.tokens.CachedInput += f.tokens.CachedInput
+		c, u := f.costs(price)
+		usd, usdNoCache = usd+c, usdNoCache+u
 	}
-	b.ReportMetric(float64(total.requests)/float64(b.N), "requests/op")
-	b.ReportMetric(float64(total.chars)/float64(b.N), "chars/op")
+	n := float64(b.N)
+	b.ReportMetric(float64(total.requests)/n, "requests/op")
+	b.ReportMetric(float64(total.chars)/n, "chars/op")
+	b.ReportMetric(float64(total.tokens.Input)/n, "input-tokens/op")
+	b.ReportMetric(100*float64(total.tokens.CachedInput)/float64(max(total.tokens.Input, 1)), "%cacheable")
+	b.ReportMetric(usd/n, "USD/op")
+	b.ReportMetric(usdNoCache/n, "USD-uncached/op")
 }
 
 // BenchmarkCoordination measures what a run costs in model requests, characters sent and wall
 // time (ns/op) as the number of agents grows, every agent answering once then voting: on a
-// zero-latency provider, with answers staggered over time (agent i's requests take i*2ms), and
-// staggered with two tool-call steps of work before each answer.
+// zero-latency provider, with answers staggered over time (agent i's requests take i*2ms),
+// staggered with two tool-call steps of work before each answer, and at zero latency with a
+// workspace per agent (its requests carry the file tools). It also reports the input tokens,
+// the share of them a provider's prefix cache could serve (%cacheable: the prefix each request
+// shares with an earlier one, as the fake provider echoes it) and what the tokens cost at
+// gpt-5's prices with that cache and without.
 func BenchmarkCoordination(b *testing.B) {
 	for _, kind := range []struct {
-		name    string
-		stagger time.Duration
-		steps   int
-	}{{"zero-latency", 0, 0}, {"staggered", 2 * time.Millisecond, 0}, {"staggered-steps", 2 * time.Millisecond, 2}} {
+		name       string
+		stagger    time.Duration
+		steps      int
+		workspaces bool
+	}{{"zero-latency", 0, 0, false}, {"staggered", 2 * time.Millisecond, 0, false}, {"staggered-steps", 2 * time.Millisecond, 2, false},
+		{"workspaces", 0, 0, true}} {
 		for _, n := range []int{2, 8, 20, 50} {
 			b.Run(fmt.Sprintf("%s/agents=%d", kind.name, n), func(b *testing.B) {
-				benchScenario(b, scenario{agents: n, stagger: kind.stagger, steps: kind.steps})
+				benchScenario(b, scenario{agents: n, stagger: kind.stagger, steps: kind.steps, workspaces: kind.workspaces})
 			})
 		}
 	}

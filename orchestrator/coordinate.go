@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/massgen-go/massgen/backends"
+	"github.com/massgen-go/massgen/backends/pricing"
 )
 
 // run does coordination, picks the winner and has it present; with
@@ -29,28 +30,31 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	for attempt := 1; ; attempt++ {
 		res, winner, err := r.coordinate(ctx)
 		if err != nil || winner == nil {
-			return res, err
+			return r.interrupted(ctx, res, err)
 		}
-		final, files, err := r.present(ctx, winner)
+		var final string
+		var files []string
+		if spent := r.ledger.allows(winner.index); spent != nil {
+			// No model request starts once the budget is spent: the winning answer, as it is.
+			err = spent
+		} else {
+			final, files, err = r.present(ctx, winner)
+		}
 		presented := err == nil
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, fmt.Errorf("run cancelled: %w", ctx.Err())
+				return r.interrupted(ctx, res, fmt.Errorf("run cancelled: %w", ctx.Err()))
 			}
-			// The presentation failed: the winning answer still stands.
-			r.emit(Event{Kind: EventError, Agent: winner.id, Anon: winner.anon, Phase: PhaseFinal, Text: "final presentation failed: " + err.Error()})
-			if res.EndedEarly == "" {
-				res.EndedEarly = "the final presentation failed (" + err.Error() + "); showing the winning answer"
-			}
+			r.presentationFailed(res, winner, err)
 			final = res.Answers[winner.id]
 		}
 		for _, f := range files { // files delivered by a rejected attempt stay delivered
 			delivered[f] = true
 		}
-		if presented && attempt < attempts {
+		if presented && attempt < attempts && res.StoppedBy == "" { // "answer now" means now
 			fb, err := r.evaluate(ctx, winner, final, attempt, attempts)
 			if err != nil {
-				return nil, fmt.Errorf("run cancelled: %w", err)
+				return r.interrupted(ctx, res, fmt.Errorf("run cancelled: %w", err))
 			}
 			if fb != nil {
 				r.restartOrchestration(fb, attempt+1, attempts)
@@ -61,12 +65,81 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 		res.Delivered = slices.Sorted(maps.Keys(delivered))
 		res.FinalWorkspace = winner.workspace
 		res.Attempts = attempt
-		for _, a := range r.agents {
-			res.Usage[a.id] = a.usage
-		}
+		r.account(res)
 		r.emit(Event{Kind: EventFinal, Agent: winner.id, Anon: winner.anon, Status: StatusDone, Phase: PhaseFinal, Text: final})
+		if res.StoppedBy != "" {
+			r.keepWork(ctx, res, "stopped")
+		}
 		return res, nil
 	}
+}
+
+// presentationFailed records a final presentation that failed or could not start (a spent
+// budget): the winning answer still stands, shown as it is.
+func (r *run) presentationFailed(res *Result, w *agent, err error) {
+	if errors.Is(err, errBudget) {
+		why := spentText(err)
+		if res.StoppedBy == "" && r.ledger.turnOver() { // the turn's budget; not just the winner's own
+			res.StoppedBy = StoppedByBudget
+		}
+		if res.EndedEarly == "" || res.StoppedBy == StoppedByBudget {
+			res.EndedEarly = why + "; no final presentation (it would be another model request): showing the winning answer as it is"
+		}
+		r.emit(Event{Kind: EventBudget, Agent: w.id, Anon: w.anon, Phase: PhaseFinal, Text: why + ": the winning answer is shown as it is, without a final presentation"})
+		return
+	}
+	r.emit(Event{Kind: EventError, Agent: w.id, Anon: w.anon, Phase: PhaseFinal, Text: "final presentation failed: " + err.Error()})
+	if res.EndedEarly == "" {
+		res.EndedEarly = "the final presentation failed (" + err.Error() + "); showing the winning answer"
+	}
+}
+
+// interrupted ends a run cancelled, or one whose coordination ended without an answer (every
+// agent failed, or the budget was spent first): every agent's work so far is kept in its
+// snapshot and listed in the (partial) result, so that nothing paid for is lost.
+func (r *run) interrupted(ctx context.Context, res *Result, err error) (*Result, error) {
+	if res == nil {
+		res = r.result()
+	}
+	res.Cancelled = ctx.Err() != nil
+	r.account(res)
+	if res.Cancelled || res.StoppedBy != "" {
+		reason := "stopped"
+		if res.Cancelled {
+			reason = "cancelled"
+		}
+		r.keepWork(ctx, res, reason)
+	}
+	return res, err
+}
+
+// keepWork saves every agent's workspace as its snapshot (an empty workspace keeps the one
+// before: a restarted agent's partial work) and lists each agent's answer and snapshot in
+// res.Work, for the session to keep.
+func (r *run) keepWork(ctx context.Context, res *Result, reason string) {
+	ctx = context.WithoutCancel(ctx) // a cancelled run still keeps its work
+	res.Work = res.Work[:0]
+	for _, a := range r.agents {
+		if a.workspace != "" {
+			if _, err := r.store.Save(ctx, a.id, a.workspace, reason); err != nil {
+				r.emit(Event{Kind: EventError, Agent: a.id, Anon: a.anon, Text: "saving the agent's work: " + err.Error()})
+			}
+		}
+		w := AgentWork{ID: a.id, Anon: a.anon, Answer: res.Answers[a.id]}
+		if r.store.HasSnapshot(a.id) {
+			w.Snapshot = r.store.SnapshotDir(a.id)
+		}
+		res.Work = append(res.Work, w)
+	}
+}
+
+// account copies the ledger into res: every agent's usage and cost, the turn's.
+func (r *run) account(res *Result) {
+	us, cs, total := r.ledger.snapshot()
+	for i, a := range r.agents {
+		res.Usage[a.id], res.Cost[a.id] = us[i], cs[i]
+	}
+	res.TotalCost, res.MaxCostUSD, res.PricesDate = total, r.ledger.cap, r.prices
 }
 
 // coordinate runs one coordination (or skips it: skip_coordination_rounds makes the first agent
@@ -97,23 +170,36 @@ func (r *run) coordinate(ctx context.Context) (*Result, *agent, error) {
 	}
 	o := newOwner(coordCtx, r.coord, r.emit, stopReason, r.observe)
 	go o.loop()
+	ids := make([]string, len(r.agents))
+	for i, a := range r.agents {
+		ids[i] = a.id
+	}
+	r.ctl.attach(o, ids)
+	if r.ledger.turnOver() { // spent by an earlier attempt: nothing may start
+		o.post(r.budgetStop())
+	}
 	var wg sync.WaitGroup
 	for _, a := range r.agents {
 		wg.Go(func() { r.agentLoop(coordCtx, o, a) })
 	}
 	<-o.done // every agent voted, or coordCtx ended (the owner stops coordination then)
+	r.ctl.detach()
 	cancelCoord()
 	wg.Wait()
 	r.coord = o.close()
 	r.clock = r.coord.clock
 	if err := ctx.Err(); err != nil {
-		return nil, nil, fmt.Errorf("run cancelled: %w", err)
+		return r.result(), nil, fmt.Errorf("run cancelled: %w", err)
 	}
 
 	res := r.result()
 	w := r.coord.leader()
 	if w < 0 {
-		r.emit(Event{Kind: EventError, Text: "no agent produced an answer"})
+		text := "no agent produced an answer"
+		if res.StoppedBy != "" {
+			text += "; " + res.EndedEarly
+		}
+		r.emit(Event{Kind: EventError, Text: text})
 		return res, nil, ErrNoAnswer
 	}
 	winner := r.agents[w]
@@ -169,7 +255,7 @@ func (r *run) agentLoop(coordCtx context.Context, o *owner, a *agent) {
 		if out.kind == outRestart {
 			r.saveAndClear(coordCtx, a)
 		}
-		o.send(executionEnded{agent: a.index, kind: out.kind, reason: out.reason})
+		o.send(executionEnded{agent: a.index, kind: out.kind, reason: out.reason, budget: out.budget})
 		if out.kind == outStopped || out.kind == outCancelled {
 			return
 		}
@@ -217,7 +303,9 @@ func (r *run) result() *Result {
 		Votes:      map[string]string{},
 		Answers:    map[string]string{},
 		Usage:      map[string]backends.Usage{},
+		Cost:       map[string]pricing.Cost{},
 		EndedEarly: s.ended,
+		StoppedBy:  s.stoppedBy,
 	}
 	for _, a := range s.agents {
 		if a.vote != nil {
@@ -227,15 +315,35 @@ func (r *run) result() *Result {
 			res.Answers[a.id] = a.answer.text
 		}
 	}
-	for _, a := range r.agents {
-		res.Usage[a.id] = a.usage
-	}
+	r.account(res)
 	return res
 }
 
-// addUsage adds u to a's tokens and returns the total. An agent's model calls are made by one
-// goroutine at a time (its agent loop, then the run's), so a.usage needs no lock.
-func (r *run) addUsage(a *agent, u backends.Usage) backends.Usage {
-	a.usage.Add(u)
-	return a.usage
+// addUsage records a model call's usage of agent a in the ledger and reports it: the agent's
+// tokens and cost so far and the turn's cost, budget warnings due, and a budget spent (the
+// turn's: coordination stops and the leader is presented, as "answer now" does; the agent's: it
+// makes no further request).
+func (r *run) addUsage(a *agent, u backends.Usage, phase string) {
+	rec := r.ledger.record(a.index, u)
+	ev := r.agentEvent(a, EventUsage, "", phase)
+	ev.Usage, ev.Cost, ev.TotalCost = rec.usage, rec.cost, rec.total
+	r.emit(ev)
+	for _, w := range rec.warnings {
+		ev := Event{Kind: EventBudget, Text: w.text, Phase: phase}
+		if w.agent {
+			ev.Agent, ev.Anon = a.id, a.anon
+		}
+		r.emit(ev)
+	}
+	if rec.turnOver {
+		m := r.budgetStop()
+		r.emit(Event{Kind: EventBudget, Phase: phase, Text: m.reason})
+		r.ctl.stop(m)
+	}
+}
+
+// budgetStop is the stop of a spent turn budget.
+func (r *run) budgetStop() stopCoordination {
+	return stopCoordination{by: StoppedByBudget,
+		reason: fmt.Sprintf("the turn's budget of %s was spent before every agent voted; presenting the best answer so far", pricing.Format(r.ledger.cap))}
 }

@@ -433,8 +433,8 @@ func TestCancel(t *testing.T) {
 		cancel()
 	}()
 	res, err := h.run(ctx)
-	if !errors.Is(err, context.Canceled) || res != nil {
-		t.Fatalf("res, err = %v, %v", res, err)
+	if !errors.Is(err, context.Canceled) || res == nil || !res.Cancelled || len(res.Work) != 2 {
+		t.Fatalf("res, err = %+v, %v; want a cancelled partial result listing every agent's work", res, err)
 	}
 	if len(h.ev.of(EventDone, "")) != 1 {
 		t.Error("no done event")

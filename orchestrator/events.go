@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/massgen-go/massgen/backends"
+	"github.com/massgen-go/massgen/backends/pricing"
 	"github.com/massgen-go/massgen/filesystem"
 )
 
@@ -28,7 +29,8 @@ const (
 	EventFinal      EventKind = "final"       // the final answer; Text
 	EventEvaluation EventKind = "evaluation"  // the winner's evaluation of the final answer (max_orchestration_restarts); Text says the outcome
 	EventAttempt    EventKind = "attempt"     // the evaluation restarts the whole coordination; Text says which attempt and why
-	EventUsage      EventKind = "usage"       // token use so far for Agent (cumulative)
+	EventUsage      EventKind = "usage"       // token use and cost so far for Agent (cumulative), and the turn's cost
+	EventBudget     EventKind = "budget"      // a budget warning (50, 75, 90%) or a budget spent; Agent set for an agent's own budget; Text
 	EventError      EventKind = "error"       // a problem that did not stop the run; Text
 	EventRetry      EventKind = "retry"       // the backend retries a request (429/5xx); Text says why
 	EventDone       EventKind = "done"        // the run is over (also after cancellation)
@@ -71,6 +73,12 @@ type Event struct {
 	IsError bool
 	Changes []filesystem.Change
 	Usage   backends.Usage // cumulative for Agent (EventUsage)
+	// Cost is Agent's cost so far, TotalCost the turn's (EventUsage); unknown when a model has
+	// no price (backends/pricing).
+	Cost, TotalCost pricing.Cost
+	// Budget marks an agent stopped because its budget was spent (EventStopped): a limit the
+	// user set, not a failure.
+	Budget bool
 }
 
 // Moment is one step of coordination kept for the end-of-run timeline (Result.Timeline): the

@@ -24,6 +24,7 @@ const (
 type outcome struct {
 	kind   outcomeKind
 	reason string
+	budget bool // stopped: its budget was spent
 }
 
 // execute runs one coordination execution of agent a, the turn t the owner started: model calls
@@ -34,7 +35,7 @@ func (r *run) execute(ctx context.Context, o *owner, a *agent, t turn) outcome {
 	// files saved before it counted, so the temp workspace filled next shows them all, with
 	// the agent's own latest snapshot.
 	answerAnons := anonsOf(t.view.answers)
-	prompt := r.coordinationPrompt(a, t.view.answers)
+	prompt, shared := r.coordinationPrompt(a, t.view.answers, t.view.answersLeft)
 	if err := r.store.FillTemp(ctx, a.id); err != nil {
 		if ctx.Err() != nil {
 			return outcome{kind: outCancelled}
@@ -52,11 +53,12 @@ func (r *run) execute(ctx context.Context, o *owner, a *agent, t turn) outcome {
 		tools = append(tools, checklistSpec())
 	}
 	req := backends.Request{
-		System:   r.coordinationSystem(a, single, t.view.answersLeft),
-		Messages: r.history(prompt),
+		System:   r.coordinationSystem(a, single),
+		Messages: r.history(prompt, shared),
 		Tools:    tools,
 		Phase:    PhaseCoordination,
 		Vars:     r.vars(a, answerAnons),
+		CacheKey: r.cacheKey,
 	}
 	turn := &workflowTurn{r: r, o: o, a: a, ctx: ctx, anons: answerAnons, single: single, own: t.view.ownAnswers}
 	err := r.converse(ctx, a, &req, loopRules{
@@ -82,6 +84,10 @@ func (r *run) execute(ctx context.Context, o *owner, a *agent, t turn) outcome {
 		return outcome{kind: outRestart}
 	case errors.Is(err, errStepLimit):
 		return outcome{kind: outStopped, reason: fmt.Sprintf("%d model calls without new_answer or vote", r.maxSteps)}
+	case errors.Is(err, errBudget) && r.ledger.turnOver():
+		return outcome{kind: outCancelled} // coordination is stopping (addUsage told the owner)
+	case errors.Is(err, errBudget):
+		return outcome{kind: outStopped, reason: spentText(err), budget: true}
 	case ctx.Err() != nil:
 		return outcome{kind: outCancelled}
 	default:

@@ -46,7 +46,8 @@ func (r *run) present(ctx context.Context, w *agent) (string, []string, error) {
 	anons := r.coord.answerAnons()
 	req := backends.Request{
 		System:   r.finalSystem(w),
-		Messages: r.history(prompt),
+		Messages: r.history(prompt, 0),
+		CacheKey: r.cacheKey,
 		Tools:    tools,
 		Phase:    PhaseFinal,
 		Vars:     r.vars(w, anons),
@@ -80,6 +81,8 @@ func (r *run) present(ctx context.Context, w *agent) (string, []string, error) {
 	switch {
 	case errors.Is(err, errStepLimit):
 		return "", nil, fmt.Errorf("%d model calls without a final reply", r.maxSteps)
+	case errors.Is(err, errBudget):
+		return "", nil, err
 	case ctx.Err() != nil:
 		return "", nil, ctx.Err()
 	case err != nil:

@@ -51,7 +51,8 @@ var (
 // converse is the model-and-tool loop of every execution: call the model with req, run the
 // reply's tool calls through the toolset, let onReply decide, and go on with the results
 // appended to req until onReply is done. It returns nil when onReply ended it, errInterrupted,
-// errStepLimit, the backend's error, or ctx's error when it was cancelled.
+// errStepLimit, errBudget (no request starts once a budget is spent), the backend's error, or
+// ctx's error when it was cancelled.
 func (r *run) converse(ctx context.Context, a *agent, req *backends.Request, rules loopRules, onReply replyFunc) error {
 	timer := rules.timer
 	if timer == nil {
@@ -63,6 +64,9 @@ func (r *run) converse(ctx context.Context, a *agent, req *backends.Request, rul
 		}
 		if step >= rules.maxSteps {
 			return errStepLimit
+		}
+		if err := r.ledger.allows(a.index); err != nil {
+			return err // a spent budget: no new request starts
 		}
 		timer.replyStarted(a.index, time.Now())
 		stream := r.newTextStream(a, rules.phase)
@@ -78,7 +82,7 @@ func (r *run) converse(ctx context.Context, a *agent, req *backends.Request, rul
 			}
 			return err
 		}
-		r.usageEvent(a, resp.Usage, rules.phase)
+		r.addUsage(a, resp.Usage, rules.phase)
 		req.Messages = append(req.Messages, backends.Message{Role: "assistant", Content: resp.Text, ToolCalls: resp.ToolCalls})
 
 		results, err := r.runCalls(ctx, a, resp.ToolCalls, rules)
@@ -210,13 +214,6 @@ func statusFor(phase string) Status {
 		return StatusWorking
 	}
 	return StatusPresenting
-}
-
-func (r *run) usageEvent(a *agent, u backends.Usage, phase string) {
-	total := r.addUsage(a, u)
-	ev := r.agentEvent(a, EventUsage, "", phase)
-	ev.Usage = total
-	r.emit(ev)
 }
 
 func jsonError(msg string) string {

@@ -18,8 +18,9 @@ import (
 
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/configs"
-	"github.com/massgen-go/massgen/internal/fakeclaude"
-	"github.com/massgen-go/massgen/internal/fakeprovider"
+	"github.com/massgen-go/massgen/internal/testing/fakeclaude"
+	"github.com/massgen-go/massgen/internal/testing/fakeprovider"
+	"github.com/massgen-go/massgen/internal/testing/lane"
 	"github.com/massgen-go/massgen/internal/testing/massgen091"
 )
 
@@ -31,6 +32,7 @@ const massgen091Timeout = 5 * time.Minute
 // each reaches the final answer, or is refused by the checks of `configs validate` (which a run
 // makes too) only for reasons that are not massgen's (massgen091.Reasons).
 func TestMassGen091ConfigsRun(t *testing.T) {
+	lane.Long(t)
 	root := massgen091.Root(t)
 	files := massgen091.Files(t, root)
 	srv := fakeprovider.New(fakeprovider.Agreeable())

@@ -16,8 +16,9 @@ import (
 	cp "github.com/otiai10/copy"
 
 	"github.com/massgen-go/massgen/configs"
-	"github.com/massgen-go/massgen/internal/fakeclaude"
-	"github.com/massgen-go/massgen/internal/fakeprovider"
+	"github.com/massgen-go/massgen/internal/testing/fakeclaude"
+	"github.com/massgen-go/massgen/internal/testing/fakeprovider"
+	"github.com/massgen-go/massgen/internal/testing/lane"
 )
 
 func TestMain(m *testing.M) {
@@ -158,6 +159,7 @@ func runMassGenConfig(ctx context.Context, t *testing.T, file, base string, srv 
 }
 
 func TestMassGenConfigsRun(t *testing.T) {
+	lane.Long(t)
 	root := sharedMassGenConfigs(t)
 	var files []string
 	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {

@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/massgen-go/massgen/backends"
+	"github.com/massgen-go/massgen/backends/pricing"
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/internal/pubsub"
@@ -28,7 +29,17 @@ import (
 // Exchange is one earlier turn of a multi-turn session.
 type Exchange struct {
 	User      string
-	Assistant string
+	Assistant string // the final answer ("" when the turn was cancelled before one)
+	// Interrupted says how the turn ended early ("" when it did not): "cancelled", or stopped
+	// (by the user, the budget, the timeout). Answers are then every agent's answer so far, under
+	// its anonymous id: the next turn's agents are shown them.
+	Interrupted string
+	Answers     []PriorAnswer
+}
+
+// PriorAnswer is an answer of an earlier, interrupted turn.
+type PriorAnswer struct {
+	Anon, Text string
 }
 
 // Options is everything a run needs.
@@ -38,6 +49,9 @@ type Options struct {
 	History []Exchange
 	// ReadOnly are extra read-only roots for every agent (e.g. the previous turn's workspace).
 	ReadOnly []string
+	// PriorWork, when set, is the previous turn's agents' work, read-only: one folder per
+	// anonymous id, kept by the session when that turn was cancelled or stopped.
+	PriorWork string
 	// RunDir is the run's log folder (permissions.jsonl and timestamped snapshots go there).
 	RunDir string
 	// NewBackend builds an agent's backend; nil means backends.New (after backends.CheckKey for
@@ -62,6 +76,11 @@ type Options struct {
 	// Journal, when set, records the final agent's changes to context paths (change review
 	// and undo); the caller finishes it after the run.
 	Journal *filesystem.Journal
+	// Pricing prices the agents' model calls (nil: Config.PriceCatalog()). The turn's budget is
+	// Config.Orchestrator.MaxCostUSD, each agent's its MaxCostUSD.
+	Pricing *pricing.Catalog
+	// Control, when set, lets the caller stop coordination and have the leader present now.
+	Control *Control
 }
 
 // Result is the outcome of a run.
@@ -72,20 +91,42 @@ type Result struct {
 	// Votes maps voter -> voted-for agent (real ids); Answers maps agent -> its latest answer.
 	Votes   map[string]string
 	Answers map[string]string
-	// Usage is the tokens each agent used (coordination and presentation).
-	Usage map[string]backends.Usage
+	// Usage is the tokens each agent used (coordination and presentation), Cost what they
+	// cost (unknown for a model without a price), TotalCost the turn's.
+	Usage     map[string]backends.Usage
+	Cost      map[string]pricing.Cost
+	TotalCost pricing.Cost
+	// MaxCostUSD is the turn's budget (0: none); PricesDate the date of the price catalogue.
+	MaxCostUSD float64
+	PricesDate string
 	// FinalWorkspace is the winner's workspace, kept after the run ("" without one).
 	FinalWorkspace string
 	// Delivered are the files the final agent wrote into context paths (absolute, sorted).
 	Delivered []string
-	// EndedEarly says why coordination ended before every agent voted ("" when it did not).
+	// EndedEarly says why coordination ended before every agent voted ("" when it did not);
+	// StoppedBy who ended it: StoppedByUser, StoppedByBudget or StoppedByTimeout ("" when no
+	// one did: every agent voted, or every agent stopped).
 	EndedEarly string
+	StoppedBy  string
+	// Cancelled: the run was cancelled (Run returned an error with this partial result).
+	Cancelled bool
+	// Work is every agent's part of the turn, in config order; a cancelled or stopped turn
+	// fills Snapshot (what the session keeps so that nothing paid for is lost).
+	Work []AgentWork
 	// Attempts is how many times coordination ran: 1, plus one per orchestration restart
 	// (coordination.max_orchestration_restarts).
 	Attempts int
 	// Timeline is the run's start, answers, votes, restarts, stops, decision and final answer,
 	// in order (see Moment).
 	Timeline []Moment
+}
+
+// AgentWork is what one agent did in a turn: its latest answer ("" when none) and the folder
+// of its latest snapshot ("" when none was kept).
+type AgentWork struct {
+	ID, Anon string
+	Answer   string
+	Snapshot string
 }
 
 // Phases, as passed to backends in Request.Phase.
@@ -130,7 +171,8 @@ const maxToolCallsPerReply = 100
 var ErrNoAnswer = errors.New("no agent produced an answer")
 
 // Run runs one turn. On cancellation it stops every agent and returns an error wrapping
-// ctx.Err(); what was saved stays saved.
+// ctx.Err() with a partial result (Cancelled, the answers, usage and every agent's work kept);
+// what was saved stays saved.
 func Run(ctx context.Context, o Options) (*Result, error) {
 	return runTuned(ctx, o, nil)
 }

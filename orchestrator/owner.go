@@ -32,7 +32,7 @@ type owner struct {
 
 type envelope struct {
 	m     message
-	reply chan error // for the messages that are answered (nil for the others)
+	reply chan reply // for the messages that are answered (nil for the others)
 }
 
 // turn is an execution handed to an agent's goroutine.
@@ -98,7 +98,12 @@ func (o *owner) receive(env envelope) {
 func (o *owner) stopOnEnd() {
 	if o.ctxDone != nil && o.ctx.Err() != nil {
 		o.ctxDone = nil
-		o.handle(envelope{m: stopCoordination{reason: o.stopReason()}})
+		reason := o.stopReason()
+		by := ""
+		if reason != "" {
+			by = StoppedByTimeout
+		}
+		o.handle(envelope{m: stopCoordination{reason: reason, by: by}})
 	}
 }
 
@@ -144,7 +149,7 @@ func (o *owner) perform(e effect, env envelope) {
 			}
 		}
 	case reply:
-		env.reply <- e.err // buffered: never blocks
+		env.reply <- e // buffered: never blocks
 	default:
 		panic(fmt.Sprintf("orchestrator: unknown coordination effect %T", e))
 	}
@@ -170,9 +175,31 @@ func (o *owner) post(m message) {
 func (o *owner) send(m message) { o.inbox <- envelope{m: m} }
 
 func (o *owner) ask(m message) error {
-	r := make(chan error, 1)
+	r := make(chan reply, 1)
 	o.inbox <- envelope{m: m, reply: r}
-	return <-r
+	return (<-r).err
+}
+
+// request is ask from outside the agents (the user's "answer now"): false when the loop is
+// over before it replied.
+func (o *owner) request(m message) (reply, bool) {
+	r := make(chan reply, 1)
+	select {
+	case o.inbox <- envelope{m: m, reply: r}:
+	case <-o.over:
+		return reply{}, false
+	}
+	select {
+	case rep := <-r:
+		return rep, true
+	case <-o.over:
+		select { // replied just before the end
+		case rep := <-r:
+			return rep, true
+		default:
+			return reply{}, false
+		}
+	}
 }
 
 // finished says whether coordination is over.

@@ -38,6 +38,7 @@ type state struct {
 	answerSeq int          // answers posted so far (the latest answer's seq)
 	finished  bool
 	ended     string // why coordination ended early ("" when every agent voted)
+	stoppedBy string // who ended it early: StoppedByUser, StoppedByBudget, StoppedByTimeout ("" otherwise)
 	rules     rules
 	clock     replyClock
 }
@@ -130,6 +131,7 @@ type executionEnded struct {
 	agent  int
 	kind   outcomeKind
 	reason string
+	budget bool // outStopped: its budget was spent
 }
 
 // graceExpired is the restart grace of agent's pending restart running out.
@@ -140,8 +142,17 @@ type graceExpired struct {
 
 // stopCoordination ends coordination now; the leader is presented as after the overall
 // timeout. reason, when not "", is why coordination ended early (Result.EndedEarly); "" for a
-// cancelled run. The overall timeout sends it; so would a user's "answer now" or a spent budget.
+// cancelled run. by is who stopped it (Result.StoppedBy). The overall timeout sends it, and so
+// does a spent budget.
 type stopCoordination struct {
+	reason string
+	by     string
+}
+
+// answerNow is the user's "answer now": coordination stops as with stopCoordination, but only
+// when some agent has answered; replied to with the leader (reply.leader), or errFinished or
+// errNoAnswerYet (nothing changes then).
+type answerNow struct {
 	reason string
 }
 
@@ -154,6 +165,7 @@ func (replyEnded) isMessage()       {}
 func (executionEnded) isMessage()   {}
 func (graceExpired) isMessage()     {}
 func (stopCoordination) isMessage() {}
+func (answerNow) isMessage()        {}
 
 // Effects: what the owner does after a message, in order.
 type effect interface{ isEffect() }
@@ -195,8 +207,12 @@ type cancelExecution struct{ agent int }
 // finish ends coordination: every execution is cancelled, no other starts.
 type finish struct{}
 
-// reply answers the message's sender (answerCheck, answerPosted, votePosted).
-type reply struct{ err error }
+// reply answers the message's sender (answerCheck, answerPosted, votePosted, answerNow);
+// leader is the index of answerNow's leader.
+type reply struct {
+	err    error
+	leader int
+}
 
 func (emitEvent) isEffect()       {}
 func (startExecution) isEffect()  {}
@@ -242,9 +258,20 @@ func next(s state, m message) (state, []effect) {
 	case stopCoordination:
 		if !s.finished {
 			if m.reason != "" {
-				s.ended = m.reason
+				s.ended, s.stoppedBy = m.reason, m.by
 			}
 			s.finish(&fx)
+		}
+	case answerNow:
+		switch w := s.leader(); {
+		case s.finished:
+			fx.reply(errFinished)
+		case w < 0:
+			fx.reply(errNoAnswerYet)
+		default:
+			s.ended, s.stoppedBy = m.reason, StoppedByUser
+			s.finish(&fx)
+			fx = append(fx, reply{leader: w})
 		}
 	default:
 		panic(fmt.Sprintf("orchestrator: unknown coordination message %T", m))
@@ -373,7 +400,7 @@ func (s *state) endExecution(m executionEnded, fx *effects) {
 	if m.kind == outStopped && a.status != StatusStopped && !s.finished {
 		a.status, a.stopReason = StatusStopped, m.reason
 		ev := s.event(m.agent, EventStopped, StatusStopped)
-		ev.Text = m.reason
+		ev.Text, ev.Budget = m.reason, m.budget
 		fx.emit(ev)
 		s.checkDone(fx)
 	}

@@ -64,7 +64,9 @@ func TestCoordinationInvariants(t *testing.T) {
 						return nil, ctx.Err()
 					}
 					me, offered := c.req.Vars["AGENT_ANON"], c.answers()
-					maxed := strings.Contains(c.req.System, "maximum number of new answers")
+					maxed := slices.ContainsFunc(c.req.Messages, func(m backends.Message) bool {
+						return m.Role == "user" && strings.Contains(m.Content, "maximum number of new answers")
+					})
 					switch {
 					case c.final():
 						return textResp("final"), nil

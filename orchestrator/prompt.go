@@ -14,8 +14,9 @@ import (
 // deliveryWarning is the spec's answer to the File Delivery Challenge.
 const deliveryWarning = "Files inside `.massgen/` do NOT count as delivered: your workspace is only a staging area."
 
-// coordinationSystem is the system prompt of a coordination execution. It never names real ids.
-func (r *run) coordinationSystem(a *agent, single, answersLeft bool) string {
+// coordinationSystem is the system prompt of a coordination execution. It never names real ids,
+// and holds nothing particular to one execution (see coordinationPrompt).
+func (r *run) coordinationSystem(a *agent, single bool) string {
 	var b strings.Builder
 	if s := strings.TrimSpace(a.cfg.SystemMessage); s != "" {
 		b.WriteString(s)
@@ -36,23 +37,30 @@ func (r *run) coordinationSystem(a *agent, single, answersLeft bool) string {
 	b.WriteString("what you had done so far is kept in your own folder of the temporary workspace.\n")
 	b.WriteString(votingCriteria(r.cfg.Orchestrator.VotingSensitivity))
 	b.WriteString(noveltyCriteria(r.cfg.Orchestrator.AnswerNoveltyRequirement))
-	if !answersLeft {
-		b.WriteString("You have posted the maximum number of new answers: vote now.\n")
-	}
 	return b.String()
 }
 
-// coordinationPrompt is the user message: the task, every current answer, and the paths.
-func (r *run) coordinationPrompt(a *agent, answers []shownAnswer) string {
+// coordinationPrompt is the user message and the length of its shared prefix. Requests are laid
+// out stable part first, for the providers' prompt caches: the system prompt (the same for
+// agents with the same system_message and tools), then this message's shared part (the task and
+// every current answer, in config order: the same in every agent's request of a quiet period),
+// then what is the agent's own (its anonymous id, its paths, whether it may still answer).
+func (r *run) coordinationPrompt(a *agent, answers []shownAnswer, answersLeft bool) (string, int) {
 	var b strings.Builder
 	r.writeFeedback(&b)
 	r.writeTask(&b)
 	if len(r.agents) > 1 {
 		writeAnswers(&b, answers, "<CURRENT ANSWERS from the agents>", "<END OF CURRENT ANSWERS>")
+	}
+	shared := b.Len()
+	if len(r.agents) > 1 {
 		fmt.Fprintf(&b, "Your own anonymous id is %s.\n\n", a.anon)
 	}
 	r.writePaths(&b, a, false, a.toolset)
-	return b.String()
+	if !answersLeft {
+		b.WriteString("You have posted the maximum number of new answers: vote now.\n")
+	}
+	return b.String(), shared
 }
 
 func (r *run) writeTask(b *strings.Builder) {
@@ -76,6 +84,9 @@ func writeAnswers(b *strings.Builder, answers []shownAnswer, open, end string) {
 func (r *run) writePaths(b *strings.Builder, a *agent, final bool, ts *filesystem.Toolset) {
 	if a.workspace == "" {
 		b.WriteString("You have no workspace and no file tools in this run.\n")
+		if ts != nil && len(ts.Tools()) > 0 { // its MCP tools are held to the same limits
+			writeLimits(b, ts)
+		}
 		return
 	}
 	fmt.Fprintf(b, "Your workspace (read and write; do your work here): %s\n", a.workspace)
@@ -99,9 +110,13 @@ func (r *run) writePaths(b *strings.Builder, a *agent, final bool, ts *filesyste
 	for _, ro := range r.o.ReadOnly { // multi-turn sessions: the previous turn's final workspace
 		fmt.Fprintf(b, "Previous turn's final workspace (read-only): %s\n", ro)
 	}
+	if w := r.o.PriorWork; w != "" {
+		fmt.Fprintf(b, "Every agent's work from the previous turn, which ended early (read-only, one folder per anonymous id): %s\n", w)
+	}
 	if ts != nil {
 		b.WriteString("Paths you may read (list_allowed_directories shows the same):\n")
 		b.WriteString(ts.DescribeRoots())
+		writeLimits(b, ts)
 	}
 	b.WriteString(deliveryWarning)
 	if final {
@@ -110,13 +125,47 @@ func (r *run) writePaths(b *strings.Builder, a *agent, final bool, ts *filesyste
 	b.WriteString("\n")
 }
 
-// history turns earlier turns into messages before the current prompt.
-func (r *run) history(prompt string) []backends.Message {
+// writeLimits states the agent's directory limits, which every tool call is held to, once (the
+// tools are offered without them: see toolSpecs).
+func writeLimits(b *strings.Builder, ts *filesystem.Toolset) {
+	if limits := ts.DescribeLimits(); limits != "" {
+		b.WriteString(strings.TrimRight(limits, "\n") + "\n")
+	}
+}
+
+// history turns earlier turns into messages before the current prompt (shared: the length of
+// its prefix every agent's request sends too). An earlier turn that ended early brings the
+// agents' answers so far, under their anonymous ids.
+func (r *run) history(prompt string, shared int) []backends.Message {
 	msgs := make([]backends.Message, 0, 2*len(r.o.History)+1)
 	for _, ex := range r.o.History {
-		msgs = append(msgs, backends.Message{Role: "user", Content: ex.User}, backends.Message{Role: "assistant", Content: ex.Assistant})
+		msgs = append(msgs, backends.Message{Role: "user", Content: ex.User}, backends.Message{Role: "assistant", Content: priorAnswer(ex)})
 	}
-	return append(msgs, backends.Message{Role: "user", Content: prompt})
+	return append(msgs, backends.Message{Role: "user", Content: prompt, SharedPrefix: shared})
+}
+
+// priorAnswer is what an earlier turn answered, as the next turns are shown it.
+func priorAnswer(ex Exchange) string {
+	if ex.Interrupted == "" {
+		return ex.Assistant
+	}
+	var b strings.Builder
+	if ex.Assistant != "" {
+		b.WriteString(ex.Assistant)
+		b.WriteString("\n\n")
+	}
+	fmt.Fprintf(&b, "(This turn ended early: %s.", ex.Interrupted)
+	if len(ex.Answers) == 0 {
+		b.WriteString(" No agent had answered yet.)\n")
+		return b.String()
+	}
+	b.WriteString(" The agents' answers so far follow.)\n")
+	answers := make([]shownAnswer, len(ex.Answers))
+	for i, a := range ex.Answers {
+		answers[i] = shownAnswer{anon: a.Anon, text: a.Text}
+	}
+	writeAnswers(&b, answers, "<ANSWERS SO FAR>", "<END OF ANSWERS SO FAR>")
+	return b.String()
 }
 
 // vars are the run-time values the scripted backend substitutes into its steps.
@@ -132,6 +181,9 @@ func (r *run) vars(a *agent, answerAnons []string) map[string]string {
 	}
 	for i, ro := range r.o.ReadOnly {
 		v["READ_ONLY_"+strconv.Itoa(i)] = ro
+	}
+	if r.o.PriorWork != "" {
+		v["PRIOR_WORK"] = r.o.PriorWork
 	}
 	return v
 }

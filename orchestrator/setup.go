@@ -2,16 +2,21 @@ package orchestrator
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/massgen-go/massgen/backends"
+	"github.com/massgen-go/massgen/backends/pricing"
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/internal/agentenv"
@@ -21,8 +26,7 @@ import (
 )
 
 // agent is one agent's fixed parts for the run. Its coordination state is the owner's (see
-// policy.go); usage is written by the one goroutine making its model calls at a time (its agent
-// loop during coordination, the run's goroutine after).
+// policy.go); its tokens and cost are the ledger's (cost.go).
 type agent struct {
 	cfg       configs.Agent
 	index     int // in the config's agent list: coordination messages name it by this
@@ -34,7 +38,6 @@ type agent struct {
 	toolset   *filesystem.Toolset // coordination role
 	tools     []backends.ToolSpec // the toolset's tools as backend specs
 	toolNames map[string]bool
-	usage     backends.Usage
 }
 
 // run is one orchestrator run.
@@ -57,6 +60,11 @@ type run struct {
 	skipped  bool       // skip_coordination_rounds: this attempt had no coordination
 	feedback *feedback  // why the previous attempt was restarted (nil on the first)
 
+	ledger   *ledger  // tokens, costs and budgets
+	ctl      *Control // the caller's "answer now", and the budget's stop
+	cacheKey string   // the run's prompt_cache_key (OpenAI)
+	prices   string   // the price catalogue's date
+
 	maxSteps int // model calls per execution (maxSteps; benchmarks raise it)
 	// restartGrace, when set (tests, benchmarks), is a fixed grace for pending restarts instead
 	// of the estimate from the reply clock (state.grace).
@@ -71,7 +79,18 @@ func newRun(ctx context.Context, o Options) (*run, error) {
 		o: o, cfg: cfg, log: o.Logger,
 		maxSteps: maxSteps,
 		tools:    filesystem.Table(),
+		ledger:   newLedger(len(cfg.Agents), cfg.Orchestrator.MaxCostUSD),
+		ctl:      o.Control,
+		cacheKey: newCacheKey(),
 	}
+	if r.ctl == nil {
+		r.ctl = NewControl()
+	}
+	catalog := o.Pricing
+	if catalog == nil {
+		catalog = cfg.PriceCatalog()
+	}
+	r.prices = catalog.Date
 	ids := make([]string, len(cfg.Agents))
 	for i, a := range cfg.Agents {
 		ids[i] = a.ID
@@ -99,10 +118,14 @@ func newRun(ctx context.Context, o Options) (*run, error) {
 		return nil, errorf("snapshots: %w", err)
 	}
 	r.store = store
+	readOnly := slices.Clone(o.ReadOnly)
+	if o.PriorWork != "" {
+		readOnly = append(readOnly, o.PriorWork)
+	}
 	env, err := agentenv.New(agentenv.Options{
 		Config:        cfg,
 		RunDir:        o.RunDir,
-		ReadOnly:      o.ReadOnly,
+		ReadOnly:      readOnly,
 		TempWorkspace: store.TempDir,
 		Asker:         o.Asker,
 		Home:          o.Home,
@@ -137,6 +160,10 @@ func newRun(ctx context.Context, o Options) (*run, error) {
 			return nil, errorf("agent %q (agents[%d]): backend: %w", ac.ID, i, err)
 		}
 		a.backend = b
+		if err := r.price(a, catalog); err != nil {
+			r.close()
+			return nil, err
+		}
 		// Every agent has an environment and a Toolset: one without a workspace is offered its
 		// MCP servers' tools only.
 		if a.env, err = env.Agent(ctx, ac.ID); err != nil {
@@ -156,6 +183,28 @@ func newRun(ctx context.Context, o Options) (*run, error) {
 	return r, nil
 }
 
+// price looks up what agent a's model costs. With a budget cap, every agent must be priced
+// (or its provider report its cost): spending that cannot be counted cannot be capped.
+func (r *run) price(a *agent, catalog *pricing.Catalog) error {
+	acc := &r.ledger.agents[a.index]
+	acc.cap = a.cfg.MaxCostUSD
+	acc.price, acc.priced = catalog.Lookup(backends.PricingProvider(a.cfg.Backend), a.backend.Model())
+	capped := r.cfg.Orchestrator.MaxCostUSD > 0 || a.cfg.MaxCostUSD > 0
+	if capped && !acc.priced && !backends.ReportsCost(a.backend) {
+		return errorf("agent %q (agents[%d]): %w %q (backend %s) in the price catalogue of %s or the config, so its spending cannot count against the budget: add it under pricing.models in the config (USD per million tokens), or run without a budget cap",
+			a.id, a.index, ErrUnpriced, a.backend.Model(), a.cfg.Backend.Type, catalog.Date)
+	}
+	return nil
+}
+
+// newCacheKey is a run's prompt_cache_key: the provider routes requests with the same key to
+// the same cache, so the agents' shared prefix is read from it.
+func newCacheKey() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return "massgen-" + hex.EncodeToString(b)
+}
+
 // toolset is an agent's Toolset for a role, as internal/agentenv builds it for the run and for
 // every command that inspects one.
 func (r *run) toolset(a *agent, role permissions.Role) (*filesystem.Toolset, error) {
@@ -166,12 +215,22 @@ func (r *run) toolset(a *agent, role permissions.Role) (*filesystem.Toolset, err
 	return ts, nil
 }
 
+// toolSpecs are the toolset's tools as offered to the model. Their descriptions leave out the
+// agent's directory limits, which the Toolset appends to each: the prompt states them once, in
+// its part particular to the agent (writePaths), so that the tools, the first and largest part
+// of a request, are the same bytes for every agent with the same tools and a provider's prompt
+// cache serves them to all.
 func toolSpecs(ts *filesystem.Toolset) ([]backends.ToolSpec, map[string]bool) {
 	tools := ts.Tools()
+	limits := ts.DescribeLimits()
 	specs := make([]backends.ToolSpec, 0, len(tools))
 	names := make(map[string]bool, len(tools))
 	for _, t := range tools {
-		specs = append(specs, backends.ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
+		desc := t.Description
+		if limits != "" {
+			desc = strings.TrimSuffix(desc, "\n\n"+limits)
+		}
+		specs = append(specs, backends.ToolSpec{Name: t.Name, Description: desc, Parameters: t.Parameters})
 		names[t.Name] = true
 	}
 	return specs, names
@@ -222,7 +281,10 @@ func (r *run) emit(ev Event) {
 		fields = append(fields, zap.Bool("denied", ev.Denied), zap.Bool("error", ev.IsError))
 	}
 	if ev.Kind == EventUsage {
-		fields = append(fields, zap.Int64("input_tokens", ev.Usage.InputTokens), zap.Int64("output_tokens", ev.Usage.OutputTokens))
+		u := ev.Usage
+		fields = append(fields, zap.Int64("input_tokens", u.InputTokens), zap.Int64("output_tokens", u.OutputTokens),
+			zap.Int64("cached_input_tokens", u.CachedInputTokens), zap.Int64("cache_write_tokens", u.CacheWriteTokens),
+			zap.Int64("reasoning_tokens", u.ReasoningTokens), zap.String("cost", ev.Cost.String()), zap.String("total_cost", ev.TotalCost.String()))
 	}
 	r.timeline.note(ev)
 	if ev.Kind == EventText { // throttled, yet many: only with --debug

@@ -1,7 +1,8 @@
 // Package permissions decides, for an agent in a role and a tool call with its arguments, whether
 // the call is allowed, and why. Decisions are pure: a Policy is built once per agent per run and is
 // immutable, so concurrent agents share nothing mutable. Asking the user, hooks and the audit log
-// wrap Decide (see Guard); they do not live inside it.
+// wrap Decide (package permissions/guard); they do not live inside it, and neither does building
+// a Spec from the config (internal/agentenv/permconfig): this package imports no configs.
 package permissions
 
 import (
@@ -115,7 +116,7 @@ func (e *ResolveError) Unwrap() error { return e.Err }
 // Decision is the answer, with the path and rule that decided it.
 type Decision struct {
 	Allow bool
-	// Ask is set (with Allow false) when mode "default" wants the user asked; Guard turns it
+	// Ask is set (with Allow false) when mode "default" wants the user asked; the Guard turns it
 	// into an allow or a deny.
 	Ask    bool
 	Path   string // the path that decided (the first denied one, or the last checked)

@@ -27,18 +27,27 @@ type globBudget struct{ matches, scan int }
 // command globs): no asks, no hooks, no writes. In mode "default" it may return Ask.
 func (p *Policy) Decide(r Request) Decision {
 	d, _ := p.decide(r)
-	return withRule(d)
+	return WithRule(d)
 }
 
-// withRule ends a deny reason with the rule id, which docs/permissions.md explains.
-func withRule(d Decision) Decision {
+// DecideWithPaths is Decide with the canonical paths the call names: the Guard
+// (permissions/guard) keys its "allow for this run" grants on them, shows them when it asks and
+// writes them to the audit log.
+func (p *Policy) DecideWithPaths(r Request) (Decision, []string) {
+	d, info := p.decide(r)
+	return WithRule(d), info.paths
+}
+
+// WithRule ends a deny reason with the rule id, which docs/permissions.md explains. The Guard
+// ends the reasons of its own decisions (asks, hooks) the same way.
+func WithRule(d Decision) Decision {
 	if !d.Allow && !d.Ask && d.Rule != "" && !strings.Contains(d.Reason, "[rule: ") {
 		d.Reason += " [rule: " + string(d.Rule) + "]"
 	}
 	return d
 }
 
-// decideInfo carries what Guard needs besides the decision.
+// decideInfo carries what DecideWithPaths returns besides the decision.
 type decideInfo struct {
 	paths []string
 }

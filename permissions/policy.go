@@ -313,7 +313,7 @@ func (p *Policy) CheckPath(path string, a Access) Decision {
 	if d.Allow && a == Delete {
 		d = p.checkRemoval(d)
 	}
-	return withRule(d)
+	return WithRule(d)
 }
 
 // CheckCanonical decides a path that is already canonical: found by a walk that followed no link
@@ -323,7 +323,7 @@ func (p *Policy) CheckCanonical(path string, a Access) Decision {
 	if d.Allow && a == Delete {
 		d = p.checkRemoval(d)
 	}
-	return withRule(d)
+	return WithRule(d)
 }
 
 // checkPath resolves one path argument with res and decides on what it found.

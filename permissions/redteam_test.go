@@ -10,6 +10,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/massgen-go/massgen/internal/testing/lane"
 )
 
 type rtCase struct {
@@ -361,6 +363,7 @@ func TestRedteamBraceExpansionBomb(t *testing.T) {
 // and refuses what it will not look at. Each row would take minutes or exhaust memory if it were
 // expanded or walked; the test only finishes if none is.
 func TestRedteamHostileSizes(t *testing.T) {
+	lane.Long(t)
 	tr := newTree(t)
 	R := tr.root
 	// A directory with more entries than a glob may look at, below the workspace.

@@ -87,6 +87,13 @@ func (c *commandRE) matches(call *ruleCall, all bool) bool {
 	}
 }
 
+// ValidateRules returns the error of the first rule in list that does not parse (an allow or
+// deny list of a config or a project rules file), or nil.
+func ValidateRules(list []string) error {
+	_, err := parseRules(list)
+	return err
+}
+
 func parseRules(list []string) ([]rule, error) {
 	out := make([]rule, 0, len(list))
 	for _, t := range list {

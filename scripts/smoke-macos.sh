@@ -43,12 +43,12 @@ else
 fi
 mg=$tmp/massgen
 
-# The descriptor walk's own tests (filesystem/internal/fsx), run natively: the macOS system calls
+# The descriptor walk's own tests (internal/safefs), run natively: the macOS system calls
 # (O_NOFOLLOW_ANY, renameatx_np, readdir) and the directory-for-link swap race.
-if (cd "$repo" && go test -count=1 ./filesystem/internal/fsx) >"$tmp/fsx.log" 2>&1; then
-  pass "fsx tests"
+if (cd "$repo" && go test -count=1 ./internal/safefs) >"$tmp/safefs.log" 2>&1; then
+  pass "safefs tests"
 else
-  fail "fsx tests" "$(tail -20 "$tmp/fsx.log")"
+  fail "safefs tests" "$(tail -20 "$tmp/safefs.log")"
 fi
 
 # 2. The demo: two scripted agents, the winner delivers hello.html into the context path.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the Windows tests of the file tools (the resolve-once walker, filesystem/internal/fsx,
+# Runs the Windows tests of the file tools (the resolve-once walker, internal/safefs,
 # and the tools driven end to end with C:\ paths, filesystem's TestWindows*) under Wine, on
 # Linux amd64. Without wine it says so and exits 0: the tests are then not run.
 #
@@ -34,5 +34,5 @@ run() { # package, test binary, -test.run pattern
   echo "wine-test: $1 (-test.run '$3')"
   "$wine" "$cache/$2" -test.run "$3" ${WINETEST_FLAGS:-}
 }
-run ./filesystem/internal/fsx fsx.exe .
+run ./internal/safefs safefs.exe .
 run ./filesystem filesystem.exe '^TestWindows'

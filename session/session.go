@@ -7,6 +7,7 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -78,10 +79,16 @@ type Info struct {
 	LastTask string
 }
 
-// TokenUsage is one agent's token use in a turn.
+// TokenUsage is one agent's token use in a turn (or the turn's, in total_tokens): cached input
+// read and written are part of Input, reasoning part of Output. CostUSD is what they cost, nil
+// when that is unknown (a model without a price; turns saved before costs were kept).
 type TokenUsage struct {
-	Input  int64 `json:"input"`
-	Output int64 `json:"output"`
+	Input       int64    `json:"input"`
+	Output      int64    `json:"output"`
+	CachedInput int64    `json:"cached_input,omitempty"`
+	CacheWrite  int64    `json:"cache_write,omitempty"`
+	Reasoning   int64    `json:"reasoning,omitempty"`
+	CostUSD     *float64 `json:"cost_usd"`
 }
 
 // Turn is what is kept of one turn.
@@ -109,22 +116,49 @@ type Turn struct {
 	ChangesFile string
 	// Undone is when `massgen undo` put the turn's changes back (zero: never).
 	Undone time.Time
-	// Status is how the turn ended: "" (it was saved by its run) or StatusInterrupted (its run
-	// ended before saving it; it was recovered from its change journal: it has no answer, and its
-	// Changes are what the journal recorded).
-	Status string
+	// Status is how the turn ended: StatusDone (also "" in turns saved before it was kept),
+	// StatusStopped (coordination stopped early: StoppedBy says by whom: "user", "budget",
+	// "timeout"), StatusCancelled, or StatusInterrupted (its run ended before saving it, killed
+	// or unable to write the session: it was recovered from its change journal, has no answer,
+	// and its Changes are what the journal recorded).
+	Status    string
+	StoppedBy string
+	// Work is every agent's answer and work so far, kept for a stopped or cancelled turn:
+	// SaveTurn copies each Snapshot to turn_N/agents/<anon>/; in the turns a Session returns,
+	// Snapshot is that copy ("" when the agent had none).
+	Work []AgentWork
+	// TotalCostUSD is the turn's cost (nil: unknown); MaxCostUSD its budget (0: none);
+	// PricesDate the date of the prices.
+	TotalCostUSD *float64
+	MaxCostUSD   float64
+	PricesDate   string
 	// Run is the run's log folder (log_<time>), naming the run that made the turn.
 	Run string
 }
 
-// StatusInterrupted marks a turn recovered from the change journal of a run that ended before
-// saving it (killed, or its session could not be written).
-const StatusInterrupted = "interrupted"
+// How a turn ended (Turn.Status).
+const (
+	StatusDone        = "done"
+	StatusStopped     = "stopped"
+	StatusCancelled   = "cancelled"
+	StatusInterrupted = "interrupted"
+)
 
-// Exchange is one turn of the conversation.
+// AgentWork is one agent's part of a stopped or cancelled turn, under its anonymous id.
+type AgentWork struct {
+	Agent    string `json:"agent"`
+	Anon     string `json:"anon"`
+	Answer   string `json:"answer,omitempty"`
+	Snapshot string `json:"snapshot,omitempty"` // relative to the turn folder in metadata.json
+}
+
+// Exchange is one turn of the conversation. A stopped, cancelled or interrupted turn brings its
+// status and every agent's answer so far.
 type Exchange struct {
 	Task   string
 	Answer string
+	Status string
+	Work   []AgentWork
 }
 
 // metadata is metadata.json.
@@ -150,6 +184,10 @@ type metadata struct {
 	FilesChanged    []changedFile         `json:"files_changed"`
 	Changes         string                `json:"changes_file,omitempty"`
 	Status          string                `json:"status,omitempty"`
+	StoppedBy       string                `json:"stopped_by,omitempty"`
+	Work            []AgentWork           `json:"agents_work,omitempty"`
+	MaxCostUSD      float64               `json:"max_cost_usd,omitempty"`
+	PricesDate      string                `json:"prices_date,omitempty"`
 	Run             string                `json:"run,omitempty"`
 }
 
@@ -345,7 +383,9 @@ func (ses *Session) load() error {
 			FilesDelivered: md.FilesDelivered, Workspace: filepath.Join(dir, workspaceDir),
 			Timeline: md.Timeline,
 			Config:   md.Config, ContextPaths: md.ContextPaths,
-			Status: md.Status, Run: md.Run,
+			Status: md.Status, StoppedBy: md.StoppedBy, Work: loadWork(dir, md.Work),
+			TotalCostUSD: md.TotalTokens.CostUSD, MaxCostUSD: md.MaxCostUSD, PricesDate: md.PricesDate,
+			Run: md.Run,
 		}
 		loadChanges(dir, md, &t)
 		ses.turns = append(ses.turns, t)
@@ -386,7 +426,7 @@ func (ses *Session) SaveTurn(t Turn) (string, error) {
 		return "", fmt.Errorf("session: %w", err)
 	}
 	defer os.RemoveAll(tmp) // nothing left once renamed
-	changes, err := ses.buildTurn(tmp, n, t)
+	changes, work, err := ses.buildTurn(tmp, n, t)
 	if err != nil {
 		return "", err
 	}
@@ -396,7 +436,7 @@ func (ses *Session) SaveTurn(t Turn) (string, error) {
 	if err := syncDir(ses.Dir); err != nil {
 		return "", err
 	}
-	ses.turns = append(ses.turns, savedAs(t, final, changes))
+	ses.turns = append(ses.turns, savedAs(t, final, changes, work))
 	if err := ses.writeSummary(ses.Dir); err != nil {
 		return final, err
 	}
@@ -427,12 +467,12 @@ func (ses *Session) saveFirstTurn(t Turn) (string, error) {
 	if err := os.Mkdir(turnTmp, private.DirMode); err != nil {
 		return "", fmt.Errorf("session: %w", err)
 	}
-	changes, err := ses.buildTurn(turnTmp, 1, t)
+	changes, work, err := ses.buildTurn(turnTmp, 1, t)
 	if err != nil {
 		return "", err
 	}
 	final := filepath.Join(ses.Dir, "turn_1")
-	ses.turns = []Turn{savedAs(t, final, changes)}
+	ses.turns = []Turn{savedAs(t, final, changes, work)}
 	if err := ses.writeSummary(tmp); err != nil {
 		ses.turns = nil
 		return "", err
@@ -453,26 +493,32 @@ func (ses *Session) saveFirstTurn(t Turn) (string, error) {
 }
 
 // savedAs is t as the session returns it once saved in the turn folder dir.
-func savedAs(t Turn, dir, changes string) Turn {
+func savedAs(t Turn, dir, changes string, work []AgentWork) Turn {
 	t.Workspace = filepath.Join(dir, workspaceDir)
+	t.Work = loadWork(dir, work)
 	if changes != "" {
 		t.ChangesFile = filepath.Join(dir, changes)
 	}
 	return t
 }
 
-// buildTurn writes turn n's workspace/, answer.txt, changes.json and metadata.json into the
-// folder tmp and syncs it; it returns the changes file's name ("" when none).
-func (ses *Session) buildTurn(tmp string, n int, t Turn) (string, error) {
+// buildTurn writes turn n's workspace/, answer.txt, changes.json, agents' work and metadata.json
+// into the folder tmp and syncs it; it returns the changes file's name ("" when none) and the
+// work as metadata.json names it.
+func (ses *Session) buildTurn(tmp string, n int, t Turn) (string, []AgentWork, error) {
 	if err := snapshots.CopyTree(context.Background(), t.Workspace, filepath.Join(tmp, workspaceDir), ses.logger); err != nil {
-		return "", fmt.Errorf("session: copying the final workspace into turn %d: %w", n, err)
+		return "", nil, fmt.Errorf("session: copying the final workspace into turn %d: %w", n, err)
 	}
 	if err := writeFileAtomic(filepath.Join(tmp, answerFile), []byte(t.Answer)); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	changes, err := writeChanges(tmp, t.Changes)
 	if err != nil {
-		return "", err
+		return "", nil, err
+	}
+	work, err := ses.copyWork(tmp, n, t.Work)
+	if err != nil {
+		return "", nil, err
 	}
 	md := metadata{
 		Session: ses.ID, Turn: n, Task: t.Task, Winner: t.Winner, Votes: nonNil(t.Votes),
@@ -482,7 +528,8 @@ func (ses *Session) buildTurn(tmp string, n int, t Turn) (string, error) {
 		Timeline: t.Timeline,
 		Config:   t.Config, ContextPaths: nonNilSlice(t.ContextPaths),
 		FilesChanged: filesChanged(t.Changes), Changes: changes,
-		Status: t.Status, Run: t.Run,
+		Status: cmp.Or(t.Status, StatusDone), StoppedBy: t.StoppedBy, Work: work,
+		MaxCostUSD: t.MaxCostUSD, PricesDate: t.PricesDate, Run: t.Run,
 	}
 	if !t.Started.IsZero() && !t.Ended.IsZero() {
 		md.DurationSeconds = t.Ended.Sub(t.Started).Seconds()
@@ -490,18 +537,22 @@ func (ses *Session) buildTurn(tmp string, n int, t Turn) (string, error) {
 	for _, u := range t.Tokens {
 		md.TotalTokens.Input += u.Input
 		md.TotalTokens.Output += u.Output
+		md.TotalTokens.CachedInput += u.CachedInput
+		md.TotalTokens.CacheWrite += u.CacheWrite
+		md.TotalTokens.Reasoning += u.Reasoning
 	}
+	md.TotalTokens.CostUSD = t.TotalCostUSD
 	raw, err := json.MarshalIndent(md, "", "  ")
 	if err != nil {
-		return "", fmt.Errorf("session: %w", err)
+		return "", nil, fmt.Errorf("session: %w", err)
 	}
 	if err := writeFileAtomic(filepath.Join(tmp, metadataFile), append(raw, '\n')); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	if err := syncDir(tmp); err != nil {
-		return "", err
+		return "", nil, err
 	}
-	return changes, nil
+	return changes, work, nil
 }
 
 func nonNil[K comparable, V any](m map[K]V) map[K]V {
@@ -518,18 +569,32 @@ func nonNilSlice[T any](s []T) []T {
 	return s
 }
 
-// History returns every turn's {Task, Answer} so far, oldest first; interrupted turns (no
-// answer) are left out.
+// History returns every turn's {Task, Answer} so far, oldest first, with the status of a turn
+// that did not end with an answer.
 func (ses *Session) History() []Exchange {
 	ses.mu.Lock()
 	defer ses.mu.Unlock()
-	out := make([]Exchange, 0, len(ses.turns))
-	for _, t := range ses.turns {
-		if t.Status != StatusInterrupted {
-			out = append(out, Exchange{Task: t.Task, Answer: t.Answer})
-		}
+	out := make([]Exchange, len(ses.turns))
+	for i, t := range ses.turns {
+		out[i] = Exchange{Task: t.Task, Answer: t.Answer, Status: t.Status, Work: slices.Clone(t.Work)}
 	}
 	return out
+}
+
+// LastWork is the previous turn's agents' work (turn_N/agents/, one folder per anonymous id)
+// when that turn was stopped or cancelled and kept some; "" otherwise.
+func (ses *Session) LastWork() string {
+	ses.mu.Lock()
+	defer ses.mu.Unlock()
+	if len(ses.turns) == 0 {
+		return ""
+	}
+	for _, w := range ses.turns[len(ses.turns)-1].Work {
+		if w.Snapshot != "" {
+			return filepath.Dir(w.Snapshot)
+		}
+	}
+	return ""
 }
 
 // Turns returns the turns so far, oldest first (Workspace is the stored copy).

@@ -71,6 +71,29 @@ func (ses *Session) writeSummary(dir string) error {
 			}
 			fmt.Fprintf(&b, "Tokens: %d in / %d out (%s)\n", in, out, strings.Join(parts, "; "))
 		}
+		if t.TotalCostUSD != nil {
+			fmt.Fprintf(&b, "Cost: $%.4f\n", *t.TotalCostUSD)
+		} else if len(t.Tokens) > 0 {
+			b.WriteString("Cost: unknown\n")
+		}
+		if t.Status == StatusStopped || t.Status == StatusCancelled {
+			line := "Ended: " + t.Status
+			if t.StoppedBy != "" {
+				line += " by the " + t.StoppedBy
+			}
+			b.WriteString(line + "\n")
+			for _, w := range t.Work {
+				where := "no work kept"
+				if w.Snapshot != "" {
+					where = filepath.Join(fmt.Sprintf("turn_%d", n), workDir, w.Anon) + "/"
+				}
+				answered := "no answer"
+				if w.Answer != "" {
+					answered = "answered"
+				}
+				fmt.Fprintf(&b, "  %s (%s): %s, %s\n", w.Agent, w.Anon, answered, where)
+			}
+		}
 		if len(t.FilesDelivered) > 0 {
 			b.WriteString("Files delivered:\n")
 			for _, f := range t.FilesDelivered {

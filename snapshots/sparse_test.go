@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/massgen-go/massgen/internal/testing/lane"
 	"go.uber.org/zap/zaptest"
 )
 
@@ -78,6 +79,7 @@ func sameBytes(t testing.TB, a, b string) bool {
 // sparse file with no blocks stays without blocks, and a file with data between holes costs its
 // data blocks only, with the same content.
 func TestCopiesKeepHoles(t *testing.T) {
+	lane.Long(t)
 	f := newFixture(t, "a")
 	ws := f.ws["a"]
 	sparse(t, filepath.Join(ws, "empty64"), 64<<20)

@@ -20,7 +20,6 @@ import (
 	"github.com/massgen-go/massgen/internal/pathx"
 	"github.com/massgen-go/massgen/internal/runlock"
 	"github.com/massgen-go/massgen/internal/termtext"
-	"github.com/massgen-go/massgen/permissions"
 	"github.com/massgen-go/massgen/session"
 )
 
@@ -152,7 +151,7 @@ func turnChanges(o *Options) (*session.Session, int, session.Turn, *filesystem.C
 		if err != nil {
 			return fail(cmdutil.WithCode(cmdutil.ExitFailure, err))
 		}
-		if err := checkChangeSet(cs, filepath.Join(wd, configs.MassgenDirName, permissions.TrashDirName), t); err != nil {
+		if err := checkChangeSet(cs, filepath.Join(wd, configs.MassgenDirName, configs.TrashDirName), t); err != nil {
 			return fail(cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("turn %d of session %s: %w", n, s.ID, err)))
 		}
 	}
@@ -202,8 +201,13 @@ func which(s *session.Session, n int, t session.Turn) string {
 	if !t.Started.IsZero() {
 		about = append(about, t.Started.Local().Format("2006-01-02 15:04:05"))
 	}
-	if t.Status == session.StatusInterrupted {
+	switch t.Status {
+	case session.StatusInterrupted:
 		about = append(about, "interrupted: its run ended before saving it")
+	case session.StatusCancelled:
+		about = append(about, "cancelled")
+	case session.StatusStopped:
+		about = append(about, "stopped early")
 	}
 	if len(about) > 0 {
 		out += " (" + strings.Join(about, ", ") + ")"
@@ -216,7 +220,7 @@ func which(s *session.Session, n int, t session.Turn) string {
 // the caller); without it (diff while a run works) nothing is recovered: the journals are that
 // run's.
 func recoverFirst(ctx context.Context, o *Options, massgenDir string) {
-	rec, err := session.Recover(ctx, filepath.Join(massgenDir, permissions.TrashDirName), nil)
+	rec, err := session.Recover(ctx, filepath.Join(massgenDir, configs.TrashDirName), nil)
 	for _, r := range rec {
 		fmt.Fprintln(o.IO.ErrOut, r.Describe())
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/permissions"
+	"github.com/massgen-go/massgen/permissions/guard"
 	"github.com/massgen-go/massgen/session"
 )
 
@@ -40,7 +41,7 @@ func turnWith(t *testing.T, dir string, calls map[string]map[string]any) string 
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts, err := filesystem.NewToolset(filesystem.ToolsetOptions{Guard: permissions.NewGuard(pol, permissions.GuardOptions{}),
+	ts, err := filesystem.NewToolset(filesystem.ToolsetOptions{Guard: guard.New(pol, guard.Options{}),
 		TrashDir: filepath.Join(trash, "log_1"), Journal: j})
 	if err != nil {
 		t.Fatal(err)

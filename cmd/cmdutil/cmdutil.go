@@ -54,7 +54,7 @@ func NewFactory() *Factory {
 }
 
 // Exit codes used across commands (README.md, "Exit codes"). When several apply to a run, the
-// most severe wins: cancelled, failed, usage, busy, partial, timeout.
+// most severe wins: cancelled, failed, usage, busy, partial, budget, timeout.
 const (
 	ExitOK       = 0   // done
 	ExitFailure  = 1   // failed: no answer, a denial or a failed operation
@@ -62,6 +62,7 @@ const (
 	ExitTimeout  = 3   // the overall timeout was reached; the best answer so far was presented
 	ExitPartial  = 4   // an answer was given, but an agent failed or massgen's state was not all saved
 	ExitBusy     = 5   // another massgen run holds the project (.massgen/run.lock)
+	ExitBudget   = 6   // the budget (--max-cost, orchestrator.max_cost_usd) was spent; the best answer so far was presented
 	ExitCanceled = 130 // cancelled by Ctrl-C (SIGINT) or SIGTERM
 )
 
@@ -72,16 +73,18 @@ func severity(code int) int {
 		return 0
 	case ExitTimeout:
 		return 1
-	case ExitPartial:
+	case ExitBudget:
 		return 2
-	case ExitBusy:
+	case ExitPartial:
 		return 3
-	case ExitUsage:
+	case ExitBusy:
 		return 4
-	case ExitCanceled:
-		return 6
-	default:
+	case ExitUsage:
 		return 5
+	case ExitCanceled:
+		return 7
+	default:
+		return 6
 	}
 }
 

@@ -98,6 +98,8 @@ func TestWorst(t *testing.T) {
 		{[]int{ExitPartial, ExitFailure, ExitUsage}, ExitFailure},
 		{[]int{ExitFailure, ExitCanceled}, ExitCanceled},
 		{[]int{ExitBusy, ExitPartial}, ExitBusy},
+		{[]int{ExitTimeout, ExitBudget}, ExitBudget},
+		{[]int{ExitBudget, ExitPartial}, ExitPartial},
 	}
 	for _, tt := range tests {
 		if got := Worst(tt.codes...); got != tt.want {
@@ -106,7 +108,7 @@ func TestWorst(t *testing.T) {
 	}
 	// Every code is distinct.
 	seen := map[int]bool{}
-	for _, c := range []int{ExitOK, ExitFailure, ExitUsage, ExitTimeout, ExitPartial, ExitBusy, ExitCanceled} {
+	for _, c := range []int{ExitOK, ExitFailure, ExitUsage, ExitTimeout, ExitPartial, ExitBusy, ExitBudget, ExitCanceled} {
 		if seen[c] {
 			t.Errorf("exit code %d used twice", c)
 		}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/massgen-go/massgen/filesystem/sandbox"
+	"github.com/massgen-go/massgen/internal/sandbox"
 )
 
 func needPython(t *testing.T) {

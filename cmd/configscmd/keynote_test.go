@@ -16,13 +16,7 @@ import (
 // uses, once for every file and agent. The real binary: the SDK prints through the process's log
 // package, which main sets up.
 func TestValidateSaysWhichGeminiKeyOnce(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	bin, err := testbin.Path()
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := testbin.For(t)
 	dir := t.TempDir()
 	cfg := "agents:\n  - id: a\n    backend: {type: gemini, model: gemini-2.5-flash}\n  - id: b\n    backend: {type: gemini, model: gemini-2.5-flash}\n"
 	for _, f := range []string{"one.yaml", "two.yaml"} {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/internal/testing/lane"
 	"github.com/massgen-go/massgen/internal/testing/massgen091"
 )
 
@@ -17,6 +18,7 @@ import (
 // (dummy API keys, this machine's PATH and Python): each passes, or fails only for reasons that
 // are not massgen's (massgen091.Reasons), every problem of it. No key is unknown.
 func TestValidateMassGen091Configs(t *testing.T) {
+	lane.Long(t)
 	root := massgen091.Root(t)
 	files := massgen091.Files(t, root)
 	e := newTestEnv(t)

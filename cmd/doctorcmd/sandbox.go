@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/massgen-go/massgen/configs"
-	"github.com/massgen-go/massgen/filesystem/sandbox"
+	"github.com/massgen-go/massgen/internal/sandbox"
 )
 
 // sandboxModeNames are the command_sandbox modes, most confining first; a mode this build does

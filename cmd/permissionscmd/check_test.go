@@ -197,10 +197,7 @@ func batchInput(p *project, n int) ([]byte, []bool) {
 
 func buildBinary(t testing.TB) string {
 	t.Helper()
-	bin, err := testbin.Path()
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := testbin.For(t)
 	return bin
 }
 

@@ -17,7 +17,7 @@ import (
 
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/configs"
-	"github.com/massgen-go/massgen/permissions"
+	"github.com/massgen-go/massgen/internal/agentenv/permconfig"
 	"github.com/massgen-go/massgen/permissions/trust"
 )
 
@@ -78,7 +78,7 @@ type pendingFile struct {
 // withPrograms finds the programs and scripts hs run (resolved from baseDir and environ's PATH,
 // as a run resolves them) and hashes them.
 func (pf *pendingFile) withPrograms(hs []configs.Hook, baseDir string, environ []string) (*pendingFile, error) {
-	progs, err := permissions.HookPrograms(hs, baseDir, environ)
+	progs, err := permconfig.HookPrograms(hs, baseDir, environ)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", pf.path, err)
 	}
@@ -100,7 +100,7 @@ func trustRun(opts *TrustOptions) error {
 	}
 	file := opts.File
 	if file == "" {
-		file = filepath.Join(configs.MassgenDirName, permissions.ProjectRulesFile)
+		file = filepath.Join(configs.MassgenDirName, permconfig.ProjectRulesFile)
 	}
 	if !filepath.IsAbs(file) {
 		file = filepath.Join(wd, file)
@@ -123,7 +123,7 @@ func trustRun(opts *TrustOptions) error {
 		}
 		var cfg *configs.Config
 		cfg, _, err = configs.Load(configs.LoadOptions{Name: file, BaseDir: wd, Home: home, LookupEnv: opts.LookupEnv})
-		if err == nil && !permissions.DefinesHooks(cfg) {
+		if err == nil && !permconfig.DefinesHooks(cfg) {
 			fmt.Fprintf(opts.IO.ErrOut, "%s defines no hooks: it needs no approval.\n", file)
 			return nil
 		}
@@ -139,12 +139,12 @@ func trustRun(opts *TrustOptions) error {
 
 // isProjectRules reports whether file is a .massgen/permissions.yaml.
 func isProjectRules(file string) bool {
-	return filepath.Base(file) == permissions.ProjectRulesFile && filepath.Base(filepath.Dir(file)) == configs.MassgenDirName
+	return filepath.Base(file) == permconfig.ProjectRulesFile && filepath.Base(filepath.Dir(file)) == configs.MassgenDirName
 }
 
 // projectPending reads <massgenDir>/permissions.yaml (nil when there is none).
 func projectPending(massgenDir string, environ []string) (*pendingFile, error) {
-	path, data, pr, err := permissions.ReadProjectFile(massgenDir)
+	path, data, pr, err := permconfig.ReadProjectFile(massgenDir)
 	if data == nil || err != nil {
 		return nil, err
 	}
@@ -154,7 +154,7 @@ func projectPending(massgenDir string, environ []string) (*pendingFile, error) {
 
 func configPending(cfg *configs.Config, environ []string) (*pendingFile, error) {
 	pf := &pendingFile{path: cfg.Source, data: cfg.Raw(), show: func(w io.Writer) { showConfigHooks(w, cfg) }}
-	return pf.withPrograms(permissions.ConfigHooks(cfg), cfg.BaseDir, environ)
+	return pf.withPrograms(permconfig.ConfigHooks(cfg), cfg.BaseDir, environ)
 }
 
 func approve(w io.Writer, pf *pendingFile, now time.Time) error {
@@ -187,7 +187,7 @@ type ApproveOptions struct {
 func RequireApproval(cfg *configs.Config, o ApproveOptions) error {
 	var pending []*pendingFile
 	var refusals []error
-	if _, err := permissions.LoadProjectFile(cfg.MassgenDir()); err != nil {
+	if _, err := permconfig.LoadProjectFile(cfg.MassgenDir()); err != nil {
 		var ue *trust.UntrustedError
 		if !errors.As(err, &ue) {
 			return cmdutil.WithCode(cmdutil.ExitUsage, err)
@@ -201,7 +201,7 @@ func RequireApproval(cfg *configs.Config, o ApproveOptions) error {
 		}
 		pending, refusals = append(pending, pf), append(refusals, err)
 	}
-	if err := permissions.CheckConfigApproval(cfg); err != nil {
+	if err := permconfig.CheckConfigApproval(cfg); err != nil {
 		var ue *trust.UntrustedError
 		if !errors.As(err, &ue) {
 			return cmdutil.WithCode(cmdutil.ExitUsage, err)
@@ -265,7 +265,7 @@ func readAnswer(r io.Reader) (string, error) {
 }
 
 // showProjectRules prints what a project rules file does.
-func showProjectRules(w io.Writer, pr *permissions.ProjectRules) {
+func showProjectRules(w io.Writer, pr *permconfig.ProjectRules) {
 	showPermissions(w, "  ", pr.Permissions)
 	for _, id := range slices.Sorted(maps.Keys(pr.Agents)) {
 		fmt.Fprintf(w, "  for agent %s:\n", safe(id))

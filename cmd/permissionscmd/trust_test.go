@@ -12,8 +12,8 @@ import (
 
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/internal/agentenv/permconfig"
 	"github.com/massgen-go/massgen/internal/launch"
-	"github.com/massgen-go/massgen/permissions"
 	"github.com/massgen-go/massgen/permissions/trust"
 )
 
@@ -71,7 +71,7 @@ func TestTrustProjectRules(t *testing.T) {
 	if strings.Contains(out.String(), "\x1b") {
 		t.Error("a control character from the file reached the terminal")
 	}
-	if _, err := permissions.LoadProjectRules(filepath.Dir(file)); err != nil {
+	if _, err := permconfig.LoadProjectRules(filepath.Dir(file)); err != nil {
 		t.Errorf("approved file still refused: %v", err)
 	}
 	o, _, _ = p.opts("")
@@ -186,7 +186,7 @@ func TestRequireApproval(t *testing.T) {
 			if tt.tty && !tt.yes && !strings.Contains(errOut.String(), "mode: bypassPermissions") {
 				t.Errorf("the file was not shown before asking:\n%s", errOut)
 			}
-			_, lerr := permissions.LoadProjectRules(cfg.MassgenDir())
+			_, lerr := permconfig.LoadProjectRules(cfg.MassgenDir())
 			var ue *trust.UntrustedError
 			if approved := lerr == nil; approved != tt.approved || (!approved && !errors.As(lerr, &ue)) {
 				t.Errorf("approved = %v (%v), want %v", approved, lerr, tt.approved)

@@ -6,14 +6,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/massgen-go/massgen/backends"
+	"github.com/massgen-go/massgen/backends/pricing"
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/display"
@@ -169,9 +173,6 @@ func printSession(w io.Writer, s *session.Session, st display.Style) error {
 		if t.Run != "" {
 			fmt.Fprintf(w, "Run:     %s\n", termtext.Line(t.Run))
 		}
-		if t.Status == session.StatusInterrupted {
-			fmt.Fprintln(w, "Status:  interrupted (its run ended before saving it; recovered from its change journal, with no answer)")
-		}
 		if len(t.Agents) > 0 {
 			fmt.Fprintf(w, "Agents:  %s\n", termtext.Line(strings.Join(t.Agents, ", ")))
 		}
@@ -182,12 +183,21 @@ func printSession(w io.Writer, s *session.Session, st display.Style) error {
 		for _, l := range append(display.TallyLines(o, st), display.TimelineLines(o, st)...) {
 			fmt.Fprintln(w, l)
 		}
-		if len(t.Tokens) > 0 {
-			var in, out int64
-			for _, u := range t.Tokens {
-				in, out = in+u.Input, out+u.Output
+		if t.Status == session.StatusStopped || t.Status == session.StatusCancelled {
+			ended := t.Status
+			if t.StoppedBy != "" {
+				ended += " by the " + t.StoppedBy
 			}
-			fmt.Fprintf(w, "Tokens:  %d in, %d out\n", in, out)
+			fmt.Fprintf(w, "Ended:   %s; every agent's work so far is kept (--continue starts from it)\n", ended)
+			for _, a := range t.Work {
+				printWork(w, a)
+			}
+		}
+		if t.Status == session.StatusInterrupted {
+			fmt.Fprintln(w, "Ended:   interrupted: its run ended before saving it (killed, or the session could not be written); recovered from its change journal, with no answer")
+		}
+		for _, l := range display.SpendLines(spendOf(t)) {
+			fmt.Fprintln(w, l)
 		}
 		for _, f := range t.FilesDelivered {
 			fmt.Fprintf(w, "Delivered: %s\n", termtext.Line(f))
@@ -200,6 +210,42 @@ func printSession(w io.Writer, s *session.Session, st display.Style) error {
 		fmt.Fprintf(w, "Answer:\n%s\n", indent(termtext.Text(t.Answer)))
 	}
 	return nil
+}
+
+// printWork shows one agent's kept work: its answer's first line and where its files are.
+func printWork(w io.Writer, a session.AgentWork) {
+	answer := "no answer"
+	if a.Answer != "" {
+		answer = "answer: " + termtext.Squeeze(a.Answer, 60)
+	}
+	where := "no files kept"
+	if a.Snapshot != "" {
+		where = a.Snapshot
+	}
+	fmt.Fprintf(w, "  %s (%s): %s; %s\n", termtext.Line(a.Agent), termtext.Line(a.Anon), answer, termtext.Line(where))
+}
+
+// spendOf is a stored turn's tokens and costs, as the end of its run printed them (an agent's
+// cost saved as null, or not saved by an older massgen, is unknown).
+func spendOf(t session.Turn) display.Spend {
+	s := display.Spend{MaxCostUSD: t.MaxCostUSD, PricesDate: t.PricesDate}
+	for _, id := range slices.Sorted(maps.Keys(t.Tokens)) {
+		u := t.Tokens[id]
+		a := display.AgentSpend{Agent: id, Usage: backends.Usage{InputTokens: u.Input, OutputTokens: u.Output,
+			CachedInputTokens: u.CachedInput, CacheWriteTokens: u.CacheWrite, ReasoningTokens: u.Reasoning}}
+		if u.CostUSD != nil {
+			a.Cost = pricing.Known(*u.CostUSD)
+		}
+		s.Agents = append(s.Agents, a)
+	}
+	s.Total = pricing.Free
+	for _, a := range s.Agents {
+		s.Total = s.Total.Plus(a.Cost)
+	}
+	if t.TotalCostUSD != nil {
+		s.Total = pricing.Known(*t.TotalCostUSD)
+	}
+	return s
 }
 
 // outcome is what a stored turn says of its coordination, for the tally and the timeline.

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/massgen-go/massgen/cmd/cmdutil"
-	"github.com/massgen-go/massgen/filesystem/sandbox"
+	"github.com/massgen-go/massgen/internal/sandbox"
 )
 
 // TestMain: execute_command re-executes this test binary as the sandbox helper.

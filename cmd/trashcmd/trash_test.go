@@ -12,6 +12,7 @@ import (
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/permissions"
+	"github.com/massgen-go/massgen/permissions/guard"
 )
 
 // deleteFromContext deletes file through a real Toolset (final agent, write context path) so the
@@ -27,7 +28,7 @@ func deleteFromContext(t *testing.T, dir, file string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts, err := filesystem.NewToolset(filesystem.ToolsetOptions{Guard: permissions.NewGuard(pol, permissions.GuardOptions{}),
+	ts, err := filesystem.NewToolset(filesystem.ToolsetOptions{Guard: guard.New(pol, guard.Options{}),
 		TrashDir: filepath.Join(dir, ".massgen", "trash", "log_20260101_000000")})
 	if err != nil {
 		t.Fatal(err)

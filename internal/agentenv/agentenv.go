@@ -2,7 +2,8 @@
 // Guard (project and per-agent rules, mode, hooks, command sandbox, audit log, grants), its
 // Toolset, and its MCP servers. The run and every command that shows what an agent may do
 // (tools list|call, permissions check, mcp serve) build it here and nowhere else, so what they
-// say is what the run does.
+// say is what the run does. The permission sections of the config and the project rules file
+// are read into a Spec and hooks by its sub-package permconfig.
 package agentenv
 
 import (
@@ -20,13 +21,16 @@ import (
 
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem"
-	"github.com/massgen-go/massgen/filesystem/sandbox"
+	"github.com/massgen-go/massgen/internal/agentenv/permconfig"
 	"github.com/massgen-go/massgen/internal/customtools"
 	"github.com/massgen-go/massgen/internal/launch"
 	"github.com/massgen-go/massgen/internal/mcpclient"
 	"github.com/massgen-go/massgen/internal/pathx"
+	"github.com/massgen-go/massgen/internal/sandbox"
 	"github.com/massgen-go/massgen/internal/wsowner"
 	"github.com/massgen-go/massgen/permissions"
+	"github.com/massgen-go/massgen/permissions/audit"
+	"github.com/massgen-go/massgen/permissions/guard"
 	"github.com/massgen-go/massgen/permissions/hooks"
 	"github.com/massgen-go/massgen/snapshots"
 )
@@ -90,9 +94,9 @@ type Env struct {
 	o         Options
 	cfg       *configs.Config
 	log       *zap.Logger
-	project   *permissions.ProjectRules
+	project   *permconfig.ProjectRules
 	sandboxed bool
-	audit     *permissions.AuditLog
+	audit     *audit.Log
 	trashDir  string
 	// customCache holds the custom tools' functions as read once for the run.
 	customCache *customtools.Cache
@@ -126,7 +130,7 @@ func New(o Options) (*Env, error) {
 		o.Logger = zap.NewNop()
 	}
 	cfg := o.Config
-	project, err := permissions.LoadProjectFile(cfg.MassgenDir())
+	project, err := permconfig.LoadProjectFile(cfg.MassgenDir())
 	if err != nil {
 		return nil, &ConfigError{Err: err}
 	}
@@ -141,11 +145,11 @@ func New(o Options) (*Env, error) {
 	}
 	e.customCache = customtools.NewCache()
 	if o.RunDir != "" && !o.DecideOnly {
-		audit, err := permissions.OpenAuditLog(filepath.Join(o.RunDir, "permissions.jsonl"))
+		al, err := audit.Open(filepath.Join(o.RunDir, "permissions.jsonl"))
 		if err != nil {
 			return nil, fmt.Errorf("agentenv: audit log: %w", err)
 		}
-		e.audit = audit
+		e.audit = al
 	}
 	return e, nil
 }
@@ -226,7 +230,7 @@ func (e *Env) hookRunner() (*hooks.Runner, error) {
 
 // Shaped says why some agent could change what lies at path — it may write there (by its
 // final role's rules, the widest), or massgen copies agents' work there
-// (permissions.AgentContentRoots) — or "" when none can. Programs and scripts massgen runs,
+// (permconfig.AgentContentRoots) — or "" when none can. Programs and scripts massgen runs,
 // and the folders they run in, must be none of those.
 func (e *Env) Shaped(path string) string {
 	e.shapeOnce.Do(e.buildShapers)
@@ -254,7 +258,7 @@ func (e *Env) Shaped(path string) string {
 }
 
 func (e *Env) buildShapers() {
-	for _, r := range permissions.AgentContentRoots(e.cfg) {
+	for _, r := range permconfig.AgentContentRoots(e.cfg) {
 		e.contentRoots = append(e.contentRoots, filepath.Clean(r))
 		if real, err := filepath.EvalSymlinks(r); err == nil && real != filepath.Clean(r) {
 			e.contentRoots = append(e.contentRoots, real)
@@ -282,10 +286,10 @@ type Agent struct {
 	cfg      configs.Agent
 	project  *configs.Permissions // the project file's rules for this agent
 	tracker  *filesystem.Tracker
-	grants   *permissions.Grants
+	grants   *guard.Grants
 	external map[string]filesystem.External
 	customs  *customtools.Provider // nil: no custom_tools
-	// pre and post are its hooks, loaded (permissions.LoadHooks) when it is built.
+	// pre and post are its hooks, loaded (permconfig.LoadHooks) when it is built.
 	pre, post []hooks.Hook
 
 	mu    sync.Mutex
@@ -294,7 +298,7 @@ type Agent struct {
 
 // roleEnv is what is built once per role.
 type roleEnv struct {
-	guard   *permissions.Guard
+	guard   *guard.Guard
 	toolset *filesystem.Toolset
 	offered map[string]bool
 }
@@ -324,7 +328,7 @@ func (e *Env) Agent(ctx context.Context, id string) (*Agent, error) {
 	}
 	a := &Agent{
 		env: e, cfg: *ac, project: e.project.For(id),
-		tracker: filesystem.NewTracker(), grants: permissions.NewGrants(),
+		tracker: filesystem.NewTracker(), grants: guard.NewGrants(),
 		roles: map[Role]*roleEnv{},
 	}
 	// A server its security: section refuses never starts, and is not counted as configured.
@@ -333,7 +337,7 @@ func (e *Env) Agent(ctx context.Context, id string) (*Agent, error) {
 		// A hook runs outside every sandbox: its program and script must lie where no agent
 		// can change them, and be the ones approved.
 		var err error
-		if a.pre, a.post, err = permissions.LoadHooks(e.cfg, id, permissions.HookLoadOptions{
+		if a.pre, a.post, err = permconfig.LoadHooks(e.cfg, id, permconfig.HookLoadOptions{
 			Project: a.project, Environ: os.Environ(), Shaped: e.Shaped,
 		}); err != nil {
 			return nil, &ConfigError{Err: fmt.Errorf("agent %q: %w", id, err)}
@@ -410,7 +414,7 @@ func (a *Agent) Tracker() *filesystem.Tracker { return a.tracker }
 // Hooks are the pre- and post-tool-use hooks of the global section, the project file (its top
 // level, then the agent's section) and the agent's own section, in that order.
 func (a *Agent) Hooks() configs.Hooks {
-	return permissions.HooksFor(a.env.cfg, a.cfg.ID, a.project)
+	return permconfig.HooksFor(a.env.cfg, a.cfg.ID, a.project)
 }
 
 // Spec is the agent's permission Spec for role: the one place it is made. Rules add up from the
@@ -430,7 +434,7 @@ func (e *Env) spec(ac configs.Agent, project *configs.Permissions, role Role) (p
 	if filepath.IsAbs(temp) {
 		temps = []string{temp}
 	}
-	spec, err := permissions.SpecFromConfig(e.cfg, ac.ID, role, permissions.SpecOptions{
+	spec, err := permconfig.SpecFromConfig(e.cfg, ac.ID, role, permconfig.SpecOptions{
 		TempWorkspaces: temps,
 		ReadOnly:       slices.Clone(e.o.ReadOnly),
 		Sandboxed:      e.sandboxed,
@@ -482,7 +486,7 @@ func (a *Agent) role(role Role) (*roleEnv, error) {
 			return nil, fmt.Errorf("agent %q: hooks: %w", a.cfg.ID, err)
 		}
 	}
-	guard := permissions.NewGuard(pol, permissions.GuardOptions{
+	g := guard.New(pol, guard.Options{
 		Asker: e.o.Asker, Hooks: set, Audit: e.audit, Logger: log, Grants: a.grants,
 	})
 	var journal *filesystem.Journal
@@ -495,7 +499,7 @@ func (a *Agent) role(role Role) (*roleEnv, error) {
 	}
 	ts, err := filesystem.NewToolset(filesystem.ToolsetOptions{
 		Journal:                 journal,
-		Guard:                   guard,
+		Guard:                   g,
 		TrashDir:                e.trashDir,
 		EnforceReadBeforeDelete: e.cfg.EnforceReadBeforeDelete(),
 		Tracker:                 a.tracker,
@@ -512,7 +516,7 @@ func (a *Agent) role(role Role) (*roleEnv, error) {
 	if err != nil {
 		return nil, &ConfigError{Err: fmt.Errorf("agent %q: tools: %w", a.cfg.ID, err)}
 	}
-	r := &roleEnv{guard: guard, toolset: ts, offered: map[string]bool{}}
+	r := &roleEnv{guard: g, toolset: ts, offered: map[string]bool{}}
 	for _, t := range ts.Tools() {
 		r.offered[t.Name] = true
 	}
@@ -521,7 +525,7 @@ func (a *Agent) role(role Role) (*roleEnv, error) {
 }
 
 // Guard is the agent's permission Guard for role (one per role, built once).
-func (a *Agent) Guard(role Role) (*permissions.Guard, error) {
+func (a *Agent) Guard(role Role) (*guard.Guard, error) {
 	r, err := a.role(role)
 	if err != nil {
 		return nil, err

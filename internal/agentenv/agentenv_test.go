@@ -17,7 +17,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/massgen-go/massgen/configs"
-	"github.com/massgen-go/massgen/filesystem/sandbox"
+	"github.com/massgen-go/massgen/internal/agentenv/permconfig"
+	"github.com/massgen-go/massgen/internal/sandbox"
 	"github.com/massgen-go/massgen/permissions"
 	"github.com/massgen-go/massgen/permissions/trust"
 )
@@ -106,7 +107,7 @@ func approve(t *testing.T, files ...string) {
 			t.Fatal(err)
 		}
 		// A file that does not parse is approved as it is: loading it then says what is wrong.
-		progs, _ := permissions.RulesFilePrograms(f, data, filepath.Dir(files[0]), os.Environ())
+		progs, _ := permconfig.RulesFilePrograms(f, data, filepath.Dir(files[0]), os.Environ())
 		if err := store.Approve(f, data, progs, time.Now()); err != nil {
 			t.Fatal(err)
 		}

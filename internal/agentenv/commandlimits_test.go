@@ -6,11 +6,14 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/massgen-go/massgen/internal/testing/lane"
 )
 
 // TestCommandLimitsReachCommands: the config's command_limits (top level, then the agent's
 // own) bound the agent's commands.
 func TestCommandLimitsReachCommands(t *testing.T) {
+	lane.Long(t)
 	if runtime.GOOS != "linux" {
 		t.Skip("command limits are enforced on Linux")
 	}

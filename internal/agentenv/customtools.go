@@ -8,9 +8,9 @@ import (
 
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem"
-	"github.com/massgen-go/massgen/filesystem/sandbox"
-	"github.com/massgen-go/massgen/filesystem/sandbox/netproxy"
 	"github.com/massgen-go/massgen/internal/customtools"
+	"github.com/massgen-go/massgen/internal/sandbox"
+	"github.com/massgen-go/massgen/internal/sandbox/netproxy"
 )
 
 // customTools builds the agent's custom tools (nil when it has none). With describe (a run, not

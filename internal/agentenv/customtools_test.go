@@ -14,8 +14,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/massgen-go/massgen/filesystem"
-	"github.com/massgen-go/massgen/filesystem/sandbox"
 	"github.com/massgen-go/massgen/internal/mcpserver"
+	"github.com/massgen-go/massgen/internal/sandbox"
+	"github.com/massgen-go/massgen/internal/testing/lane"
 	"github.com/massgen-go/massgen/permissions"
 )
 
@@ -78,6 +79,7 @@ func toolNames(t *testing.T, a *Agent, role Role) []string {
 // (with or without a workspace), each call is permission-checked and runs in the role's
 // sandbox, and deciding only offers the same names without running anything.
 func TestCustomToolsInTheEnvironment(t *testing.T) {
+	lane.Long(t)
 	needPython(t)
 	fx, cfg := newFixture(t, customCfg, "")
 	write(t, filepath.Join(fx.dir, "tools", "t.py"), customPy)

@@ -13,7 +13,8 @@ import (
 
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem"
-	"github.com/massgen-go/massgen/filesystem/sandbox"
+	"github.com/massgen-go/massgen/internal/sandbox"
+	"github.com/massgen-go/massgen/internal/testing/lane"
 	"github.com/massgen-go/massgen/permissions"
 )
 
@@ -167,6 +168,7 @@ func decode(t *testing.T, r filesystem.Result) map[string]any {
 // Schemas are read from the functions (signature, type hints, docstring), minus what the
 // config fills in; calls run in the sandbox and answer what MassGen's model would see.
 func TestDescribeAndCall(t *testing.T) {
+	lane.Long(t)
 	needSandbox(t)
 	f := newFixture(t, allTools)
 	p := f.provider(t, Options{})
@@ -240,6 +242,7 @@ func TestDescribeAndCall(t *testing.T) {
 // The sandbox is the boundary: a custom tool writes only where the agent may write and reads
 // only what it may read, whatever its arguments say.
 func TestCustomToolsAreSandboxed(t *testing.T) {
+	lane.Long(t)
 	needSandbox(t)
 	for _, mode := range []string{sandbox.ModeBubblewrap, sandbox.ModeNamespaces, sandbox.ModeLandlock} {
 		t.Run(mode, func(t *testing.T) {
@@ -288,6 +291,7 @@ func testSandboxed(t *testing.T, mode string) {
 // imports that is not installed (named), a function that does not exist, a preset argument the
 // function does not take, a syntax error.
 func TestDescribeProblems(t *testing.T) {
+	lane.Long(t)
 	needSandbox(t)
 	tests := []struct {
 		name, file, entry string
@@ -429,6 +433,7 @@ func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 // link to a secret outside its roots (and back). The file is granted to the process by its
 // resolved name, never through a link, so no call ever runs the secret.
 func TestSwappedToolFileNeverGrantsItsTarget(t *testing.T) {
+	lane.Long(t)
 	needSandbox(t)
 	for _, mode := range []string{sandbox.ModeBubblewrap, sandbox.ModeLandlock} {
 		t.Run(mode, func(t *testing.T) {

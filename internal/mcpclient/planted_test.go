@@ -9,8 +9,9 @@ import (
 	"testing"
 
 	"github.com/massgen-go/massgen/configs"
-	"github.com/massgen-go/massgen/internal/fakenpm"
 	"github.com/massgen-go/massgen/internal/pathx"
+	"github.com/massgen-go/massgen/internal/testing/fakenpm"
+	"github.com/massgen-go/massgen/internal/testing/lane"
 )
 
 // plantedWorkspace is an agent's workspace in which the agent planted code that writes a marker:
@@ -44,8 +45,8 @@ func quoteJS(s string) string {
 	return string(b)
 }
 
-// npmRegistry serves the real npm packages the tests use (internal/fakenpm), so `npx -y PKG`
-// installs and runs the real PKG with no network when no local project provides one.
+// npmRegistry serves the real npm packages the tests use (internal/testing/fakenpm), so
+// `npx -y PKG` installs and runs the real PKG with no network when no local project provides one.
 func npmRegistry(t *testing.T) *fakenpm.Registry {
 	t.Helper()
 	if _, err := exec.LookPath("npx"); err != nil {
@@ -66,6 +67,7 @@ func npmRegistry(t *testing.T) *fakenpm.Registry {
 // sandbox. Servers now start in an empty private folder: the planted code never runs, the real
 // servers do, and they get none of massgen's secrets or search paths.
 func TestPlantedCodeInTheWorkspaceNeverRuns(t *testing.T) {
+	lane.Long(t)
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 is not installed")
 	}

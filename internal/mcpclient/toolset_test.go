@@ -11,6 +11,7 @@ import (
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/permissions"
+	"github.com/massgen-go/massgen/permissions/guard"
 )
 
 // TestMCPFilesystemServerUnderThePermissionLayer starts the real npm filesystem server with the
@@ -49,7 +50,7 @@ func TestMCPFilesystemServerUnderThePermissionLayer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	guard := permissions.NewGuard(policy, permissions.GuardOptions{})
+	g := guard.New(policy, guard.Options{})
 
 	// As configured by a user following the spec-001 example: the file itself is an argument.
 	// Its parent comes first, so the server resolves relative paths there.
@@ -60,7 +61,7 @@ func TestMCPFilesystemServerUnderThePermissionLayer(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = Close(ext) })
 
-	ts, err := filesystem.NewToolset(filesystem.ToolsetOptions{Guard: guard, External: ext, TrashDir: filepath.Join(root, "trash")})
+	ts, err := filesystem.NewToolset(filesystem.ToolsetOptions{Guard: g, External: ext, TrashDir: filepath.Join(root, "trash")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/permissions"
+	"github.com/massgen-go/massgen/permissions/guard"
 )
 
 // TestServeInProcess drives Serve over pipes: tools carry their schemas and limits, an ask in
@@ -30,7 +31,7 @@ func TestServeInProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts, err := filesystem.NewToolset(filesystem.ToolsetOptions{Guard: permissions.NewGuard(policy, permissions.GuardOptions{}), TrashDir: filepath.Join(root, "trash")})
+	ts, err := filesystem.NewToolset(filesystem.ToolsetOptions{Guard: guard.New(policy, guard.Options{}), TrashDir: filepath.Join(root, "trash")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/massgen-go/massgen/internal/testing/lane"
 )
 
 // serveConfig is one scripted agent with a workspace: every tool is offered, write tools and
@@ -42,6 +44,7 @@ const (
 // end of input and drops the replies: [], [1] or [1,2] came back for ids 1-3). Each round pipes
 // tools/list, ping, a directory listing and a command, then the end of input.
 func TestServeAnswersEveryRequestBeforeEOF(t *testing.T) {
+	lane.Long(t)
 	bin := buildMassgen(t)
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "massgen.yaml"), serveConfig)

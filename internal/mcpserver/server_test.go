@@ -10,16 +10,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/massgen-go/massgen/internal/testing/lane"
 	"github.com/massgen-go/massgen/internal/testing/testbin"
 )
 
 // buildMassgen builds the real binary for tests that run it as a process.
 func buildMassgen(t *testing.T) string {
 	t.Helper()
-	bin, err := testbin.Path()
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := testbin.For(t)
 	return bin
 }
 
@@ -68,6 +66,7 @@ func runTSClient(t *testing.T, dir string, plan map[string]any) tsResult {
 // one, chained behind massgen) are listed; an allowed read works; reading the sibling of a file
 // context path and writing a protected file are denied with the permission reason, through both.
 func TestServeToTypeScriptClient(t *testing.T) {
+	lane.Long(t)
 	fsScript := fsServerScript(t)
 	bin := buildMassgen(t)
 

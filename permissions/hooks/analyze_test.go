@@ -14,6 +14,7 @@ import (
 
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/internal/launch"
+	"github.com/massgen-go/massgen/internal/testing/lane"
 )
 
 func writeExec(t *testing.T, path, content string) string {
@@ -127,6 +128,7 @@ func prepared(t *testing.T, command, base string) Hook {
 // and by renaming a new file over it) while the hook runs a thousand times; every run either
 // executes exactly the approved bytes or is refused, never the rewritten ones.
 func TestRewrittenHookScriptNeverRuns(t *testing.T) {
+	lane.Long(t)
 	if runtime.GOOS == "windows" {
 		t.Skip("sh scripts")
 	}

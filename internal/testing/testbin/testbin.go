@@ -17,9 +17,11 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/massgen-go/massgen/internal/runlock"
+	"github.com/massgen-go/massgen/internal/testing/lane"
 )
 
 // Path returns the path of a massgen binary built from the module this package belongs to,
@@ -142,4 +144,16 @@ func prune(cache, keep string) {
 			os.RemoveAll(filepath.Join(cache, e.Name()))
 		}
 	}
+}
+
+// For is Path for one test that drives the binary: a real-process test, skipped by -short (see
+// lane), failed when the binary does not build.
+func For(t testing.TB) string {
+	t.Helper()
+	lane.Long(t)
+	bin, err := Path()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
 }
