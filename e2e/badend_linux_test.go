@@ -542,3 +542,59 @@ func TestUndoWaitsForTheRun(t *testing.T) {
 		t.Errorf("undo --wait: exit %d, s0.txt exists %v\n%s%s", code, exists(s0), w.stdout, w.stderr)
 	}
 }
+
+// A run killed during delivery in a continued session: the next massgen start in the project
+// recovers the turn into that session (interrupted, turn 2) before it continues it, and its
+// agents are told the turn ended before an answer.
+func TestNextStartRecoversTheKilledTurn(t *testing.T) {
+	dir := t.TempDir()
+	proj := filepath.Join(dir, "proj")
+	a, b := filepath.Join(proj, "a.txt"), filepath.Join(proj, "b.txt")
+	writeFile(t, filepath.Join(proj, "keep.txt"), "keep\n")
+	delivered := newSignal()
+	blockB := deliverThenBlock(delivered, func(tr turn) []toolCall {
+		return []toolCall{tc("write_file", map[string]any{"path": b, "content": "bee\n"})}
+	})
+	p := newProvider(t, map[string]func(turn) reply{"m": func(tr turn) reply {
+		switch {
+		case tr.has("Task C"):
+			return soloScript("answer C")(tr)
+		case tr.has("Task B"):
+			return blockB(tr)
+		}
+		return deliverer(func(turn) ([]toolCall, string) {
+			return []toolCall{tc("write_file", map[string]any{"path": a, "content": "ay\n"})}, "answer A"
+		})(tr)
+	}})
+	writeFile(t, filepath.Join(dir, "cfg.yaml"), soloConfig(p, "m"))
+	if r := run(t, dir, "--config", "cfg.yaml", "--context", "proj", "Task A"); r.code != 0 {
+		t.Fatalf("run A: exit %d\n%s", r.code, r.stderr)
+	}
+	s := start(t, dir, "", "--continue", "--display", "plain", "Task B")
+	waitFor(t, s, delivered, "the delivery of B")
+	if err := s.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	s.wait(t, 30*time.Second)
+
+	c := run(t, dir, "--continue", "--display", "plain", "Task C")
+	if c.code != 0 || c.stdout != "answer C\n" {
+		t.Fatalf("run C: exit %d, stdout %q\n%s", c.code, c.stdout, c.stderr)
+	}
+	sessions, _ := filepath.Glob(filepath.Join(dir, ".massgen", "sessions", "session_*"))
+	if len(sessions) != 1 || !strings.Contains(c.stderr, "Recovered turn 2 of session "+filepath.Base(sessions[0])) {
+		t.Fatalf("sessions %v; run C's stderr:\n%s", sessions, c.stderr)
+	}
+	if !strings.Contains(c.stderr, "Saved turn 3 of session") {
+		t.Errorf("run C was not turn 3 of the session:\n%s", c.stderr)
+	}
+	reqs := p.requests("m")
+	last := string(reqs[len(reqs)-1])
+	if !strings.Contains(last, "Task B") || !strings.Contains(last, "before a final answer") {
+		t.Errorf("run C's agents were not told of the interrupted turn B:\n%.2000s", last)
+	}
+	// undo takes back the latest turn that changed files: B (C changed nothing).
+	if u := run(t, dir, "undo"); u.code != 0 || exists(b) || !exists(a) || !strings.Contains(u.stderr, "turn 2 of session") {
+		t.Errorf("undo: exit %d, b.txt exists %v, a.txt exists %v\n%s%s", u.code, exists(b), exists(a), u.stdout, u.stderr)
+	}
+}

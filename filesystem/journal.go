@@ -109,7 +109,9 @@ type Journal struct {
 	records []*ChangeRecord
 	byPath  map[string]*ChangeRecord
 	intents []journalLine // entries about to go to the trash (only a recovery reads them)
-	copies  int
+	// inventories are the indexes of command inventories named in the lines (recovery only).
+	inventories []string
+	copies      int
 	// replaying: a recovery rebuilds the journal from its lines, which it does not write again;
 	// recovered marks the change set so.
 	replaying, recovered bool
@@ -121,9 +123,12 @@ type Journal struct {
 // journalLine is one line of journal.jsonl: a path's state before its first change or, with
 // Trash, an entry about to be moved to that trash slot's data (its original is kept there).
 type journalLine struct {
-	Path   string     `json:"path"`
+	Path   string     `json:"path,omitempty"`
 	Before EntryState `json:"before"`
 	Trash  string     `json:"trash,omitempty"`
+	// Inventory names the index of a command's inventory, kept until the command's changes
+	// are journaled (journal_command.go).
+	Inventory string `json:"inventory,omitempty"`
 }
 
 // Files of a journal's folder.

@@ -3,9 +3,12 @@ package filesystem
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -17,6 +20,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/massgen-go/massgen/internal/pathx"
+	"github.com/massgen-go/massgen/internal/safefs"
 )
 
 // Recovering the record of a turn whose run ended before a session kept it (killed, or the
@@ -95,6 +99,12 @@ func RecoverJournal(ctx context.Context, dir string, log *zap.Logger) (*ChangeSe
 	if err := j.replay(); err != nil {
 		return nil, err
 	}
+	// A command was running when the run ended: what its inventory holds tells what it changed.
+	for _, index := range j.inventories {
+		if fileExists(index) {
+			j.note(j.recoverInventory(ctx, index))
+		}
+	}
 	for _, l := range j.intents {
 		if known, _ := j.knownBefore(l.Path); known {
 			continue
@@ -126,6 +136,13 @@ func (j *Journal) replay() error {
 		var l journalLine
 		if err := json.Unmarshal(b, &l); err != nil {
 			return fmt.Errorf("journal: %s line %d: %w", filepath.Join(j.dir, journalLines), n, err)
+		}
+		if l.Inventory != "" {
+			if !inTrash(l.Inventory) {
+				return fmt.Errorf("journal: %s line %d: an inventory outside %s", filepath.Join(j.dir, journalLines), n, root)
+			}
+			j.inventories = append(j.inventories, l.Inventory)
+			continue
 		}
 		switch {
 		case !filepath.IsAbs(l.Path) || filepath.Clean(l.Path) != l.Path:
@@ -168,4 +185,116 @@ func MarkRecorded(dir string, what any) error {
 func fileExists(p string) bool {
 	_, err := os.Lstat(p)
 	return err == nil
+}
+
+// recoverInventory records what a command that was running when the run ended changed, from
+// its inventory: every entry it held that the journal did not know yet, with its original (out
+// of the blob) when the file's content or mode is not what it was; every entry now under the
+// roots that it did not hold, as created. Finish then drops what ended as it began.
+func (j *Journal) recoverInventory(ctx context.Context, index string) error {
+	raw, err := os.ReadFile(index)
+	if err != nil {
+		return err
+	}
+	var si savedInventory
+	if err := json.Unmarshal(raw, &si); err != nil {
+		return fmt.Errorf("%s: %w", index, err)
+	}
+	root := filepath.Dir(j.dir)
+	if !pathx.Within(si.Blob, root) {
+		return fmt.Errorf("%s: a blob outside %s", index, root)
+	}
+	blob, err := os.Open(si.Blob)
+	if err != nil {
+		return err
+	}
+	defer blob.Close()
+	held := map[string]bool{}
+	for _, e := range si.Entries {
+		held[e.Path] = true
+		if !filepath.IsAbs(e.Path) || filepath.Clean(e.Path) != e.Path {
+			return fmt.Errorf("%s: bad path %q", index, e.Path)
+		}
+		if e.Known {
+			continue
+		}
+		if known, absent := j.knownBefore(e.Path); known || absent {
+			continue
+		}
+		st := e.Before
+		if st.Type == EntryFile {
+			sec := io.NewSectionReader(blob, e.Off, st.Size)
+			h := sha256.New()
+			if _, err := io.Copy(h, sec); err != nil {
+				return err
+			}
+			st.SHA256 = hex.EncodeToString(h.Sum(nil))
+			if cur, f := entryState(e.Path); f != nil {
+				same := cur.Mode == st.Mode && cur.Size == st.Size && hashOf(f) == st.SHA256
+				f.Close()
+				if same {
+					continue // untouched
+				}
+			}
+			dst, err := j.newCopyPath("originals")
+			if err != nil {
+				return err
+			}
+			if _, _, err := copyHashed(io.NewSectionReader(blob, e.Off, st.Size), dst); err != nil {
+				return err
+			}
+			st.Kept = dst
+		}
+		j.remember(e.Path, st)
+	}
+	skipped := func(p string) bool {
+		for _, s := range si.Skipped {
+			if pathx.Within(p, s) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, r := range si.Roots {
+		w, err := safefs.Resolve(r, false)
+		if err != nil {
+			continue
+		}
+		if !w.Exists || w.Path != r || !w.Info.IsDir() || skipped(r) {
+			w.Close()
+			continue
+		}
+		d, err := w.OpenDir()
+		w.Close()
+		if err != nil {
+			continue
+		}
+		err = walkTree(ctx, d, func(_ *safefs.Dir, rel string, e safefs.Entry) (bool, error) {
+			p := safefs.JoinRel(r, rel)
+			switch {
+			case skipped(p):
+				return false, nil
+			case held[p]:
+				return e.Info.IsDir(), nil
+			}
+			if known, absent := j.knownBefore(p); !known && !absent {
+				j.remember(p, EntryState{Type: EntryAbsent}) // made by the command
+			}
+			return false, nil // what is below a new directory is added by Finish
+		})
+		d.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// hashOf is the SHA-256 of what r yields ("" when it cannot be read).
+func hashOf(r io.Reader) string {
+	h := sha256.New()
+	if _, err := io.Copy(h, r); err != nil {
+		return ""
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
