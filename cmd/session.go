@@ -342,7 +342,7 @@ func saveTurn(opts *RunOptions, st *runState, t *Turn, started time.Time, res *o
 // If it cannot be saved now, its journal stays for the next start (session.Recover).
 func keepInterrupted(opts *RunOptions, st *runState, t *Turn, started time.Time) {
 	cs := t.Changes
-	if cs == nil || len(cs.Records) == 0 && cs.Incomplete == "" || st.session == nil {
+	if cs == nil || (len(cs.Records) == 0 && cs.Incomplete == "") || st.session == nil {
 		return
 	}
 	dir, err := st.session.save(st.cfg, filepath.Base(st.runDir), t.Task, started, opts.Now(), nil, cs)

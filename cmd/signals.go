@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -52,15 +53,15 @@ func HandleSignals(parent context.Context) (ctx context.Context, stop func()) {
 	}
 }
 
-var errCtrlC = fmt.Errorf("cancelled by Ctrl-C")
+var errCtrlC = errors.New("cancelled by Ctrl-C")
 
 // signalCause is the cancel cause for s, as the run reports it.
 func signalCause(s os.Signal) error {
 	switch s {
 	case syscall.SIGHUP:
-		return fmt.Errorf("cancelled by SIGHUP (the terminal closed)")
+		return errors.New("cancelled by SIGHUP (the terminal closed)")
 	case syscall.SIGTERM:
-		return fmt.Errorf("cancelled by SIGTERM")
+		return errors.New("cancelled by SIGTERM")
 	}
 	return fmt.Errorf("cancelled by %v", s)
 }

@@ -116,6 +116,7 @@ type Journal struct {
 	// recovered marks the change set so.
 	replaying, recovered bool
 	lines                *os.File // journal.jsonl (nil until the first change)
+	batch                []string // copies to sync at endBatch (nil: not in a batch)
 	broken               error    // a change that could not be recorded after it happened
 	done                 *ChangeSet
 }
@@ -224,10 +225,60 @@ func (j *Journal) writeLine(l journalLine) error {
 	if _, err := j.lines.Write(append(b, '\n')); err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
+	if j.batch != nil {
+		return nil // synced by endBatch, before the change lands
+	}
 	if err := j.lines.Sync(); err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
 	return nil
+}
+
+// beginBatch starts recording many paths at once (a directory tree, what a command changed):
+// their copies and lines are synced together by endBatch, which the caller calls before the
+// change they describe lands (caller holds mu).
+func (j *Journal) beginBatch() { j.batch = []string{} }
+
+// endBatch syncs the copies and lines written since beginBatch (caller holds mu).
+func (j *Journal) endBatch() error {
+	copies := j.batch
+	j.batch = nil
+	dirs := map[string]bool{}
+	for _, c := range copies {
+		f, err := os.Open(c)
+		if err == nil {
+			err = f.Sync()
+			f.Close()
+		}
+		if err != nil {
+			return fmt.Errorf("journal: %w", err)
+		}
+		dirs[filepath.Dir(c)] = true
+	}
+	for d := range dirs {
+		if err := syncDir(d); err != nil {
+			return fmt.Errorf("journal: %w", err)
+		}
+	}
+	if j.lines != nil {
+		if err := j.lines.Sync(); err != nil {
+			return fmt.Errorf("journal: %w", err)
+		}
+	}
+	return nil
+}
+
+// keepCopy copies src to the new kept copy dst: synced at once, or by endBatch in a batch
+// (caller holds mu).
+func (j *Journal) keepCopy(src io.Reader, dst string) (string, int64, error) {
+	if j.batch == nil {
+		return copyHashed(src, dst)
+	}
+	sum, n, err := copyTo(src, dst, false)
+	if err == nil {
+		j.batch = append(j.batch, dst)
+	}
+	return sum, n, err
 }
 
 // add records path's state before its first change (caller holds mu).
@@ -294,7 +345,19 @@ func (j *Journal) keep(ctx context.Context, dir *safefs.Dir, name, p string) err
 		}
 		return j.add(p, st)
 	}
-	// A directory (moved away): the directory and everything below it, each as it is now.
+	// A directory (moved away): the directory and everything below it, each as it is now, all
+	// synced before the move.
+	j.beginBatch()
+	err = j.keepTree(ctx, dir, name, p, info)
+	if serr := j.endBatch(); err == nil {
+		err = serr
+	}
+	return err
+}
+
+// keepTree records the directory name of dir (canonical path p) and everything below it
+// (caller holds mu, in a batch).
+func (j *Journal) keepTree(ctx context.Context, dir *safefs.Dir, name, p string, info safefs.Info) error {
 	if err := j.add(p, EntryState{Type: EntryDir, Mode: info.Mode.Perm()}); err != nil {
 		return err
 	}
@@ -339,7 +402,7 @@ func (j *Journal) keepEntry(dir *safefs.Dir, name, p string, info safefs.Info) (
 		if err != nil {
 			return EntryState{}, err
 		}
-		sum, n, err := copyHashed(f, dst)
+		sum, n, err := j.keepCopy(f, dst)
 		if err != nil {
 			return EntryState{}, fmt.Errorf("keeping the original of %s: %w", p, err)
 		}
@@ -348,22 +411,29 @@ func (j *Journal) keepEntry(dir *safefs.Dir, name, p string, info safefs.Info) (
 	return EntryState{}, fmt.Errorf("%s is a special file (%s): massgen cannot keep its original, so it does not change it", p, typeOf(info.Mode))
 }
 
-// copyHashed copies src to the new file dst (0600: the trash is massgen's) and returns the
-// content's SHA-256 and size.
+// copyHashed copies src to the new file dst (0600: the trash is massgen's), synced with its
+// folder before it returns (an original must be on disk before the line naming it), and returns
+// the content's SHA-256 and size.
 func copyHashed(src io.Reader, dst string) (string, int64, error) {
+	return copyTo(src, dst, true)
+}
+
+// copyTo is copyHashed; sync false leaves the copy to the page cache (the "after" copies: a
+// killed run never loses them, a power cut could, and they only serve the diff).
+func copyTo(src io.Reader, dst string, sync bool) (string, int64, error) {
 	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return "", 0, err
 	}
 	h := sha256.New()
 	n, err := io.Copy(io.MultiWriter(out, h), src)
-	if err == nil {
-		err = out.Sync() // durable before the line naming it is written
+	if err == nil && sync {
+		err = out.Sync()
 	}
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
+	if err == nil && sync {
 		err = syncDir(filepath.Dir(dst))
 	}
 	if err != nil {
@@ -446,7 +516,12 @@ func (j *Journal) aboutToTrash(p, data string) error {
 func (j *Journal) trashed(p, data string) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	j.note(j.fromTrash(p, data))
+	j.beginBatch()
+	err := j.fromTrash(p, data)
+	if serr := j.endBatch(); err == nil {
+		err = serr
+	}
+	j.note(err)
 }
 
 // fromTrash records every entry of the trashed copy data as what stood at p before (caller
@@ -635,7 +710,7 @@ func (j *Journal) stateNow(path string) (EntryState, []byte) {
 	st.SHA256, st.Size = hex.EncodeToString(h.Sum(nil)), int64(len(data))
 	dst, err := j.newCopyPath("after")
 	if err == nil {
-		_, _, err = copyHashed(bytes.NewReader(data), dst)
+		_, _, err = copyTo(bytes.NewReader(data), dst, false)
 	}
 	if err != nil {
 		j.note(fmt.Errorf("keeping %s as the turn left it: %w", path, err))

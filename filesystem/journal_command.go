@@ -216,7 +216,7 @@ func (inv *inventory) keep(j *Journal, e invEntry) (EntryState, error) {
 	if err != nil {
 		return st, err
 	}
-	if st.SHA256, _, err = copyHashed(io.NewSectionReader(inv.blob, e.off, st.Size), dst); err != nil {
+	if st.SHA256, _, err = j.keepCopy(io.NewSectionReader(inv.blob, e.off, st.Size), dst); err != nil {
 		return st, err
 	}
 	st.Kept = dst
@@ -234,6 +234,8 @@ func (t *Toolset) afterCommand(ctx context.Context, inv *inventory, keep []strin
 	j := t.o.Journal
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	j.beginBatch() // what the command changed, synced at once before its inventory goes
+	defer func() { j.note(j.endBatch()) }()
 	now := map[string]safefs.Info{}
 	var order []string
 	err := t.walkWritable(ctx, inv.roots, keep, nil, func(_ *safefs.Dir, _, p string, info safefs.Info) error {
