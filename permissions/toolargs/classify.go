@@ -132,8 +132,8 @@ var fileWords = map[string]bool{"file": true, "files": true, "dir": true, "dirs"
 
 // BaseToolName strips every mcp__<server>__ prefix: mcp__fs__read_file -> read_file.
 func BaseToolName(tool string) string {
-	for strings.HasPrefix(tool, "mcp__") {
-		rest := tool[len("mcp__"):]
+	for IsMCPName(tool) {
+		rest := tool[len(mcpPrefix):]
 		i := strings.Index(rest, "__")
 		if i < 0 || i+2 >= len(rest) {
 			return tool
