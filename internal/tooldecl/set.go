@@ -82,7 +82,12 @@ func (s Set) Summary(name string, args Args, short func(string) string) string {
 	}
 	m := args.Map
 	own, declared := s.Lookup(toolargs.BaseToolName(name))
-	decl, known := s.Table().Known(name)
+	decl, known := toolargs.Tool{}, declared
+	if declared {
+		decl = own.Decl()
+	} else {
+		decl, known = toolargs.Table(nil).Known(name)
+	}
 	var b strings.Builder
 	b.WriteString(name)
 	switch {

@@ -431,6 +431,17 @@ func (d *Decl[P]) Bind(args map[string]any) (P, error) {
 	return p, first
 }
 
+// BindJSON decodes a call's arguments (Decode) and binds them: for callers that hold the raw
+// JSON and nothing else reads it (the orchestrator's workflow calls).
+func (d *Decl[P]) BindJSON(raw json.RawMessage) (P, error) {
+	a := Decode(raw)
+	if a.Err != nil {
+		var zero P
+		return zero, fmt.Errorf("arguments are not a JSON object: %w", a.Err)
+	}
+	return d.Bind(a.Map)
+}
+
 // unknown refuses arguments the tool does not declare.
 func (d *Decl[P]) unknown(args map[string]any) error {
 	var extra []string
