@@ -170,8 +170,8 @@ func TestRegistry(t *testing.T) {
 	for _, tl := range e.ts.Tools() {
 		offered = append(offered, tl.Name)
 	}
-	if !slices.Equal(offered, set.Names()) {
-		t.Errorf("a Toolset offers %v\nthe registry holds %v", offered, set.Names())
+	if !slices.Equal(offered, names(set)) {
+		t.Errorf("a Toolset offers %v\nthe registry holds %v", offered, names(set))
 	}
 	for _, tl := range set {
 		if !reflect.DeepEqual(table[tl.Name()], tl.Decl()) {
@@ -260,4 +260,13 @@ func docArgs(ps []tooldecl.Param) string {
 		out[i] += "`"
 	}
 	return strings.Join(out, ", ")
+}
+
+// names are the tools' names in order.
+func names(s tooldecl.Set) []string {
+	out := make([]string, len(s))
+	for i, t := range s {
+		out[i] = t.Name()
+	}
+	return out
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -221,13 +220,6 @@ func statusFor(phase string) Status {
 func jsonError(msg string) string {
 	b, _ := json.Marshal(map[string]string{"error": msg})
 	return string(b)
-}
-
-func orEmpty(raw json.RawMessage) json.RawMessage {
-	if len(strings.TrimSpace(string(raw))) == 0 {
-		return json.RawMessage("{}")
-	}
-	return raw
 }
 
 // shorten cuts s to at most n runes, marking the cut (without converting all of a huge s).

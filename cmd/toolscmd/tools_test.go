@@ -13,6 +13,7 @@ import (
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/internal/sandbox"
+	"github.com/massgen-go/massgen/internal/tooldecl"
 )
 
 // TestMain: execute_command re-executes this test binary as the sandbox helper.
@@ -113,12 +114,12 @@ func TestListIsTheRegistry(t *testing.T) {
 		if err := json.Unmarshal(out.Bytes(), &listed); err != nil {
 			t.Fatal(err)
 		}
-		var names []string
+		var got []string
 		for _, tl := range listed {
-			names = append(names, tl.Name)
+			got = append(got, tl.Name)
 		}
-		if !slices.Equal(names, reg.Names()) {
-			t.Fatalf("final=%v: tools list --json lists %v\nthe registry holds %v", final, names, reg.Names())
+		if !slices.Equal(got, names(reg)) {
+			t.Fatalf("final=%v: tools list --json lists %v\nthe registry holds %v", final, got, names(reg))
 		}
 		for i, tl := range listed {
 			d := reg[i]
@@ -143,8 +144,8 @@ func TestListIsTheRegistry(t *testing.T) {
 			heads = append(heads, name)
 		}
 	}
-	if !slices.Equal(heads, reg.Names()) {
-		t.Errorf("tools list prints %v\nthe registry holds %v", heads, reg.Names())
+	if !slices.Equal(heads, names(reg)) {
+		t.Errorf("tools list prints %v\nthe registry holds %v", heads, names(reg))
 	}
 }
 
@@ -248,4 +249,13 @@ func TestUsageErrors(t *testing.T) {
 			t.Errorf("tools %v: exit %d, want 2", args, code)
 		}
 	}
+}
+
+// names are the tools' names in order.
+func names(s tooldecl.Set) []string {
+	out := make([]string, len(s))
+	for i, t := range s {
+		out[i] = t.Name()
+	}
+	return out
 }

@@ -45,15 +45,6 @@ func (s Set) Lookup(name string) (Tool, bool) {
 	return nil, false
 }
 
-// Names are the tools' names in order.
-func (s Set) Names() []string {
-	out := make([]string, len(s))
-	for i, t := range s {
-		out[i] = t.Name()
-	}
-	return out
-}
-
 // Table is what the permission engine knows about the tools (give it to permissions.Spec.Tools).
 func (s Set) Table() toolargs.Table {
 	decls := make([]toolargs.Tool, len(s))
