@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/massgen-go/massgen/configs"
-	"github.com/massgen-go/massgen/internal/fakeprovider"
+	"github.com/massgen-go/massgen/internal/testing/fakeprovider"
 )
 
 func TestPricingProvider(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/massgen-go/massgen/configs"
-	"github.com/massgen-go/massgen/internal/fakeprovider"
+	"github.com/massgen-go/massgen/internal/testing/fakeprovider"
 )
 
 // Every API backend reads the provider's cached and reasoning tokens into Usage, counting them

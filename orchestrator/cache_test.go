@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/massgen-go/massgen/configs"
-	"github.com/massgen-go/massgen/internal/fakeprovider"
+	"github.com/massgen-go/massgen/internal/testing/fakeprovider"
 )
 
 var ownAnon = regexp.MustCompile(`Your own anonymous id is (agent[0-9]+)\.`)
