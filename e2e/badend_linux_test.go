@@ -115,9 +115,10 @@ func TestUndoAfterInterruptedDelivery(t *testing.T) {
 			if show.code != 0 || !strings.Contains(show.stdout, "Ended:   "+status) || !strings.Contains(show.stdout, r2) {
 				t.Errorf("sessions show does not list the %s turn: exit %d\n%s%s", status, show.code, show.stdout, show.stderr)
 			}
-			// The record is used once: undo again finds the turn undone, not another turn.
-			if again := run(t, dir, "undo"); again.code == 0 && !exists(s0) {
-				t.Errorf("a second undo took back run 1: %s%s", again.stdout, again.stderr)
+			// The record is used once: undo again steps back to run 1 (issue 26 item 9).
+			run1 := filepath.Base(logs[0])
+			if again := run(t, dir, "undo"); again.code != 0 || exists(s0) || !strings.Contains(again.stderr, "(run "+run1) || exists(r2) {
+				t.Errorf("a second undo: exit %d, s0.txt exists %v, want run 1 (%s) taken back\n%s%s", again.code, exists(s0), run1, again.stdout, again.stderr)
 			}
 		})
 	}

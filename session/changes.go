@@ -157,11 +157,17 @@ func Exists(root string) bool {
 // ErrNoChanges is returned by LatestChange when no turn changed anything in context paths.
 var ErrNoChanges = errors.New("no turn changed files in context paths")
 
+// ErrAllUndone is returned by LatestChange with pending when every turn that changed files in
+// context paths is undone; the session and turn returned with it are the latest of those.
+var ErrAllUndone = errors.New("every turn that changed files in context paths is undone")
+
 // LatestChange finds the latest turn that changed files in context paths (it has a
-// changes.json; undone or not, interrupted or not): of the session id, or of every session of
-// the store when id is "". Latest is by the turn's end (its start when it has none), so a turn
-// recovered later into an older session is still found by when it happened.
-func (s *Store) LatestChange(id string) (*Session, int, error) {
+// changes.json; interrupted or not): of the session id, or of every session of the store when id
+// is "". With pending, only a turn not undone counts (undo steps back turn by turn); when every
+// one is undone it returns the latest with ErrAllUndone. Latest is by the turn's end (its start
+// when it has none), so a turn recovered later into an older session is still found by when it
+// happened.
+func (s *Store) LatestChange(id string, pending bool) (*Session, int, error) {
 	ids := []string{id}
 	if id == "" {
 		var err error
@@ -169,9 +175,12 @@ func (s *Store) LatestChange(id string) (*Session, int, error) {
 			return nil, 0, err
 		}
 	}
-	var best *Session
-	var bestN int
-	var bestAt time.Time
+	type found struct {
+		ses *Session
+		n   int
+		at  time.Time
+	}
+	var best, bestPending found
 	for _, sid := range ids {
 		ses, err := s.Get(sid)
 		if err != nil {
@@ -189,13 +198,21 @@ func (s *Store) LatestChange(id string) (*Session, int, error) {
 			if at.IsZero() {
 				at = t.Started
 			}
-			if best == nil || !at.Before(bestAt) {
-				best, bestN, bestAt = ses, i+1, at
+			if best.ses == nil || !at.Before(best.at) {
+				best = found{ses, i + 1, at}
+			}
+			if t.Undone.IsZero() && (bestPending.ses == nil || !at.Before(bestPending.at)) {
+				bestPending = found{ses, i + 1, at}
 			}
 		}
 	}
-	if best == nil {
+	switch {
+	case best.ses == nil:
 		return nil, 0, ErrNoChanges
+	case !pending:
+		return best.ses, best.n, nil
+	case bestPending.ses == nil:
+		return best.ses, best.n, ErrAllUndone
 	}
-	return best, bestN, nil
+	return bestPending.ses, bestPending.n, nil
 }

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -101,10 +102,10 @@ func TestRecoverSavesInterruptedTurns(t *testing.T) {
 		t.Errorf("a second Recover = %+v, %v", rec, err)
 	}
 	// LatestChange: the newest turn that changed files, across sessions.
-	if s, n, err := st.LatestChange(""); err != nil || s.ID != "session_"+fresh.Started.Format(idLayout) || n != 1 {
+	if s, n, err := st.LatestChange("", false); err != nil || s.ID != "session_"+fresh.Started.Format(idLayout) || n != 1 {
 		t.Errorf("LatestChange = %v %d %v", s, n, err)
 	}
-	if s, n, err := st.LatestChange(old.ID); err != nil || s.ID != old.ID || n != 2 {
+	if s, n, err := st.LatestChange(old.ID, false); err != nil || s.ID != old.ID || n != 2 {
 		t.Errorf("LatestChange(%s) = %v %d %v", old.ID, s, n, err)
 	}
 
@@ -204,4 +205,72 @@ func containsLine(s, line string) bool {
 		s = s[i+1:]
 	}
 	return false
+}
+
+// TestLatestChangeStepsBack: with pending, LatestChange passes over undone turns, so undo after
+// undo steps back turn by turn across sessions; turns that changed nothing never count; once all
+// are undone it names the latest with ErrAllUndone. Without pending it is the latest, undone or not.
+func TestLatestChangeStepsBack(t *testing.T) {
+	base := t.TempDir()
+	trash := filepath.Join(base, ".massgen", "trash")
+	proj := filepath.Join(base, "proj")
+	st, err := Open(filepath.Join(base, ".massgen", "sessions"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	type ref struct {
+		ses *Session
+		n   int
+	}
+	var refs []ref // in the order they happened: a1, b1, a2 (a3 changed nothing)
+	save := func(ses *Session, name string, at time.Time, change bool) {
+		turn := Turn{Task: name, Answer: name, Started: at, Ended: at.Add(time.Minute)}
+		if change {
+			j := journalOf(t, trash, name, JournalMeta{Run: name, Turn: 1, Started: at}, filepath.Join(proj, name+".txt"))
+			cs, err := j.Finish(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			turn.Changes = cs
+		}
+		if _, err := ses.SaveTurn(turn); err != nil {
+			t.Fatal(err)
+		}
+		if change {
+			refs = append(refs, ref{ses, len(ses.Turns())})
+		}
+	}
+	a, err := st.New(t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := st.New(t0.Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	save(a, "a1", t0, true)
+	save(b, "b1", t0.Add(time.Hour), true)
+	save(a, "a2", t0.Add(2*time.Hour), true)
+	save(a, "a3", t0.Add(3*time.Hour), false)
+
+	for i := len(refs) - 1; i >= 0; i-- {
+		want := refs[i]
+		s, n, err := st.LatestChange("", true)
+		if err != nil || s.ID != want.ses.ID || n != want.n {
+			t.Fatalf("step %d: LatestChange = %v %d %v, want %s turn %d", len(refs)-i, s, n, err, want.ses.ID, want.n)
+		}
+		if s, n, err := st.LatestChange("", false); err != nil || s.ID != refs[2].ses.ID || n != refs[2].n {
+			t.Errorf("LatestChange without pending = %v %d %v, want the latest (undone or not)", s, n, err)
+		}
+		if err := s.MarkUndone(n, t0.Add(10*time.Hour), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s, n, err := st.LatestChange("", true); !errors.Is(err, ErrAllUndone) || s.ID != refs[2].ses.ID || n != refs[2].n {
+		t.Errorf("all undone: LatestChange = %v %d %v, want the latest with ErrAllUndone", s, n, err)
+	}
+	if s, n, err := st.LatestChange(b.ID, true); !errors.Is(err, ErrAllUndone) || s.ID != b.ID || n != 1 {
+		t.Errorf("all undone in %s: LatestChange = %v %d %v", b.ID, s, n, err)
+	}
 }

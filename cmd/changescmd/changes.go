@@ -79,24 +79,27 @@ func NewUndoCmd(f *cmdutil.Factory) *cobra.Command {
 overwritten and deleted files are restored, created ones go to the trash (restore them with
 massgen trash restore). A file changed since the turn (by you or a later turn) is left alone and
 reported, unless --force, which puts it back too and keeps its current version in the trash.
-Without --turn it takes back the latest turn that changed files, in any session (with
---session, in that one), including a turn whose run ended before saving it: such a turn is
-first recovered from its change journal as an "interrupted" turn. It says which run it takes
-back and when. It holds the project's run lock: during a run it refuses (exit 5), or with --wait
+Without --turn it takes back the latest turn that changed files and is not undone yet, in any
+session (with --session, in that one), including a turn whose run ended before saving it: such
+a turn is first recovered from its change journal as an "interrupted" turn. So undo after undo
+steps back turn by turn. It says which turn and run it takes back and when. It holds the project's run lock: during a run it refuses (exit 5), or with --wait
 waits for the run to end. Exit 0 when everything was put back, 1 when something was left alone.`,
-		Example: `  massgen undo                       # the latest turn that changed files
+		Example: `  massgen undo                       # the latest turn that changed files, not undone yet
+  massgen undo                       # again: the turn before it
   massgen undo --turn 2 --force`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return undoRun(cmd.Context(), o) },
 	}
 	addFlags(cmd, o)
+	cmd.Flags().Lookup("turn").Usage = "turn number (default: the latest turn that changed files and is not undone yet)"
 	cmd.Flags().BoolVar(&o.Force, "force", false, "also put back files changed since the turn (their current version goes to the trash)")
 	cmd.Flags().BoolVar(&o.Wait, "wait", false, "when a massgen run works in this project, wait for it to end (default: refuse, exit 5)")
 	return cmd
 }
 
-// turnChanges finds the session and turn and loads what the turn changed (nil: nothing).
-func turnChanges(o *Options) (*session.Session, int, session.Turn, *filesystem.ChangeSet, error) {
+// turnChanges finds the session and turn and loads what the turn changed (nil: nothing). pending
+// (undo) passes over undone turns when --turn is not given.
+func turnChanges(o *Options, pending bool) (*session.Session, int, session.Turn, *filesystem.ChangeSet, error) {
 	if o.Turn < 0 {
 		return nil, 0, session.Turn{}, nil, cmdutil.FlagErrorf("--turn %d: turns are numbered from 1", o.Turn)
 	}
@@ -114,17 +117,23 @@ func turnChanges(o *Options) (*session.Session, int, session.Turn, *filesystem.C
 	if err != nil {
 		return fail(cmdutil.WithCode(cmdutil.ExitFailure, err))
 	}
-	// Without --turn: the latest turn that changed files (of --session, or of any session);
-	// with it: that turn of --session, or of the latest session.
+	// Without --turn: the latest turn that changed files (of --session, or of any session); for
+	// undo (pending) the latest not undone yet, so undo after undo steps back turn by turn. With
+	// --turn: that turn of --session, or of the latest session.
 	var s *session.Session
 	var n int
 	switch {
 	case o.Turn == 0:
-		s, n, err = store.LatestChange(o.Session)
+		s, n, err = store.LatestChange(o.Session, pending)
 	case o.Session == "":
 		s, err = store.Latest()
 	default:
 		s, err = store.Get(o.Session)
+	}
+	if errors.Is(err, session.ErrAllUndone) {
+		t, _, _ := s.Turn(n)
+		return fail(cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("nothing left to undo: %w (the latest, %s, on %s); `massgen undo --session %s --turn %d --force` puts its files back again",
+			err, which(s, n, t), t.Undone.Local().Format("2006-01-02 15:04:05"), s.ID, n)))
 	}
 	if errors.Is(err, session.ErrNoSessions) || errors.Is(err, session.ErrNoChanges) && o.Session == "" {
 		return fail(cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("%w in %s", err, dir)))
@@ -253,7 +262,7 @@ func diffRun(ctx context.Context, o *Options) error {
 			_ = lock.Release()
 		}
 	}
-	s, n, t, cs, err := turnChanges(o)
+	s, n, t, cs, err := turnChanges(o, false)
 	if err != nil {
 		return err
 	}
@@ -288,7 +297,7 @@ func undoRun(ctx context.Context, o *Options) error {
 		defer func() { _ = lock.Release() }()
 		recoverFirst(ctx, o, mdir)
 	}
-	s, n, t, cs, err := turnChanges(o)
+	s, n, t, cs, err := turnChanges(o, true)
 	if err != nil {
 		return err
 	}
@@ -327,5 +336,13 @@ func undoRun(ctx context.Context, o *Options) error {
 		fmt.Fprintf(w, "Warning: could not record the undo in the session: %s\n", termtext.Line(err.Error()))
 	}
 	fmt.Fprintf(w, "Turn %d of session %s is undone: %d restored, %d removed.\n", n, s.ID, len(rep.Restored), len(rep.Removed))
+	if o.Turn == 0 { // stepping back: say what the next undo takes
+		if store, err := session.Open(filepath.Dir(s.Dir)); err == nil {
+			if ps, pn, err := store.LatestChange(o.Session, true); err == nil {
+				pt, _, _ := ps.Turn(pn)
+				fmt.Fprintf(w, "`massgen undo` again takes back %s.\n", which(ps, pn, pt))
+			}
+		}
+	}
 	return nil
 }

@@ -114,11 +114,17 @@ func TestDiffAndUndo(t *testing.T) {
 	if !strings.Contains(out.String(), "restored  "+filepath.Join(proj, "index.html")) {
 		t.Errorf("undo output: %q", out.String())
 	}
-	// A second undo is refused: the turn is marked undone.
+	// A second undo finds nothing left (the only turn is undone) and says how to redo it; with
+	// --turn the turn is refused as already undone.
 	ios, _, _ = cmdutil.TestStreams("")
 	o.IO = ios
-	if err := undoRun(context.Background(), o); cmdutil.CodeOf(err) != cmdutil.ExitFailure || !strings.Contains(err.Error(), "already undone") {
+	if err := undoRun(context.Background(), o); cmdutil.CodeOf(err) != cmdutil.ExitFailure || !strings.Contains(err.Error(), "nothing left to undo") ||
+		!strings.Contains(err.Error(), "--turn 1 --force") {
 		t.Errorf("second undo: %v", err)
+	}
+	o.Turn = 1
+	if err := undoRun(context.Background(), o); cmdutil.CodeOf(err) != cmdutil.ExitFailure || !strings.Contains(err.Error(), "already undone") {
+		t.Errorf("undo --turn 1 again: %v", err)
 	}
 }
 
