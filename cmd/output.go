@@ -37,7 +37,7 @@ func runRunOutput(ctx context.Context, opts *RunOptions) error {
 		return runRun(ctx, opts)
 	}
 	opts.jsonOut = display.NewJSON(opts.IO.Out)
-	err := runRun(ctx, opts)
+	err := bySignal(ctx, runRun(ctx, opts))
 	if err != nil && opts.jsonOut.Results() == 0 {
 		opts.jsonOut.Result(display.JSONResult{ExitCode: cmdutil.CodeOf(err), Error: errorText(err)})
 	}

@@ -107,11 +107,13 @@ State lives under ./.massgen/ (workspaces, snapshots, temp_workspaces, sessions,
 func Execute(ctx context.Context, f *cmdutil.Factory, args []string) int {
 	root := NewRootCmd(f)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	err := bySignal(ctx, root.ExecuteContext(ctx))
 	if err == nil {
 		return cmdutil.ExitOK
 	}
-	if cmdutil.ToPrint(err) {
+	if line := cancelledLine(err); line != "" {
+		fmt.Fprintln(f.IO.ErrOut, termtext.Text(line))
+	} else if cmdutil.ToPrint(err) {
 		fmt.Fprintln(f.IO.ErrOut, "Error:", termtext.Text(err.Error()))
 	}
 	return cmdutil.CodeOf(err)

@@ -332,7 +332,7 @@ func turn(ctx context.Context, opts *RunOptions, st *runState, task string) (err
 	}
 	var res *orchestrator.Result
 	// --output json: the turn's last lines, whatever the turn's outcome.
-	defer func() { emitResult(st, t, res, err) }()
+	defer func() { emitResult(st, t, res, bySignal(ctx, err)) }()
 	if opts.Question == "" { // interactive: one log folder per turn
 		t.RunDir = filepath.Join(st.runDir, fmt.Sprintf("turn_%d", t.Number))
 		if err := os.MkdirAll(t.RunDir, private.DirMode); err != nil {
@@ -365,7 +365,7 @@ func turn(ctx context.Context, opts *RunOptions, st *runState, task string) (err
 			keepInterrupted(opts, st, t, started)
 		}
 		if cmdutil.CodeOf(cancelOr(err, cmdutil.ExitFailure)) == cmdutil.ExitCanceled {
-			return cancelOr(withCause(ctx, err), cmdutil.ExitFailure)
+			return cancelOr(err, cmdutil.ExitFailure) // said in words, naming the signal: bySignal
 		}
 		if errors.Is(err, orchestrator.ErrUnpriced) { // a budget over a model without a price
 			return cmdutil.WithCode(cmdutil.ExitUsage, err)
@@ -410,15 +410,6 @@ func turn(ctx context.Context, opts *RunOptions, st *runState, task string) (err
 		return cmdutil.Reported(code, out.reason())
 	}
 	return nil
-}
-
-// withCause names what cancelled ctx (a signal) in err, when it is not said there already.
-func withCause(ctx context.Context, err error) error {
-	c := context.Cause(ctx)
-	if c == nil || errors.Is(c, context.Canceled) || strings.Contains(err.Error(), c.Error()) {
-		return err
-	}
-	return fmt.Errorf("%v: %w", c, err)
 }
 
 // answered: a turn that ended with code still gave its answer (it timed out, spent its budget or

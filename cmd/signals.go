@@ -6,13 +6,16 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/massgen-go/massgen/cmd/cmdutil"
 )
 
 // Signals end a run the same careful way: the context is cancelled, the turn in progress stops,
 // its record of changes is kept (an interrupted turn in the session), --output json still ends
-// with a result, and the run exits 130. SIGTERM and SIGHUP (the terminal closed) always cancel
+// with a result, and the run exits 128 + the signal: 130 (Ctrl-C), 143 (SIGTERM), 129 (SIGHUP). SIGTERM and SIGHUP (the terminal closed) always cancel
 // the whole run; Ctrl-C (SIGINT) goes through the interrupter (interrupt.go). SIGPIPE never
 // kills massgen: a write to a closed stdout fails with EPIPE like any other write error, which
 // the run reports (exit 1) after saving the turn.
@@ -53,15 +56,65 @@ func HandleSignals(parent context.Context) (ctx context.Context, stop func()) {
 	}
 }
 
-var errCtrlC = errors.New("cancelled by Ctrl-C")
+// signalCancel is the cancel cause of a signal: what the run says and the exit code it ends with
+// (128 + the signal, by convention: 130 for Ctrl-C, 129 for SIGHUP, 143 for SIGTERM).
+type signalCancel struct {
+	msg  string
+	code int
+}
+
+func (s *signalCancel) Error() string { return s.msg }
+
+var errCtrlC = &signalCancel{"cancelled by Ctrl-C", cmdutil.ExitCanceled}
 
 // signalCause is the cancel cause for s, as the run reports it.
 func signalCause(s os.Signal) error {
 	switch s {
 	case syscall.SIGHUP:
-		return errors.New("cancelled by SIGHUP (the terminal closed)")
+		return &signalCancel{"cancelled by SIGHUP (the terminal closed)", cmdutil.ExitHangup}
 	case syscall.SIGTERM:
-		return errors.New("cancelled by SIGTERM")
+		return &signalCancel{"cancelled by SIGTERM", cmdutil.ExitTerminated}
 	}
 	return fmt.Errorf("cancelled by %v", s)
+}
+
+// cancelError is a cancelled run's error in words ("run cancelled by SIGTERM"): what stderr and
+// the JSON result say, never Go's "context canceled". It wraps the error it replaces.
+type cancelError struct {
+	msg string
+	err error
+}
+
+func (c *cancelError) Error() string { return c.msg }
+func (c *cancelError) Unwrap() error { return c.err }
+
+// bySignal gives a cancelled err (exit 130) the exit code of the signal that cancelled ctx (143
+// for SIGTERM, 129 for SIGHUP) and, when it is a context's cancel, says so in words naming the
+// signal. Every place that reports a run's end (the JSON result, the exit) reads it.
+func bySignal(ctx context.Context, err error) error {
+	var ce *cancelError
+	if cmdutil.CodeOf(err) != cmdutil.ExitCanceled || errors.As(err, &ce) {
+		return err
+	}
+	code, msg := cmdutil.ExitCanceled, "run cancelled"
+	var sc *signalCancel
+	if errors.As(context.Cause(ctx), &sc) {
+		code, msg = sc.code, "run "+sc.msg
+	}
+	var ee *cmdutil.ExitError
+	errors.As(err, &ee) // CodeOf found one
+	if !errors.Is(err, context.Canceled) {
+		return &cmdutil.ExitError{Code: code, Err: ee.Err, Reported: ee.Reported}
+	}
+	return cmdutil.WithCode(code, &cancelError{msg: msg, err: err})
+}
+
+// cancelledLine is the line that ends a cancelled run on stderr ("Run cancelled by Ctrl-C."), or
+// "" when err is no cancel.
+func cancelledLine(err error) string {
+	var ce *cancelError
+	if !errors.As(err, &ce) {
+		return ""
+	}
+	return strings.ToUpper(ce.msg[:1]) + ce.msg[1:] + "."
 }

@@ -83,7 +83,7 @@ func TestUndoAfterInterruptedDelivery(t *testing.T) {
 				t.Fatal(err)
 			}
 			code := s.wait(t, 30*time.Second)
-			if sig == syscall.SIGTERM && code != 130 || sig == syscall.SIGKILL && code != 137 {
+			if sig == syscall.SIGTERM && code != 143 || sig == syscall.SIGKILL && code != 137 {
 				t.Fatalf("run 2: exit %d after %v\n%s", code, sig, s.stderr)
 			}
 			if readFile(t, r2) != "run two\n" {
@@ -399,7 +399,7 @@ func TestClosedPipeSavesTheTurn(t *testing.T) {
 }
 
 // Item 7: SIGHUP (the terminal closed) ends the run like SIGTERM: "cancelled" on stderr, a JSON
-// result on stdout, exit 130, and the turn's record saved (undo takes the delivery back).
+// result on stdout, exit 129 (128 + SIGHUP), and the turn's record saved (undo takes the delivery back).
 func TestSIGHUPEndsTheRunCarefully(t *testing.T) {
 	dir := t.TempDir()
 	proj := filepath.Join(dir, "proj")
@@ -415,8 +415,8 @@ func TestSIGHUPEndsTheRunCarefully(t *testing.T) {
 	if err := s.cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	if code := s.wait(t, 30*time.Second); code != 130 {
-		t.Fatalf("exit %d after SIGHUP, want 130\n%s", code, s.stderr)
+	if code := s.wait(t, 30*time.Second); code != 129 {
+		t.Fatalf("exit %d after SIGHUP, want 129\n%s", code, s.stderr)
 	}
 	if !strings.Contains(s.stderr.String(), "cancelled") {
 		t.Errorf("stderr does not say the run was cancelled:\n%s", s.stderr)
@@ -427,8 +427,8 @@ func TestSIGHUPEndsTheRunCarefully(t *testing.T) {
 		ExitCode int    `json:"exit_code"`
 		Error    string `json:"error"`
 	}
-	if err := json.Unmarshal([]byte(lines[0]), &res); err != nil || res.Type != "result" || res.ExitCode != 130 || res.Error == "" {
-		t.Errorf("last stdout line %q (%v), want a result with exit_code 130 and the reason", lines[0], err)
+	if err := json.Unmarshal([]byte(lines[0]), &res); err != nil || res.Type != "result" || res.ExitCode != 129 || res.Error == "" {
+		t.Errorf("last stdout line %q (%v), want a result with exit_code 129 and the reason", lines[0], err)
 	}
 	if u := run(t, dir, "undo"); u.code != 0 || exists(h) {
 		t.Errorf("undo: exit %d, h.txt exists %v\n%s%s", u.code, exists(h), u.stdout, u.stderr)

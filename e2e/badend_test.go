@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -53,25 +54,75 @@ func TestParallelTrustApprovalsAllKept(t *testing.T) {
 	}
 }
 
-// Item 11: --output json with a bad config: the one result line carries the reason, naming the
-// file and line, not only "exit 2".
+// Item 11 (and issue 26 item 8): --output json on a run that fails before any turn (a bad
+// config, a config that is not there, no session to continue, a bad session id): the one result
+// line carries the reason in words, naming the file and line where there is one, not "exit 2".
 func TestOutputJSONBadConfigCarriesTheReason(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "c.yaml"), "agents:\n  - id: a\n    backend:\n      type: no_such_backend\n      model: m\n")
-	res := run(t, dir, "--config", "c.yaml", "--output", "json", "Task")
-	if res.code != 2 {
+	for _, tt := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--config", "c.yaml"}, []string{"c.yaml:4: ", "no_such_backend"}},
+		{[]string{"--config", "gone.yaml"}, []string{"gone.yaml", "no such file"}},
+		{[]string{"--continue"}, []string{"no session to continue"}},
+		{[]string{"--session", "bogus"}, []string{"bogus", "not a session id"}},
+	} {
+		res := run(t, dir, append(tt.args, "--output", "json", "Task")...)
+		if res.code != 2 {
+			t.Errorf("%v: exit %d\n%s", tt.args, res.code, res.stderr)
+			continue
+		}
+		lines := lastLines(res.stdout, 1)
+		var r struct {
+			Type     string `json:"type"`
+			ExitCode int    `json:"exit_code"`
+			Error    string `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(lines[0]), &r); err != nil || r.Type != "result" || r.ExitCode != 2 {
+			t.Errorf("%v: stdout %q: %v", tt.args, res.stdout, err)
+			continue
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(r.Error, w) {
+				t.Errorf("%v: the result's error is %q; want the reason (%q)\nstderr:\n%s", tt.args, r.Error, w, res.stderr)
+			}
+		}
+	}
+}
+
+// Issue 26 item 8: the files_changed line always has its files list, [] when the turn changed
+// nothing (docs/output.md lists it), as the result's files_changed does.
+func TestOutputJSONFilesChangedAlwaysListed(t *testing.T) {
+	dir := t.TempDir()
+	p := newProvider(t, map[string]func(turn) reply{"m": soloScript("nothing changed")})
+	writeFile(t, filepath.Join(dir, "cfg.yaml"), soloConfig(p, "m"))
+	res := run(t, dir, "--config", "cfg.yaml", "--yes", "--output", "json", "A task")
+	if res.code != 0 {
 		t.Fatalf("exit %d\n%s", res.code, res.stderr)
 	}
-	lines := lastLines(res.stdout, 1)
-	var r struct {
-		Type     string `json:"type"`
-		ExitCode int    `json:"exit_code"`
-		Error    string `json:"error"`
+	var seen []string
+	for _, line := range strings.Split(strings.TrimSpace(res.stdout), "\n") {
+		var l map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(line), &l); err != nil {
+			t.Fatalf("line %q: %v", line, err)
+		}
+		var typ string
+		_ = json.Unmarshal(l["type"], &typ)
+		seen = append(seen, typ)
+		switch typ {
+		case "files_changed":
+			if string(l["files"]) != "[]" {
+				t.Errorf("files_changed line %s: want \"files\":[]", line)
+			}
+		case "result":
+			if string(l["files_changed"]) != "[]" {
+				t.Errorf("result line %s: want \"files_changed\":[]", line)
+			}
+		}
 	}
-	if err := json.Unmarshal([]byte(lines[0]), &r); err != nil || r.Type != "result" || r.ExitCode != 2 {
-		t.Fatalf("stdout %q: %v", res.stdout, err)
-	}
-	if !strings.Contains(r.Error, "c.yaml:4: ") || !strings.Contains(r.Error, "no_such_backend") {
-		t.Errorf("the result's error is %q; want the reason (c.yaml:4: ...)\nstderr:\n%s", r.Error, res.stderr)
+	if !slices.Contains(seen, "files_changed") || !slices.Contains(seen, "result") {
+		t.Errorf("line types %v: want files_changed and result", seen)
 	}
 }
