@@ -66,7 +66,7 @@ func TestUndoStepsBackTurnByTurn(t *testing.T) {
 
 	steps := []struct {
 		which, next string // "turn N of session S (run R" of this undo and of the next
-		gone            string
+		gone        string
 	}{
 		{"turn 1 of session " + s2 + " (run " + runs[2], "turn 2 of session " + s1 + " (run " + runs[1], "c.txt"},
 		{"turn 2 of session " + s1 + " (run " + runs[1], "turn 1 of session " + s1 + " (run " + runs[0], "b.txt"},
