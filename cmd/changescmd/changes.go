@@ -82,8 +82,8 @@ reported, unless --force, which puts it back too and keeps its current version i
 Without --turn it takes back the latest turn that changed files and is not undone yet, in any
 session (with --session, in that one), including a turn whose run ended before saving it: such
 a turn is first recovered from its change journal as an "interrupted" turn. So undo after undo
-steps back turn by turn. It says which turn and run it takes back and when. It holds the project's run lock: during a run it refuses (exit 5), or with --wait
-waits for the run to end. Exit 0 when everything was put back, 1 when something was left alone.`,
+steps back turn by turn. It says which turn and run it takes back and when. It holds the
+project's run lock: during a run it refuses (exit 5), or with --wait waits for the run to end. Exit 0 when everything was put back, 1 when something was left alone.`,
 		Example: `  massgen undo                       # the latest turn that changed files, not undone yet
   massgen undo                       # again: the turn before it
   massgen undo --turn 2 --force`,
