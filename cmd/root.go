@@ -23,11 +23,19 @@ import (
 	"github.com/massgen-go/massgen/cmd/toolscmd"
 	"github.com/massgen-go/massgen/cmd/trashcmd"
 	"github.com/massgen-go/massgen/cmd/versioncmd"
+	"github.com/massgen-go/massgen/display"
 	"github.com/massgen-go/massgen/internal/termtext"
 )
 
 // NewRootCmd builds `massgen [flags] [QUESTION]` and its subcommands.
 func NewRootCmd(f *cmdutil.Factory) *cobra.Command {
+	root, _ := newRootCmd(f)
+	return root
+}
+
+// newRootCmd is NewRootCmd with the run's options (Execute reads whether a JSON result was
+// written).
+func newRootCmd(f *cmdutil.Factory) (*cobra.Command, *RunOptions) {
 	opts := newRunOptions(f)
 	root := &cobra.Command{
 		Use:   "massgen [flags] [QUESTION]",
@@ -100,16 +108,22 @@ State lives under ./.massgen/ (workspaces, snapshots, temp_workspaces, sessions,
 	root.Version = versioncmd.Read().String() // --version prints what `massgen version` prints
 	root.SetVersionTemplate("{{.Version}}")
 	cmdutil.MarkUsageErrors(root)
-	return root
+	return root, opts
 }
 
 // Execute runs the command line and returns the process exit code.
 func Execute(ctx context.Context, f *cmdutil.Factory, args []string) int {
-	root := NewRootCmd(f)
+	root, opts := newRootCmd(f)
 	root.SetArgs(args)
-	err := bySignal(ctx, root.ExecuteContext(ctx))
+	cmd, err := root.ExecuteContextC(ctx)
+	err = bySignal(ctx, err)
 	if err == nil {
 		return cmdutil.ExitOK
+	}
+	if cmd == root && opts.jsonOut == nil && wantsJSON(opts, args, f.LookupEnv) {
+		// --output json, but the run failed before it began (a bad flag, an empty QUESTION):
+		// its one result line still says why.
+		display.NewJSON(f.IO.Out).Result(display.JSONResult{ExitCode: cmdutil.CodeOf(err), Error: errorText(err)})
 	}
 	if line := cancelledLine(err); line != "" {
 		fmt.Fprintln(f.IO.ErrOut, termtext.Text(line))
@@ -144,4 +158,24 @@ func applyEnvDefaults(cmd *cobra.Command, lookup func(string) (string, bool)) er
 		}
 	})
 	return firstErr
+}
+
+// wantsJSON reports whether the run asked for --output json: as parsed, or, when parsing stopped
+// at a bad flag before it, as given in args (before "--"), else in MASSGEN_OUTPUT.
+func wantsJSON(opts *RunOptions, args []string, lookup func(string) (string, bool)) bool {
+	if opts.Output == "json" {
+		return true
+	}
+	for i, a := range args {
+		switch {
+		case a == "--":
+			return false
+		case a == "--output" && i+1 < len(args):
+			return args[i+1] == "json"
+		case strings.HasPrefix(a, "--output="):
+			return a == "--output=json"
+		}
+	}
+	v, ok := lookup("MASSGEN_OUTPUT")
+	return ok && v == "json"
 }

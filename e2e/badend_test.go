@@ -55,8 +55,9 @@ func TestParallelTrustApprovalsAllKept(t *testing.T) {
 }
 
 // Item 11 (and issue 26 item 8): --output json on a run that fails before any turn (a bad
-// config, a config that is not there, no session to continue, a bad session id): the one result
-// line carries the reason in words, naming the file and line where there is one, not "exit 2".
+// config, a config that is not there, no session to continue, a bad session id, a flag that does
+// not parse): the one result line carries the reason in words, naming the file and line where
+// there is one, not "exit 2".
 func TestOutputJSONBadConfigCarriesTheReason(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "c.yaml"), "agents:\n  - id: a\n    backend:\n      type: no_such_backend\n      model: m\n")
@@ -68,8 +69,14 @@ func TestOutputJSONBadConfigCarriesTheReason(t *testing.T) {
 		{[]string{"--config", "gone.yaml"}, []string{"gone.yaml", "no such file"}},
 		{[]string{"--continue"}, []string{"no session to continue"}},
 		{[]string{"--session", "bogus"}, []string{"bogus", "not a session id"}},
+		// Before the run begins: flags that do not parse (after or before --output json).
+		{[]string{"--max-cost", "lots"}, []string{"--max-cost", "lots"}},
+		{[]string{"--no-such-flag"}, []string{"--no-such-flag"}},
 	} {
 		res := run(t, dir, append(tt.args, "--output", "json", "Task")...)
+		if tt.args[0] == "--no-such-flag" { // --output json before the bad flag
+			res = run(t, dir, "--output", "json", "--no-such-flag", "Task")
+		}
 		if res.code != 2 {
 			t.Errorf("%v: exit %d\n%s", tt.args, res.code, res.stderr)
 			continue
