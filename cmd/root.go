@@ -1,5 +1,6 @@
 // Package cmd wires the cobra command tree: it parses flags, calls the packages that do the work,
-// and prints. It holds no logic of its own beyond that.
+// and prints. The run command's application (turns, interactive sessions, outcome) still lives
+// here, in run.go, turn.go, session.go and outcome.go.
 package cmd
 
 import (

@@ -1,6 +1,7 @@
 // Package mcpclient connects agents to their MCP servers: Connect starts an agent's configured
 // servers and offers their tools as filesystem.External (the Toolset checks every call with the
-// permission layer before it is forwarded); Runner does so for every agent of a run.
+// permission layer before it is forwarded). The run reaches Connect through internal/agentenv;
+// Runner, which does the same for every agent of a config, serves the tests.
 package mcpclient
 
 import (
