@@ -1,6 +1,5 @@
-// Package cmd wires the cobra command tree: it parses flags, calls the packages that do the work,
-// and prints. The run command's application (turns, interactive sessions, outcome) still lives
-// here, in run.go, turn.go, session.go and outcome.go.
+// Package cmd wires the cobra command tree: it parses flags, calls the packages that do the work
+// (the run itself is internal/app's), and prints. It holds no logic of its own beyond that.
 package cmd
 
 import (
@@ -25,12 +24,13 @@ import (
 	"github.com/massgen-go/massgen/cmd/toolscmd"
 	"github.com/massgen-go/massgen/cmd/trashcmd"
 	"github.com/massgen-go/massgen/cmd/versioncmd"
+	"github.com/massgen-go/massgen/internal/app"
 	"github.com/massgen-go/massgen/internal/termtext"
 )
 
 // NewRootCmd builds `massgen [flags] [QUESTION]` and its subcommands.
 func NewRootCmd(f *cmdutil.Factory) *cobra.Command {
-	opts := newRunOptions(f)
+	opts := app.NewRunOptions(f)
 	root := &cobra.Command{
 		Use:   "massgen [flags] [QUESTION]",
 		Short: "Run several LLM agents on one task; they answer, vote, and the winner delivers",
@@ -62,7 +62,7 @@ State lives under ./.massgen/ (workspaces, snapshots, temp_workspaces, sessions,
 			if err := applyEnvDefaults(cmd, f.LookupEnv); err != nil {
 				return err
 			}
-			return runRunOutput(cmd.Context(), opts)
+			return app.RunOutput(cmd.Context(), opts)
 		},
 	}
 	fl := root.Flags()
@@ -145,4 +145,9 @@ func applyEnvDefaults(cmd *cobra.Command, lookup func(string) (string, bool)) er
 		}
 	})
 	return firstErr
+}
+
+// HandleInterrupts installs the process's Ctrl-C handler (see app.HandleInterrupts).
+func HandleInterrupts(ctx context.Context, cancel context.CancelFunc) (context.Context, func()) {
+	return app.HandleInterrupts(ctx, cancel)
 }

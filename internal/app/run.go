@@ -1,4 +1,8 @@
-package cmd
+// Package app is the run application behind `massgen [flags] [QUESTION]`: it loads the config,
+// asks for context paths, takes the run lock, runs each turn through the orchestrator (one
+// question, an interactive session, or a piped one), saves it to the session, and reports the
+// outcome as text or JSON with its exit code. cmd parses the flags into RunOptions.
+package app
 
 import (
 	"bufio"
@@ -117,10 +121,10 @@ type RunOptions struct {
 	// RunTurn runs one turn; nil uses runTurn (turn.go).
 	RunTurn TurnRunner
 
-	jsonOut *display.JSON // --output json (runRunOutput)
+	jsonOut *display.JSON // --output json (RunOutput)
 }
 
-func newRunOptions(f *cmdutil.Factory) *RunOptions {
+func NewRunOptions(f *cmdutil.Factory) *RunOptions {
 	return &RunOptions{
 		IO: f.IO, LoadConfig: f.LoadRunConfig, LoadBytes: f.LoadRunBytes, Getwd: f.Getwd, HomeDir: f.HomeDir, LookupEnv: f.LookupEnv, Now: time.Now,
 	}

@@ -1,4 +1,4 @@
-package cmd
+package app
 
 import (
 	"context"
@@ -16,9 +16,9 @@ import (
 
 var outputModes = []string{"text", "json"}
 
-// runRunOutput is runRun with --output checked; in JSON mode a run that fails before any turn
+// RunOutput is runRun with --output checked; in JSON mode a run that fails before any turn
 // (a bad config, no session to continue) still ends with a result line.
-func runRunOutput(ctx context.Context, opts *RunOptions) error {
+func RunOutput(ctx context.Context, opts *RunOptions) error {
 	if opts.Output == "" {
 		opts.Output = "text"
 	}
