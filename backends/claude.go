@@ -590,15 +590,6 @@ func claudeStatusError(err error) error {
 
 // Helpers shared by the claude and gemini backends.
 
-// retryNotifier reports a retry to the caller's event stream.
-func retryNotifier(provider string, onEvent func(Event)) func(int, error, time.Duration) {
-	return func(attempt int, err error, wait time.Duration) {
-		if onEvent != nil {
-			onEvent(Event{Kind: EventRetry, Text: fmt.Sprintf("%s: %v; retry %d in %s", provider, err, attempt, wait.Round(time.Millisecond))})
-		}
-	}
-}
-
 // truncateBody keeps error bodies short enough for a message.
 func truncateBody(s string) string {
 	s = strings.TrimSpace(s)

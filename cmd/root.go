@@ -1,5 +1,5 @@
-// Package cmd wires the cobra command tree: it parses flags, calls the packages that do the work,
-// and prints. It holds no logic of its own beyond that.
+// Package cmd wires the cobra command tree: it parses flags, calls the packages that do the work
+// (the run itself is internal/app's), and prints. It holds no logic of its own beyond that.
 package cmd
 
 import (
@@ -23,7 +23,7 @@ import (
 	"github.com/massgen-go/massgen/cmd/toolscmd"
 	"github.com/massgen-go/massgen/cmd/trashcmd"
 	"github.com/massgen-go/massgen/cmd/versioncmd"
-	"github.com/massgen-go/massgen/display"
+	"github.com/massgen-go/massgen/internal/app"
 	"github.com/massgen-go/massgen/internal/termtext"
 )
 
@@ -35,8 +35,8 @@ func NewRootCmd(f *cmdutil.Factory) *cobra.Command {
 
 // newRootCmd is NewRootCmd with the run's options (Execute reads whether a JSON result was
 // written).
-func newRootCmd(f *cmdutil.Factory) (*cobra.Command, *RunOptions) {
-	opts := newRunOptions(f)
+func newRootCmd(f *cmdutil.Factory) (*cobra.Command, *app.RunOptions) {
+	opts := app.NewRunOptions(f)
 	root := &cobra.Command{
 		Use:   "massgen [flags] [QUESTION]",
 		Short: "Run several LLM agents on one task; they answer, vote, and the winner delivers",
@@ -68,7 +68,7 @@ State lives under ./.massgen/ (workspaces, snapshots, temp_workspaces, sessions,
 			if err := applyEnvDefaults(cmd, f.LookupEnv); err != nil {
 				return err
 			}
-			return runRunOutput(cmd.Context(), opts)
+			return app.RunOutput(cmd.Context(), opts)
 		},
 	}
 	fl := root.Flags()
@@ -116,16 +116,14 @@ func Execute(ctx context.Context, f *cmdutil.Factory, args []string) int {
 	root, opts := newRootCmd(f)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
-	err = bySignal(ctx, err)
+	err = app.BySignal(ctx, err) // a signal's exit code, and its words
 	if err == nil {
 		return cmdutil.ExitOK
 	}
-	if cmd == root && opts.jsonOut == nil && wantsJSON(opts, args, f.LookupEnv) {
-		// --output json, but the run failed before it began (a bad flag, an empty QUESTION):
-		// its one result line still says why.
-		display.NewJSON(f.IO.Out).Result(display.JSONResult{ExitCode: cmdutil.CodeOf(err), Error: errorText(err)})
+	if cmd == root {
+		app.ResultBeforeRun(opts, args, err)
 	}
-	if line := cancelledLine(err); line != "" {
+	if line := app.CancelledLine(err); line != "" {
 		fmt.Fprintln(f.IO.ErrOut, termtext.Text(line))
 	} else if cmdutil.ToPrint(err) {
 		fmt.Fprintln(f.IO.ErrOut, "Error:", termtext.Text(err.Error()))
@@ -160,22 +158,8 @@ func applyEnvDefaults(cmd *cobra.Command, lookup func(string) (string, bool)) er
 	return firstErr
 }
 
-// wantsJSON reports whether the run asked for --output json: as parsed, or, when parsing stopped
-// at a bad flag before it, as given in args (before "--"), else in MASSGEN_OUTPUT.
-func wantsJSON(opts *RunOptions, args []string, lookup func(string) (string, bool)) bool {
-	if opts.Output == "json" {
-		return true
-	}
-	for i, a := range args {
-		switch {
-		case a == "--":
-			return false
-		case a == "--output" && i+1 < len(args):
-			return args[i+1] == "json"
-		case strings.HasPrefix(a, "--output="):
-			return a == "--output=json"
-		}
-	}
-	v, ok := lookup("MASSGEN_OUTPUT")
-	return ok && v == "json"
+// HandleSignals installs massgen's signal handling (see app.HandleSignals): SIGTERM and SIGHUP
+// cancel the run, Ctrl-C the interactive turn in progress or the run, SIGPIPE makes writes fail.
+func HandleSignals(parent context.Context) (context.Context, func()) {
+	return app.HandleSignals(parent)
 }

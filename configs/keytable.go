@@ -8,7 +8,7 @@ package configs
 
 // Issue 14 ("MassGen users keep their features") implements most ignored keys; notes name it so
 // users know the gap is known.
-const later = " (planned: issue 14)"
+const later = " (not implemented)"
 
 // Backend families (BackendType.Family).
 const (
@@ -76,10 +76,6 @@ var (
 	chatOnly     = []string{famChat}
 	anthropicish = []string{famClaude}
 )
-
-func ignoredOn(path string, on []string, note string) Key {
-	return Key{Path: path, On: on, Status: Ignored, Note: note}
-}
 
 // apiParams are provider request parameters: implemented on the families that send them, and
 // ignored elsewhere (the backend does not send what its API does not take).

@@ -181,7 +181,7 @@ ui:
 		`config.yaml:6: warning: unknown key "agents[0].backend.anything_goes" (not used)`,
 		`config.yaml:8: warning: unknown key "orchestrator.snapshot_storge" (not used; did you mean "snapshot_storage"?)`,
 		`config.yaml:9: warning: orchestrator.coordination.use_skills: ignored: skills are not offered`,
-		`config.yaml:10: warning: memory: ignored: no conversation compression or persistent memory: agents see the session's conversation history only (planned: issue 14)`,
+		`config.yaml:10: warning: memory: ignored: no conversation compression or persistent memory: agents see the session's conversation history only (not implemented)`,
 		`config.yaml:13: warning: ui.type: ignored: not read (MassGen 0.1.12 does not read it either); ui.display_type chooses the display`,
 	}
 	if !reflect.DeepEqual(got, want) {

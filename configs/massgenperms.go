@@ -36,16 +36,12 @@ type BackendRules struct {
 	Deny  []string `yaml:"deny,omitempty" json:"deny,omitempty"`
 }
 
-// massgenReadTools and massgenWriteTools are the file tools MassGen's read_file and write_file
-// actions stand for: massgen's own (filesystem.Table, checked by TestBackendPermissionToolLists)
-// and the reference MCP filesystem server's names (a rule's tool name also matches behind an
-// MCP prefix). A tool that copies reads its source and writes its destination: a write rule
-// names it, and a deny matches either path.
-var (
-	massgenReadTools = []string{"read_file", "read_multiple_files", "list_directory", "directory_tree", "search_files",
-		"get_file_info", "compare_files", "compare_directories", "read_text_file", "read_media_file", "list_directory_with_sizes"}
-	massgenWriteTools = []string{"write_file", "edit_file", "create_directory", "delete_file", "move_file", "copy_file",
-		"copy_files_batch", "delete_files_batch"}
+// The permission engine's tool classes (permissions.ToolClasses) MassGen's actions map onto:
+// the tools are named by what their declarations do, so no list of tool names lives here.
+const (
+	classRead    = "@read"
+	classWrite   = "@write"
+	classCommand = "@command"
 )
 
 // backendRoles are MassGen's role presets massgen maps: each denies every write and command.
@@ -66,8 +62,9 @@ type NotMapped struct {
 }
 
 // MapBackendPermissions maps a MassGen permissions block onto massgen's rules:
-//   - command(P) becomes execute_command(P) (a glob over the whole command line in both);
-//   - read_file(P) and write_file(P) become one rule per file tool of that kind, P matched as
+//   - command(P) becomes @command(P) (a glob over the whole command line in both);
+//   - read_file(P) and write_file(P) become @read(P) and @write(P): every tool that reads (or
+//     writes or deletes) a path by its declaration, P matched as
 //     massgen matches paths (as given, resolved, or relative to the workspace or the context
 //     path; * does not cross a /, ** does), where MassGen matches the argument as written;
 //   - mcp(server/tool) becomes mcp__server__tool; * (or *(P)) becomes *(P);
@@ -98,10 +95,7 @@ func MapBackendPermissions(p *BackendPermissions) MappedPermissions {
 	switch {
 	case p.Role == "":
 	case slices.Contains(backendRoles, p.Role):
-		for _, t := range massgenWriteTools {
-			m.Deny = append(m.Deny, t)
-		}
-		m.Deny = append(m.Deny, "execute_command")
+		m.Deny = append(m.Deny, classWrite, classCommand)
 	default:
 		m.NotMapped = append(m.NotMapped, NotMapped{"role", fmt.Sprintf("role %q is not mapped (massgen maps %s: deny every file write and command)", p.Role, strings.Join(backendRoles, " and "))})
 	}
@@ -118,20 +112,13 @@ func mapBackendRule(rule string) ([]string, string) {
 	if sm[0] != "" && !strings.Contains(rule, "(") {
 		target = "*"
 	}
-	each := func(tools []string) []string {
-		out := make([]string, len(tools))
-		for i, t := range tools {
-			out[i] = t + "(" + target + ")"
-		}
-		return out
-	}
 	switch action {
 	case "command":
-		return []string{"execute_command(" + target + ")"}, ""
+		return []string{classCommand + "(" + target + ")"}, ""
 	case "read_file":
-		return each(massgenReadTools), ""
+		return []string{classRead + "(" + target + ")"}, ""
 	case "write_file":
-		return each(massgenWriteTools), ""
+		return []string{classWrite + "(" + target + ")"}, ""
 	case "mcp":
 		return []string{"mcp__" + strings.ReplaceAll(target, "/", "__")}, ""
 	case "*":

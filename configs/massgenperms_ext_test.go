@@ -10,42 +10,58 @@ import (
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/internal/agentenv/permconfig"
+	"github.com/massgen-go/massgen/internal/tooldecl"
 	"github.com/massgen-go/massgen/permissions"
 	"github.com/massgen-go/massgen/permissions/toolargs"
 )
 
-// The file tools a mapped read_file or write_file rule names are massgen's, by what each does to
-// its paths (filesystem.Builtins, the tools' one declaration): every tool writing or deleting a
-// path is named by write_file rules, every tool only reading paths by read_file rules, and the
-// rules name no other tool but the reference MCP filesystem server's read tools.
+// MassGen's read_file, write_file and command actions map onto the engine's tool classes, which
+// name massgen's tools by their one declaration (filesystem.Builtins): a tool that reads a path is
+// @read (a copy reads its source, edit_file's dry run shows the file), one that writes or
+// deletes a path is @write, one that runs commands is @command; each class names no other tool.
 func TestBackendPermissionToolLists(t *testing.T) {
-	mapped := func(rule string) []string {
-		return configs.MapBackendPermissions(&configs.BackendPermissions{Rules: configs.BackendRules{Deny: []string{rule}}}).Deny
+	mapped := func(rule string) string {
+		d := configs.MapBackendPermissions(&configs.BackendPermissions{Rules: configs.BackendRules{Deny: []string{rule}}}).Deny
+		if len(d) != 1 {
+			t.Fatalf("%s maps to %q, want one rule", rule, d)
+		}
+		return strings.TrimSuffix(d[0], "(*)")
 	}
-	reads, writes := mapped("read_file(P)"), mapped("write_file(P)")
-	named := map[string]bool{}
+	classes := map[string]string{"read": mapped("read_file"), "write": mapped("write_file"), "command": mapped("command")}
+	for kind, class := range classes {
+		if !slices.Contains(permissions.ToolClasses(), class) {
+			t.Errorf("%s maps to %s, not one of the engine's classes %v", kind, class, permissions.ToolClasses())
+		}
+	}
+	denied := func(class string, tool tooldecl.Tool) bool {
+		pol, err := permissions.New(permissions.Spec{Agent: "a", Role: permissions.Final, Workspace: t.TempDir(),
+			Deny: []string{class}, Tools: filesystem.Table(), Sandboxed: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		decl := tool.Decl()
+		return pol.Decide(permissions.Request{Tool: tool.Name(), Decl: &decl}).Rule == permissions.RuleDenyRule
+	}
+	seen := map[string]int{}
 	for _, tool := range filesystem.Builtins() {
-		name, decl := tool.Name(), tool.Decl()
-		if len(decl.Args) == 0 || decl.Command {
-			continue
+		decl := tool.Decl()
+		reads := slices.ContainsFunc(decl.Args, func(a toolargs.Arg) bool { return a.Access == toolargs.Read || a.ReadIf != "" })
+		want := map[string]bool{
+			"read":    !decl.Command && reads,
+			"write":   !decl.Command && tool.Writes(),
+			"command": decl.Command,
 		}
-		list, kind := reads, "read_file"
-		if tool.Writes() {
-			list, kind = writes, "write_file"
-		}
-		named[name+"(P)"] = true
-		if !slices.Contains(list, name+"(P)") {
-			t.Errorf("%s is not named by a mapped %s rule: %q", name, kind, list)
-		}
-	}
-	for _, r := range writes {
-		if !named[r] {
-			t.Errorf("a mapped write_file rule names %s, not one of massgen's writing tools", r)
+		for kind, class := range classes {
+			if got := denied(class, tool); got != want[kind] {
+				t.Errorf("%s: %s names it %v, want %v", tool.Name(), class, got, want[kind])
+			} else if got {
+				seen[kind]++
+			}
 		}
 	}
-	for _, r := range reads {
-		if _, ok := toolargs.Table(nil).Known(strings.TrimSuffix(r, "(P)")); !named[r] && !ok {
-			t.Errorf("a mapped read_file rule names %s, neither one of massgen's reading tools nor the reference server's", r)
+	for kind := range classes {
+		if seen[kind] == 0 {
+			t.Errorf("no built-in tool is in the %s class", kind)
 		}
 	}
 }

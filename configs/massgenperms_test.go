@@ -10,13 +10,6 @@ import (
 // massgen equivalent is said.
 func TestMapBackendPermissions(t *testing.T) {
 	off := false
-	each := func(tools []string, arg string) []string {
-		var out []string
-		for _, t := range tools {
-			out = append(out, t+"("+arg+")")
-		}
-		return out
-	}
 	tests := []struct {
 		name        string
 		p           BackendPermissions
@@ -24,17 +17,17 @@ func TestMapBackendPermissions(t *testing.T) {
 		notMapped   []string // keys
 	}{
 		{name: "commands", p: BackendPermissions{Rules: BackendRules{Deny: []string{"command(git push --force*)"}, Allow: []string{"command(git status)", "command"}}},
-			allow: []string{"execute_command(git status)", "execute_command(*)"}, deny: []string{"execute_command(git push --force*)"}},
+			allow: []string{"@command(git status)", "@command(*)"}, deny: []string{"@command(git push --force*)"}},
 		{name: "file actions", p: BackendPermissions{Rules: BackendRules{Deny: []string{"write_file(/etc/**)", "read_file(secrets/**)"}}},
-			deny: append(each(massgenWriteTools, "/etc/**"), each(massgenReadTools, "secrets/**")...)},
+			deny: []string{"@write(/etc/**)", "@read(secrets/**)"}},
 		{name: "mcp and any", p: BackendPermissions{Rules: BackendRules{Allow: []string{"mcp(linear/*)"}, Deny: []string{"*(/secret/**)", "mcp"}}},
 			allow: []string{"mcp__linear__*"}, deny: []string{"*(/secret/**)", "mcp__*"}},
 		{name: "not mapped", p: BackendPermissions{Rules: BackendRules{Ask: []string{"read_url(*)"}, Deny: []string{"read_url(evil.com)", "frobnicate(x)", "bad rule ("}}, Role: "janitor"},
 			notMapped: []string{"rules.deny[0]", "rules.deny[1]", "rules.deny[2]", "role"}},
 		{name: "read-only role", p: BackendPermissions{Role: "read-only"},
-			deny: append(append([]string{}, massgenWriteTools...), "execute_command")},
+			deny: []string{"@write", "@command"}},
 		{name: "researcher role", p: BackendPermissions{Role: "researcher"},
-			deny: append(append([]string{}, massgenWriteTools...), "execute_command")},
+			deny: []string{"@write", "@command"}},
 		{name: "disabled", p: BackendPermissions{Enabled: &off, Role: "read-only", Rules: BackendRules{Deny: []string{"command(rm*)"}}}},
 	}
 	for _, tt := range tests {
@@ -76,7 +69,7 @@ func TestBackendPermissionsInConfigs(t *testing.T) {
     backend: {type: openai, model: gpt-5}
 `, nil)
 	got := cfg.Agents[0].Permissions.Deny
-	want := []string{"write_file(**/.env)", "execute_command(echo BLOCKED*)", "execute_command(git push --force*)"}
+	want := []string{"write_file(**/.env)", "@command(echo BLOCKED*)", "@command(git push --force*)"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("deny = %q, want %q", got, want)
 	}
@@ -106,7 +99,7 @@ func TestBackendPermissionsInConfigs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(out), "- execute_command(git push --force*)") || !strings.Contains(string(out), "permissions: # includes the rules mapped from backend.permissions") {
+	if !strings.Contains(string(out), "- '@command(git push --force*)'") || !strings.Contains(string(out), "permissions: # includes the rules mapped from backend.permissions") {
 		t.Errorf("resolved config lacks the mapped rule:\n%s", out)
 	}
 }

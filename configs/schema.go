@@ -1,6 +1,6 @@
-// Package configs owns the YAML configuration: its schema, loading (viper + YAML), .env and ${VAR}
-// expansion, validation with file:line messages, path relocation under .massgen/, and the
-// built-in example configs embedded with go:embed.
+// Package configs owns the YAML configuration: its schema, loading, .env and ${VAR} expansion,
+// validation with file:line messages, path relocation under .massgen/, and the built-in example
+// configs embedded with go:embed.
 package configs
 
 import (

@@ -137,9 +137,6 @@ func (j *JSON) Handle(ev orchestrator.Event) {
 	}
 }
 
-// Close does nothing: every line is written as it comes.
-func (j *JSON) Close() {}
-
 // Emit writes one object as a line.
 func (j *JSON) Emit(v any) {
 	var buf bytes.Buffer

@@ -1,5 +1,5 @@
 // Package filesystem owns what agents call: the workspace and context-path file tools, the
-// command tool and its kernel sandbox, deletion with trash, and the Toolset that puts every call
+// command tool (confined by internal/sandbox), deletion with trash, and the Toolset that puts every call
 // (ours and external MCP tools alike) through the permission layer first.
 package filesystem
 

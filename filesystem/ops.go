@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -189,16 +188,6 @@ func walkTreeIn(ctx context.Context, d *safefs.Dir, prefix string, visit treeVis
 		}
 	}
 	return nil
-}
-
-// openRel opens the regular file rel (slash path) below d, descending through descriptors.
-func openRel(d *safefs.Dir, rel string) (*os.File, safefs.Info, error) {
-	parent, name, err := dirRel(d, rel, false)
-	if err != nil {
-		return nil, safefs.Info{}, err
-	}
-	defer parent.Close()
-	return parent.OpenFile(name)
 }
 
 // dirRel opens the directory holding rel below d (creating missing ones with create) and

@@ -47,7 +47,7 @@ type ContextPath struct {
 	Protected []string
 }
 
-// Spec is everything a Policy is built from. Paths are absolute (configs.Resolve makes them so).
+// Spec is everything a Policy is built from. Paths are absolute (configs.Load relocates them so).
 type Spec struct {
 	Agent          string
 	Role           Role

@@ -66,7 +66,12 @@ func (p *Policy) decide(r Request) (Decision, decideInfo) {
 	if res == nil {
 		res = p.strRes()
 	}
-	call := &ruleCall{tool: r.Tool, fold: p.flav == windowsPaths}
+	call := &ruleCall{tool: r.Tool, decl: r.Decl, fold: p.flav == windowsPaths}
+	if call.decl == nil {
+		if d, ok := p.spec.Tools.Known(r.Tool); ok {
+			call.decl = &d
+		}
+	}
 	if err == nil {
 		call.command = ex.command
 	}
@@ -95,7 +100,7 @@ func (p *Policy) decide(r Request) (Decision, decideInfo) {
 		}
 		if isNoPath(err) && !bypass {
 			for _, rl := range p.allow {
-				if !rl.hasArgs && rl.matchesTool(r.Tool) {
+				if !rl.hasArgs && rl.matchesTool(call) {
 					return Decision{Allow: true, Rule: RuleAllowRule, Reason: fmt.Sprintf("%s takes no path and is allowed by the rule %q", r.Tool, rl.text)}, info
 				}
 			}

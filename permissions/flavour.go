@@ -134,14 +134,6 @@ func (f flavour) isRoot(q string) bool {
 	return len(q) == winVolumeLen(q)+1 && strings.HasSuffix(q, `\`)
 }
 
-// join names name in the clean absolute directory dir.
-func (f flavour) join(dir, name string) string {
-	if f == unixPaths {
-		return joinClean(dir, name)
-	}
-	return strings.TrimSuffix(dir, `\`) + `\` + name
-}
-
 // foldKey is p in the case names compare in where names compare without case: Windows'
 // (winpath.Fold: each character upper-cased), else lower case (macOS).
 func (f flavour) foldKey(p string) string {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/massgen-go/massgen/internal/winpath"
 	"github.com/massgen-go/massgen/permissions/shellcmd"
+	"github.com/massgen-go/massgen/permissions/toolargs"
 )
 
 // rule is one allow/deny entry: a tool-name glob with an optional argument glob, e.g.
@@ -18,10 +19,27 @@ import (
 type rule struct {
 	text    string
 	tool    string
+	class   toolClass // "@read", "@write", "@command": tools by what their declaration does
 	arg     string
 	hasArgs bool
 	re      *commandRE
 }
+
+// toolClass names tools by what they do rather than by name, from their declaration: "@read" is
+// every declared tool that reads a path (a copy reads its source; edit_file may show the file),
+// "@write" every one that writes or deletes a path, "@command" every tool that runs shell
+// commands. A copy is both: a deny rule of either class judges all its paths. MassGen's read_file(P), write_file(P) and
+// command(P) actions map onto them, and a tool added later is covered by its declaration.
+type toolClass string
+
+const (
+	classRead    toolClass = "@read"
+	classWrite   toolClass = "@write"
+	classCommand toolClass = "@command"
+)
+
+// ToolClasses are the class names a rule may use in place of a tool name.
+func ToolClasses() []string { return []string{string(classRead), string(classWrite), string(classCommand)} }
 
 // commandRE is a command rule's "re:PATTERN" or "!re:PATTERN" argument: PATTERN (RE2) matched
 // at the start of each program the command line runs (shellcmd's Analysis.Commands), as
@@ -108,6 +126,14 @@ func parseRules(list []string) ([]rule, error) {
 		if r.tool == "" {
 			return nil, fmt.Errorf("permissions: rule %q: no tool name", t)
 		}
+		if strings.HasPrefix(r.tool, "@") {
+			switch c := toolClass(r.tool); c {
+			case classRead, classWrite, classCommand:
+				r.class = c
+			default:
+				return nil, fmt.Errorf("permissions: rule %q: unknown tool class %s (known: %s)", t, r.tool, strings.Join(ToolClasses(), ", "))
+			}
+		}
 		if _, err := filepath.Match(r.tool, "x"); err != nil {
 			return nil, fmt.Errorf("permissions: rule %q: bad tool pattern: %w", t, err)
 		}
@@ -130,13 +156,25 @@ func parseRules(list []string) ([]rule, error) {
 	return out, nil
 }
 
-func isCommandBase(toolPattern string) bool { return IsCommandTool(toolPattern) }
+func isCommandBase(toolPattern string) bool {
+	return toolPattern == string(classCommand) || IsCommandTool(toolPattern)
+}
 
-func (r rule) matchesTool(tool string) bool {
-	if ok, _ := filepath.Match(r.tool, tool); ok {
+// matchesTool reports whether the rule names the call's tool: by name (the full name or the name
+// without its MCP prefix), or by its class.
+func (r rule) matchesTool(c *ruleCall) bool {
+	switch r.class {
+	case classCommand:
+		return c.isCommand()
+	case classWrite:
+		return c.decl != nil && !c.decl.Command && c.decl.Destructive()
+	case classRead:
+		return c.decl != nil && !c.decl.Command && c.decl.Reads()
+	}
+	if ok, _ := filepath.Match(r.tool, c.tool); ok {
 		return true
 	}
-	ok, _ := filepath.Match(r.tool, BaseToolName(tool))
+	ok, _ := filepath.Match(r.tool, BaseToolName(c.tool))
 	return ok
 }
 
@@ -177,6 +215,7 @@ func wildcard(pattern, s string) bool {
 // ruleCall is what rules look at.
 type ruleCall struct {
 	tool    string
+	decl    *toolargs.Tool // the tool's declaration, when it is declared (classes match on it)
 	command string   // for command tools
 	listed  bool     // progs was computed
 	progs   []string // the programs command runs (regular-expression rules), listed once
@@ -186,6 +225,11 @@ type ruleCall struct {
 	// fold: compare without case, and path candidates with / for \ (Windows: names, programs
 	// and builtins compare without case there, and rules are written with /).
 	fold bool
+}
+
+// isCommand reports whether the call runs a shell command: by name, or by its declaration.
+func (c *ruleCall) isCommand() bool {
+	return IsCommandTool(c.tool) || (c.decl != nil && c.decl.Command)
 }
 
 // programs lists the programs the command runs (nil when they cannot be listed).
@@ -202,20 +246,20 @@ func (c *ruleCall) programs() []string {
 // matches reports whether the rule applies. For deny, one matching path is enough; for allow,
 // every path must match (all=true).
 func (r rule) matches(c *ruleCall, all bool) bool {
-	if !r.matchesTool(c.tool) {
+	if !r.matchesTool(c) {
 		return false
 	}
 	if !r.hasArgs {
 		return true
 	}
 	if r.re != nil {
-		return IsCommandTool(c.tool) && r.re.matches(c, all)
+		return c.isCommand() && r.re.matches(c, all)
 	}
 	arg := r.arg
 	if c.fold {
 		arg = winpath.Fold(arg)
 	}
-	if IsCommandTool(c.tool) && c.command != "" {
+	if c.isCommand() && c.command != "" {
 		return wildcard(arg, c.foldText(strings.TrimSpace(c.command)))
 	}
 	if len(c.groups) > 0 {

@@ -27,12 +27,6 @@ var (
 	NoArgs = flagArgs(cobra.NoArgs)
 )
 
-// MaximumNArgs is cobra.MaximumNArgs returning a FlagError.
-func MaximumNArgs(n int) cobra.PositionalArgs { return flagArgs(cobra.MaximumNArgs(n)) }
-
-// RangeArgs is cobra.RangeArgs returning a FlagError.
-func RangeArgs(min, max int) cobra.PositionalArgs { return flagArgs(cobra.RangeArgs(min, max)) }
-
 func flagArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if err := check(cmd, args); err != nil {

@@ -1,6 +1,7 @@
 // Package mcpclient connects agents to their MCP servers: Connect starts an agent's configured
 // servers and offers their tools as filesystem.External (the Toolset checks every call with the
-// permission layer before it is forwarded); Runner does so for every agent of a run.
+// permission layer before it is forwarded). The run reaches Connect through internal/agentenv;
+// Runner, which does the same for every agent of a config, serves the tests.
 package mcpclient
 
 import (
@@ -82,6 +83,9 @@ type Options struct {
 	// CallTimeout bounds each tool call (0: DefaultCallTimeout); a call past it is an error
 	// result and the request is cancelled on the server.
 	CallTimeout time.Duration
+	// StartTimeout bounds one server's start (0: StartTimeout). A test whose npx server installs
+	// from an empty cache on a loaded machine needs more.
+	StartTimeout time.Duration
 }
 
 // ConnectWith is Connect with the agent's workspace (see Options.WorkDir).
@@ -301,7 +305,11 @@ func dial(ctx context.Context, s configs.MCPServer, allowedDirs []string, o Opti
 	// started it with by whatever roots the client announces.
 	client := mcp.NewClient(Implementation(), &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
 
-	startCtx, cancel := context.WithTimeout(ctx, StartTimeout)
+	start := o.StartTimeout
+	if start <= 0 {
+		start = StartTimeout
+	}
+	startCtx, cancel := context.WithTimeout(ctx, start)
 	defer cancel()
 	session, err := client.Connect(startCtx, transport, nil)
 	if err != nil {

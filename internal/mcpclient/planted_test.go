@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/internal/pathx"
@@ -99,7 +100,8 @@ func TestPlantedCodeInTheWorkspaceNeverRuns(t *testing.T) {
 		{Name: "npx", Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-filesystem", data},
 			Env: map[string]string{"npm_config_registry": reg.URL(), "npm_config_cache": filepath.Join(t.TempDir(), "npm-cache")}},
 	}
-	ext, errs := ConnectWith(t.Context(), Options{Servers: servers, WorkDir: ws, PrivateDir: private, BaseDir: ws})
+	ext, errs := ConnectWith(t.Context(), Options{Servers: servers, WorkDir: ws, PrivateDir: private, BaseDir: ws,
+		StartTimeout: 5 * time.Minute}) // npx installs from an empty cache
 	planted()
 	if len(errs) > 0 {
 		t.Fatalf("the real servers did not start: %v", errs)

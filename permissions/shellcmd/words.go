@@ -21,9 +21,6 @@ type word struct {
 	stands string
 }
 
-// literal is a word made of text alone.
-func literal(s string) word { return word{s: s, tilde: strings.HasPrefix(s, "~")} }
-
 // appendWords appends the words brace expansion makes of w to out, counting them against the
 // command's word budget before expanding: too many is ErrTooLarge, never a long wait.
 func (a *analyzer) appendWords(out []word, w *syntax.Word) ([]word, error) {

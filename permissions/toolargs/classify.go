@@ -32,6 +32,16 @@ type Tool struct {
 	Cancellable bool
 }
 
+// Reads reports whether a call may read a path: an argument is read (or read when ReadIf holds).
+func (t Tool) Reads() bool {
+	for _, a := range t.Args {
+		if a.Access == Read || a.ReadIf != "" {
+			return true
+		}
+	}
+	return false
+}
+
 // Destructive reports whether a call may change files: a path argument is written or deleted.
 // Commands are not destructive by declaration: their writes are judged word by word.
 func (t Tool) Destructive() bool {

@@ -1,4 +1,4 @@
-package cmd
+package app
 
 import (
 	"context"
@@ -18,9 +18,9 @@ import (
 
 var outputModes = []string{"text", "json"}
 
-// runRunOutput is runRun with --output checked; in JSON mode a run that fails before any turn
+// RunOutput is runRun with --output checked; in JSON mode a run that fails before any turn
 // (a bad config, no session to continue) still ends with a result line.
-func runRunOutput(ctx context.Context, opts *RunOptions) error {
+func RunOutput(ctx context.Context, opts *RunOptions) error {
 	if opts.Output == "" {
 		opts.Output = "text"
 	}
@@ -37,7 +37,7 @@ func runRunOutput(ctx context.Context, opts *RunOptions) error {
 		return runRun(ctx, opts)
 	}
 	opts.jsonOut = display.NewJSON(opts.IO.Out)
-	err := bySignal(ctx, runRun(ctx, opts))
+	err := BySignal(ctx, runRun(ctx, opts))
 	if err != nil && opts.jsonOut.Results() == 0 {
 		opts.jsonOut.Result(display.JSONResult{ExitCode: cmdutil.CodeOf(err), Error: errorText(err)})
 	}

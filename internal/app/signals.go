@@ -1,4 +1,4 @@
-package cmd
+package app
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/massgen-go/massgen/cmd/cmdutil"
+	"github.com/massgen-go/massgen/display"
 )
 
 // Signals end a run the same careful way: the context is cancelled, the turn in progress stops,
@@ -88,10 +89,10 @@ type cancelError struct {
 func (c *cancelError) Error() string { return c.msg }
 func (c *cancelError) Unwrap() error { return c.err }
 
-// bySignal gives a cancelled err (exit 130) the exit code of the signal that cancelled ctx (143
+// BySignal gives a cancelled err (exit 130) the exit code of the signal that cancelled ctx (143
 // for SIGTERM, 129 for SIGHUP) and, when it is a context's cancel, says so in words naming the
 // signal. Every place that reports a run's end (the JSON result, the exit) reads it.
-func bySignal(ctx context.Context, err error) error {
+func BySignal(ctx context.Context, err error) error {
 	var ce *cancelError
 	if cmdutil.CodeOf(err) != cmdutil.ExitCanceled || errors.As(err, &ce) {
 		return err
@@ -109,12 +110,45 @@ func bySignal(ctx context.Context, err error) error {
 	return cmdutil.WithCode(code, &cancelError{msg: msg, err: err})
 }
 
-// cancelledLine is the line that ends a cancelled run on stderr ("Run cancelled by Ctrl-C."), or
+// CancelledLine is the line that ends a cancelled run on stderr ("Run cancelled by Ctrl-C."), or
 // "" when err is no cancel.
-func cancelledLine(err error) string {
+func CancelledLine(err error) string {
 	var ce *cancelError
 	if !errors.As(err, &ce) {
 		return ""
 	}
 	return strings.ToUpper(ce.msg[:1]) + ce.msg[1:] + "."
+}
+
+// ResultBeforeRun writes the one JSON result line of a run that asked for --output json but
+// failed before RunOutput began (a flag that does not parse, an empty QUESTION), with the reason.
+// It writes nothing when RunOutput ran (it ends with its own result) or JSON was not asked for.
+func ResultBeforeRun(opts *RunOptions, args []string, err error) {
+	if err == nil || opts.jsonOut != nil || !wantsJSON(opts, args) {
+		return
+	}
+	display.NewJSON(opts.IO.Out).Result(display.JSONResult{ExitCode: cmdutil.CodeOf(err), Error: errorText(err)})
+}
+
+// wantsJSON reports whether the run asked for --output json: as parsed, or, when parsing stopped
+// at a bad flag before it, as given in args (before "--"), else in MASSGEN_OUTPUT.
+func wantsJSON(opts *RunOptions, args []string) bool {
+	if opts.Output == "json" {
+		return true
+	}
+	for i, a := range args {
+		switch {
+		case a == "--":
+			return false
+		case a == "--output" && i+1 < len(args):
+			return args[i+1] == "json"
+		case strings.HasPrefix(a, "--output="):
+			return a == "--output=json"
+		}
+	}
+	if opts.LookupEnv == nil {
+		return false
+	}
+	v, ok := opts.LookupEnv("MASSGEN_OUTPUT")
+	return ok && v == "json"
 }

@@ -1,4 +1,4 @@
-package cmd
+package app
 
 import (
 	"context"
@@ -138,7 +138,7 @@ func TestOutputJSONLines(t *testing.T) {
 	e.write(t, "c.yaml", workspaceConfig)
 	o := e.runOpts(&recorder{})
 	o.ConfigName, o.Question, o.Output = "c.yaml", "q", "json"
-	if err := runRunOutput(context.Background(), o); err != nil {
+	if err := RunOutput(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(e.out.String()), "\n")
@@ -156,7 +156,7 @@ func TestOutputJSONLines(t *testing.T) {
 	o = e2.runOpts(&recorder{failOn: "q"})
 	e2.write(t, "c.yaml", workspaceConfig)
 	o.ConfigName, o.Question, o.Output = "c.yaml", "q", "json"
-	err := runRunOutput(context.Background(), o)
+	err := RunOutput(context.Background(), o)
 	if err == nil || !strings.Contains(e2.out.String(), `"exit_code":1`) || !strings.Contains(e2.out.String(), `"error":"boom"`) {
 		t.Errorf("failed turn: %v\nstdout:\n%s", err, e2.out)
 	}
@@ -164,7 +164,7 @@ func TestOutputJSONLines(t *testing.T) {
 	e3 := newTestEnv(t, "")
 	o = e3.runOpts(&recorder{})
 	o.Question, o.Output = "q", "yaml"
-	if err := runRunOutput(context.Background(), o); cmdutil.CodeOf(err) != cmdutil.ExitUsage {
+	if err := RunOutput(context.Background(), o); cmdutil.CodeOf(err) != cmdutil.ExitUsage {
 		t.Errorf("--output yaml: %v", err)
 	}
 }

@@ -1,4 +1,8 @@
-package cmd
+// Package app is the run application behind `massgen [flags] [QUESTION]`: it loads the config,
+// asks for context paths, takes the run lock, runs each turn through the orchestrator (one
+// question, an interactive session, or a piped one), saves it to the session, and reports the
+// outcome as text or JSON with its exit code. cmd parses the flags into RunOptions.
+package app
 
 import (
 	"bufio"
@@ -117,11 +121,11 @@ type RunOptions struct {
 	// RunTurn runs one turn; nil uses runTurn (turn.go).
 	RunTurn TurnRunner
 
-	jsonOut *display.JSON // --output json (runRunOutput)
-	stdout  *stdoutWriter // stdout, remembering a failed write (runRunOutput)
+	jsonOut *display.JSON // --output json (RunOutput)
+	stdout  *stdoutWriter // stdout, remembering a failed write (RunOutput)
 }
 
-func newRunOptions(f *cmdutil.Factory) *RunOptions {
+func NewRunOptions(f *cmdutil.Factory) *RunOptions {
 	return &RunOptions{
 		IO: f.IO, LoadConfig: f.LoadRunConfig, LoadBytes: f.LoadRunBytes, Getwd: f.Getwd, HomeDir: f.HomeDir, LookupEnv: f.LookupEnv, Now: time.Now,
 	}
@@ -332,7 +336,7 @@ func turn(ctx context.Context, opts *RunOptions, st *runState, task string) (err
 	}
 	var res *orchestrator.Result
 	// --output json: the turn's last lines, whatever the turn's outcome.
-	defer func() { emitResult(st, t, res, bySignal(ctx, err)) }()
+	defer func() { emitResult(st, t, res, BySignal(ctx, err)) }()
 	if opts.Question == "" { // interactive: one log folder per turn
 		t.RunDir = filepath.Join(st.runDir, fmt.Sprintf("turn_%d", t.Number))
 		if err := os.MkdirAll(t.RunDir, private.DirMode); err != nil {
@@ -365,7 +369,7 @@ func turn(ctx context.Context, opts *RunOptions, st *runState, task string) (err
 			keepInterrupted(opts, st, t, started)
 		}
 		if cmdutil.CodeOf(cancelOr(err, cmdutil.ExitFailure)) == cmdutil.ExitCanceled {
-			return cancelOr(err, cmdutil.ExitFailure) // said in words, naming the signal: bySignal
+			return cancelOr(err, cmdutil.ExitFailure) // said in words, naming the signal: BySignal
 		}
 		if errors.Is(err, orchestrator.ErrUnpriced) { // a budget over a model without a price
 			return cmdutil.WithCode(cmdutil.ExitUsage, err)
