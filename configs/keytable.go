@@ -231,6 +231,12 @@ var keyTable = concatKeys(
 	apiParam("thinking_level", []string{famGemini}, "Gemini 3 thinking level (low, high)."),
 	apiParam("thinking_config", []string{famGemini}, "{thinking_budget, include_thoughts, thinking_level}."),
 	[]Key{
+		{Path: "agents[].backend.thinking_config.thinking_budget", On: []string{famGemini}, Status: Implemented, Note: "Thinking budget in tokens (-1: dynamic, 0: off)."},
+		{Path: "agents[].backend.thinking_config.budget_tokens", On: []string{famGemini}, Status: Implemented, Note: "Same as thinking_budget."},
+		{Path: "agents[].backend.thinking_config.include_thoughts", On: []string{famGemini}, Status: Implemented, Note: "Stream the model's thought summaries."},
+		{Path: "agents[].backend.thinking_config.thinking_level", On: []string{famGemini}, Status: Implemented, Note: "Gemini 3 thinking level."},
+	},
+	[]Key{
 		{Path: "agents[].backend.extra_body", On: apiBackends, Status: Implemented, Open: true, Note: "Raw request fields, merged into the request body as written."},
 		{Path: "agents[].backend.extra_body", Status: Ignored, Note: "this backend sends no request body"},
 		{Path: "agents[].backend.chat_template_kwargs", On: chatOnly, Status: Implemented, Open: true, Note: "Sent as written (vLLM/SGLang chat template options)."},
