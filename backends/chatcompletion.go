@@ -132,6 +132,7 @@ func newChatCompletion(cfg configs.Backend, o Options) (Backend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("backend %s: %w", cfg.Type, err)
 	}
+	logUnsent(logger, cfg, params, "a Chat Completions parameter")
 	var opts []option.RequestOption
 	var hint string
 	if cfg.Type == "azure_openai" {

@@ -125,6 +125,7 @@ func (b *claudeBackend) applyExtra(cfg configs.Backend) error {
 	if err != nil {
 		return err
 	}
+	logUnsent(b.log, cfg, p, "a Messages API parameter")
 	if f, ok := p.Float("temperature"); ok {
 		b.params.Temperature = anthropic.Float(f)
 	}

@@ -103,6 +103,7 @@ func (b *geminiBackend) applyExtra(cfg configs.Backend) error {
 	if err != nil {
 		return err
 	}
+	logUnsent(b.log, cfg, p, "a Gemini API parameter")
 	f32 := func(k string) *float32 {
 		if f, ok := p.Float(k); ok {
 			x := float32(f)

@@ -69,6 +69,7 @@ func newOpenAI(cfg configs.Backend, o Options) (Backend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("backend openai: %w", err)
 	}
+	logUnsent(logger, cfg, params, "a Responses API parameter")
 	b := &openaiResponses{
 		svc:    responses.NewResponseService(openaiClientOptions(o, base, key)...),
 		model:  cfg.Model,

@@ -81,6 +81,16 @@ func passthrough(p configs.Params, allowed map[string]string, logger *zap.Logger
 	return opts
 }
 
+// logUnsent logs, at debug level, the backend's keys that are not options its API takes
+// (MassGen switches such as allowed_tools; validation warns about them): they are not sent.
+func logUnsent(log *zap.Logger, cfg configs.Backend, p configs.Params, what string) {
+	for _, k := range sortedKeys(cfg.Extra) {
+		if !p.Has(k) {
+			log.Debug("ignoring backend option: not "+what, zap.String("key", k))
+		}
+	}
+}
+
 // sjsonKey escapes sjson path syntax so a key is set literally.
 func sjsonKey(k string) string {
 	r := strings.NewReplacer(".", `\.`, "*", `\*`, "?", `\?`, "|", `\|`, "#", `\#`, "@", `\@`, ":", `\:`)

@@ -236,6 +236,9 @@ func fmtNum(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 // one names the backend type (btype), since ranges differ between providers.
 func (p Param) typed(v any, btype string) (any, error) {
 	bad := func(what string) error {
+		if what == p.Expected() {
+			return fmt.Errorf("%s is not %s", showValue(v), what)
+		}
 		return fmt.Errorf("%s is not %s (expected %s)", showValue(v), what, p.Expected())
 	}
 	switch p.Kind {

@@ -71,12 +71,6 @@ func (c *Config) validate(d *document) []Problem {
 		case bt.Family == "":
 			add(p+".backend.type", "%s: refused: %s", b.Type, bt.Reason())
 		}
-		// Option values the param table types (temperature, max_tokens, ...).
-		if _, errs := b.typedParams(); len(errs) > 0 {
-			for _, e := range errs {
-				add(p+".backend."+e.Key, "%v", e.Err)
-			}
-		}
 		for j, s := range b.MCPServers {
 			sp := fmt.Sprintf("%s.backend.mcp_servers[%d]", p, j)
 			if s.Name == "" {
