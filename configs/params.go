@@ -3,6 +3,7 @@ package configs
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"sort"
@@ -513,4 +514,37 @@ func (p Params) Names() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// WriteParamDoc writes the param table as the Markdown table docs/configuration.md holds
+// (TestParamDoc keeps the page in step).
+func WriteParamDoc(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString("| key | type | values | backends |\n| --- | --- | --- | --- |\n")
+	for _, p := range paramTable {
+		kind := string(p.Kind)
+		values := "any"
+		switch p.Kind {
+		case KindNumber, KindInteger:
+			values = strings.TrimPrefix(strings.TrimPrefix(p.Expected(), "a whole number"), "a number")
+			values = strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(values, ","), " from"))
+			if values == "" {
+				values = "any"
+			}
+		case KindEnum:
+			quoted := make([]string, len(p.Enum))
+			for i, e := range p.Enum {
+				quoted[i] = "`" + e + "`"
+			}
+			values = strings.Join(quoted, ", ")
+			if p.FoldCase {
+				values += " (any case)"
+			}
+		case KindBoolean:
+			values = "`true`, `false`"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", p.Name, kind, values, strings.Join(p.On, ", "))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }

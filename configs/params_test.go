@@ -1,7 +1,10 @@
 package configs
 
 import (
+	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -214,5 +217,33 @@ func TestParamTableWellFormed(t *testing.T) {
 			}
 			seen[p.Name+"/"+on] = true
 		}
+	}
+}
+
+// docs/configuration.md holds the param table as WriteParamDoc writes it, between its markers.
+func TestParamDoc(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteParamDoc(&buf); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join("..", "docs", "configuration.md")
+	page, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const begin, end = "<!-- param table: generated from configs/params.go by `go test ./configs -run TestParamDoc -update` -->\n", "<!-- end of param table -->\n"
+	i, j := bytes.Index(page, []byte(begin)), bytes.Index(page, []byte(end))
+	if i < 0 || j < i {
+		t.Fatalf("%s lacks the markers %q and %q", path, begin, end)
+	}
+	got := append(append(append([]byte{}, page[:i+len(begin)]...), buf.Bytes()...), page[j:]...)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if !bytes.Equal(got, page) {
+		t.Errorf("%s's param table is out of date: run go test ./configs -run TestParamDoc -update", path)
 	}
 }
