@@ -43,13 +43,17 @@ const codexDefaultURL = "https://api.openai.com/v1"
 func newCodex(cfg configs.Backend, o Options) (Backend, error) {
 	key, _ := resolveKey(cfg, keyVars["codex"], o.LookupEnv)
 	d := &codexDriver{model: strings.TrimSpace(cfg.Model), gcfg: cliGateConfig{protocol: "responses", upstream: cmpOr(strings.TrimSpace(cfg.BaseURL), codexDefaultURL), key: key, client: o.HTTPClient}}
-	// reasoning.effort (minimal ... xhigh, checked by the param table) becomes
-	// model_reasoning_effort.
+	// reasoning.effort, or reasoning_effort (minimal ... xhigh, checked by the param table),
+	// becomes model_reasoning_effort.
 	params, err := cfg.Params()
 	if err != nil {
 		return nil, fmt.Errorf("backend codex: %w", err)
 	}
-	d.effort, _ = params.String("reasoning.effort")
+	for _, k := range []string{"reasoning.effort", "reasoning_effort"} {
+		if e, ok := params.String(k); ok {
+			d.effort = e
+		}
+	}
 	env := cliEnv(os.Environ(), nil)
 	d.env = env
 	return newCLIBackend(d, cfg.Model, env, o.Logger), nil

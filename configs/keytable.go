@@ -188,6 +188,7 @@ var keyTable = concatKeys(
 		{Path: "agents[].backend.reasoning", On: []string{"codex"}, Status: Implemented, Note: "reasoning.effort is passed to codex as model_reasoning_effort."},
 		{Path: "agents[].backend.reasoning.effort", On: []string{"codex"}, Status: Implemented, Note: "minimal, low, medium, high or xhigh."},
 		{Path: "agents[].backend.reasoning.summary", On: []string{"codex"}, Status: Ignored, Note: "massgen reads no reasoning summary from codex; not passed"},
+		{Path: "agents[].backend.reasoning_effort", On: []string{"codex"}, Status: Implemented, Note: "Same as reasoning.effort (wins over it)."},
 	},
 	scriptKeys(),
 	mcpKeys(),

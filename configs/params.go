@@ -129,6 +129,7 @@ var paramTable = concatParams(
 		{Name: "reasoning.effort", Kind: KindEnum, Enum: []string{"minimal", "low", "medium", "high", "xhigh"}, On: []string{"codex"}},
 		{Name: "reasoning.summary", Kind: KindEnum, Enum: []string{"auto", "concise", "detailed"}, On: openaiFam},
 		{Name: "reasoning_effort", Kind: KindEnum, Enum: append(slices.Clone(efforts), "default"), On: chatOnly},
+		{Name: "reasoning_effort", Kind: KindEnum, Enum: []string{"minimal", "low", "medium", "high", "xhigh"}, On: []string{"codex"}},
 		{Name: "text", Kind: KindObject, On: openaiChat},
 		{Name: "text.verbosity", Kind: KindEnum, Enum: []string{"low", "medium", "high"}, On: openaiChat},
 		{Name: "verbosity", Kind: KindEnum, Enum: []string{"low", "medium", "high"}, On: chatOnly},

@@ -121,6 +121,8 @@ func TestParamValues(t *testing.T) {
 		{"enum nested", "openai", "reasoning", "{effort: extreme}", nil, `agents[0].backend.reasoning.effort: "extreme" is not one of the known values`},
 		{"enum codex", "codex", "reasoning", "{effort: none}", nil, "expected one of minimal, low, medium, high, xhigh"},
 		{"enum chat default", "groq", "reasoning_effort", "default", "default", ""},
+		{"enum codex reasoning_effort", "codex", "reasoning_effort", "max", nil, `"max" is not one of the known values (expected one of minimal, low, medium, high, xhigh)`},
+		{"codex reasoning_effort", "codex", "reasoning_effort", "xhigh", "xhigh", ""},
 		{"enum fold case", "gemini", "thinking_level", "HIGH", "HIGH", ""},
 		{"verbosity", "openai", "text", "{verbosity: loud}", nil, "agents[0].backend.text.verbosity"},
 		{"object", "claude", "thinking", "true", nil, "true is not a mapping"},
