@@ -184,6 +184,7 @@ var keyTable = concatKeys(
 		{Path: "agents[].backend.reasoning", On: []string{"codex"}, Status: Implemented, Note: "reasoning.effort is passed to codex as model_reasoning_effort."},
 		{Path: "agents[].backend.reasoning.effort", On: []string{"codex"}, Status: Implemented, Note: "minimal, low, medium, high or xhigh."},
 		{Path: "agents[].backend.reasoning.summary", On: []string{"codex"}, Status: Ignored, Note: "massgen reads no reasoning summary from codex; not passed"},
+		{Path: "agents[].backend.reasoning_effort", On: []string{"codex"}, Status: Implemented, Note: "Same as reasoning.effort (wins over it)."},
 	},
 	scriptKeys(),
 	mcpKeys(),
@@ -226,6 +227,12 @@ var keyTable = concatKeys(
 	apiParam("include_thoughts", []string{famGemini}, "Stream the model's thought summaries."),
 	apiParam("thinking_level", []string{famGemini}, "Gemini 3 thinking level (low, high)."),
 	apiParam("thinking_config", []string{famGemini}, "{thinking_budget, include_thoughts, thinking_level}."),
+	[]Key{
+		{Path: "agents[].backend.thinking_config.thinking_budget", On: []string{famGemini}, Status: Implemented, Note: "Thinking budget in tokens (-1: dynamic, 0: off)."},
+		{Path: "agents[].backend.thinking_config.budget_tokens", On: []string{famGemini}, Status: Implemented, Note: "Same as thinking_budget."},
+		{Path: "agents[].backend.thinking_config.include_thoughts", On: []string{famGemini}, Status: Implemented, Note: "Stream the model's thought summaries."},
+		{Path: "agents[].backend.thinking_config.thinking_level", On: []string{famGemini}, Status: Implemented, Note: "Gemini 3 thinking level."},
+	},
 	[]Key{
 		{Path: "agents[].backend.extra_body", On: apiBackends, Status: Implemented, Open: true, Note: "Raw request fields, merged into the request body as written."},
 		{Path: "agents[].backend.extra_body", Status: Ignored, Note: "this backend sends no request body"},

@@ -11,7 +11,8 @@ import (
 
 // Preflight returns what keeps a loaded config from running as written, though it loads (the
 // inspection commands still read it): a backend type that cannot run, a program a backend runs
-// that is not on PATH (claude_code's claude CLI), a missing model, and MCP server commands that
+// that is not on PATH (claude_code's claude CLI), a missing model, an option value of the wrong
+// type or out of its range (params.go), and MCP server commands that
 // are not on PATH (the agent would run without the tools it was given, so a run refuses to
 // start); an MCP server its security settings refuse is a warning (the run goes on without it).
 // lookPath is exec.LookPath when nil. The start of a run, `configs validate` and `massgen doctor`
@@ -30,6 +31,13 @@ func (c *Config) Preflight(lookPath func(string) (string, error)) ([]Problem, []
 			probs = append(probs, c.problem(p+".type", "", "%s.type: %s: refused: %s", p, bt.Name, bt.Reason()))
 		case bt.ModelRequired && strings.TrimSpace(a.Backend.Model) == "":
 			probs = append(probs, c.missingModel(p, a.Backend))
+		}
+		// Option values the param table types (temperature, max_tokens, ...): checked here, with
+		// the other reasons a config cannot run, so validate reports them all at once.
+		_, bad := a.Backend.typedParams()
+		for _, e := range bad {
+			k := p + "." + e.Key
+			probs = append(probs, c.problem(k, "", "%s: %v", k, e.Err))
 		}
 		if bt.Program != "" {
 			if _, err := lookPath(bt.Program); err != nil {

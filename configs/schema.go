@@ -72,8 +72,8 @@ type Agent struct {
 	CommandNetwork *CommandNetwork `yaml:"command_network,omitempty" json:"command_network,omitempty"`
 }
 
-// Backend is `agents[].backend`. Known keys are typed; every other key is kept in Extra and
-// passed through to the provider.
+// Backend is `agents[].backend`. Known keys are typed; every other key is kept in Extra, and
+// the provider options among them are typed by the param table (Backend.Params, params.go).
 type Backend struct {
 	Type  string `yaml:"type" json:"type"`
 	Model string `yaml:"model,omitempty" json:"model,omitempty"`

@@ -83,12 +83,15 @@ func TestValidateFindsWhatARunRejects(t *testing.T) {
 		`c.yaml:10: warning: agents[1].backend.enable_code_interpreter: ignored: only openai has a code interpreter`,
 		`c.yaml:12: agents[2].backend.api_key: agent "c": backend "gemini": no API key: set GEMINI_API_KEY or GOOGLE_API_KEY`,
 		"c.yaml:14: agents[3].backend.type: claude_code needs `claude` on PATH (not found): install Claude Code",
-		`c.yaml:16: agents[4].backend: agent "e": backend claude: max_tokens`,
+		`c.yaml:19: agents[4].backend.max_tokens: "lots" is not a whole number (expected a whole number, at least 1)`,
 		`c.yaml:21: agents[4].backend.mcp_servers[0].command: MCP server "tool": command "massgen-test-no-such-command" is not on PATH`,
 	} {
 		if !strings.Contains(e.errOut.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, e.errOut)
 		}
+	}
+	if n := strings.Count(e.errOut.String(), "max_tokens"); n != 1 {
+		t.Errorf("max_tokens reported %d times, want once:\n%s", n, e.errOut)
 	}
 	if e.out.Len() != 0 {
 		t.Errorf("nothing is ok:\nstdout %s", e.out)
