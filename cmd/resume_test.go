@@ -14,7 +14,7 @@ import (
 func contextPathsOf(t *Turn) []string {
 	var out []string
 	for _, cp := range t.Config.Orchestrator.ContextPaths {
-		out = append(out, cp.Path+":"+cp.Permission+":"+strings.Join(cp.ProtectedPaths, ","))
+		out = append(out, cp.Path+":"+string(cp.Permission)+":"+strings.Join(cp.ProtectedPaths, ","))
 	}
 	return out
 }

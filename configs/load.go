@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/massgen-go/massgen/internal/vocab"
 )
 
 // Load resolves o.Name, reads it, merges the .env chain, parses it (yaml.v3 nodes, so every
@@ -78,6 +80,8 @@ func loadSource(o LoadOptions, src source) (*Config, []Warning, error) {
 	probs := d.normalize()
 	d.expandVars(lookup, warn)
 	d.index(d.root, typeOfConfig, "")
+	var words []Problem // words outside their vocabulary, blanked: reported with validate's problems
+	d.checkWords(d.root, typeOfConfig, "", func(p Problem) { words = append(words, p) })
 	var refused []Problem // reported with validate's problems, not instead of them
 	checkKeys(d.root, func(f keyFinding) {
 		if f.status == Refused {
@@ -88,10 +92,19 @@ func loadSource(o LoadOptions, src source) (*Config, []Warning, error) {
 	})
 	cfg := &Config{}
 	probs = append(probs, d.decode(cfg)...)
+	if dt := cfg.UI.DisplayType; dt != "" {
+		// MassGen reads any display_type; so does massgen, saying which one it does not know.
+		if _, err := vocab.ParseDisplay(dt); err != nil {
+			const key = "ui.display_type"
+			warnings = append(warnings, Warning{File: d.file, Line: d.lineOf(key), Key: key,
+				Message: fmt.Sprintf("%s: %v; not used: the display is auto (live on a terminal, else plain) unless --display says", key, err)})
+		}
+	}
 	if len(probs) == 0 {
 		cfg.resolveBuiltinTools(src.origin)
 		probs = append(probs, cfg.validate(d)...)
 	}
+	probs = append(probs, words...)
 	probs = append(probs, refused...)
 	cfg.Source, cfg.BaseDir, cfg.Env, cfg.realEnv, cfg.home, cfg.raw = src.origin, o.BaseDir, env, o.LookupEnv, o.Home, src.data
 	cfg.EnvFilesLoaded = envFiles
@@ -283,15 +296,14 @@ func statContextPath(p string) error {
 // ParseContextFlag parses --context "PATH[:read|write]" (default write). The path is not
 // resolved here; AddContextPaths does that.
 func ParseContextFlag(s string) (ContextPath, error) {
-	path, perm := s, "write"
+	path, perm := s, vocab.AccessWrite
 	if i := strings.LastIndex(s, ":"); i >= 0 {
-		switch suffix := s[i+1:]; suffix {
-		case "read", "write":
-			path, perm = s[:i], suffix
+		if a, err := vocab.ParseAccess(s[i+1:]); err == nil && a != "" {
+			path, perm = s[:i], a
 		}
 	}
 	if strings.TrimSpace(path) == "" {
-		return ContextPath{}, fmt.Errorf("--context %q: empty path (want PATH[:read|write])", s)
+		return ContextPath{}, fmt.Errorf("--context %q: empty path (want PATH[:%s])", s, strings.Join(vocab.Words[vocab.Access](), "|"))
 	}
 	return ContextPath{Path: path, Permission: perm}, nil
 }
@@ -304,12 +316,8 @@ func (c *Config) AddContextPaths(baseDir string, cps ...ContextPath) error {
 		if strings.TrimSpace(cp.Path) == "" {
 			return errors.New("context path: empty path")
 		}
-		switch cp.Permission {
-		case "":
-			cp.Permission = "write"
-		case "read", "write":
-		default:
-			return fmt.Errorf("context path %s: invalid permission %q (read or write)", cp.Path, cp.Permission)
+		if cp.Permission == "" {
+			cp.Permission = vocab.AccessWrite
 		}
 		r, err := resolveContextPath(cp, baseDir, home)
 		if err != nil {

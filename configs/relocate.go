@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/massgen-go/massgen/internal/pathx"
+	"github.com/massgen-go/massgen/internal/vocab"
 )
 
 // Folders under .massgen/ (spec: ".massgen Directory Structure").
@@ -154,7 +155,7 @@ func (c *Config) relocate(d *document, home string) []Problem {
 	for i, cp := range o.ContextPaths {
 		p := fmt.Sprintf("orchestrator.context_paths[%d]", i)
 		if cp.Permission == "" {
-			cp.Permission = "read" // least privilege when the YAML does not say
+			cp.Permission = vocab.AccessRead // least privilege when the YAML does not say
 		}
 		r, err := resolveContextPath(cp, c.BaseDir, home)
 		if err != nil {

@@ -23,6 +23,7 @@ import (
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/internal/pubsub"
+	"github.com/massgen-go/massgen/internal/vocab"
 	"github.com/massgen-go/massgen/permissions"
 )
 
@@ -131,8 +132,8 @@ type AgentWork struct {
 
 // Phases, as passed to backends in Request.Phase.
 const (
-	PhaseCoordination = "coordination"
-	PhaseFinal        = "final"
+	PhaseCoordination = string(vocab.PhaseCoordination)
+	PhaseFinal        = string(vocab.PhaseFinal)
 )
 
 // Workflow tool names.

@@ -112,12 +112,11 @@ func newPolicyFlavour(spec Spec, fsx fsys, foldCase bool, flav flavour) (*Policy
 		protected:   map[string]string{},
 		restricted:  map[string]struct{}{},
 	}
-	switch spec.Mode {
-	case "":
+	if err := spec.Mode.Check(); err != nil { // a Spec built in code: a typo must not lose the asks
+		return nil, fmt.Errorf("permissions: %w", err)
+	}
+	if spec.Mode == "" {
 		p.spec.Mode = ModeAcceptEdits
-	case ModeAcceptEdits, ModeDefault, ModeBypass:
-	default:
-		return nil, fmt.Errorf("permissions: unknown mode %q (known: acceptEdits, default, bypassPermissions)", spec.Mode)
 	}
 	if p.home == "" {
 		if h, err := os.UserHomeDir(); err == nil {

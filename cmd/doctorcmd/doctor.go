@@ -19,7 +19,9 @@ import (
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/cmd/versioncmd"
 	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/internal/sandbox"
 	"github.com/massgen-go/massgen/internal/termtext"
+	"github.com/massgen-go/massgen/internal/vocab"
 )
 
 // Statuses of a check.
@@ -115,7 +117,7 @@ func Run(opts *Options) error {
 		keysSection(cfg, probs, shown, opts.LookupEnv),
 		mcpSection(cfg, probs, shown, lookPath))
 
-	configured := ""
+	var configured sandbox.Mode
 	if cfg != nil {
 		configured = cfg.CommandSandbox
 	}
@@ -270,7 +272,7 @@ func mcpSection(cfg *configs.Config, probs []configs.Problem, shown map[string]b
 			if p, ok := problemAt(probs, key); ok {
 				shown[key] = true
 				c.Status, c.Detail = statusFail, strings.TrimPrefix(p.Message, key+": ")
-			} else if cmd := strings.TrimSpace(s.Command); cmd != "" && (s.Type == "" || s.Type == "stdio") {
+			} else if cmd := strings.TrimSpace(s.Command); cmd != "" && (s.Type == "" || s.Type == vocab.MCPStdio) {
 				c.Detail = cmd
 				if p, err := lookPath(cmd); err == nil {
 					c.Detail = fmt.Sprintf("%s (%s)", cmd, p)

@@ -286,7 +286,7 @@ func showConfigHooks(w io.Writer, cfg *configs.Config) {
 
 func showPermissions(w io.Writer, indent string, p configs.Permissions) {
 	if p.Mode != "" {
-		fmt.Fprintf(w, "%smode: %s\n", indent, safe(p.Mode))
+		fmt.Fprintf(w, "%smode: %s\n", indent, safe(string(p.Mode)))
 	}
 	for _, r := range p.Allow {
 		fmt.Fprintf(w, "%sallow: %s\n", indent, safe(r))

@@ -6,16 +6,12 @@
 package permconfig
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-
-	"gopkg.in/yaml.v3"
 
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/internal/pathx"
@@ -77,14 +73,7 @@ func SpecFromConfig(cfg *configs.Config, agentID string, role permissions.Role, 
 		s.TempWorkspaces = []string{filepath.Join(cfg.Orchestrator.AgentTemporaryWorkspace, agentID)}
 	}
 	for i, cp := range cfg.Orchestrator.ContextPaths {
-		var w bool
-		switch cp.Permission {
-		case "write":
-			w = true
-		case "read", "":
-		default:
-			return permissions.Spec{}, fmt.Errorf("permissions: orchestrator.context_paths[%d] (%s): invalid permission %q (read or write)", i, cp.Path, cp.Permission)
-		}
+		w := cp.Permission == permissions.ContextWrite
 		if !filepath.IsAbs(cp.Path) {
 			return permissions.Spec{}, fmt.Errorf("permissions: orchestrator.context_paths[%d]: path %q is not absolute (the config was not resolved)", i, cp.Path)
 		}
@@ -100,17 +89,13 @@ func SpecFromConfig(cfg *configs.Config, agentID string, role permissions.Role, 
 			continue
 		}
 		if l.Mode != "" {
-			s.Mode = permissions.Mode(l.Mode)
+			s.Mode = l.Mode
 		}
 		s.Allow = append(s.Allow, l.Allow...)
 		s.Deny = append(s.Deny, l.Deny...)
 	}
-	switch s.Mode {
-	case "":
+	if s.Mode == "" {
 		s.Mode = permissions.ModeAcceptEdits
-	case permissions.ModeAcceptEdits, permissions.ModeDefault, permissions.ModeBypass:
-	default:
-		return permissions.Spec{}, fmt.Errorf("permissions: unknown mode %q (known: acceptEdits, default, bypassPermissions)", s.Mode)
 	}
 	if err := permissions.ValidateRules(s.Allow); err != nil {
 		return permissions.Spec{}, err
@@ -420,17 +405,13 @@ func readProjectFile(massgenDir string) (string, []byte, error) {
 // ParseProjectFile parses the content of a project rules file (path names it in errors).
 func ParseProjectFile(path string, data []byte) (*ProjectRules, error) {
 	var pr ProjectRules
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&pr); err != nil && !errors.Is(err, io.EOF) {
+	if err := configs.DecodeStrict(path, data, &pr); err != nil {
+		if configs.IsValidationError(err) { // names the file and line itself
+			return nil, fmt.Errorf("permissions: %w", err)
+		}
 		return nil, fmt.Errorf("permissions: %s: %w", path, err)
 	}
 	check := func(where string, p configs.Permissions) error {
-		switch permissions.Mode(p.Mode) {
-		case "", permissions.ModeAcceptEdits, permissions.ModeDefault, permissions.ModeBypass:
-		default:
-			return fmt.Errorf("permissions: %s: %sunknown mode %q (known: acceptEdits, default, bypassPermissions)", path, where, p.Mode)
-		}
 		if err := permissions.ValidateRules(p.Allow); err != nil {
 			return fmt.Errorf("%s: %s%w", path, where, err)
 		}
