@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/massgen-go/massgen/internal/layout"
 	"github.com/massgen-go/massgen/internal/vocab"
 )
 
@@ -158,7 +159,7 @@ func loadSource(o LoadOptions, src source) (*Config, []Warning, error) {
 func (c *Config) checkWorkspaces(d *document) []Problem {
 	var probs []Problem
 	mg := realPath(c.MassgenDir())
-	workspaces := filepath.Join(mg, WorkspacesDirName)
+	workspaces := layout.At(mg).Workspaces()
 	for i, a := range c.Agents {
 		if a.Backend.CWD == "" {
 			continue
@@ -368,11 +369,17 @@ func (c *Config) HasWorkspaces() bool {
 	return false
 }
 
-// MassgenDir is <BaseDir>/.massgen, where all run state lives.
-func (c *Config) MassgenDir() string { return filepath.Join(c.BaseDir, MassgenDirName) }
+// Layout is where this config's project keeps massgen's state: <BaseDir>/.massgen, with
+// snapshot_storage, agent_temporary_workspace and session_storage where the config puts them
+// (absolute after Load). A config built in code without them gets the defaults from the
+// Layout too: nobody else fills them in.
+func (c *Config) Layout() layout.Layout {
+	o := &c.Orchestrator
+	return layout.OfProject(c.BaseDir).WithStorage(o.SnapshotStorage, o.AgentTemporaryWorkspace, o.SessionStorage)
+}
 
-// LogsDir is <BaseDir>/.massgen/logs.
-func (c *Config) LogsDir() string { return filepath.Join(c.MassgenDir(), LogsDirName) }
+// MassgenDir is <BaseDir>/.massgen, where all run state lives (Layout().Dir()).
+func (c *Config) MassgenDir() string { return c.Layout().Dir() }
 
 // EnforceReadBeforeDelete is orchestrator.enforce_read_before_delete, true by default.
 func (c *Config) EnforceReadBeforeDelete() bool {

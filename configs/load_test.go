@@ -428,8 +428,8 @@ func TestRelocation(t *testing.T) {
 			check("snapshot_storage", o.SnapshotStorage, tt.wantSnap)
 			check("agent_temporary_workspace", o.AgentTemporaryWorkspace, tt.wantTemp)
 			check("session_storage", o.SessionStorage, tt.wantSess)
-			if cfg.MassgenDir() != mg || cfg.LogsDir() != filepath.Join(mg, "logs") {
-				t.Errorf("MassgenDir/LogsDir = %q / %q", cfg.MassgenDir(), cfg.LogsDir())
+			if cfg.MassgenDir() != mg || cfg.Layout().Logs() != filepath.Join(mg, "logs") {
+				t.Errorf("MassgenDir/Layout().Logs = %q / %q", cfg.MassgenDir(), cfg.Layout().Logs())
 			}
 		})
 	}

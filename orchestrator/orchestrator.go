@@ -12,7 +12,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -208,14 +207,6 @@ func runTuned(ctx context.Context, o Options, tune func(*run)) (*Result, error) 
 		r.emitMu.Unlock()
 	}
 	return res, err
-}
-
-// defaultDir returns dir, or massgenDir/name when dir is empty.
-func defaultDir(dir, massgenDir, name string) string {
-	if dir != "" {
-		return dir
-	}
-	return filepath.Join(massgenDir, name)
 }
 
 // agentTimeout is orchestrator.agent_timeout_seconds (0: none).

@@ -7,12 +7,14 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/massgen-go/massgen/internal/layout"
 )
 
 // DefaultExcluded are path components that make a path read-only (spec 000, "Default Excluded
 // Patterns"), except inside the agent's own workspace.
 var DefaultExcluded = []string{
-	".massgen", ".env", ".git", "node_modules", "__pycache__", ".venv", "venv",
+	layout.DirName, ".env", ".git", "node_modules", "__pycache__", ".venv", "venv",
 	".pytest_cache", ".mypy_cache", ".ruff_cache", ".DS_Store", "massgen_logs",
 }
 

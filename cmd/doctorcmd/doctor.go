@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -19,6 +18,7 @@ import (
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/cmd/versioncmd"
 	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/internal/layout"
 	"github.com/massgen-go/massgen/internal/sandbox"
 	"github.com/massgen-go/massgen/internal/termtext"
 	"github.com/massgen-go/massgen/internal/vocab"
@@ -304,7 +304,7 @@ func problemAt(probs []configs.Problem, key string) (configs.Problem, bool) {
 // or it does not exist yet and the current directory is writable. It writes and removes a
 // temporary file to know.
 func stateCheck(wd string) check {
-	dir := filepath.Join(wd, configs.MassgenDirName)
+	dir := layout.OfProject(wd).Dir()
 	c := check{Name: dir, Status: statusOK}
 	fi, err := os.Stat(dir)
 	switch {

@@ -18,6 +18,7 @@ import (
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/internal/agentenv/permconfig"
+	"github.com/massgen-go/massgen/internal/layout"
 	"github.com/massgen-go/massgen/permissions/trust"
 )
 
@@ -100,7 +101,7 @@ func trustRun(opts *TrustOptions) error {
 	}
 	file := opts.File
 	if file == "" {
-		file = filepath.Join(configs.MassgenDirName, permconfig.ProjectRulesFile)
+		file = layout.OfProject(wd).ProjectRules()
 	}
 	if !filepath.IsAbs(file) {
 		file = filepath.Join(wd, file)
@@ -139,7 +140,7 @@ func trustRun(opts *TrustOptions) error {
 
 // isProjectRules reports whether file is a .massgen/permissions.yaml.
 func isProjectRules(file string) bool {
-	return filepath.Base(file) == permconfig.ProjectRulesFile && filepath.Base(filepath.Dir(file)) == configs.MassgenDirName
+	return layout.IsProjectRules(file)
 }
 
 // projectPending reads <massgenDir>/permissions.yaml (nil when there is none).

@@ -44,6 +44,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/massgen-go/massgen/internal/layout"
 	"go.uber.org/zap"
 )
 
@@ -137,7 +138,7 @@ type Result struct {
 // taken away right after it.
 func isSystemName(name string) bool {
 	switch strings.ToLower(name) {
-	case ".git", ".env", ".massgen":
+	case ".git", ".env", layout.DirName:
 		return true
 	}
 	return false

@@ -14,13 +14,11 @@ import (
 	"strings"
 
 	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/internal/layout"
 	"github.com/massgen-go/massgen/internal/pathx"
 	"github.com/massgen-go/massgen/permissions"
 	"github.com/massgen-go/massgen/permissions/trust"
 )
-
-// ProjectRulesFile is the per-project rules file inside .massgen/.
-const ProjectRulesFile = "permissions.yaml"
 
 // SpecOptions are the run facts a config does not hold.
 type SpecOptions struct {
@@ -118,20 +116,13 @@ func privatePaths(cfg *configs.Config, agentID string, agent *configs.Agent, tem
 			priv = append(priv, a.Backend.CWD)
 		}
 	}
-	// A config that did not go through configs.Load may leave these empty: the orchestrator then
-	// uses the defaults under .massgen/, and so do we.
+	l := cfg.Layout() // the configured storage folders, else the defaults under .massgen/
 	snaps, tempRoot := cfg.Orchestrator.SnapshotStorage, cfg.Orchestrator.AgentTemporaryWorkspace
 	if filepath.IsAbs(cfg.BaseDir) {
 		// Logs (every answer under real ids, API traffic), sessions (metadata.json and
 		// SESSION_SUMMARY.txt: winners and votes), trash (meta.json).
-		priv = append(priv, cfg.LogsDir(), filepath.Join(cfg.MassgenDir(), configs.SessionsDirName),
-			filepath.Join(cfg.MassgenDir(), configs.TrashDirName))
-		if snaps == "" {
-			snaps = filepath.Join(cfg.MassgenDir(), configs.SnapshotsDirName)
-		}
-		if tempRoot == "" {
-			tempRoot = filepath.Join(cfg.MassgenDir(), configs.TempDirName)
-		}
+		priv = append(priv, l.Logs(), l.Sessions(), l.Trash())
+		snaps, tempRoot = l.Snapshots(), l.TempWorkspaces()
 	}
 	// The snapshot storage and temp root may be configured outside .massgen/.
 	if snaps != "" {
@@ -160,7 +151,7 @@ func privatePaths(cfg *configs.Config, agentID string, agent *configs.Agent, tem
 	// The rule files: the project's (its per-agent sections name real agents) and the run's
 	// config (it names the agents in the order of their anonymous ids).
 	if filepath.IsAbs(cfg.BaseDir) {
-		priv = append(priv, filepath.Join(cfg.MassgenDir(), ProjectRulesFile))
+		priv = append(priv, l.ProjectRules())
 	}
 	if filepath.IsAbs(cfg.Source) {
 		priv = append(priv, cfg.Source)
@@ -190,16 +181,11 @@ func AgentContentRoots(cfg *configs.Config) []string {
 			roots = append(roots, a.Backend.CWD)
 		}
 	}
+	l := cfg.Layout()
 	snaps, tempRoot := cfg.Orchestrator.SnapshotStorage, cfg.Orchestrator.AgentTemporaryWorkspace
 	if filepath.IsAbs(cfg.BaseDir) {
-		roots = append(roots, cfg.LogsDir(), filepath.Join(cfg.MassgenDir(), configs.SessionsDirName),
-			filepath.Join(cfg.MassgenDir(), configs.TrashDirName))
-		if snaps == "" {
-			snaps = filepath.Join(cfg.MassgenDir(), configs.SnapshotsDirName)
-		}
-		if tempRoot == "" {
-			tempRoot = filepath.Join(cfg.MassgenDir(), configs.TempDirName)
-		}
+		roots = append(roots, l.Logs(), l.Sessions(), l.Trash())
+		snaps, tempRoot = l.Snapshots(), l.TempWorkspaces()
 	}
 	for _, r := range []string{snaps, tempRoot} {
 		if filepath.IsAbs(r) {
@@ -343,7 +329,7 @@ func LoadProjectRules(massgenDir string) (*configs.Permissions, error) {
 func LoadProjectFile(massgenDir string) (*ProjectRules, error) {
 	st, err := trust.Default()
 	if err != nil {
-		path := filepath.Join(massgenDir, ProjectRulesFile)
+		path := layout.At(massgenDir).ProjectRules()
 		if _, serr := os.Lstat(path); errors.Is(serr, fs.ErrNotExist) {
 			return nil, nil
 		}
@@ -388,7 +374,7 @@ func ReadProjectFile(massgenDir string) (string, []byte, *ProjectRules, error) {
 }
 
 func readProjectFile(massgenDir string) (string, []byte, error) {
-	path := filepath.Join(massgenDir, ProjectRulesFile)
+	path := layout.At(massgenDir).ProjectRules()
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return path, nil, nil

@@ -142,7 +142,7 @@ func TestLoadProjectRules(t *testing.T) {
 	}
 	// Every content written here is approved, as `massgen permissions trust` would.
 	write := func(s string) {
-		path := filepath.Join(dir, ProjectRulesFile)
+		path := filepath.Join(dir, "permissions.yaml")
 		if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -170,13 +170,13 @@ func TestLoadProjectRules(t *testing.T) {
 	}
 	for _, bad := range []string{"mode: yolo\n", "allw: [x]\n", "allow: ['execute_command(npm']\n"} {
 		write(bad)
-		if _, err := LoadProjectRules(dir); err == nil || !strings.Contains(err.Error(), ProjectRulesFile) {
+		if _, err := LoadProjectRules(dir); err == nil || !strings.Contains(err.Error(), "permissions.yaml") {
 			t.Errorf("%q: error %v does not name the file", bad, err)
 		}
 	}
 	// A mode outside the vocabulary is named with its file, line and the modes known.
 	write("deny: [Bash]\nagents:\n  agent_a:\n    mode: yolo\n")
-	want := filepath.Join(dir, ProjectRulesFile) + `:4: agents.agent_a.mode: unknown mode "yolo" (known: acceptEdits, default, bypassPermissions)`
+	want := filepath.Join(dir, "permissions.yaml") + `:4: agents.agent_a.mode: unknown mode "yolo" (known: acceptEdits, default, bypassPermissions)`
 	if _, err := LoadProjectRules(dir); err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("agent mode yolo: error %v, want %q", err, want)
 	}
