@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/massgen-go/massgen/configs"
@@ -14,23 +15,37 @@ import (
 )
 
 // The file tools a mapped read_file or write_file rule names are massgen's, by what each does to
-// its paths (filesystem.Table, the tools' one declaration): every tool writing or deleting a path
-// is named by write_file rules, every tool only reading paths by read_file rules.
+// its paths (filesystem.Builtins, the tools' one declaration): every tool writing or deleting a
+// path is named by write_file rules, every tool only reading paths by read_file rules, and the
+// rules name no other tool but the reference MCP filesystem server's read tools.
 func TestBackendPermissionToolLists(t *testing.T) {
 	mapped := func(rule string) []string {
 		return configs.MapBackendPermissions(&configs.BackendPermissions{Rules: configs.BackendRules{Deny: []string{rule}}}).Deny
 	}
 	reads, writes := mapped("read_file(P)"), mapped("write_file(P)")
-	for name, tool := range filesystem.Table() {
-		if len(tool.Args) == 0 || tool.Command {
+	named := map[string]bool{}
+	for _, tool := range filesystem.Builtins() {
+		name, decl := tool.Name(), tool.Decl()
+		if len(decl.Args) == 0 || decl.Command {
 			continue
 		}
 		list, kind := reads, "read_file"
-		if slices.ContainsFunc(tool.Args, func(a toolargs.Arg) bool { return a.Access != toolargs.Read }) {
+		if tool.Writes() {
 			list, kind = writes, "write_file"
 		}
+		named[name+"(P)"] = true
 		if !slices.Contains(list, name+"(P)") {
 			t.Errorf("%s is not named by a mapped %s rule: %q", name, kind, list)
+		}
+	}
+	for _, r := range writes {
+		if !named[r] {
+			t.Errorf("a mapped write_file rule names %s, not one of massgen's writing tools", r)
+		}
+	}
+	for _, r := range reads {
+		if _, ok := toolargs.Table(nil).Known(strings.TrimSuffix(r, "(P)")); !named[r] && !ok {
+			t.Errorf("a mapped read_file rule names %s, neither one of massgen's reading tools nor the reference server's", r)
 		}
 	}
 }

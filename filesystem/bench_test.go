@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/massgen-go/massgen/internal/tooldecl"
 	"github.com/massgen-go/massgen/permissions"
 )
 
@@ -30,6 +32,37 @@ func BenchmarkToolCall(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
+		})
+	}
+}
+
+// BenchmarkDecodeOnce: what a run pays for one write_file call of 256 KiB, summary included,
+// with the arguments decoded once for the summary and the call (as the orchestrator does) and
+// decoded again by the call (as Toolset.Call does, and as the run did before).
+func BenchmarkDecodeOnce(b *testing.B) {
+	e := newEnv(b, permissions.Final)
+	raw, _ := json.Marshal(map[string]any{"path": "big.txt", "content": strings.Repeat("x", 256<<10)})
+	tools := Builtins()
+	for _, c := range []struct {
+		name string
+		call func() Result
+	}{
+		{"once", func() Result {
+			a := tooldecl.Decode(raw)
+			_ = tools.Summary("write_file", a, nil)
+			return e.ts.CallArgs(context.Background(), "write_file", a)
+		}},
+		{"twice", func() Result {
+			_ = tools.Summary("write_file", tooldecl.Decode(raw), nil)
+			return e.ts.Call(context.Background(), "write_file", raw)
+		}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				if res := c.call(); res.IsError {
+					b.Fatal(res.Content)
+				}
+			}
 		})
 	}
 }

@@ -1,17 +1,14 @@
 package filesystem
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
-	"time"
 
 	"github.com/massgen-go/massgen/internal/safefs"
 	"github.com/massgen-go/massgen/internal/sandbox"
 	"github.com/massgen-go/massgen/permissions"
-	"github.com/massgen-go/massgen/permissions/toolargs"
 )
 
 const (
@@ -91,61 +88,6 @@ func SandboxPolicy(pol *permissions.Policy) sandbox.Policy {
 func resolveParent(p string) string {
 	p = filepath.Clean(p)
 	return filepath.Join(resolveRoot(filepath.Dir(p)), filepath.Base(p))
-}
-
-func (t *Toolset) executeCommand(ctx context.Context, c *call) (any, error) {
-	command, err := c.str("command", true)
-	if err != nil {
-		return nil, err
-	}
-	wd, err := c.str("work_dir", false)
-	if err != nil {
-		return nil, err
-	}
-	timeout, err := c.integer("timeout", defaultCommandTimeout)
-	if err != nil {
-		return nil, err
-	}
-	if timeout <= 0 {
-		timeout = defaultCommandTimeout
-	}
-	if timeout > maxCommandTimeout {
-		timeout = maxCommandTimeout
-	}
-	// The working directory was walked once by the decision: the command starts in that
-	// directory (a handle), whatever its path leads to by now.
-	arg := "work_dir"
-	if wd == "" {
-		if t.pol.Spec().Workspace == "" {
-			return nil, fmt.Errorf("work_dir is required: this agent has no workspace")
-		}
-		arg = toolargs.DefaultWorkDirArg
-	}
-	w, d, err := c.dirOf(arg)
-	if err != nil {
-		return nil, fmt.Errorf("work_dir: %w", err)
-	}
-	defer d.Close()
-	dirFile, err := d.File()
-	if err != nil {
-		return nil, fmt.Errorf("work_dir: %w", err)
-	}
-	defer dirFile.Close()
-	sandbox.ReportFallback(t.o.Sandbox, t.log)
-	pol := t.sandboxPolicy()
-	inv, pol, note := t.beforeCommand(ctx, pol) // change journal: see journal_command.go
-	res, err := sandbox.Run(ctx, sandbox.Options{
-		Mode: t.o.Sandbox, Command: command, Dir: w.Path, DirHandle: dirFile,
-		Timeout: time.Duration(timeout) * time.Second, MaxOutput: maxCommandOutput,
-		Policy: pol, Trash: t.trashFromDir, Log: t.log, Limits: t.o.CommandLimits, Network: t.commandNetwork(ctx, "execute_command"),
-	})
-	t.afterCommand(ctx, inv, pol.Keep)
-	if err != nil {
-		return nil, err
-	}
-	out := commandResult{Command: command, WorkDir: w.Path, Success: res.ExitCode == 0 && !res.TimedOut, Result: res}
-	out.Stderr += note
-	return out, nil
 }
 
 // trashFromDir moves what a command's clean-up takes away (name in the opened directory dir)

@@ -7,7 +7,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"syscall"
 
 	"github.com/massgen-go/massgen/internal/safefs"
 	"github.com/massgen-go/massgen/permissions"
@@ -60,79 +59,6 @@ func (r copyResult) failure() string {
 		return "nothing was copied"
 	}
 	return ""
-}
-
-func (t *Toolset) copyFile(ctx context.Context, c *call) (any, error) {
-	if _, err := c.str("source_path", true); err != nil {
-		return nil, err
-	}
-	if _, err := c.str("destination_path", true); err != nil {
-		return nil, err
-	}
-	overwrite, err := c.boolean("overwrite")
-	if err != nil {
-		return nil, err
-	}
-	src, dst, err := c.copyEnds("source_path", "destination_path")
-	if err != nil {
-		return nil, err
-	}
-	if !src.Info.IsDir() {
-		f, info, err := src.OpenFile()
-		if err != nil {
-			return nil, pathErr(src.Path, err)
-		}
-		defer f.Close()
-		dir, name := (*safefs.Dir)(nil), dst.Name
-		if dst.Exists && dst.Info.IsDir() {
-			// Copying a file onto a directory puts it inside, under its own name.
-			name = src.Name
-			if err := t.checkEntry(ctx, c.name, safefs.Join(dst.Path, name), permissions.Write); err != nil {
-				return nil, err
-			}
-			dir, err = dst.OpenDir()
-		} else {
-			var made string
-			dir, made, err = dst.MakeParent()
-			if made != "" {
-				t.noteCreated(made)
-				c.changed(made, Created)
-			}
-		}
-		if err != nil {
-			return nil, pathErr(dst.Path, err)
-		}
-		defer dir.Close()
-		if err := t.copyInto(ctx, c, f, info, dir, name, overwrite); err != nil {
-			return nil, pathErr(src.Path, err)
-		}
-		out := safefs.Join(dir.Path, name)
-		return map[string]any{"source": src.Path, "destination": out, "copied": []string{out}}, nil
-	}
-	sd, err := src.OpenDir()
-	if err != nil {
-		return nil, pathErr(src.Path, err)
-	}
-	defer sd.Close()
-	existed := dst.Exists
-	dd, err := t.destDir(c, dst)
-	if err != nil {
-		return nil, err
-	}
-	defer dd.Close()
-	res, err := t.copyTree(ctx, c, sd, dd, nil, nil, overwrite)
-	if err != nil {
-		return nil, err
-	}
-	if len(res.Copied) == 0 && (len(res.Errors) > 0 || len(res.Skipped) > 0) {
-		res.fail = true
-	}
-	if !existed {
-		// A directory the copy created is the agent's. An existing one (a context path's root)
-		// is not: only the copied files (marked one by one) become deletable.
-		t.tracker.MarkTree(dst.Path)
-	}
-	return res, nil
 }
 
 // copyEnds are the walks of a copy's source (which must exist) and destination, refusing a
@@ -262,106 +188,6 @@ func (t *Toolset) copyRel(ctx context.Context, c *call, src, dst *safefs.Dir, f 
 	defer ddir.Close()
 	t.noteCreated(made)
 	return t.copyInto(ctx, c, in, info, ddir, dname, overwrite)
-}
-
-func (t *Toolset) copyFilesBatch(ctx context.Context, c *call) (any, error) {
-	if _, err := c.str("source_base_path", true); err != nil {
-		return nil, err
-	}
-	if _, err := c.str("destination_base_path", true); err != nil {
-		return nil, err
-	}
-	include, exclude, err := c.patterns()
-	if err != nil {
-		return nil, err
-	}
-	overwrite, err := c.boolean("overwrite")
-	if err != nil {
-		return nil, err
-	}
-	src, dst, err := c.copyEnds("source_base_path", "destination_base_path")
-	if err != nil {
-		return nil, err
-	}
-	sd, err := src.OpenDir()
-	if err != nil {
-		return nil, pathErr(src.Path, err)
-	}
-	defer sd.Close()
-	dd, err := t.destDir(c, dst)
-	if err != nil {
-		return nil, err
-	}
-	defer dd.Close()
-	res, err := t.copyTree(ctx, c, sd, dd, include, exclude, overwrite)
-	if err != nil {
-		return nil, err
-	}
-	res.fail = len(res.Copied) == 0 && len(res.Errors) > 0
-	return res, nil
-}
-
-func (t *Toolset) moveFile(ctx context.Context, c *call) (any, error) {
-	if _, err := c.str("source", true); err != nil {
-		return nil, err
-	}
-	if _, err := c.str("destination", true); err != nil {
-		return nil, err
-	}
-	src, err := c.existing("source")
-	if err != nil {
-		return nil, err
-	}
-	if root, ok := t.containsRoot(src.Path); ok {
-		return nil, fmt.Errorf("cannot move %s: it is (or contains) the managed directory %s", src.Path, root)
-	}
-	if x := t.excludedBelowRoot(src.Path); x != "" && !t.inWorkspace(src.Path) {
-		return nil, fmt.Errorf("cannot move %s: %s is a protected system path", src.Path, x)
-	}
-	dst, err := c.walk("destination")
-	if err != nil {
-		return nil, err
-	}
-	if withinCanonical(dst.Path, src.Path) {
-		return nil, fmt.Errorf("cannot move %s into itself", src.Path)
-	}
-	if src.Info.IsDir() {
-		// Protected files inside a moved directory would leave their place.
-		if err := t.checkTreeOf(ctx, c.name, src); err != nil {
-			return nil, err
-		}
-	}
-	if err := sameEntry(src); err != nil {
-		return nil, err
-	}
-	dir, made, err := dst.MakeParent()
-	if err != nil {
-		return nil, pathErr(dst.Path, err)
-	}
-	defer dir.Close()
-	if made != "" {
-		t.noteCreated(made)
-		c.changed(made, Created)
-	}
-	if err := t.keepOriginal(ctx, src.Dir, src.Name, src.Path); err != nil {
-		return nil, err
-	}
-	if err := t.keepOriginal(ctx, dir, dst.Name, dst.Path); err != nil {
-		return nil, err
-	}
-	err = safefs.Rename(src.Dir, src.Name, dir, dst.Name)
-	if errors.Is(err, syscall.EXDEV) {
-		err = t.moveAcrossDevices(ctx, c, src, dir, dst.Name)
-	}
-	if err != nil {
-		return nil, pathErr(dst.Path, err)
-	}
-	// What the agent had read or created moves with the entry; files it never read stay
-	// unread under their new name (a move must not make the user's files deletable).
-	t.tracker.move(src.Path, dst.Path)
-	c.changed(src.Path, Deleted)
-	c.changed(dst.Path, Created)
-	return map[string]any{"source": src.Path, "destination": dst.Path}, nil
 }
 
 // sameEntry checks the walked entry is still what stands at its name (not swapped since).

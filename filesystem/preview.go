@@ -1,52 +1,31 @@
 package filesystem
 
 import (
-	"fmt"
 	"io"
 	"strings"
 
 	"github.com/massgen-go/massgen/internal/safefs"
 )
 
-// PreviewChange is what a call would change, for the permission prompt: a unified diff for
-// write_file, edit_file and copy_file of a text file, a one-line description for the other
-// tools that write or delete ("" when there is nothing to preview). paths are the canonical
-// paths the decision found, in the order the tool declares its path arguments. It only reads;
-// the tool, if allowed, acts on its own walk.
+// PreviewChange is what a call would change, for the permission prompt: each built-in tool's
+// declaration previews its own calls (a unified diff for write_file, edit_file and copy_file of a
+// text file, a one-line description for the other tools that write or delete; "" when there is
+// nothing to preview). paths are the canonical paths the decision found, in the order the tool
+// declares its path arguments. It only reads; the tool, if allowed, acts on its own walk.
 func PreviewChange(tool string, args map[string]any, paths []string) string {
-	c := &call{name: tool, args: args}
-	switch tool {
-	case "write_file":
-		content, err := c.str("content", false)
-		if err != nil || len(paths) != 1 {
-			return ""
-		}
-		return previewDiff(paths[0], func(string) (string, error) { return content, nil })
-	case "edit_file":
-		edits, err := c.edits()
-		if err != nil || len(paths) != 1 {
-			return ""
-		}
-		return previewDiff(paths[0], func(cur string) (string, error) { return applyEdits(cur, edits) })
-	case "copy_file":
-		if len(paths) != 2 {
-			return ""
-		}
-		src, ok := currentText(paths[0])
-		if !ok {
-			return fmt.Sprintf("copy %s -> %s", paths[0], paths[1])
-		}
-		return previewDiff(paths[1], func(string) (string, error) { return src, nil })
-	case "move_file":
-		if len(paths) == 2 {
-			return fmt.Sprintf("move %s -> %s", paths[0], paths[1])
-		}
-	case "delete_file", "delete_files_batch", "create_directory", "copy_files_batch":
-		if len(paths) > 0 {
-			return fmt.Sprintf("%s %s", strings.TrimSuffix(tool, "_file"), strings.Join(paths, " -> "))
-		}
+	d, ok := Builtin(tool)
+	if !ok {
+		return ""
 	}
-	return ""
+	return d.Preview(args, paths)
+}
+
+// describeChange is the one-line preview of a tool that changes paths: "delete /p/a".
+func describeChange(verb string, paths []string) string {
+	if len(paths) == 0 {
+		return ""
+	}
+	return verb + " " + strings.Join(paths, " -> ")
 }
 
 // previewDiff diffs the file at path (absent: empty) against what change makes of it.

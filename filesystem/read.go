@@ -1,14 +1,10 @@
 package filesystem
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
-	"time"
-
-	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/massgen-go/massgen/internal/safefs"
 )
@@ -83,38 +79,6 @@ func (t *Toolset) readText(c *call, arg string) (abs, content string, err error)
 	return w.Path, data, nil
 }
 
-func (t *Toolset) readFile(ctx context.Context, c *call) (any, error) {
-	if _, err := c.str("path", true); err != nil {
-		return nil, err
-	}
-	head, err := c.integer("head", 0)
-	if err != nil {
-		return nil, err
-	}
-	tail, err := c.integer("tail", 0)
-	if err != nil {
-		return nil, err
-	}
-	if head > 0 && tail > 0 {
-		return nil, errors.New("give head or tail, not both")
-	}
-	abs, content, err := t.readText(c, "path")
-	if err != nil {
-		return nil, err
-	}
-	if head > 0 || tail > 0 {
-		lines := splitLines(content)
-		if head > 0 && head < len(lines) {
-			lines = lines[:head]
-		}
-		if tail > 0 && tail < len(lines) {
-			lines = lines[len(lines)-tail:]
-		}
-		content = strings.Join(lines, "")
-	}
-	return map[string]any{"path": abs, "content": content}, nil
-}
-
 type fileContent struct {
 	Path    string `json:"path"`
 	Content string `json:"content,omitempty"`
@@ -147,75 +111,6 @@ func (m multiResult) failure() string {
 	return ""
 }
 
-// readMultipleFiles reads each file once: a path naming, canonically, one returned above is left
-// out (counted in duplicates), and another name of a file returned (a hard link) gets a same_as
-// entry instead of a second copy. What is returned is bounded by the call's budget (maxReadTotal:
-// content as JSON, paths and messages): the first file that does not fit ends the reading, and
-// the rest are counted in a "truncated: N more" note, so a call naming 4,096 large files costs
-// massgen one budget, not 4,096 files.
-func (t *Toolset) readMultipleFiles(ctx context.Context, c *call) (any, error) {
-	paths, err := c.strList("paths", true)
-	if err != nil {
-		return nil, err
-	}
-	type fileKey struct{ dev, ino uint64 }
-	res := multiResult{all: true, Files: []fileContent{}}
-	seen := map[fileKey]string{} // file -> the path its content was returned under
-	given := map[string]bool{}   // canonical paths returned (content or error)
-	left := t.budget.readTotal
-	for i, p := range paths {
-		arg := fmt.Sprintf("paths[%d]", i)
-		w, err := c.walk(arg)
-		if err == nil && given[w.Path] {
-			res.Duplicates++
-			continue
-		}
-		var fc fileContent
-		var data string
-		if err == nil && w.Exists && w.Info.IsRegular() {
-			if first, ok := seen[fileKey{w.Info.Dev, w.Info.Ino}]; ok {
-				fc = fileContent{Path: w.Path, SameAs: first} // another name of a file returned
-				err = errSameFile
-			}
-		}
-		if err == nil {
-			// What is left, less this entry's path and the JSON around it.
-			data, err = t.readWalkUpTo(c.name, w, left-int64(jsonLen(w.Path)+32))
-		}
-		if errors.Is(err, errOverBudget) {
-			res.truncate(paths[i:], i, t.budget.readTotal)
-			break
-		}
-		switch {
-		case errors.Is(err, errSameFile):
-			t.tracker.Mark(w.Path)
-		case err != nil:
-			fc.Path = p
-			if w != nil {
-				fc.Path = w.Path
-			}
-			fc.Error = err.Error()
-		default:
-			fc = fileContent{Path: w.Path, Content: data}
-			t.tracker.Mark(w.Path)
-			seen[fileKey{w.Info.Dev, w.Info.Ino}] = w.Path
-			res.all = false
-		}
-		cost := int64(jsonLen(fc.Path) + jsonLen(fc.Content) + jsonLen(fc.Error) + jsonLen(fc.SameAs) + 32)
-		if cost > left {
-			res.truncate(paths[i:], i, t.budget.readTotal)
-			break
-		}
-		left -= cost
-		res.Files = append(res.Files, fc)
-		if w != nil {
-			given[w.Path] = true
-		}
-	}
-	res.size = int(t.budget.readTotal - left)
-	return res, nil
-}
-
 // truncate records that the paths from index from on were not read: the budget is spent.
 func (m *multiResult) truncate(rest []string, from int, budget int64) {
 	m.Truncated = true
@@ -238,44 +133,6 @@ type entry struct {
 	Type     string   `json:"type"`
 	Size     int64    `json:"size,omitempty"`
 	Children []*entry `json:"children,omitempty"`
-}
-
-func (t *Toolset) listDirectory(ctx context.Context, c *call) (any, error) {
-	w, d, err := c.dirOf("path")
-	if err != nil {
-		return nil, err
-	}
-	defer d.Close()
-	ents, _, err := d.Entries(0)
-	if err != nil {
-		return nil, pathErr(w.Path, err)
-	}
-	out := []entry{}
-	var sb strings.Builder
-	truncated := false
-	for _, e := range ents {
-		if !t.visible(d.Path, e) {
-			continue
-		}
-		if len(out) >= maxListItems {
-			truncated = true
-			break
-		}
-		en := entry{Name: e.Name, Type: typeOf(e.Info.Mode)}
-		if en.Type == "file" {
-			en.Size = e.Info.Size
-		}
-		out = append(out, en)
-		tag := "[FILE]"
-		switch en.Type {
-		case "directory":
-			tag = "[DIR]"
-		case "symlink":
-			tag = "[LINK]"
-		}
-		fmt.Fprintf(&sb, "%s %s\n", tag, e.Name)
-	}
-	return map[string]any{"path": w.Path, "entries": out, "listing": sb.String(), "truncated": truncated}, nil
 }
 
 // overBudget counts what a walking tool leaves out once its budget is spent: the entries it
@@ -315,112 +172,6 @@ func (o *overBudget) note(what, budget, hint string) string {
 	return fmt.Sprintf("truncated: %s more %s not shown (this call's budget: %s); %s", n, what, budget, hint)
 }
 
-func (t *Toolset) directoryTree(ctx context.Context, c *call) (any, error) {
-	w, d, err := c.dirOf("path")
-	if err != nil {
-		return nil, err
-	}
-	defer d.Close()
-	root := &entry{Name: w.Name, Children: []*entry{}}
-	nodes := map[string]*entry{"": root}
-	count, size := 0, 0
-	over := overBudget{limit: t.budget.countMore}
-	err = walkTree(ctx, d, func(dir *safefs.Dir, rel string, e safefs.Entry) (bool, error) {
-		if !t.visible(dir.Path, e) {
-			return false, nil
-		}
-		cost := jsonLen(e.Name) + 48 // the name and the JSON of an entry
-		if over.on || count >= t.budget.treeItems || size+cost > t.budget.treeBytes {
-			if !over.visit(true) {
-				return false, errStop
-			}
-			return true, nil // counted; its subtree too
-		}
-		count++
-		size += cost
-		parentRel := ""
-		if i := strings.LastIndexByte(rel, '/'); i >= 0 {
-			parentRel = rel[:i]
-		}
-		n := &entry{Name: e.Name, Type: typeOf(e.Info.Mode)}
-		if parent := nodes[parentRel]; parent != nil {
-			parent.Children = append(parent.Children, n)
-		}
-		if e.Info.IsDir() {
-			n.Children = []*entry{}
-			nodes[rel] = n
-		}
-		return true, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]any{"path": w.Path, "tree": root.Children, "truncated": over.on}
-	if over.on {
-		out["more"] = over.more
-		out["note"] = over.note("entries", fmt.Sprintf("%d entries, %s of names", t.budget.treeItems, sizeText(int64(t.budget.treeBytes))),
-			"call directory_tree on a subfolder, or use search_files")
-	}
-	return out, nil
-}
-
-func (t *Toolset) searchFiles(ctx context.Context, c *call) (any, error) {
-	pattern, err := c.str("pattern", true)
-	if err != nil {
-		return nil, err
-	}
-	excl, err := c.strList("excludePatterns", false)
-	if err != nil {
-		return nil, err
-	}
-	if !doublestar.ValidatePattern(pattern) {
-		return nil, fmt.Errorf("invalid pattern %q", pattern)
-	}
-	w, d, err := c.dirOf("path")
-	if err != nil {
-		return nil, err
-	}
-	defer d.Close()
-	hits := []string{}
-	size := 0
-	over := overBudget{limit: t.budget.countMore}
-	lower := strings.ToLower(pattern)
-	err = walkTree(ctx, d, func(dir *safefs.Dir, rel string, e safefs.Entry) (bool, error) {
-		if matchAny(excl, rel) || !t.visible(dir.Path, e) {
-			return false, nil
-		}
-		var ok bool
-		if hasGlob(pattern) {
-			ok = matchAny([]string{pattern}, rel)
-		} else {
-			ok = strings.Contains(strings.ToLower(e.Name), lower)
-		}
-		if over.on {
-			return true, boolStop(over.visit(ok))
-		}
-		if ok {
-			p := safefs.Join(dir.Path, e.Name)
-			cost := jsonLen(p) + 4
-			if len(hits) >= t.budget.searchHits || size+cost > t.budget.searchBytes {
-				return true, boolStop(over.visit(true))
-			}
-			size += cost
-			hits = append(hits, p)
-		}
-		return true, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]any{"path": w.Path, "pattern": pattern, "matches": hits, "truncated": over.on}
-	if over.on {
-		out["more"] = over.more
-		out["note"] = over.note("matches", fmt.Sprintf("%d matches, %s of paths", t.budget.searchHits, sizeText(int64(t.budget.searchBytes))),
-			"narrow the pattern or search a subfolder")
-	}
-	return out, nil
-}
-
 // sizeText writes a byte count for a note: "16 MiB", "1 MiB", "512 KiB", "300 bytes".
 func sizeText(n int64) string {
 	switch {
@@ -438,39 +189,6 @@ func boolStop(ok bool) error {
 		return nil
 	}
 	return errStop
-}
-
-func (t *Toolset) getFileInfo(ctx context.Context, c *call) (any, error) {
-	w, err := c.existing("path")
-	if err != nil {
-		return nil, err
-	}
-	fi := w.Info
-	out := map[string]any{
-		"path": w.Path, "size": fi.Size, "type": typeOf(fi.Mode),
-		"isDirectory": fi.IsDir(), "isFile": fi.IsRegular(),
-		"permissions": fmt.Sprintf("%04o", fi.Mode.Perm()), "modified": fi.Mtime.UTC().Format(time.RFC3339),
-		"accessed": fi.Atime.UTC().Format(time.RFC3339), "changed": fi.Ctime.UTC().Format(time.RFC3339),
-	}
-	if fi.IsRegular() {
-		out["binary"] = binaryKind(w.Path, nil) != ""
-	}
-	return out, nil
-}
-
-func (t *Toolset) listAllowed(ctx context.Context, c *call) (any, error) {
-	roots := t.pol.Roots()
-	var all, w, ro []string
-	for _, r := range roots {
-		all = append(all, r.Path)
-		if r.Write {
-			w = append(w, r.Path)
-		} else {
-			ro = append(ro, r.Path)
-		}
-	}
-	return map[string]any{"directories": nonNil(all), "writable": nonNil(w), "read_only": nonNil(ro),
-		"roots": roots, "workspace": t.pol.Spec().Workspace, "description": t.pol.DescribeRoots()}, nil
 }
 
 func nonNil(s []string) []string {

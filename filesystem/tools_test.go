@@ -535,6 +535,50 @@ func TestToolsOffered(t *testing.T) {
 	ro.fail("write_file", map[string]any{"path": filepath.Join(ro.proj, "x"), "content": "x"}, "may not write")
 }
 
+// TestArgumentsBound: a call's arguments are bound into its tool's parameters before it acts:
+// an argument the tool does not declare, or a value of the wrong type, is an error result naming
+// it, and nothing is changed; values as models send them ("yes", "2", one path for a list) bind.
+func TestArgumentsBound(t *testing.T) {
+	e := newEnv(t, permissions.Final)
+	write(t, filepath.Join(e.ws, "a.txt"), "one\ntwo\nthree\n")
+	tests := []struct {
+		tool string
+		args map[string]any
+		want string // error ("" for success)
+	}{
+		{"write_file", map[string]any{"path": "new.txt", "content": "x", "mode": "append"}, `unexpected argument(s) mode (valid: content, path)`},
+		{"delete_file", map[string]any{"path": "a.txt", "force": true, "recursive": false}, `unexpected argument(s) force (valid: path, recursive)`},
+		{"write_file", map[string]any{"path": "new.txt"}, `missing argument "content"`},
+		{"write_file", map[string]any{"path": "new.txt", "content": 3}, `argument "content" must be a string, got float64`},
+		{"read_file", map[string]any{"path": "a.txt", "head": 1.5}, `argument "head" must be an integer, got 1.5`},
+		{"delete_file", map[string]any{"path": "a.txt", "recursive": "perhaps"}, `argument "recursive" must be a boolean, got perhaps`},
+		{"search_files", map[string]any{"path": ".", "pattern": " "}, `argument "pattern" is empty`},
+		{"read_file", map[string]any{"path": "a.txt", "head": "2"}, ""},
+		{"delete_files_batch", map[string]any{"base_path": ".", "include_patterns": "*.txt", "dry_run": "true"}, ""},
+		{"list_directory", map[string]any{"path": ""}, ""},
+		{"edit_file", map[string]any{"path": "a.txt", "edits": []any{map[string]any{"oldText": "one", "newText": "1"}}, "dryRun": "yes"}, ""},
+	}
+	for _, tt := range tests {
+		m, res := e.call(tt.tool, tt.args)
+		msg, _ := m["error"].(string)
+		switch {
+		case tt.want == "" && res.IsError:
+			t.Errorf("%s(%v): %s", tt.tool, tt.args, msg)
+		case tt.want != "" && msg != tt.tool+": "+tt.want:
+			t.Errorf("%s(%v) error %q, want %q", tt.tool, tt.args, msg, tt.tool+": "+tt.want)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(e.ws, "new.txt")); !os.IsNotExist(err) {
+		t.Errorf("a refused write_file wrote: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(e.ws, "a.txt")); string(b) != "one\ntwo\nthree\n" {
+		t.Errorf("a.txt = %q after a dry run and refused calls", b)
+	}
+	if m := e.ok("read_file", map[string]any{"path": "a.txt", "tail": "1"}); m["content"] != "three\n" {
+		t.Errorf("tail as a string: %v", m["content"])
+	}
+}
+
 func TestCallNeverPanics(t *testing.T) {
 	e := newEnv(t, permissions.Final)
 	for _, raw := range []string{`{`, `[1,2]`, `"x"`, `{"path": 5}`, `{"paths": [1]}`, `null`} {
@@ -560,16 +604,17 @@ func TestCallNeverPanics(t *testing.T) {
 func TestToolTable(t *testing.T) {
 	e := newEnv(t, permissions.Final)
 	table := Table()
-	if len(e.ts.order) != len(table) {
-		t.Fatalf("offered %d built-in tools, the table has %d", len(e.ts.order), len(table))
+	if len(e.ts.builtin) != len(table) {
+		t.Fatalf("offered %d built-in tools, the table has %d", len(e.ts.builtin), len(table))
 	}
-	for _, name := range e.ts.order {
+	for _, b := range Builtins() {
+		name := b.Name()
 		decl, ok := table[name]
-		if !ok || !IsBuiltin(name) {
+		if _, builtin := Builtin(name); !ok || !builtin {
 			t.Errorf("%s is offered but not in the table", name)
 			continue
 		}
-		props, _ := e.ts.builtin[name].Schema["properties"].(map[string]any)
+		props, _ := b.Schema()["properties"].(map[string]any)
 		declared := map[string]bool{}
 		for _, a := range decl.Args {
 			declared[a.Name] = true
@@ -582,11 +627,11 @@ func TestToolTable(t *testing.T) {
 				t.Errorf("%s: schema property %q: looks like a path %v, declared %v", name, p, toolargs.IsPathKey(p), declared[p])
 			}
 		}
-		if decl.Destructive() != e.ts.builtin[name].Destructive() {
+		if decl.Destructive() != b.Writes() {
 			t.Errorf("%s: destructive flag differs", name)
 		}
 	}
-	if IsBuiltin("mcp__x__read_file") {
+	if _, ok := Builtin("mcp__x__read_file"); ok {
 		t.Error("prefixed name is not ours")
 	}
 	// The Toolset refuses a Policy given another table: the run and permissions check would

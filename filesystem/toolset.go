@@ -16,6 +16,7 @@ import (
 
 	"github.com/massgen-go/massgen/internal/pathx"
 	"github.com/massgen-go/massgen/internal/sandbox"
+	"github.com/massgen-go/massgen/internal/tooldecl"
 	"github.com/massgen-go/massgen/internal/vocab"
 	"github.com/massgen-go/massgen/permissions"
 	"github.com/massgen-go/massgen/permissions/guard"
@@ -58,9 +59,8 @@ type Toolset struct {
 	pol     *permissions.Policy
 	tracker *Tracker
 	log     *zap.Logger
-	builtin map[string]*toolDecl
-	order   []string
-	custom  map[string]bool // names of the Custom tools
+	builtin map[string]builtin // massgen's own tools by name (Builtins gives their order)
+	custom  map[string]bool    // names of the Custom tools
 
 	budget budgets // what one call of a gathering tool may return
 
@@ -69,8 +69,9 @@ type Toolset struct {
 	beforeUse func()
 }
 
-// call is one invocation of a built-in tool: its arguments, the walks its path arguments were
-// judged on (the tool acts on those), and what it changed.
+// call is one invocation of a built-in tool: its arguments (bound into the tool's parameters
+// before its handler runs), the walks its path arguments were judged on (the tool acts on those),
+// and what it changed.
 type call struct {
 	name    string
 	args    map[string]any
@@ -98,15 +99,14 @@ func NewToolset(o ToolsetOptions) (*Toolset, error) {
 	if o.Logger == nil {
 		o.Logger = zap.NewNop()
 	}
-	t := &Toolset{o: o, guard: o.Guard, pol: pol, tracker: o.Tracker, log: o.Logger, builtin: map[string]*toolDecl{}, budget: defaultBudgets()}
-	for _, d := range builtins() {
-		t.builtin[d.Name] = &d
-		t.order = append(t.order, d.Name)
+	t := &Toolset{o: o, guard: o.Guard, pol: pol, tracker: o.Tracker, log: o.Logger, builtin: map[string]builtin{}, budget: defaultBudgets()}
+	for _, b := range registered {
+		t.builtin[b.Name()] = b
 	}
 	if o.Custom != nil {
 		t.custom = map[string]bool{}
 		for _, tl := range o.Custom.Tools() {
-			if _, clash := t.builtin[tl.Name]; clash || strings.HasPrefix(tl.Name, "mcp__") {
+			if _, clash := t.builtin[tl.Name]; clash || toolargs.IsMCPName(tl.Name) {
 				return nil, fmt.Errorf("filesystem: NewToolset: custom tool %q clashes with massgen's tool names", tl.Name)
 			}
 			t.custom[tl.Name] = true
@@ -115,9 +115,9 @@ func NewToolset(o ToolsetOptions) (*Toolset, error) {
 	if tb := pol.Spec().Tools; tb != nil {
 		// The Policy was given the tool table: it must be this one, or decisions made without
 		// a Toolset (permissions check) would differ from the run's.
-		for _, name := range t.order {
-			if got, ok := tb[name]; !ok || !sameDecl(got, t.builtin[name].Tool) {
-				return nil, fmt.Errorf("filesystem: NewToolset: the Policy's tool table declares %s differently from filesystem.Table()", name)
+		for _, b := range registered {
+			if got, ok := tb[b.Name()]; !ok || !sameDecl(got, b.Decl()) {
+				return nil, fmt.Errorf("filesystem: NewToolset: the Policy's tool table declares %s differently from filesystem.Table()", b.Name())
 			}
 		}
 	}
@@ -160,11 +160,10 @@ func (t *Toolset) Tools() []Tool {
 		}
 		out = append(out, tl)
 	}
-	for _, name := range t.order {
-		if !t.o.ExternalOnly && !t.hidden("", name) {
-			d := t.builtin[name]
-			add(Tool{Name: d.Name, Description: d.Description, Parameters: d.Schema, Write: d.Destructive(),
-				ReadOnly: d.readOnly(), Destructive: d.destructive()})
+	for _, b := range registered {
+		if !t.o.ExternalOnly && !t.hidden("", b.Name()) {
+			add(Tool{Name: b.Name(), Description: b.Description(), Parameters: b.Schema(), Write: b.Writes(),
+				ReadOnly: b.ReadOnly(), Destructive: b.Destructive()})
 		}
 	}
 	if t.o.Custom != nil {
@@ -181,7 +180,7 @@ func (t *Toolset) Tools() []Tool {
 			if t.hidden(server, tl.Name) {
 				continue
 			}
-			tl.Name = externalName(server, tl.Name)
+			tl.Name = toolargs.MCPName(server, tl.Name)
 			tl.Write = tl.Write || permissions.IsWriteTool(tl.Name)
 			tl.ReadOnly = tl.ReadOnly && !tl.Write // never announce as read-only what massgen treats as writing
 			tl.Destructive = !tl.ReadOnly          // all a server tells is whether it is read-only
@@ -190,8 +189,6 @@ func (t *Toolset) Tools() []Tool {
 	}
 	return out
 }
-
-func externalName(server, tool string) string { return "mcp__" + server + "__" + tool }
 
 func (t *Toolset) hidden(server, tool string) bool { return t.o.Hide != nil && t.o.Hide(server, tool) }
 
@@ -231,36 +228,30 @@ func (t *Toolset) serverNames() []string {
 	return names
 }
 
-// splitExternal finds the server of a prefixed tool name. The longest matching server name
-// wins, so servers whose names contain "__" still resolve.
+// splitExternal finds the server of a prefixed tool name (toolargs.SplitMCPName).
 func (t *Toolset) splitExternal(name string) (server, tool string, ok bool) {
-	if !strings.HasPrefix(name, "mcp__") {
-		return "", "", false
-	}
-	rest := name[len("mcp__"):]
-	for _, s := range t.serverNames() {
-		if strings.HasPrefix(rest, s+"__") && len(s) > len(server) {
-			server, tool = s, rest[len(s)+2:]
-		}
-	}
-	return server, tool, server != ""
+	return toolargs.SplitMCPName(name, t.serverNames())
 }
 
 // Call runs one tool call: parse, permission check, run, post hooks. It never panics; denials
 // and failures are error Results whose Content is a JSON object with the reason.
-func (t *Toolset) Call(ctx context.Context, name string, raw json.RawMessage) (res Result) {
+func (t *Toolset) Call(ctx context.Context, name string, raw json.RawMessage) Result {
+	return t.CallArgs(ctx, name, tooldecl.Decode(raw))
+}
+
+// CallArgs is Call for arguments already decoded (tooldecl.Decode): the orchestrator decodes a
+// call's arguments once, for its summary and for the call.
+func (t *Toolset) CallArgs(ctx context.Context, name string, a tooldecl.Args) (res Result) {
 	defer func() {
 		if r := recover(); r != nil {
 			t.log.Error("tool panicked", zap.String("tool", name), zap.Any("panic", r), zap.ByteString("stack", debug.Stack()))
 			res = errResult(fmt.Sprintf("internal error in %s: %v", name, r), nil)
 		}
 	}()
-	args := map[string]any{}
-	if len(strings.TrimSpace(string(raw))) > 0 && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &args); err != nil {
-			return errResult(fmt.Sprintf("%s: arguments are not a JSON object: %v", name, err), nil)
-		}
+	if a.Err != nil {
+		return errResult(fmt.Sprintf("%s: arguments are not a JSON object: %v", name, a.Err), nil)
 	}
+	args := a.Map
 	req := permissions.Request{Tool: name, Args: args}
 
 	if server, tool, ok := t.splitExternal(name); ok {
@@ -291,13 +282,14 @@ func (t *Toolset) Call(ctx context.Context, name string, raw json.RawMessage) (r
 	if t.o.ExternalOnly {
 		return errResult(fmt.Sprintf("%s is not available: this agent has no workspace, so no file tools", name), nil)
 	}
-	if def.Destructive() && !t.pol.CanWrite() {
+	if def.Writes() && !t.pol.CanWrite() {
 		return errResult(fmt.Sprintf("%s is not available: this agent may not write anywhere", name), nil)
 	}
 	// Each path argument is walked once, by the decision; the tool acts on those walks.
 	ws := newWalks()
 	defer ws.close()
-	req.Decl, req.Resolver = &def.Tool, ws
+	decl := def.Decl()
+	req.Decl, req.Resolver = &decl, ws
 	d := t.guard.Check(ctx, req)
 	if !d.Allow {
 		return denied(d)
@@ -373,7 +365,7 @@ func (t *Toolset) callCustom(ctx context.Context, req permissions.Request) Resul
 // file operation is never left half done).
 func (t *Toolset) Cancellable(name string) bool {
 	if d, ok := t.builtin[name]; ok {
-		return d.Cancellable
+		return d.Decl().Cancellable
 	}
 	return true
 }

@@ -21,9 +21,6 @@ import (
 // This file holds the tool's declaration, its pure evaluation and the prompt section; execute
 // offers the tool and answers its calls.
 
-// ToolSubmitChecklist is MassGen's checklist tool.
-const ToolSubmitChecklist = "submit_checklist"
-
 // checklistCriteria are MassGen's default evaluation criteria (E1-E4), in MassGen's sense.
 var checklistCriteria = []string{
 	"Requirements fidelity: the output does what was asked, each stated requirement met as described, not approximated, reinterpreted or quietly left out.",
@@ -230,24 +227,6 @@ func (r *run) checklistGated() bool {
 	return r.cfg.Orchestrator.VotingSensitivity == vocab.ChecklistGated
 }
 
-// checklistSpec is the tool as offered.
-func checklistSpec() backends.ToolSpec {
-	return backends.ToolSpec{
-		Name: ToolSubmitChecklist,
-		Description: "Submit your checklist evaluation before deciding between vote and new_answer. " +
-			`When several agents have answers, score each: {"agent1": {"E1": {"score": 8, "reasoning": "..."}, ...}, "agent2": {...}}. ` +
-			"Each entry needs score (0-10) and reasoning. The result's verdict says whether to vote or to call new_answer.",
-		Parameters: map[string]any{
-			"type": "object",
-			"properties": map[string]any{
-				"scores":      map[string]any{"type": "object", "description": "Scores per criterion (E1, E2, ...), per agent when several have answers."},
-				"report_path": map[string]any{"type": "string", "description": "Optional: a report in your workspace explaining the scores."},
-			},
-			"required": []string{"scores"},
-		},
-	}
-}
-
 // checklistTurn keeps, for one execution, the accepted submissions so far.
 type checklistTurn struct{ accepted int }
 
@@ -271,11 +250,8 @@ func (r *run) answerChecklist(a *agent, ct *checklistTurn, answered int, anons [
 		case ct.accepted >= maxCalls:
 			res = errorResult(fmt.Sprintf("submit_checklist already called %d time(s) this round (max %d): follow its verdict: improve and call new_answer, or vote.", ct.accepted, maxCalls))
 		default:
-			var args struct {
-				Scores json.RawMessage `json:"scores"`
-			}
-			_ = json.Unmarshal(orEmpty(tc.Arguments), &args)
-			v := evaluateChecklist(args.Scores, r.checklistState(answered, anons))
+			p, _ := checklistTool.BindJSON(tc.Arguments) // scores that do not bind are judged missing
+			v := evaluateChecklist(p.Scores, r.checklistState(answered, anons))
 			if v.Status == "accepted" {
 				ct.accepted++
 			}

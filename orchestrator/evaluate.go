@@ -2,7 +2,6 @@ package orchestrator
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -21,12 +20,6 @@ import (
 
 // PhasePostEvaluation is Request.Phase while the winner evaluates the final answer.
 const PhasePostEvaluation = "post_evaluation"
-
-// Post-evaluation tool names.
-const (
-	ToolSubmit               = "submit"
-	ToolRestartOrchestration = "restart_orchestration"
-)
 
 // feedback is what a restart tells the next attempt.
 type feedback struct {
@@ -80,15 +73,7 @@ func (r *run) evaluate(ctx context.Context, w *agent, final string, attempt, att
 				decided = true
 				return nil, true
 			case ToolRestartOrchestration:
-				var args struct {
-					Reason       string `json:"reason"`
-					Instructions string `json:"instructions"`
-				}
-				_ = json.Unmarshal(orEmpty(tc.Arguments), &args) // MassGen takes what it can
-				fb = &feedback{
-					reason:       orDefault(shorten(args.Reason, maxReasonRunes), "No reason provided"),
-					instructions: orDefault(shorten(args.Instructions, maxAnswerBytes), "No instructions provided"),
-				}
+				fb = restartFeedback(tc)
 				decided = true
 				return nil, true
 			}
@@ -195,33 +180,4 @@ func (r *run) evaluationPrompt(a *agent, judged string) string {
 	b.WriteString("Then call either submit(confirmed=true) if the answer is satisfactory, or restart_orchestration(reason, instructions) if improvements are needed.\n\n")
 	r.writePaths(&b, a, false, a.toolset)
 	return b.String()
-}
-
-func submitSpec() backends.ToolSpec {
-	return backends.ToolSpec{
-		Name:        ToolSubmit,
-		Description: "Confirm that the final answer fully addresses the original task and submit it to the user. Use this when the answer is complete, accurate, and satisfactory.",
-		Parameters: map[string]any{
-			"type": "object",
-			"properties": map[string]any{
-				"confirmed": map[string]any{"type": "boolean", "enum": []bool{true}, "description": "Set to true to confirm the answer is satisfactory."},
-			},
-			"required": []string{"confirmed"},
-		},
-	}
-}
-
-func restartSpec() backends.ToolSpec {
-	return backends.ToolSpec{
-		Name:        ToolRestartOrchestration,
-		Description: "Restart the orchestration process with specific guidance for improvement. Use this when the answer is incomplete, incorrect, or does not fully address the original task.",
-		Parameters: map[string]any{
-			"type": "object",
-			"properties": map[string]any{
-				"reason":       map[string]any{"type": "string", "description": "Clear explanation of why the answer is insufficient (e.g. 'The task asked for two Beatles, but only John Lennon was described')."},
-				"instructions": map[string]any{"type": "string", "description": "Detailed, actionable guidance for the agents' next attempt."},
-			},
-			"required": []string{"reason", "instructions"},
-		},
-	}
 }

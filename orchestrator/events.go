@@ -62,7 +62,7 @@ type Event struct {
 	Tool   string
 	Args   string // tool arguments, shortened
 	// Summary is the tool call in words, from the tool's declared arguments:
-	// "write_file index.html (38 B)", "execute_command npm test" (see ToolSummary).
+	// "write_file index.html (38 B)", "execute_command npm test" (the tool's declaration, tooldecl.Set.Summary).
 	Summary string
 	Target  string // vote target / winner (real id)
 	Text    string

@@ -2,11 +2,8 @@ package orchestrator
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
-	"time"
 
 	"github.com/massgen-go/massgen/backends"
 	"github.com/massgen-go/massgen/filesystem"
@@ -175,48 +172,11 @@ func (t *workflowTurn) onReply(resp *backends.Response, results []*filesystem.Re
 func (r *run) workflowCall(o *owner, a *agent, tc backends.ToolCall, answerAnons []string, single bool) (string, error) {
 	switch tc.Name {
 	case ToolNewAnswer:
-		var args struct {
-			Content *string `json:"content"`
-		}
-		if err := json.Unmarshal(orEmpty(tc.Arguments), &args); err != nil || args.Content == nil {
-			return `new_answer takes {"content": "<your complete answer>"}.`, nil
-		}
-		// The snapshot is taken before the answer counts, so every agent shown the answer
-		// also sees its files; a first cheap check avoids snapshotting answers that will be
-		// refused.
-		if problem, err := workflowProblem(o.ask(answerCheck{agent: a.index, text: *args.Content})); problem != "" || err != nil {
-			return problem, err
-		}
-		if a.workspace != "" {
-			if _, err := r.store.Save(context.Background(), a.id, a.workspace, "answer"); err != nil {
-				r.emit(Event{Kind: EventError, Agent: a.id, Anon: a.anon, Phase: PhaseCoordination, Text: "saving the answer snapshot: " + err.Error()})
-			}
-		}
-		return workflowProblem(o.ask(answerPosted{agent: a.index, text: *args.Content, at: time.Now()}))
+		p, err := newAnswerTool.BindJSON(tc.Arguments)
+		return r.newAnswer(o, a, p, err)
 	case ToolVote:
-		if single {
-			return "there is no vote with a single agent; call new_answer with your answer.", nil
-		}
-		if len(answerAnons) == 0 {
-			return "there are no answers to vote for yet; call new_answer with your answer.", nil
-		}
-		var args struct {
-			AgentID string `json:"agent_id"`
-			Reason  string `json:"reason"`
-		}
-		if err := json.Unmarshal(orEmpty(tc.Arguments), &args); err != nil {
-			return fmt.Sprintf(`vote takes {"agent_id": one of %s, "reason": "..."}.`, strings.Join(answerAnons, ", ")), nil
-		}
-		known := false
-		for _, id := range answerAnons {
-			known = known || id == args.AgentID
-		}
-		if !known {
-			// The id given is not echoed back: the reply names only valid anonymous ids.
-			return fmt.Sprintf("agent_id is not an agent with an answer; vote for one of: %s.", strings.Join(answerAnons, ", ")), nil
-		}
-		// The reason goes into the final agent's prompt: a long one is cut, not refused.
-		return workflowProblem(o.ask(votePosted{agent: a.index, target: args.AgentID, reason: shorten(args.Reason, maxReasonRunes)}))
+		p, err := voteTool.BindJSON(tc.Arguments)
+		return r.vote(o, a, p, err, answerAnons, single)
 	}
 	return "unknown workflow tool", nil
 }
@@ -257,37 +217,5 @@ func workflowComboProblem(calls []backends.ToolCall, idx []int) string {
 		return "you voted more than once in one reply; call vote exactly once, for the single best answer."
 	default:
 		return "you called new_answer more than once in one reply; call it exactly once with your complete answer."
-	}
-}
-
-func newAnswerSpec() backends.ToolSpec {
-	return backends.ToolSpec{
-		Name:        ToolNewAnswer,
-		Description: "Post your complete answer to the task. Use it when you can give a better answer than every existing one. Files you made stay in your workspace and are shown to the other agents.",
-		Parameters: map[string]any{
-			"type": "object",
-			"properties": map[string]any{
-				"content": map[string]any{"type": "string", "description": "Your complete answer."},
-			},
-			"required":             []string{"content"},
-			"additionalProperties": false,
-		},
-	}
-}
-
-func voteSpec(anons []string) backends.ToolSpec {
-	enum := append([]string(nil), anons...)
-	return backends.ToolSpec{
-		Name:        ToolVote,
-		Description: "Vote for the best existing answer (yours included) when no new answer of yours would be better.",
-		Parameters: map[string]any{
-			"type": "object",
-			"properties": map[string]any{
-				"agent_id": map[string]any{"type": "string", "enum": enum, "description": "The anonymous id of the agent whose answer is best."},
-				"reason":   map[string]any{"type": "string", "description": "Why that answer is best."},
-			},
-			"required":             []string{"agent_id", "reason"},
-			"additionalProperties": false,
-		},
 	}
 }

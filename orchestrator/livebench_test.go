@@ -7,21 +7,24 @@ import (
 
 	"github.com/massgen-go/massgen/backends"
 	"github.com/massgen-go/massgen/filesystem"
+	"github.com/massgen-go/massgen/internal/tooldecl"
 )
 
 // BenchmarkToolSummary measures the summary made for every tool call's events.
 func BenchmarkToolSummary(b *testing.B) {
 	a := &agent{workspace: "/p/.massgen/workspaces/workspace1", tempDir: "/p/.massgen/temp_workspaces/a"}
-	table := filesystem.Table()
+	tools := filesystem.Builtins()
 	for _, c := range []struct{ name, tool, args string }{
 		{"write_file_10KB", "write_file", `{"path":"/p/.massgen/workspaces/workspace1/index.html","content":"` + strings.Repeat("x", 10<<10) + `"}`},
 		{"execute_command", "execute_command", `{"command":"npm test -- --watch=false"}`},
 		{"mcp_tool", "mcp__weather__forecast", `{"city":"Paris","days":3,"units":{"t":"c"}}`},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			args := json.RawMessage(c.args)
+			raw := json.RawMessage(c.args)
 			for b.Loop() {
-				_ = ToolSummary(table, c.tool, args, a.shortPath)
+				// What every call pays for its summary: the arguments decoded (once: the call
+				// reads the same map), then summarised.
+				_ = tools.Summary(c.tool, tooldecl.Decode(raw), a.shortPath)
 			}
 		})
 	}

@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/massgen-go/massgen/backends"
 	"github.com/massgen-go/massgen/filesystem"
+	"github.com/massgen-go/massgen/internal/tooldecl"
 )
 
 // loopRules are what differs between coordination and the final presentation in the one
@@ -125,7 +125,8 @@ func (r *run) runCalls(ctx context.Context, a *agent, calls []backends.ToolCall,
 func (r *run) callTool(ctx context.Context, a *agent, tc backends.ToolCall, phase string, ts *filesystem.Toolset) filesystem.Result {
 	ev := r.agentEvent(a, EventToolCall, statusFor(phase), phase)
 	ev.Tool, ev.Args = shorten(tc.Name, 100), shorten(string(tc.Arguments), 200)
-	ev.Summary = ToolSummary(r.tools, tc.Name, tc.Arguments, a.shortPath)
+	args := tooldecl.Decode(tc.Arguments) // once: for the summary and for the call
+	ev.Summary = r.tools.Summary(tc.Name, args, a.shortPath)
 	r.emit(ev)
 
 	var res filesystem.Result
@@ -141,7 +142,7 @@ func (r *run) callTool(ctx context.Context, a *agent, tc backends.ToolCall, phas
 			nev.Tool, nev.Args, nev.Summary, nev.Text = ev.Tool, ev.Args, ev.Summary, shorten(text, 300)
 			r.emit(nev)
 		})
-		res = ts.Call(callCtx, tc.Name, orEmpty(tc.Arguments))
+		res = ts.CallArgs(callCtx, tc.Name, args)
 	}
 
 	rev := r.agentEvent(a, EventToolResult, statusFor(phase), phase)
@@ -219,13 +220,6 @@ func statusFor(phase string) Status {
 func jsonError(msg string) string {
 	b, _ := json.Marshal(map[string]string{"error": msg})
 	return string(b)
-}
-
-func orEmpty(raw json.RawMessage) json.RawMessage {
-	if len(strings.TrimSpace(string(raw))) == 0 {
-		return json.RawMessage("{}")
-	}
-	return raw
 }
 
 // shorten cuts s to at most n runes, marking the cut (without converting all of a huge s).

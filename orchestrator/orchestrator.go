@@ -135,12 +135,6 @@ const (
 	PhaseFinal        = string(vocab.PhaseFinal)
 )
 
-// Workflow tool names.
-const (
-	ToolNewAnswer = "new_answer"
-	ToolVote      = "vote"
-)
-
 // maxRetries is how many invalid workflow replies an agent may follow with another try
 // (MassGen's enforcement retries); the next invalid one stops it.
 const maxRetries = 3

@@ -20,8 +20,8 @@ import (
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/internal/agentenv"
+	"github.com/massgen-go/massgen/internal/tooldecl"
 	"github.com/massgen-go/massgen/permissions"
-	"github.com/massgen-go/massgen/permissions/toolargs"
 	"github.com/massgen-go/massgen/snapshots"
 )
 
@@ -50,8 +50,8 @@ type run struct {
 	agents []*agent
 
 	emitMu   sync.Mutex
-	timeline timeline       // guarded by emitMu
-	tools    toolargs.Table // the built-in tools' declarations, for tool summaries
+	timeline timeline     // guarded by emitMu
+	tools    tooldecl.Set // the built-in tools' declarations, for tool summaries
 
 	// Read and written by the run's goroutine only, between coordinations (while one runs, its
 	// state is the owner's).
@@ -78,7 +78,7 @@ func newRun(ctx context.Context, o Options) (*run, error) {
 	r := &run{
 		o: o, cfg: cfg, log: o.Logger,
 		maxSteps: maxSteps,
-		tools:    filesystem.Table(),
+		tools:    filesystem.Builtins(),
 		ledger:   newLedger(len(cfg.Agents), cfg.Orchestrator.MaxCostUSD),
 		ctl:      o.Control,
 		cacheKey: newCacheKey(),

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/massgen-go/massgen/filesystem"
+	"github.com/massgen-go/massgen/internal/tooldecl"
 )
 
 func TestToolSummary(t *testing.T) {
@@ -40,12 +41,12 @@ func TestToolSummary(t *testing.T) {
 		{"null", "read_file", `null`, "read_file"},
 		{"non-string path", "read_file", `{"path":7}`, "read_file 7"},
 	}
-	table := filesystem.Table()
+	tools := filesystem.Builtins()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := ToolSummary(table, tt.tool, json.RawMessage(tt.args), a.shortPath)
+			got := tools.Summary(tt.tool, tooldecl.Decode(json.RawMessage(tt.args)), a.shortPath)
 			if got != tt.want {
-				t.Errorf("ToolSummary(%s, %s)\n got %q\nwant %q", tt.tool, tt.args, got, tt.want)
+				t.Errorf("Summary(%s, %s)\n got %q\nwant %q", tt.tool, tt.args, got, tt.want)
 			}
 		})
 	}
@@ -54,8 +55,8 @@ func TestToolSummary(t *testing.T) {
 // A summary is one bounded line whatever the model sends.
 func TestToolSummaryBounded(t *testing.T) {
 	huge := `{"path":"` + strings.Repeat("d/", 5000) + `x","content":"` + strings.Repeat("y", 1<<20) + `"}`
-	got := ToolSummary(filesystem.Table(), "write_file", json.RawMessage(huge), nil)
-	if n := len([]rune(got)); n > maxSummaryRunes+1 {
+	got := filesystem.Builtins().Summary("write_file", tooldecl.Decode(json.RawMessage(huge)), nil)
+	if n := len([]rune(got)); n > tooldecl.MaxSummaryRunes+1 {
 		t.Errorf("summary of %d runes", n)
 	}
 	if !strings.HasPrefix(got, "write_file d/d/") {

@@ -26,9 +26,11 @@ var errNoPath = toolargs.ErrNoPath
 
 // ExtractPaths classifies a call to a tool that is not massgen's own (an MCP server's, or a
 // native tool of another runtime) and returns every path argument with what the call does to
-// it. An error means the call cannot be judged and must be denied (fail closed).
-func ExtractPaths(tool string, args map[string]any) ([]PathAccess, error) {
-	ex, err := extractWith(nil, nil, tool, args, false)
+// it, as a Policy given tools (its Spec.Tools: filesystem.Table(), whose names and arguments the
+// reference MCP filesystem server shares) does. An error means the call cannot be judged and
+// must be denied (fail closed).
+func ExtractPaths(tools toolargs.Table, tool string, args map[string]any) ([]PathAccess, error) {
+	ex, err := extractWith(nil, tools, tool, args, false)
 	if err != nil {
 		return nil, err
 	}

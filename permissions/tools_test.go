@@ -134,7 +134,7 @@ func TestExtractPathsUnknownTools(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ExtractPaths(tt.tool, tt.args)
+			got, err := ExtractPaths(testTools, tt.tool, tt.args)
 			if tt.want == "ERR" {
 				if err == nil {
 					t.Fatalf("want an error, got %s", fmtPaths(got))

@@ -158,7 +158,7 @@ func runRun(ctx context.Context, o *RunOptions) error {
 		return err
 	}
 	ctx = filesystem.WithNotes(ctx, func(note string) { fmt.Fprintln(o.IO.ErrOut, "massgen: "+note) })
-	res := ts.Call(ctx, "execute_command", args)
+	res := ts.Call(ctx, filesystem.ExecuteCommand, args)
 	var out struct {
 		sandbox.Result
 		Success bool `json:"success"`

@@ -227,7 +227,7 @@ func callRun(ctx context.Context, o *Options) error {
 	for _, t := range ts.Tools() {
 		offered[t.Name] = true
 	}
-	if !offered[o.Tool] && !filesystem.IsBuiltin(o.Tool) {
+	if _, builtin := filesystem.Builtin(o.Tool); !offered[o.Tool] && !builtin {
 		names := make([]string, 0, len(offered))
 		for n := range offered {
 			names = append(names, n)

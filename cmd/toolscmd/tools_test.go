@@ -6,11 +6,14 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/massgen-go/massgen/cmd/cmdutil"
+	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/internal/sandbox"
+	"github.com/massgen-go/massgen/internal/tooldecl"
 )
 
 // TestMain: execute_command re-executes this test binary as the sandbox helper.
@@ -91,6 +94,58 @@ func TestListRun(t *testing.T) {
 	}
 	if tools[0].Parameters["type"] != "object" {
 		t.Errorf("parameters = %v", tools[0].Parameters)
+	}
+}
+
+// TestListIsTheRegistry: `tools list` prints massgen's tools from their one registry
+// (filesystem.Builtins): the same tools in the same order, each with its declared schema, its
+// write flag and its description (followed by the agent's directory limits). A tool added to the
+// registry (one new file) is listed with nothing else changed.
+func TestListIsTheRegistry(t *testing.T) {
+	p := newProject(t, "")
+	reg := filesystem.Builtins()
+	for _, final := range []bool{false, true} {
+		o, out, _ := p.opts()
+		o.JSON, o.Target.Final = true, final
+		if err := listRun(context.Background(), o); err != nil {
+			t.Fatal(err)
+		}
+		var listed []toolOut
+		if err := json.Unmarshal(out.Bytes(), &listed); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, tl := range listed {
+			got = append(got, tl.Name)
+		}
+		if !slices.Equal(got, names(reg)) {
+			t.Fatalf("final=%v: tools list --json lists %v\nthe registry holds %v", final, got, names(reg))
+		}
+		for i, tl := range listed {
+			d := reg[i]
+			want, _ := json.Marshal(d.Schema())
+			got, _ := json.Marshal(tl.Parameters)
+			if string(got) != string(want) {
+				t.Errorf("%s: listed schema %s, declared %s", tl.Name, got, want)
+			}
+			if tl.Write != d.Writes() || !strings.HasPrefix(tl.Description, d.Description()+"\n\n") {
+				t.Errorf("%s: listed write=%v %.60q, declared write=%v %.60q", tl.Name, tl.Write, tl.Description, d.Writes(), d.Description())
+			}
+		}
+	}
+	o, out, _ := p.opts()
+	if err := listRun(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	var heads []string
+	for _, line := range strings.Split(out.String(), "\n") {
+		if line != "" && !strings.HasPrefix(line, " ") {
+			name, _, _ := strings.Cut(line, " ")
+			heads = append(heads, name)
+		}
+	}
+	if !slices.Equal(heads, names(reg)) {
+		t.Errorf("tools list prints %v\nthe registry holds %v", heads, names(reg))
 	}
 }
 
@@ -194,4 +249,13 @@ func TestUsageErrors(t *testing.T) {
 			t.Errorf("tools %v: exit %d, want 2", args, code)
 		}
 	}
+}
+
+// names are the tools' names in order.
+func names(s tooldecl.Set) []string {
+	out := make([]string, len(s))
+	for i, t := range s {
+		out[i] = t.Name()
+	}
+	return out
 }

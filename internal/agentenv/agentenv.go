@@ -32,6 +32,7 @@ import (
 	"github.com/massgen-go/massgen/permissions/audit"
 	"github.com/massgen-go/massgen/permissions/guard"
 	"github.com/massgen-go/massgen/permissions/hooks"
+	"github.com/massgen-go/massgen/permissions/toolargs"
 	"github.com/massgen-go/massgen/snapshots"
 )
 
@@ -563,7 +564,7 @@ func (a *Agent) Decide(ctx context.Context, role Role, req permissions.Request) 
 // configuredExternal: with DecideOnly, mcp__<server>__<tool> of a server in the agent's config,
 // unless it is a write tool and the agent may write nowhere (Toolset.Tools hides those).
 func (a *Agent) configuredExternal(r *roleEnv, tool string) bool {
-	if !a.env.o.DecideOnly || !strings.HasPrefix(tool, "mcp__") {
+	if !a.env.o.DecideOnly || !toolargs.IsMCPName(tool) {
 		return false
 	}
 	if permissions.IsWriteTool(tool) && !r.guard.Policy().CanWrite() {
@@ -575,14 +576,15 @@ func (a *Agent) configuredExternal(r *roleEnv, tool string) bool {
 
 func (a *Agent) notOfferedReason(role Role, tool string) string {
 	who := fmt.Sprintf("agent %s (%s role)", a.cfg.ID, roleName(role))
+	_, builtin := filesystem.Builtin(tool)
 	switch {
 	case a.hiddenName(tool):
 		return fmt.Sprintf("%s is not offered to %s: exclude_tools (or its MCP server's allowed_tools) leaves it out", tool, who)
-	case filesystem.IsBuiltin(tool) && a.cfg.Backend.CWD == "":
+	case builtin && a.cfg.Backend.CWD == "":
 		return fmt.Sprintf("%s is not offered to %s: it has no workspace (no cwd), so no file tools", tool, who)
-	case filesystem.IsBuiltin(tool):
+	case builtin:
 		return fmt.Sprintf("%s is not offered to %s: it may not write anywhere in this role", tool, who)
-	case strings.HasPrefix(tool, "mcp__"):
+	case toolargs.IsMCPName(tool):
 		return fmt.Sprintf("%s is not offered to %s: no such tool among its MCP servers' tools", tool, who)
 	default:
 		return fmt.Sprintf("unknown tool %s: not offered to %s", tool, who)

@@ -8,6 +8,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/filesystem"
+	"github.com/massgen-go/massgen/permissions/toolargs"
 )
 
 // secureServers are the servers whose security: section lets them start; each refused one is
@@ -35,10 +37,10 @@ func (e *Env) secureServers(agentID string, servers []configs.MCPServer) []confi
 func commandRules(b configs.Backend) []string {
 	var out []string
 	for _, p := range b.CommandLineBlockedCommands {
-		out = append(out, "execute_command(re:"+p+")")
+		out = append(out, filesystem.ExecuteCommand+"(re:"+p+")")
 	}
 	if len(b.CommandLineAllowedCommands) > 0 {
-		out = append(out, "execute_command(!re:"+strings.Join(b.CommandLineAllowedCommands, "|")+")")
+		out = append(out, filesystem.ExecuteCommand+"(!re:"+strings.Join(b.CommandLineAllowedCommands, "|")+")")
 	}
 	return out
 }
@@ -51,7 +53,7 @@ func (a *Agent) hidden(server, tool string) bool {
 	b := a.cfg.Backend
 	full := tool
 	if server != "" {
-		full = "mcp__" + server + "__" + tool
+		full = toolargs.MCPName(server, tool)
 	}
 	for _, x := range b.ExcludeTools {
 		if x == full || x == tool {
@@ -69,19 +71,14 @@ func (a *Agent) hidden(server, tool string) bool {
 	return false
 }
 
-// splitConfigured finds the configured MCP server of an offered name mcp__<server>__<tool> (the
-// longest server name wins, as the Toolset resolves them).
+// splitConfigured finds the configured MCP server of an offered name mcp__<server>__<tool>
+// (toolargs.SplitMCPName, as the Toolset resolves them).
 func (a *Agent) splitConfigured(name string) (server, tool string, ok bool) {
-	rest, found := strings.CutPrefix(name, "mcp__")
-	if !found {
-		return "", "", false
+	servers := make([]string, len(a.cfg.Backend.MCPServers))
+	for i, s := range a.cfg.Backend.MCPServers {
+		servers[i] = s.Name
 	}
-	for _, s := range a.cfg.Backend.MCPServers {
-		if t, cut := strings.CutPrefix(rest, s.Name+"__"); cut && len(s.Name) > len(server) {
-			server, tool = s.Name, t
-		}
-	}
-	return server, tool, server != ""
+	return toolargs.SplitMCPName(name, servers)
 }
 
 // hiddenName is hidden for a name as offered.

@@ -27,6 +27,7 @@ import (
 	"github.com/massgen-go/massgen/internal/launch"
 	"github.com/massgen-go/massgen/internal/vocab"
 	"github.com/massgen-go/massgen/permissions"
+	"github.com/massgen-go/massgen/permissions/toolargs"
 )
 
 // StartTimeout bounds how long one server may take to start and answer initialize + tools/list.
@@ -665,7 +666,7 @@ func (t *tailBuffer) String() string {
 // its first directory instead, which may be the parent of a file context path (a sibling read).
 // Paths it cannot place are refused.
 func (c *Client) absolutePaths(tool string, args map[string]any) (map[string]any, error) {
-	found, err := permissions.ExtractPaths("mcp__"+c.name+"__"+tool, args)
+	found, err := permissions.ExtractPaths(filesystem.Table(), toolargs.MCPName(c.name, tool), args)
 	if err != nil {
 		return nil, err
 	}

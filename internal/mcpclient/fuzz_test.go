@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/permissions"
 )
 
@@ -39,7 +40,7 @@ func FuzzAbsolutePaths(f *testing.F) {
 		if err != nil {
 			return // refused: nothing is forwarded
 		}
-		found, err := permissions.ExtractPaths("mcp__fs__"+tool, out)
+		found, err := permissions.ExtractPaths(filesystem.Table(), "mcp__fs__"+tool, out)
 		if err != nil {
 			t.Fatalf("forwarded args no longer classify: %v (%v)", err, out)
 		}

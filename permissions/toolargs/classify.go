@@ -57,27 +57,19 @@ func NewTable(tools ...Tool) Table {
 }
 
 // mcpFilesystem are the tools of the reference MCP filesystem server
-// (@modelcontextprotocol/server-filesystem), the one external server configs use most: their
-// arguments are known rather than guessed, unprefixed or behind mcp__<server>__.
+// (@modelcontextprotocol/server-filesystem), the one external server configs use most, that
+// massgen's own tools do not share: their arguments are known rather than guessed, unprefixed or
+// behind mcp__<server>__. massgen's tools take the reference server's names and arguments
+// (read_file, write_file, move_file, ...): their one declaration, in the table the caller gives
+// (filesystem.Table()), judges those calls, the server's included.
 var mcpFilesystem = NewTable(
-	Tool{Name: "read_file", Args: []Arg{{Name: "path"}}},
 	Tool{Name: "read_text_file", Args: []Arg{{Name: "path"}}},
 	Tool{Name: "read_media_file", Args: []Arg{{Name: "path"}}},
-	Tool{Name: "read_multiple_files", Args: []Arg{{Name: "paths", List: true}}},
-	Tool{Name: "write_file", Args: []Arg{{Name: "path", Access: Write}}},
-	Tool{Name: "edit_file", Args: []Arg{{Name: "path", Access: Write, ReadIf: "dryRun"}}},
-	Tool{Name: "create_directory", Args: []Arg{{Name: "path", Access: Write}}},
-	Tool{Name: "list_directory", Args: []Arg{{Name: "path"}}},
 	Tool{Name: "list_directory_with_sizes", Args: []Arg{{Name: "path"}}},
-	Tool{Name: "directory_tree", Args: []Arg{{Name: "path"}}},
-	Tool{Name: "move_file", Args: []Arg{{Name: "source", Access: Delete}, {Name: "destination", Access: Write}}},
-	Tool{Name: "search_files", Args: []Arg{{Name: "path"}}},
-	Tool{Name: "get_file_info", Args: []Arg{{Name: "path"}}},
-	Tool{Name: "list_allowed_directories"},
 )
 
 // Known looks a tool up by its base name: the table first, then the reference MCP filesystem
-// server's tools.
+// server's tools massgen's do not share.
 func (tb Table) Known(tool string) (Tool, bool) {
 	b := BaseToolName(tool)
 	if t, ok := tb[b]; ok {
@@ -132,8 +124,8 @@ var fileWords = map[string]bool{"file": true, "files": true, "dir": true, "dirs"
 
 // BaseToolName strips every mcp__<server>__ prefix: mcp__fs__read_file -> read_file.
 func BaseToolName(tool string) string {
-	for strings.HasPrefix(tool, "mcp__") {
-		rest := tool[len("mcp__"):]
+	for IsMCPName(tool) {
+		rest := tool[len(mcpPrefix):]
 		i := strings.Index(rest, "__")
 		if i < 0 || i+2 >= len(rest) {
 			return tool

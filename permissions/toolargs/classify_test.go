@@ -37,7 +37,7 @@ func TestClassify(t *testing.T) {
 		{"run", map[string]any{"command": "ls"}, DefaultWorkDirArg + "=:read", "ls"},
 		{"run", map[string]any{"command": "ls", "cwd": "/w"}, "cwd=/w:read", "ls"},
 		{"mcp__x__trash_it", map[string]any{"target": "a", "backup_dir": "/b"}, "target=a:delete backup_dir=/b:write", ""},
-		{"move_file", map[string]any{"source": "a", "destination": "b"}, "source=a:delete destination=b:write", ""},
+		{"mcp__fs__list_directory_with_sizes", map[string]any{"path": "a"}, "path=a:read", ""},
 		{"mcp__fs__read_text_file", map[string]any{"path": "a"}, "path=a:read", ""},
 		{"mcp__x__remove_item", map[string]any{"path": "p"}, "path=p:delete", ""},
 		{"mcp__x__copy_thing", map[string]any{"src": "a", "dest": "b"}, "dest=b:write src=a:read", ""},

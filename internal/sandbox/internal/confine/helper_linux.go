@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime"
 	"syscall"
+	"unsafe"
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
@@ -86,12 +87,32 @@ func runHelper(spec Spec, argv []string) error {
 			unix.CloseOnExec(fd)
 		}
 	}
-	for _, r := range spec.Rlimits {
-		if err := unix.Setrlimit(r.Res, &unix.Rlimit{Cur: r.Cur, Max: r.Max}); err != nil {
+	// Everything execve needs is made before the limits: under a memory limit lower than what
+	// this Go process already uses (a race-detector build, say), any allocation after it fails.
+	argv0p, err := unix.BytePtrFromString(argv[0])
+	if err != nil {
+		return err
+	}
+	argvp, err := syscall.SlicePtrFromStrings(argv)
+	if err != nil {
+		return err
+	}
+	envp, err := syscall.SlicePtrFromStrings(os.Environ())
+	if err != nil {
+		return err
+	}
+	limits := make([]unix.Rlimit, len(spec.Rlimits))
+	for i, r := range spec.Rlimits {
+		limits[i] = unix.Rlimit{Cur: r.Cur, Max: r.Max}
+	}
+	for i, r := range spec.Rlimits {
+		if err := unix.Setrlimit(r.Res, &limits[i]); err != nil {
 			return fmt.Errorf("setrlimit %d: %w", r.Res, err)
 		}
 	}
-	return syscall.Exec(argv[0], argv, os.Environ())
+	_, _, errno := unix.RawSyscall(unix.SYS_EXECVE, uintptr(unsafe.Pointer(argv0p)),
+		uintptr(unsafe.Pointer(&argvp[0])), uintptr(unsafe.Pointer(&envp[0])))
+	return errno
 }
 
 // ConfineInView builds the view of spec in the calling thread's mount namespace (see
