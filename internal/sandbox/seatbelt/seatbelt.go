@@ -43,6 +43,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/massgen-go/massgen/internal/layout"
 	"github.com/massgen-go/massgen/internal/pathx"
 	"github.com/massgen-go/massgen/internal/vocab"
 )
@@ -67,7 +68,7 @@ func SystemReadDirs() []string {
 
 // systemNames are created nowhere in a write root but the agent's own: .git (hooks run code in
 // the user's next git command), .env (read by the next massgen run) and .massgen (project rules).
-var systemNames = [...]string{"git", "env", "massgen"}
+var systemNames = [...]string{"git", "env", strings.TrimPrefix(layout.DirName, ".")}
 
 // Policy is what the command may touch. Paths are absolute, resolved (no symbolic link on the
 // way, which Seatbelt would not follow either) and may be files or directories. /tmp, /var
