@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/massgen-go/massgen/internal/vocab"
 )
 
 // Preflight returns what keeps a loaded config from running as written, though it loads (the
@@ -86,7 +88,7 @@ func (c *Config) missingModel(p string, b Backend) Problem {
 // with a separator (./server.py) is looked up in the agent's workspace at run time: not checked.
 func (c *Config) checkMCPCommand(key string, s MCPServer, lookPath func(string) (string, error)) (Problem, bool) {
 	cmd := strings.TrimSpace(s.Command)
-	if cmd == "" || (s.Type != "" && s.Type != "stdio") {
+	if cmd == "" || (s.Type != "" && s.Type != vocab.MCPStdio) {
 		return Problem{}, false
 	}
 	if strings.ContainsAny(cmd, `/\`) && !filepath.IsAbs(cmd) {

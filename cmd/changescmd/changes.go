@@ -13,8 +13,8 @@ import (
 
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/cmd/sessionscmd"
-	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem"
+	"github.com/massgen-go/massgen/internal/layout"
 	"github.com/massgen-go/massgen/internal/pathx"
 	"github.com/massgen-go/massgen/internal/termtext"
 	"github.com/massgen-go/massgen/session"
@@ -130,7 +130,7 @@ func turnChanges(o *Options) (*session.Session, int, session.Turn, *filesystem.C
 		if err != nil {
 			return fail(cmdutil.WithCode(cmdutil.ExitFailure, err))
 		}
-		if err := checkChangeSet(cs, filepath.Join(wd, configs.MassgenDirName, configs.TrashDirName), t); err != nil {
+		if err := checkChangeSet(cs, layout.OfProject(wd).Trash(), t); err != nil {
 			return fail(cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("turn %d of session %s: %w", n, s.ID, err)))
 		}
 	}

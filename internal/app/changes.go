@@ -8,7 +8,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/internal/termtext"
 )
@@ -21,7 +20,7 @@ import (
 // <.massgen>/trash/changes_<log folder>_turn<N>/ (private to agents).
 func newJournal(st *runState, t *Turn) *filesystem.Journal {
 	name := "changes_" + filepath.Base(st.runDir) + "_turn" + strconv.Itoa(t.Number)
-	j, err := filesystem.NewJournal(filepath.Join(st.cfg.MassgenDir(), configs.TrashDirName, name), st.logger)
+	j, err := filesystem.NewJournal(filepath.Join(st.cfg.Layout().Trash(), name), st.logger)
 	if err != nil { // only for a relative .massgen, which configs never yield
 		st.logger.Error("change journal", zap.Error(err))
 		return nil

@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/internal/layout"
 	"github.com/massgen-go/massgen/session"
 )
 
@@ -53,7 +53,7 @@ func resumeBeforeConfig(opts *RunOptions, wd, home string) (*sessionState, strin
 	if !opts.resuming() || opts.ConfigName != "" {
 		return nil, opts.ConfigName, nil
 	}
-	dir := filepath.Join(wd, configs.MassgenDirName, configs.SessionsDirName)
+	dir := layout.OfProject(wd).Sessions()
 	s, found, err := findSession(opts, dir)
 	if err != nil {
 		return nil, "", err
