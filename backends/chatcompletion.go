@@ -96,8 +96,11 @@ func azureEndpoint(cfg configs.Backend, lookup func(string) (string, bool)) stri
 	if cfg.BaseURL != "" {
 		return cfg.BaseURL
 	}
-	if s := stringExtra(cfg.Extra, "azure_endpoint", "endpoint"); s != "" {
-		return s
+	params, _ := cfg.Params() // a wrong value is reported by validation and newChatCompletion
+	for _, k := range []string{"azure_endpoint", "endpoint"} {
+		if s, _ := params.String(k); s != "" {
+			return s
+		}
 	}
 	if v, ok := lookup("AZURE_OPENAI_ENDPOINT"); ok {
 		return strings.TrimSpace(v)
@@ -125,6 +128,11 @@ func newChatCompletion(cfg configs.Backend, o Options) (Backend, error) {
 	if logger == nil {
 		logger = zap.NewNop()
 	}
+	params, err := cfg.Params()
+	if err != nil {
+		return nil, fmt.Errorf("backend %s: %w", cfg.Type, err)
+	}
+	logUnsent(logger, cfg, params, "a Chat Completions parameter")
 	var opts []option.RequestOption
 	var hint string
 	if cfg.Type == "azure_openai" {
@@ -136,7 +144,7 @@ func newChatCompletion(cfg configs.Backend, o Options) (Backend, error) {
 		if !ok {
 			return nil, CheckKey(cfg, o.LookupEnv)
 		}
-		version := stringExtra(cfg.Extra, "api_version")
+		version, _ := params.String("api_version")
 		if version == "" {
 			if v, ok := o.LookupEnv("AZURE_OPENAI_API_VERSION"); ok && v != "" {
 				version = v
@@ -158,39 +166,25 @@ func newChatCompletion(cfg configs.Backend, o Options) (Backend, error) {
 		vars, _, _ := keyRequirement(cfg)
 		hint = keyHint(cfg, vars)
 	}
-	extra := map[string]any{}
-	for k, v := range cfg.Extra {
-		extra[k] = v
-	}
-	// Responses-style options map onto their Chat Completions names.
-	if r, ok := normalizeYAML(extra["reasoning"]).(map[string]any); ok {
-		if e, ok := r["effort"]; ok {
-			if _, set := extra["reasoning_effort"]; !set {
-				extra["reasoning_effort"] = e
-			}
+	// Responses-style options map onto their Chat Completions names (one written as such wins).
+	sent := passthrough(params, chatParams, logger, cfg.Type)
+	for _, m := range []struct{ from, to string }{{"reasoning.effort", "reasoning_effort"}, {"text.verbosity", "verbosity"}} {
+		if v, ok := params.String(m.from); ok && !params.Has(m.to) {
+			sent = append(sent, option.WithJSONSet(m.to, v))
 		}
-		delete(extra, "reasoning")
-	}
-	if t, ok := normalizeYAML(extra["text"]).(map[string]any); ok {
-		if v, ok := t["verbosity"]; ok {
-			if _, set := extra["verbosity"]; !set {
-				extra["verbosity"] = v
-			}
-		}
-		delete(extra, "text")
 	}
 	b := &chatCompletion{
 		svc:      openai.NewChatCompletionService(opts...),
 		provider: cfg.Type,
 		model:    cfg.Model,
-		extra:    passthrough(extra, chatParams, logger, cfg.Type),
+		extra:    sent,
 		o:        o,
 		logger:   logger,
 		call:     newCaller(o, cfg.Type, cfg.Model, hint),
 		cacheKey: cfg.Type == "chatcompletion" && PricingProvider(cfg) == "openai",
 	}
 	if cfg.Type == "grok" || cfg.Type == "xai" {
-		search, err := grokSearch(cfg.Extra)
+		search, err := grokSearch(params)
 		if err != nil {
 			return nil, fmt.Errorf("backend %s: %w", cfg.Type, err)
 		}
@@ -203,16 +197,11 @@ func newChatCompletion(cfg configs.Backend, o Options) (Backend, error) {
 // search_parameters {mode: auto, return_citations: true}. Search parameters written by hand go
 // in extra_body.search_parameters (sent as written by passthrough); both at once is an error,
 // as in MassGen, since one would silently override the other.
-func grokSearch(extra map[string]any) ([]option.RequestOption, error) {
-	on, set := extra["enable_web_search"]
-	if !set {
+func grokSearch(p configs.Params) ([]option.RequestOption, error) {
+	if !p.Bool("enable_web_search") {
 		return nil, nil
 	}
-	enabled, err := apiParamBool("enable_web_search", on)
-	if err != nil || !enabled {
-		return nil, err
-	}
-	if eb, ok := normalizeYAML(extra["extra_body"]).(map[string]any); ok {
+	if eb, ok := p.Object("extra_body"); ok {
 		if _, manual := eb["search_parameters"]; manual {
 			return nil, fmt.Errorf("enable_web_search: true and extra_body.search_parameters are both set; use one or the other")
 		}

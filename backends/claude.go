@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -78,7 +77,7 @@ func newClaude(cfg configs.Backend, o Options) (Backend, error) {
 		turns:     map[string][]anthropic.ContentBlockParamUnion{},
 		call:      s.call,
 	}
-	if err := b.applyExtra(cfg.Extra); err != nil {
+	if err := b.applyExtra(cfg); err != nil {
 		return nil, fmt.Errorf("backend claude: %w", err)
 	}
 
@@ -118,102 +117,62 @@ func newClaude(cfg configs.Backend, o Options) (Backend, error) {
 func (b *claudeBackend) Provider() string { return "claude" }
 func (b *claudeBackend) Model() string    { return b.model }
 
-// applyExtra maps the backend's extra YAML keys onto Messages API parameters and the server
-// tool switches. Other MassGen options (allowed_tools, ...) are ignored with a debug log; a
-// value of the wrong type is an error naming the key.
-func (b *claudeBackend) applyExtra(extra map[string]any) error {
-	var budget int64
-	for _, k := range sortedKeys(extra) {
-		v := extra[k]
-		switch k {
-		case "temperature":
-			f, err := apiParamFloat(k, v)
-			if err != nil {
-				return err
-			}
-			b.params.Temperature = anthropic.Float(f)
-		case "top_p":
-			f, err := apiParamFloat(k, v)
-			if err != nil {
-				return err
-			}
-			b.params.TopP = anthropic.Float(f)
-		case "top_k":
-			n, err := apiParamInt(k, v)
-			if err != nil {
-				return err
-			}
-			b.params.TopK = anthropic.Int(n)
-		case "max_tokens", "max_output_tokens":
-			n, err := apiParamInt(k, v)
-			if err != nil {
-				return err
-			}
-			if n <= 0 {
-				return fmt.Errorf("%s: must be positive, got %d", k, n)
-			}
+// applyExtra maps the backend's options, typed by the config's param table, onto Messages API
+// parameters and the server tool switches. Other MassGen options (allowed_tools, ...) are not
+// parameters of this API and are not sent.
+func (b *claudeBackend) applyExtra(cfg configs.Backend) error {
+	p, err := cfg.Params()
+	if err != nil {
+		return err
+	}
+	logUnsent(b.log, cfg, p, "a Messages API parameter")
+	if f, ok := p.Float("temperature"); ok {
+		b.params.Temperature = anthropic.Float(f)
+	}
+	if f, ok := p.Float("top_p"); ok {
+		b.params.TopP = anthropic.Float(f)
+	}
+	if n, ok := p.Int("top_k"); ok {
+		b.params.TopK = anthropic.Int(n)
+	}
+	// max_tokens wins when both are written.
+	for _, k := range []string{"max_output_tokens", "max_tokens"} {
+		if n, ok := p.Int(k); ok {
 			b.maxTokens = n
-		case "stop_sequences":
-			s, err := apiParamStrings(k, v)
-			if err != nil {
-				return err
-			}
-			b.params.StopSequences = s
-		case "thinking":
-			// MassGen writes the API's own shape: {type: enabled, budget_tokens: N}.
-			m, ok := v.(map[string]any)
-			if !ok {
-				return fmt.Errorf("thinking: want a mapping like {type: enabled, budget_tokens: 4096}, got %T", v)
-			}
-			if bt, ok := m["budget_tokens"]; ok {
-				n, err := apiParamInt("thinking.budget_tokens", bt)
-				if err != nil {
-					return err
-				}
-				budget = n
-			}
-			b.extra = append(b.extra, option.WithJSONSet("thinking", m))
-		case "thinking_budget", "budget_tokens":
-			n, err := apiParamInt(k, v)
-			if err != nil {
-				return err
-			}
+		}
+	}
+	if s, ok := p.Strings("stop_sequences"); ok {
+		b.params.StopSequences = s
+	}
+	var budget int64
+	// MassGen writes the API's own shape: {type: enabled, budget_tokens: N}.
+	if m, ok := p.Object("thinking"); ok {
+		budget, _ = p.Int("thinking.budget_tokens")
+		b.extra = append(b.extra, option.WithJSONSet("thinking", m))
+	}
+	for _, k := range []string{"budget_tokens", "thinking_budget"} {
+		if n, ok := p.Int(k); ok {
 			budget = n
 			b.extra = append(b.extra, option.WithJSONSet("thinking", map[string]any{"type": "enabled", "budget_tokens": n}))
-		case "enable_web_search", "enable_code_execution":
-			on, err := apiParamBool(k, v)
-			if err != nil {
-				return err
-			}
-			if k == "enable_web_search" {
-				b.webSearch = on
-			} else {
-				b.codeExecution = on
-			}
-		case "betas":
-			betas, err := apiParamStrings(k, v)
-			if err != nil {
-				return err
-			}
-			for _, beta := range betas {
-				if beta = strings.TrimSpace(beta); beta != "" && !slices.Contains(b.betas, beta) {
-					b.betas = append(b.betas, beta)
-				}
-			}
-		case "metadata", "service_tier", "tool_choice":
-			b.extra = append(b.extra, option.WithJSONSet(k, v))
-		case "extra_body":
-			// Raw request fields massgen does not know, sent as written.
-			m, ok := v.(map[string]any)
-			if !ok {
-				return fmt.Errorf("extra_body: want a mapping, got %v (%T)", v, v)
-			}
-			for _, ek := range sortedKeys(m) {
-				b.extra = append(b.extra, option.WithJSONSet(ek, m[ek]))
-			}
-		default:
-			b.log.Debug("ignoring backend option: not a Messages API parameter", zap.String("key", k))
 		}
+	}
+	b.webSearch = p.Bool("enable_web_search")
+	b.codeExecution = p.Bool("enable_code_execution")
+	betas, _ := p.Strings("betas")
+	for _, beta := range betas {
+		if beta = strings.TrimSpace(beta); beta != "" && !slices.Contains(b.betas, beta) {
+			b.betas = append(b.betas, beta)
+		}
+	}
+	for _, k := range []string{"metadata", "service_tier", "tool_choice"} {
+		if v, ok := p.Value(k); ok {
+			b.extra = append(b.extra, option.WithJSONSet(k, v))
+		}
+	}
+	// Raw request fields massgen does not know, sent as written.
+	eb, _ := p.Object("extra_body")
+	for _, ek := range sortedKeys(eb) {
+		b.extra = append(b.extra, option.WithJSONSet(ek, eb[ek]))
 	}
 	// max_tokens must exceed the thinking budget; keep the configured answer room on top of it.
 	if budget > 0 && b.maxTokens <= budget {
@@ -608,57 +567,6 @@ func sortedKeys(m map[string]any) []string {
 	}
 	sort.Strings(keys)
 	return keys
-}
-
-// apiParamFloat reads a numeric backend option (YAML gives int, float64 or a numeric string).
-func apiParamFloat(key string, v any) (float64, error) {
-	switch n := v.(type) {
-	case float64:
-		return n, nil
-	case float32:
-		return float64(n), nil
-	case int:
-		return float64(n), nil
-	case int64:
-		return float64(n), nil
-	case uint64:
-		return float64(n), nil
-	case string:
-		if f, err := strconv.ParseFloat(strings.TrimSpace(n), 64); err == nil {
-			return f, nil
-		}
-	}
-	return 0, fmt.Errorf("%s: want a number, got %v (%T)", key, v, v)
-}
-
-// apiParamBool reads a true/false backend option.
-func apiParamBool(key string, v any) (bool, error) {
-	b, ok := v.(bool)
-	if !ok {
-		return false, fmt.Errorf("%s: want true or false, got %v (%T)", key, v, v)
-	}
-	return b, nil
-}
-
-// apiParamInt reads an integer backend option.
-func apiParamInt(key string, v any) (int64, error) {
-	switch n := v.(type) {
-	case int:
-		return int64(n), nil
-	case int64:
-		return n, nil
-	case uint64:
-		return int64(n), nil
-	case float64:
-		if n == float64(int64(n)) {
-			return int64(n), nil
-		}
-	case string:
-		if i, err := strconv.ParseInt(strings.TrimSpace(n), 10, 64); err == nil {
-			return i, nil
-		}
-	}
-	return 0, fmt.Errorf("%s: want a whole number, got %v (%T)", key, v, v)
 }
 
 // apiParamStrings reads a list of strings (a single string counts as a list of one).

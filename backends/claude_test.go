@@ -528,9 +528,9 @@ func TestClaudeBadOptionsAndMissingKey(t *testing.T) {
 		wantErr string
 	}{
 		{"no key", configs.Backend{Type: "claude"}, "ANTHROPIC_API_KEY"},
-		{"temperature not a number", configs.Backend{Type: "claude", APIKey: "k", Extra: map[string]any{"temperature": "hot"}}, `temperature: want a number, got hot`},
-		{"max_tokens fractional", configs.Backend{Type: "claude", APIKey: "k", Extra: map[string]any{"max_tokens": 1.5}}, "max_tokens: want a whole number"},
-		{"thinking not a mapping", configs.Backend{Type: "claude", APIKey: "k", Extra: map[string]any{"thinking": true}}, "thinking: want a mapping"},
+		{"temperature not a number", configs.Backend{Type: "claude", APIKey: "k", Extra: map[string]any{"temperature": "hot"}}, `temperature: "hot" is not a number (expected a number from 0 to 1)`},
+		{"max_tokens fractional", configs.Backend{Type: "claude", APIKey: "k", Extra: map[string]any{"max_tokens": 1.5}}, "max_tokens: 1.5 is not a whole number"},
+		{"thinking not a mapping", configs.Backend{Type: "claude", APIKey: "k", Extra: map[string]any{"thinking": true}}, "thinking: true is not a mapping"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -34,16 +34,12 @@ func newClaudeCode(cfg configs.Backend, o Options) (Backend, error) {
 	if m := strings.TrimSpace(cfg.Model); m != "" {
 		d.args = append(d.args, "--model="+m)
 	}
-	for _, k := range sortedKeys(cfg.Extra) {
-		switch k {
-		case "max_turns", "max_thinking_tokens":
-			n, err := apiParamInt(k, cfg.Extra[k])
-			if err != nil {
-				return nil, fmt.Errorf("backend claude_code: %w", err)
-			}
-			if n <= 0 {
-				return nil, fmt.Errorf("backend claude_code: %s: must be positive, got %d", k, n)
-			}
+	params, err := cfg.Params()
+	if err != nil {
+		return nil, fmt.Errorf("backend claude_code: %w", err)
+	}
+	for _, k := range []string{"max_thinking_tokens", "max_turns"} {
+		if n, ok := params.Int(k); ok { // at least 1: the param table says so
 			d.args = append(d.args, "--"+strings.ReplaceAll(k, "_", "-")+"="+strconv.FormatInt(n, 10))
 		}
 	}

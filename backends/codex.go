@@ -43,18 +43,16 @@ const codexDefaultURL = "https://api.openai.com/v1"
 func newCodex(cfg configs.Backend, o Options) (Backend, error) {
 	key, _ := resolveKey(cfg, keyVars["codex"], o.LookupEnv)
 	d := &codexDriver{model: strings.TrimSpace(cfg.Model), gcfg: cliGateConfig{protocol: "responses", upstream: cmpOr(strings.TrimSpace(cfg.BaseURL), codexDefaultURL), key: key, client: o.HTTPClient}}
-	if r, ok := cfg.Extra["reasoning"].(map[string]any); ok {
-		if e, ok := r["effort"].(string); ok {
+	// reasoning.effort, or reasoning_effort (minimal ... xhigh, checked by the param table),
+	// becomes model_reasoning_effort.
+	params, err := cfg.Params()
+	if err != nil {
+		return nil, fmt.Errorf("backend codex: %w", err)
+	}
+	for _, k := range []string{"reasoning.effort", "reasoning_effort"} {
+		if e, ok := params.String(k); ok {
 			d.effort = e
 		}
-	}
-	if e, ok := cfg.Extra["reasoning_effort"].(string); ok {
-		d.effort = e
-	}
-	switch d.effort {
-	case "", "minimal", "low", "medium", "high", "xhigh":
-	default:
-		return nil, fmt.Errorf("backend codex: reasoning effort %q: want minimal, low, medium, high or xhigh", d.effort)
 	}
 	env := cliEnv(os.Environ(), nil)
 	d.env = env

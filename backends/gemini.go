@@ -71,7 +71,7 @@ func newGemini(cfg configs.Backend, o Options) (Backend, error) {
 		replies: map[string]*geminiReply{},
 		call:    s.call,
 	}
-	if err := b.applyExtra(cfg.Extra); err != nil {
+	if err := b.applyExtra(cfg); err != nil {
 		return nil, fmt.Errorf("backend gemini: %w", err)
 	}
 	// The tap also keeps stream read errors from genai, which prints them with the standard
@@ -96,16 +96,40 @@ func newGemini(cfg configs.Backend, o Options) (Backend, error) {
 func (b *geminiBackend) Provider() string { return "gemini" }
 func (b *geminiBackend) Model() string    { return b.model }
 
-// applyExtra maps extra YAML keys onto generation options and the built-in tool switches;
-// other MassGen-only keys are ignored with a debug log.
-func (b *geminiBackend) applyExtra(extra map[string]any) error {
-	f32 := func(k string, v any) (*float32, error) {
-		f, err := apiParamFloat(k, v)
-		if err != nil {
-			return nil, err
+// applyExtra maps the backend's options, typed by the config's param table, onto generation
+// options and the built-in tool switches; other MassGen options are not sent.
+func (b *geminiBackend) applyExtra(cfg configs.Backend) error {
+	p, err := cfg.Params()
+	if err != nil {
+		return err
+	}
+	logUnsent(b.log, cfg, p, "a Gemini API parameter")
+	f32 := func(k string) *float32 {
+		if f, ok := p.Float(k); ok {
+			x := float32(f)
+			return &x
 		}
-		x := float32(f)
-		return &x, nil
+		return nil
+	}
+	b.base.Temperature = f32("temperature")
+	b.base.TopP = f32("top_p")
+	b.base.PresencePenalty = f32("presence_penalty")
+	b.base.FrequencyPenalty = f32("frequency_penalty")
+	if n, ok := p.Int("top_k"); ok {
+		x := float32(n)
+		b.base.TopK = &x
+	}
+	for _, k := range []string{"max_output_tokens", "max_tokens"} { // max_tokens wins
+		if n, ok := p.Int(k); ok {
+			b.base.MaxOutputTokens = int32(n)
+		}
+	}
+	if n, ok := p.Int("seed"); ok {
+		x := int32(n)
+		b.base.Seed = &x
+	}
+	if s, ok := p.Strings("stop_sequences"); ok {
+		b.base.StopSequences = s
 	}
 	thinking := func() *genai.ThinkingConfig {
 		if b.base.ThinkingConfig == nil {
@@ -113,88 +137,26 @@ func (b *geminiBackend) applyExtra(extra map[string]any) error {
 		}
 		return b.base.ThinkingConfig
 	}
-	setThinking := func(k string, v any) error {
-		switch k {
-		case "thinking_budget", "budget_tokens":
-			n, err := apiParamInt(k, v)
-			if err != nil {
-				return err
-			}
-			x := int32(n)
-			thinking().ThinkingBudget = &x
-		case "include_thoughts":
-			t, ok := v.(bool)
-			if !ok {
-				return fmt.Errorf("%s: want true or false, got %v (%T)", k, v, v)
-			}
-			thinking().IncludeThoughts = t
-		case "thinking_level":
-			s, ok := v.(string)
-			if !ok {
-				return fmt.Errorf("%s: want a string (low, high, ...), got %v (%T)", k, v, v)
-			}
-			thinking().ThinkingLevel = genai.ThinkingLevel(strings.ToUpper(s))
-		default:
-			b.log.Debug("ignoring unknown thinking option", zap.String("key", k))
-		}
-		return nil
-	}
-	for _, k := range sortedKeys(extra) {
-		v := extra[k]
-		var err error
-		switch k {
-		case "temperature":
-			b.base.Temperature, err = f32(k, v)
-		case "top_p":
-			b.base.TopP, err = f32(k, v)
-		case "top_k":
-			b.base.TopK, err = f32(k, v)
-		case "presence_penalty":
-			b.base.PresencePenalty, err = f32(k, v)
-		case "frequency_penalty":
-			b.base.FrequencyPenalty, err = f32(k, v)
-		case "max_tokens", "max_output_tokens":
-			var n int64
-			if n, err = apiParamInt(k, v); err == nil {
-				b.base.MaxOutputTokens = int32(n)
-			}
-		case "seed":
-			var n int64
-			if n, err = apiParamInt(k, v); err == nil {
+	// The thinking settings, at the top or inside thinking_config (or thinking); the later wins.
+	for _, prefix := range []string{"", "thinking.", "thinking_config."} {
+		for _, k := range []string{"budget_tokens", "thinking_budget"} {
+			if n, ok := p.Int(prefix + k); ok {
 				x := int32(n)
-				b.base.Seed = &x
+				thinking().ThinkingBudget = &x
 			}
-		case "stop_sequences":
-			b.base.StopSequences, err = apiParamStrings(k, v)
-		case "thinking_budget", "budget_tokens", "include_thoughts", "thinking_level":
-			err = setThinking(k, v)
-		case "thinking_config", "thinking":
-			m, ok := v.(map[string]any)
-			if !ok {
-				return fmt.Errorf("%s: want a mapping like {thinking_budget: 1024}, got %v (%T)", k, v, v)
-			}
-			for _, sk := range sortedKeys(m) {
-				if err := setThinking(sk, m[sk]); err != nil {
-					return fmt.Errorf("%s.%w", k, err)
-				}
-			}
-		case "enable_web_search":
-			b.webSearch, err = apiParamBool(k, v)
-		case "enable_code_execution":
-			b.codeExecution, err = apiParamBool(k, v)
-		case "extra_body":
-			// Raw request fields in the API's own (camelCase) shape, merged into the body.
-			m, ok := v.(map[string]any)
-			if !ok {
-				return fmt.Errorf("extra_body: want a mapping, got %v (%T)", v, v)
-			}
-			b.extraBody = m
-		default:
-			b.log.Debug("ignoring backend option: not a Gemini API parameter", zap.String("key", k))
 		}
-		if err != nil {
-			return err
+		if v, ok := p.Value(prefix + "include_thoughts"); ok {
+			thinking().IncludeThoughts = v.(bool)
 		}
+		if s, ok := p.String(prefix + "thinking_level"); ok {
+			thinking().ThinkingLevel = genai.ThinkingLevel(strings.ToUpper(s))
+		}
+	}
+	b.webSearch = p.Bool("enable_web_search")
+	b.codeExecution = p.Bool("enable_code_execution")
+	// Raw request fields in the API's own (camelCase) shape, merged into the body.
+	if m, ok := p.Object("extra_body"); ok {
+		b.extraBody = m
 	}
 	return nil
 }

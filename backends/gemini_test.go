@@ -395,8 +395,8 @@ func TestGeminiBadOptionsAndKeys(t *testing.T) {
 		wantErr string
 	}{
 		{"no key", configs.Backend{Type: "gemini"}, nil, "GEMINI_API_KEY or GOOGLE_API_KEY"},
-		{"top_k not a number", configs.Backend{Type: "gemini", APIKey: "k", Extra: map[string]any{"top_k": []any{1}}}, nil, "top_k: want a number"},
-		{"bad include_thoughts", configs.Backend{Type: "gemini", Extra: map[string]any{"thinking": map[string]any{"include_thoughts": "yes"}}}, map[string]string{"GEMINI_API_KEY": "k"}, "thinking.include_thoughts: want true or false"},
+		{"top_k not a number", configs.Backend{Type: "gemini", APIKey: "k", Extra: map[string]any{"top_k": []any{1}}}, nil, "top_k: a list is not a whole number"},
+		{"bad include_thoughts", configs.Backend{Type: "gemini", Extra: map[string]any{"thinking": map[string]any{"include_thoughts": "yes"}}}, map[string]string{"GEMINI_API_KEY": "k"}, `thinking.include_thoughts: "yes" is not true or false`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -65,20 +65,25 @@ func newOpenAI(cfg configs.Backend, o Options) (Backend, error) {
 	if logger == nil {
 		logger = zap.NewNop()
 	}
+	params, err := cfg.Params()
+	if err != nil {
+		return nil, fmt.Errorf("backend openai: %w", err)
+	}
+	logUnsent(logger, cfg, params, "a Responses API parameter")
 	b := &openaiResponses{
 		svc:    responses.NewResponseService(openaiClientOptions(o, base, key)...),
 		model:  cfg.Model,
 		o:      o,
 		logger: logger,
-		extra:  passthrough(cfg.Extra, responsesParams, logger, "openai"),
+		extra:  passthrough(params, responsesParams, logger, "openai"),
 		call:   newCaller(o, "openai", cfg.Model, keyHint(cfg, keyVars["openai"])),
 	}
 	// MassGen's switches for OpenAI's server-side tools. They run on OpenAI's machines, not
 	// here, so they are outside the permission layer's concern.
-	if boolExtra(cfg.Extra, "enable_web_search") {
+	if params.Bool("enable_web_search") {
 		b.builtins = append(b.builtins, responses.ToolParamOfWebSearch(responses.WebSearchToolTypeWebSearch))
 	}
-	if boolExtra(cfg.Extra, "enable_code_interpreter") {
+	if params.Bool("enable_code_interpreter") {
 		b.builtins = append(b.builtins, responses.ToolParamOfCodeInterpreter(responses.ToolCodeInterpreterContainerCodeInterpreterContainerAutoParam{}))
 	}
 	return b, nil

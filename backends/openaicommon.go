@@ -3,13 +3,13 @@ package backends
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"go.uber.org/zap"
+
+	"github.com/massgen-go/massgen/configs"
 )
 
 // defaultOpenAIBaseURL is OpenAI's API root.
@@ -53,30 +53,19 @@ func openaiStatusError(err error) error {
 	return se
 }
 
-// passthrough selects the backend's extra config keys that are request parameters of the API
-// (allowed, with renames) and logs and drops the rest: MassGen-only keys such as
-// enable_code_interpreter must never reach the API, which would reject them.
-func passthrough(extra map[string]any, allowed map[string]string, logger *zap.Logger, provider string) []option.RequestOption {
-	keys := make([]string, 0, len(extra))
-	for k := range extra {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+// passthrough sends the backend's options that are request parameters of the API (allowed,
+// with renames), typed by the config's param table, and logs the rest: MassGen-only keys such
+// as enable_code_interpreter must never reach the API, which would reject them. extra_body's
+// fields are sent as written.
+func passthrough(p configs.Params, allowed map[string]string, logger *zap.Logger, provider string) []option.RequestOption {
 	var opts []option.RequestOption
-	for _, k := range keys {
-		v := normalizeYAML(extra[k])
+	for _, k := range p.Names() {
+		if strings.Contains(k, ".") { // reasoning.effort: sent inside its mapping
+			continue
+		}
 		if k == "extra_body" {
-			m, ok := v.(map[string]any)
-			if !ok {
-				logger.Warn("extra_body is not a mapping; ignored", zap.String("provider", provider))
-				continue
-			}
-			sub := make([]string, 0, len(m))
-			for sk := range m {
-				sub = append(sub, sk)
-			}
-			sort.Strings(sub)
-			for _, sk := range sub {
+			m, _ := p.Object(k)
+			for _, sk := range sortedKeys(m) {
 				opts = append(opts, option.WithJSONSet(sjsonKey(sk), m[sk]))
 			}
 			continue
@@ -86,41 +75,26 @@ func passthrough(extra map[string]any, allowed map[string]string, logger *zap.Lo
 			logger.Debug("backend option not sent to the API", zap.String("provider", provider), zap.String("key", k))
 			continue
 		}
+		v, _ := p.Value(k)
 		opts = append(opts, option.WithJSONSet(sjsonKey(name), v))
 	}
 	return opts
+}
+
+// logUnsent logs, at debug level, the backend's keys that are not options its API takes
+// (MassGen switches such as allowed_tools; validation warns about them): they are not sent.
+func logUnsent(log *zap.Logger, cfg configs.Backend, p configs.Params, what string) {
+	for _, k := range sortedKeys(cfg.Extra) {
+		if !p.Has(k) {
+			log.Debug("ignoring backend option: not "+what, zap.String("key", k))
+		}
+	}
 }
 
 // sjsonKey escapes sjson path syntax so a key is set literally.
 func sjsonKey(k string) string {
 	r := strings.NewReplacer(".", `\.`, "*", `\*`, "?", `\?`, "|", `\|`, "#", `\#`, "@", `\@`, ":", `\:`)
 	return r.Replace(k)
-}
-
-// normalizeYAML turns map[any]any (older YAML decoders) into map[string]any, recursively, so
-// the value marshals to JSON.
-func normalizeYAML(v any) any {
-	switch x := v.(type) {
-	case map[any]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[fmt.Sprint(k)] = normalizeYAML(e)
-		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = normalizeYAML(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = normalizeYAML(e)
-		}
-		return out
-	}
-	return v
 }
 
 // toolParameters returns a tool's JSON schema, never nil (the APIs require an object schema).
@@ -159,20 +133,6 @@ func finishArguments(s string) json.RawMessage {
 	}
 	b, _ := json.Marshal(map[string]string{"_raw": s})
 	return b
-}
-
-func boolExtra(extra map[string]any, key string) bool {
-	b, _ := extra[key].(bool)
-	return b
-}
-
-func stringExtra(extra map[string]any, keys ...string) string {
-	for _, k := range keys {
-		if s, ok := extra[k].(string); ok && s != "" {
-			return s
-		}
-	}
-	return ""
 }
 
 // streamCodeFailure is an error the provider reported inside a stream with a code (the

@@ -42,11 +42,6 @@ type scripted struct {
 
 func newScripted(cfg configs.Backend, o Options) (Backend, error) {
 	for i, s := range cfg.Script {
-		switch s.Phase {
-		case "", "coordination", "final":
-		default:
-			return nil, fmt.Errorf("scripted backend: script step %d: phase %q (want coordination, final or empty)", i+1, s.Phase)
-		}
 		for j, tc := range s.ToolCalls {
 			if tc.Name == "" {
 				return nil, fmt.Errorf("scripted backend: script step %d: tool call %d has no name", i+1, j+1)
@@ -118,7 +113,7 @@ func (s *scripted) next(phase string) (configs.ScriptStep, int, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i := s.cursor[phase]; i < len(s.steps); i++ {
-		if p := s.steps[i].Phase; p == "" || phase == "" || p == phase {
+		if p := s.steps[i].Phase; p == "" || phase == "" || string(p) == phase {
 			return s.steps[i], i, true
 		}
 	}

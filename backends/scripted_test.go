@@ -223,7 +223,6 @@ func TestScriptedBlockUntilCancelledThenContinues(t *testing.T) {
 
 func TestScriptedRejectsBadScript(t *testing.T) {
 	for name, steps := range map[string][]configs.ScriptStep{
-		"bad phase":           {{Phase: "voting"}},
 		"tool call sans name": {{ToolCalls: []configs.ScriptToolCall{{Args: map[string]any{"a": 1}}}}},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -27,7 +27,7 @@ func TestReadOnlyCommandsWhileBusy(t *testing.T) {
 		{"tools", "list", "--config", "c.yaml", "--agent", "a1"},
 	} {
 		e.errOut.Reset()
-		if code := e.exec(args...); code == cmdutil.ExitBusy || strings.Contains(e.errOut.String(), runlock.FileName) {
+		if code := e.exec(args...); code == cmdutil.ExitBusy || strings.Contains(e.errOut.String(), "run.lock") {
 			t.Errorf("%v: exit %d while a run holds the project:\n%s", args, code, e.errOut)
 		}
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/massgen-go/massgen/cmd/versioncmd"
 	"github.com/massgen-go/massgen/internal/app"
 	"github.com/massgen-go/massgen/internal/termtext"
+	"github.com/massgen-go/massgen/internal/vocab"
 )
 
 // NewRootCmd builds `massgen [flags] [QUESTION]` and its subcommands.
@@ -76,7 +77,7 @@ State lives under ./.massgen/ (workspaces, snapshots, temp_workspaces, sessions,
 	fl.StringArrayVar(&opts.Contexts, "context", nil, "add a context path PATH[:read|write] (default write; repeatable; skips the prompt)")
 	fl.BoolVarP(&opts.Yes, "yes", "y", false, "accept defaults and never prompt")
 	fl.BoolVar(&opts.Debug, "debug", false, "debug-level logs (in .massgen/logs/)")
-	fl.StringVar(&opts.Display, "display", "auto", "progress display: auto, plain or silent (on stderr)")
+	fl.StringVar(&opts.Display, "display", string(vocab.DisplayAuto), "progress display on stderr: "+strings.Join(vocab.Words[vocab.Display](), ", "))
 	fl.StringVar(&opts.SessionID, "session", "", "continue the session with this ID, with its config and context paths (flags given override them)")
 	fl.BoolVar(&opts.Continue, "continue", false, "continue the latest session with its config and context paths (flags given override them)")
 	fl.StringVar(&opts.Output, "output", "text", "stdout format: text (the final answer) or json (JSON Lines events and a result object; see docs/output.md)")

@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/massgen-go/massgen/internal/layout"
+	"github.com/massgen-go/massgen/internal/vocab"
 )
 
 // Load resolves o.Name, reads it, merges the .env chain, parses it (yaml.v3 nodes, so every
@@ -78,6 +81,8 @@ func loadSource(o LoadOptions, src source) (*Config, []Warning, error) {
 	probs := d.normalize()
 	d.expandVars(lookup, warn)
 	d.index(d.root, typeOfConfig, "")
+	var words []Problem // words outside their vocabulary, blanked: reported with validate's problems
+	d.checkWords(d.root, typeOfConfig, "", func(p Problem) { words = append(words, p) })
 	var refused []Problem // reported with validate's problems, not instead of them
 	checkKeys(d.root, func(f keyFinding) {
 		if f.status == Refused {
@@ -88,10 +93,19 @@ func loadSource(o LoadOptions, src source) (*Config, []Warning, error) {
 	})
 	cfg := &Config{}
 	probs = append(probs, d.decode(cfg)...)
+	if dt := cfg.UI.DisplayType; dt != "" {
+		// MassGen reads any display_type; so does massgen, saying which one it does not know.
+		if _, err := vocab.ParseDisplay(dt); err != nil {
+			const key = "ui.display_type"
+			warnings = append(warnings, Warning{File: d.file, Line: d.lineOf(key), Key: key,
+				Message: fmt.Sprintf("%s: %v; not used: the display is auto (live on a terminal, else plain) unless --display says", key, err)})
+		}
+	}
 	if len(probs) == 0 {
 		cfg.resolveBuiltinTools(src.origin)
 		probs = append(probs, cfg.validate(d)...)
 	}
+	probs = append(probs, words...)
 	probs = append(probs, refused...)
 	cfg.Source, cfg.BaseDir, cfg.Env, cfg.realEnv, cfg.home, cfg.raw = src.origin, o.BaseDir, env, o.LookupEnv, o.Home, src.data
 	cfg.EnvFilesLoaded = envFiles
@@ -145,7 +159,7 @@ func loadSource(o LoadOptions, src source) (*Config, []Warning, error) {
 func (c *Config) checkWorkspaces(d *document) []Problem {
 	var probs []Problem
 	mg := realPath(c.MassgenDir())
-	workspaces := filepath.Join(mg, WorkspacesDirName)
+	workspaces := layout.At(mg).Workspaces()
 	for i, a := range c.Agents {
 		if a.Backend.CWD == "" {
 			continue
@@ -283,15 +297,14 @@ func statContextPath(p string) error {
 // ParseContextFlag parses --context "PATH[:read|write]" (default write). The path is not
 // resolved here; AddContextPaths does that.
 func ParseContextFlag(s string) (ContextPath, error) {
-	path, perm := s, "write"
+	path, perm := s, vocab.AccessWrite
 	if i := strings.LastIndex(s, ":"); i >= 0 {
-		switch suffix := s[i+1:]; suffix {
-		case "read", "write":
-			path, perm = s[:i], suffix
+		if a, err := vocab.ParseAccess(s[i+1:]); err == nil && a != "" {
+			path, perm = s[:i], a
 		}
 	}
 	if strings.TrimSpace(path) == "" {
-		return ContextPath{}, fmt.Errorf("--context %q: empty path (want PATH[:read|write])", s)
+		return ContextPath{}, fmt.Errorf("--context %q: empty path (want PATH[:%s])", s, strings.Join(vocab.Words[vocab.Access](), "|"))
 	}
 	return ContextPath{Path: path, Permission: perm}, nil
 }
@@ -304,12 +317,8 @@ func (c *Config) AddContextPaths(baseDir string, cps ...ContextPath) error {
 		if strings.TrimSpace(cp.Path) == "" {
 			return errors.New("context path: empty path")
 		}
-		switch cp.Permission {
-		case "":
-			cp.Permission = "write"
-		case "read", "write":
-		default:
-			return fmt.Errorf("context path %s: invalid permission %q (read or write)", cp.Path, cp.Permission)
+		if cp.Permission == "" {
+			cp.Permission = vocab.AccessWrite
 		}
 		r, err := resolveContextPath(cp, baseDir, home)
 		if err != nil {
@@ -360,11 +369,17 @@ func (c *Config) HasWorkspaces() bool {
 	return false
 }
 
-// MassgenDir is <BaseDir>/.massgen, where all run state lives.
-func (c *Config) MassgenDir() string { return filepath.Join(c.BaseDir, MassgenDirName) }
+// Layout is where this config's project keeps massgen's state: <BaseDir>/.massgen, with
+// snapshot_storage, agent_temporary_workspace and session_storage where the config puts them
+// (absolute after Load). A config built in code without them gets the defaults from the
+// Layout too: nobody else fills them in.
+func (c *Config) Layout() layout.Layout {
+	o := &c.Orchestrator
+	return layout.OfProject(c.BaseDir).WithStorage(o.SnapshotStorage, o.AgentTemporaryWorkspace, o.SessionStorage)
+}
 
-// LogsDir is <BaseDir>/.massgen/logs.
-func (c *Config) LogsDir() string { return filepath.Join(c.MassgenDir(), LogsDirName) }
+// MassgenDir is <BaseDir>/.massgen, where all run state lives (Layout().Dir()).
+func (c *Config) MassgenDir() string { return c.Layout().Dir() }
 
 // EnforceReadBeforeDelete is orchestrator.enforce_read_before_delete, true by default.
 func (c *Config) EnforceReadBeforeDelete() bool {

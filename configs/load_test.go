@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/massgen-go/massgen/internal/vocab"
 )
 
 // env is a fake real environment.
@@ -238,7 +240,7 @@ func TestValidationProblems(t *testing.T) {
 		{"id with a slash", "agents:\n  - id: ../x\n    backend: {type: openai}\n", []string{`config.yaml:2: agents[0].id: invalid id "../x"`}},
 		{"both agent and agents", "agent: {id: a, backend: {type: openai}}\nagents: []\n", []string{"config.yaml:1: both agent: and agents: are set"}},
 		{"bad permission", "agents:\n  - id: a\n    backend: {type: openai}\norchestrator:\n  context_paths:\n    - path: .\n      permission: rw\n",
-			[]string{`config.yaml:7: orchestrator.context_paths[0].permission: invalid permission "rw" (read or write)`}},
+			[]string{`config.yaml:7: orchestrator.context_paths[0].permission: unknown permission "rw" (known: read, write)`}},
 		{"a shared workspace's own folder already named", "agents:\n  - id: a\n    backend: {type: openai, cwd: ws}\n  - id: b\n    backend: {type: openai, cwd: ws}\n  - id: c\n    backend: {type: openai, cwd: ws_a}\n",
 			[]string{`config.yaml:7: agents[2].backend.cwd: workspace `}},
 		{"cwd escaping .massgen/workspaces", "agents:\n  - id: a\n    backend:\n      type: openai\n      cwd: ../../etc\n",
@@ -426,8 +428,8 @@ func TestRelocation(t *testing.T) {
 			check("snapshot_storage", o.SnapshotStorage, tt.wantSnap)
 			check("agent_temporary_workspace", o.AgentTemporaryWorkspace, tt.wantTemp)
 			check("session_storage", o.SessionStorage, tt.wantSess)
-			if cfg.MassgenDir() != mg || cfg.LogsDir() != filepath.Join(mg, "logs") {
-				t.Errorf("MassgenDir/LogsDir = %q / %q", cfg.MassgenDir(), cfg.LogsDir())
+			if cfg.MassgenDir() != mg || cfg.Layout().Logs() != filepath.Join(mg, "logs") {
+				t.Errorf("MassgenDir/Layout().Logs = %q / %q", cfg.MassgenDir(), cfg.Layout().Logs())
 			}
 		})
 	}
@@ -524,7 +526,7 @@ func TestAddContextPaths(t *testing.T) {
 	if !reflect.DeepEqual(cfg.Orchestrator.ContextPaths, want) {
 		t.Errorf("got  %+v\nwant %+v", cfg.Orchestrator.ContextPaths, want)
 	}
-	for _, bad := range []ContextPath{{Path: ""}, {Path: ".", Permission: "rw"}, {Path: ".", ProtectedPaths: []string{"../x"}}} {
+	for _, bad := range []ContextPath{{Path: ""}, {Path: ".", ProtectedPaths: []string{"../x"}}} {
 		if err := cfg.AddContextPaths(base, bad); err == nil {
 			t.Errorf("AddContextPaths(%+v) accepted", bad)
 		}
@@ -927,7 +929,7 @@ func TestUndrivenCLIAgentsRefused(t *testing.T) {
 func TestChecklistGatedLoads(t *testing.T) {
 	cfg, warnings := mustLoad(t, t.TempDir(), "agents:\n  - id: a\n    backend: {type: openai}\norchestrator:\n  voting_sensitivity: checklist_gated\n  voting_threshold: 3\n  max_checklist_calls_per_round: 2\n  checklist_first_answer: true\n  checklist_require_gap_report: false\n", nil)
 	o := cfg.Orchestrator
-	if o.VotingSensitivity != ChecklistGated || o.VotingThreshold != 3 || o.MaxChecklistCallsPerRound != 2 || !o.ChecklistFirstAnswer || len(warnings) != 0 {
+	if o.VotingSensitivity != vocab.ChecklistGated || o.VotingThreshold != 3 || o.MaxChecklistCallsPerRound != 2 || !o.ChecklistFirstAnswer || len(warnings) != 0 {
 		t.Errorf("orchestrator %+v, warnings %v", o, warnings)
 	}
 }

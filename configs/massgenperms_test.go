@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/massgen-go/massgen/internal/vocab"
 )
 
 // MassGen 0.1.97's backend.permissions rules and roles become massgen's rules; what has no
@@ -112,14 +114,14 @@ func TestSRTKeys(t *testing.T) {
 		want                 *CommandNetwork
 		warn                 string
 	}{
-		{"srt alone: no network", "command_line_execution_mode: srt", "", &CommandNetwork{Mode: NetworkNone},
+		{"srt alone: no network", "command_line_execution_mode: srt", "", &CommandNetwork{Mode: vocab.NetworkNone},
 			"command_network (none), enforced by that sandbox"},
 		{"srt with domains", "command_line_execution_mode: srt\n      command_line_srt_network_allowed_domains: [api.anthropic.com, \"*.pypi.org\"]\n      command_line_srt_read_mode: confined", "",
-			&CommandNetwork{Mode: NetworkAllowlist, AllowedDomains: []string{"api.anthropic.com", "*.pypi.org"}},
+			&CommandNetwork{Mode: vocab.NetworkAllowlist, AllowedDomains: []string{"api.anthropic.com", "*.pypi.org"}},
 			"command_network (allowlist api.anthropic.com, *.pypi.org)"},
 		{"domains without srt: MassGen ignores them too", "command_line_srt_network_allowed_domains: [x.org]", "", nil, ""},
 		{"local mode", "command_line_execution_mode: local", "", nil, ""},
-		{"explicit command_network wins", "command_line_execution_mode: srt", "    command_network: {mode: open}\n", &CommandNetwork{Mode: NetworkOpen},
+		{"explicit command_network wins", "command_line_execution_mode: srt", "    command_network: {mode: open}\n", &CommandNetwork{Mode: vocab.NetworkOpen},
 			"not mapped: the agent's command_network is set and wins"},
 	}
 	for _, tt := range tests {
@@ -143,7 +145,7 @@ func TestSRTKeys(t *testing.T) {
 				return
 			}
 			out, _ := cfg.ResolvedYAML()
-			if strings.Contains(string(out), "command_network: # ignored") || !strings.Contains(string(out), "mode: "+tt.want.Mode) {
+			if strings.Contains(string(out), "command_network: # ignored") || !strings.Contains(string(out), "mode: "+string(tt.want.Mode)) {
 				t.Errorf("resolved config:\n%s", out)
 			}
 		})

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/massgen-go/massgen/internal/vocab"
 )
 
 // MCPSecurity is MassGen's `security:` section of an MCP server: the checks a server must pass
@@ -18,7 +20,7 @@ type MCPSecurity struct {
 	// server, and which environment variables it may be given. high is what MassGen does with
 	// any level it does not know (its configs write high): strict's programs, and an env policy
 	// refusing PATH and HOME but not USER, USERNAME or SHELL.
-	Level string `yaml:"level,omitempty" json:"level,omitempty"`
+	Level vocab.SecurityLevel `yaml:"level,omitempty" json:"level,omitempty"`
 	// AllowedExecutables replaces the level's programs.
 	AllowedExecutables []string `yaml:"allowed_executables,omitempty" json:"allowed_executables,omitempty"`
 	// AllowedHostnames are hosts an http server's URL may name without the address checks.
@@ -33,17 +35,12 @@ type MCPSecurity struct {
 
 // MCPEnvPolicy is MassGen's policy on the environment variables given to a server.
 type MCPEnvPolicy struct {
-	Level       string   `yaml:"level,omitempty" json:"level,omitempty"` // default: the server's level
-	Mode        string   `yaml:"mode,omitempty" json:"mode,omitempty"`   // denylist (default) or allowlist
-	AllowedVars []string `yaml:"allowed_vars,omitempty" json:"allowed_vars,omitempty"`
+	Level       vocab.SecurityLevel `yaml:"level,omitempty" json:"level,omitempty"` // default: the server's level
+	Mode        vocab.EnvMode       `yaml:"mode,omitempty" json:"mode,omitempty"`   // default: denylist
+	AllowedVars []string            `yaml:"allowed_vars,omitempty" json:"allowed_vars,omitempty"`
 	// DeniedVars replaces the level's denied variables when given (even empty).
 	DeniedVars []string `yaml:"denied_vars" json:"denied_vars,omitempty"`
 }
-
-var (
-	securityLevels = []string{"strict", "moderate", "permissive", "high"}
-	envModes       = []string{"denylist", "allowlist"}
-)
 
 // strictExecutables are the programs MassGen lets start a stdio server at level strict (and
 // high); moderate adds git and nodejs, permissive also curl and wget.
@@ -55,11 +52,11 @@ var strictExecutables = []string{
 	"sh", "bash", "zsh", "fish", "powershell", "pwsh", "cmd",
 }
 
-func allowedExecutables(level string) []string {
+func allowedExecutables(level vocab.SecurityLevel) []string {
 	switch level {
-	case "moderate":
+	case vocab.SecurityModerate:
 		return append(slices.Clone(strictExecutables), "git", "nodejs")
-	case "permissive":
+	case vocab.SecurityPermissive:
 		return append(slices.Clone(strictExecutables), "git", "curl", "wget", "nodejs")
 	}
 	return strictExecutables
@@ -81,7 +78,7 @@ func (s MCPServer) SecurityProblems() []string {
 	}
 	level := sec.Level
 	if level == "" {
-		level = "strict"
+		level = vocab.SecurityStrict
 	}
 	var out []string
 	if s.Command != "" {
@@ -98,7 +95,7 @@ func (s MCPServer) SecurityProblems() []string {
 	return out
 }
 
-func commandProblems(command, level string, explicit []string) []string {
+func commandProblems(command string, level vocab.SecurityLevel, explicit []string) []string {
 	var out []string
 	for _, c := range []string{"&", "|", ";", "`", "$", "(", ")", "<", ">"} {
 		if strings.Contains(command, c) {
@@ -112,7 +109,7 @@ func commandProblems(command, level string, explicit []string) []string {
 	allowed := explicit
 	what := "allowed_executables"
 	if len(allowed) == 0 {
-		allowed, what = allowedExecutables(level), "level "+level
+		allowed, what = allowedExecutables(level), "level "+string(level)
 	}
 	base := strings.ToLower(filepath.Base(strings.ReplaceAll(command, `\`, "/")))
 	for _, ext := range []string{".exe", ".bat", ".cmd", ".ps1"} {
@@ -176,7 +173,7 @@ func reservedIP(ip net.IP) bool {
 	return false
 }
 
-func envProblems(env map[string]string, level string, pol *MCPEnvPolicy) []string {
+func envProblems(env map[string]string, level vocab.SecurityLevel, pol *MCPEnvPolicy) []string {
 	if pol == nil {
 		pol = &MCPEnvPolicy{}
 	}
@@ -187,9 +184,9 @@ func envProblems(env map[string]string, level string, pol *MCPEnvPolicy) []strin
 	if denied == nil {
 		denied = []string{"LD_LIBRARY_PATH", "DYLD_LIBRARY_PATH", "PYTHONPATH", "PWD", "OLDPWD"}
 		switch level {
-		case "strict":
+		case vocab.SecurityStrict:
 			denied = append(denied, "PATH", "HOME", "USER", "USERNAME", "SHELL")
-		case "high": // MassGen's fallback for a level it does not know
+		case vocab.SecurityHigh: // MassGen's fallback for a level it does not know
 			denied = append(denied, "PATH", "HOME")
 		}
 	}
@@ -200,9 +197,9 @@ func envProblems(env map[string]string, level string, pol *MCPEnvPolicy) []strin
 			return slices.ContainsFunc(list, func(x string) bool { return strings.EqualFold(x, k) })
 		}
 		switch {
-		case pol.Mode == "allowlist" && len(pol.AllowedVars) > 0 && !in(pol.AllowedVars):
+		case pol.Mode == vocab.EnvAllowlist && len(pol.AllowedVars) > 0 && !in(pol.AllowedVars):
 			out = append(out, fmt.Sprintf("env %s is not in env.allowed_vars", k))
-		case pol.Mode != "allowlist" && in(denied):
+		case pol.Mode != vocab.EnvAllowlist && in(denied):
 			out = append(out, fmt.Sprintf("env %s is refused at level %s", k, level))
 		}
 		for _, pat := range []string{"$(", "`", "&", ";", "|"} {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/massgen-go/massgen/internal/sandbox/netproxy"
+	"github.com/massgen-go/massgen/internal/vocab"
 )
 
 // CommandNetwork is the network a command an agent runs may reach (`command_network:`, per
@@ -13,18 +14,9 @@ import (
 // (the hosts of AllowedDomains, through massgen's proxy) or open (any host). docs/tools.md
 // says how each system enforces it. MassGen 0.1.96's srt keys map onto it (mapSRT).
 type CommandNetwork struct {
-	Mode           string   `yaml:"mode,omitempty" json:"mode,omitempty"`
-	AllowedDomains []string `yaml:"allowed_domains,omitempty" json:"allowed_domains,omitempty"`
+	Mode           vocab.NetworkMode `yaml:"mode,omitempty" json:"mode,omitempty"`
+	AllowedDomains []string          `yaml:"allowed_domains,omitempty" json:"allowed_domains,omitempty"`
 }
-
-// Command network modes.
-const (
-	NetworkNone      = "none"
-	NetworkAllowlist = "allowlist"
-	NetworkOpen      = "open"
-)
-
-var networkModes = []string{NetworkNone, NetworkAllowlist, NetworkOpen}
 
 // CommandNetworkOf is the network of agent id's commands: its own command_network field by
 // field over orchestrator.command_network. A mode given nowhere is none, or allowlist when
@@ -43,9 +35,9 @@ func (c *Config) CommandNetworkOf(id string) CommandNetwork {
 		}
 	}
 	if out.Mode == "" {
-		out.Mode = NetworkNone
+		out.Mode = vocab.NetworkNone
 		if len(out.AllowedDomains) > 0 {
-			out.Mode = NetworkAllowlist
+			out.Mode = vocab.NetworkAllowlist
 		}
 	}
 	return out
@@ -67,9 +59,9 @@ func srtNetwork(b Backend) (CommandNetwork, bool) {
 		}
 	}
 	if len(domains) == 0 {
-		return CommandNetwork{Mode: NetworkNone}, true
+		return CommandNetwork{Mode: vocab.NetworkNone}, true
 	}
-	return CommandNetwork{Mode: NetworkAllowlist, AllowedDomains: domains}, true
+	return CommandNetwork{Mode: vocab.NetworkAllowlist, AllowedDomains: domains}, true
 }
 
 // mapSRT gives each agent whose backend runs commands under MassGen's srt (and that sets no
@@ -82,8 +74,8 @@ func (c *Config) mapSRT(d *document, warn func(key string, line int, msg string)
 			continue
 		}
 		key := fmt.Sprintf("agents[%d].backend.command_line_execution_mode", i)
-		what := "none"
-		if n.Mode == NetworkAllowlist {
+		what := string(vocab.NetworkNone)
+		if n.Mode == vocab.NetworkAllowlist {
 			what = "allowlist " + strings.Join(n.AllowedDomains, ", ")
 		}
 		if a.CommandNetwork == nil {
@@ -101,10 +93,7 @@ func validateNetwork(path string, n *CommandNetwork, add func(path, format strin
 	if n == nil {
 		return
 	}
-	if n.Mode != "" && !slices.Contains(networkModes, n.Mode) {
-		add(path+".mode", "unknown mode %q (known: %s)", n.Mode, strings.Join(networkModes, ", "))
-	}
-	if len(n.AllowedDomains) > 0 && (n.Mode == NetworkNone || n.Mode == NetworkOpen) {
+	if len(n.AllowedDomains) > 0 && (n.Mode == vocab.NetworkNone || n.Mode == vocab.NetworkOpen) {
 		add(path+".allowed_domains", "has no effect with mode %s: set mode: allowlist to let commands reach these hosts only", n.Mode)
 	}
 	for j, dom := range n.AllowedDomains {

@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/massgen-go/massgen/internal/vocab"
 )
 
 // TestCommandNetwork: command_network under orchestrator (every agent) and per agent, merged
@@ -23,10 +25,10 @@ func TestCommandNetwork(t *testing.T) {
 		id   string
 		want CommandNetwork
 	}{
-		{"a", CommandNetwork{Mode: NetworkAllowlist, AllowedDomains: []string{"pypi.org", "*.pythonhosted.org"}}},
-		{"b", CommandNetwork{Mode: NetworkAllowlist, AllowedDomains: []string{"registry.npmjs.org:443", "127.0.0.1:8000"}}},
-		{"c", CommandNetwork{Mode: NetworkOpen, AllowedDomains: []string{"pypi.org", "*.pythonhosted.org"}}},
-		{"d", CommandNetwork{Mode: NetworkNone, AllowedDomains: []string{"pypi.org", "*.pythonhosted.org"}}},
+		{"a", CommandNetwork{Mode: vocab.NetworkAllowlist, AllowedDomains: []string{"pypi.org", "*.pythonhosted.org"}}},
+		{"b", CommandNetwork{Mode: vocab.NetworkAllowlist, AllowedDomains: []string{"registry.npmjs.org:443", "127.0.0.1:8000"}}},
+		{"c", CommandNetwork{Mode: vocab.NetworkOpen, AllowedDomains: []string{"pypi.org", "*.pythonhosted.org"}}},
+		{"d", CommandNetwork{Mode: vocab.NetworkNone, AllowedDomains: []string{"pypi.org", "*.pythonhosted.org"}}},
 	} {
 		if got := c.CommandNetworkOf(tt.id); !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("%s: %+v, want %+v", tt.id, got, tt.want)
@@ -36,10 +38,10 @@ func TestCommandNetwork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := c.CommandNetworkOf("a"); !reflect.DeepEqual(got, CommandNetwork{Mode: NetworkNone}) {
+	if got := c.CommandNetworkOf("a"); !reflect.DeepEqual(got, CommandNetwork{Mode: vocab.NetworkNone}) {
 		t.Errorf("default: %+v", got)
 	}
-	if got := c.CommandNetworkOf("b"); !reflect.DeepEqual(got, CommandNetwork{Mode: NetworkAllowlist, AllowedDomains: []string{"pypi.org"}}) {
+	if got := c.CommandNetworkOf("b"); !reflect.DeepEqual(got, CommandNetwork{Mode: vocab.NetworkAllowlist, AllowedDomains: []string{"pypi.org"}}) {
 		t.Errorf("domains alone: %+v", got)
 	}
 
@@ -93,10 +95,10 @@ func TestSRTKeysSamePolicy(t *testing.T) {
 	// Over an orchestrator-wide command_network, srt decides for its agent as the agent's own
 	// command_network would.
 	c, _ := mustLoad(t, t.TempDir(), "orchestrator:\n  command_network: {mode: open}\nagents:\n  - id: a\n    backend:\n      type: openai\n      model: m\n      command_line_execution_mode: srt\n  - id: b\n    backend: {type: openai, model: m}\n", nil)
-	if got := c.CommandNetworkOf("a"); got.Mode != NetworkNone {
+	if got := c.CommandNetworkOf("a"); got.Mode != vocab.NetworkNone {
 		t.Errorf("srt under an open orchestrator: %+v", got)
 	}
-	if got := c.CommandNetworkOf("b"); got.Mode != NetworkOpen {
+	if got := c.CommandNetworkOf("b"); got.Mode != vocab.NetworkOpen {
 		t.Errorf("the other agent: %+v", got)
 	}
 }

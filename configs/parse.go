@@ -2,7 +2,11 @@ package configs
 
 import (
 	"bytes"
+	"encoding"
+	"errors"
 	"fmt"
+	"io"
+	"maps"
 	"reflect"
 	"regexp"
 	"strconv"
@@ -301,6 +305,12 @@ func yamlFields(t reflect.Type) (map[string]reflect.Type, bool) {
 			continue
 		}
 		if strings.Contains(opts, "inline") {
+			if f.Type.Kind() == reflect.Struct { // an embedded struct: its keys are the parent's
+				sub, subInline := yamlFields(f.Type)
+				maps.Copy(fields, sub)
+				inline = inline || subInline
+				continue
+			}
 			inline = true
 			continue
 		}
@@ -326,4 +336,97 @@ func (d *document) decode(cfg *Config) []Problem {
 		return probs
 	}
 	return []Problem{yamlProblem(d.file, err.Error())}
+}
+
+var textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+
+// checkWords decodes, along the schema, every scalar whose field type decodes itself (the
+// vocabularies of internal/vocab: modes, levels, permissions) and reports each one it refuses
+// at its key's line, with the words known. The refused value is blanked in the tree, so the
+// decoder goes on and the other problems of the file are found too (yaml.v3 would stop at the
+// first refusal, without a line).
+func (d *document) checkWords(n *yaml.Node, t reflect.Type, path string, add func(Problem)) {
+	n, done, ok := followAlias(&d.aliased, n)
+	if !ok {
+		return
+	}
+	defer done()
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		if n.Kind != yaml.MappingNode {
+			return
+		}
+		fields, _ := yamlFields(t)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if k.Value == "<<" {
+				d.checkWords(v, t, path, add)
+				continue
+			}
+			if ft, ok := fields[k.Value]; ok {
+				d.checkWord(k, v, ft, joinPath(path, k.Value), add)
+			}
+		}
+	case reflect.Slice:
+		if n.Kind != yaml.SequenceNode {
+			return
+		}
+		for i, item := range n.Content {
+			d.checkWord(item, item, t.Elem(), fmt.Sprintf("%s[%d]", path, i), add)
+		}
+	case reflect.Map:
+		if n.Kind != yaml.MappingNode {
+			return
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			d.checkWord(k, n.Content[i+1], t.Elem(), joinPath(path, k.Value), add)
+		}
+	}
+}
+
+// checkWord checks the value v (at key k) of type t: a word when t decodes itself, else the
+// values below it.
+func (d *document) checkWord(k, v *yaml.Node, t reflect.Type, path string, add func(Problem)) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if !reflect.PointerTo(t).Implements(textUnmarshaler) {
+		d.checkWords(v, t, path, add)
+		return
+	}
+	s := deref(v)
+	if s == nil || s.Kind != yaml.ScalarNode || s.Tag == "!!null" {
+		return // the decoder reports a mapping or list where a word belongs
+	}
+	u := reflect.New(t).Interface().(encoding.TextUnmarshaler)
+	if err := u.UnmarshalText([]byte(s.Value)); err != nil {
+		add(Problem{File: d.file, Line: k.Line, Key: path, Message: path + ": " + err.Error()})
+		s.Value, s.Tag, s.Style = "", "!!str", 0
+	}
+}
+
+// DecodeStrict decodes a YAML file of massgen's own that has no key table (such as
+// .massgen/permissions.yaml) into out: an unknown key is an error (the decoder's), and a value
+// outside its vocabulary is reported as in a config, with file:line and the words known (a
+// *ValidationError). An empty file leaves out as it is.
+func DecodeStrict(file string, data []byte, out any) error {
+	var doc yaml.Node
+	if yaml.Unmarshal(data, &doc) == nil && len(doc.Content) > 0 { // a syntax error: the decoder says it
+		d := &document{file: file, root: doc.Content[0]}
+		var probs []Problem
+		d.checkWords(d.root, reflect.TypeOf(out), "", func(p Problem) { probs = append(probs, p) })
+		if len(probs) > 0 {
+			return &ValidationError{Problems: probs}
+		}
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(out); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	return nil
 }

@@ -7,11 +7,14 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/massgen-go/massgen/internal/vocab"
 )
 
 // Preflight returns what keeps a loaded config from running as written, though it loads (the
 // inspection commands still read it): a backend type that cannot run, a program a backend runs
-// that is not on PATH (claude_code's claude CLI), a missing model, and MCP server commands that
+// that is not on PATH (claude_code's claude CLI), a missing model, an option value of the wrong
+// type or out of its range (params.go), and MCP server commands that
 // are not on PATH (the agent would run without the tools it was given, so a run refuses to
 // start); an MCP server its security settings refuse is a warning (the run goes on without it).
 // lookPath is exec.LookPath when nil. The start of a run, `configs validate` and `massgen doctor`
@@ -30,6 +33,13 @@ func (c *Config) Preflight(lookPath func(string) (string, error)) ([]Problem, []
 			probs = append(probs, c.problem(p+".type", "", "%s.type: %s: refused: %s", p, bt.Name, bt.Reason()))
 		case bt.ModelRequired && strings.TrimSpace(a.Backend.Model) == "":
 			probs = append(probs, c.missingModel(p, a.Backend))
+		}
+		// Option values the param table types (temperature, max_tokens, ...): checked here, with
+		// the other reasons a config cannot run, so validate reports them all at once.
+		_, bad := a.Backend.typedParams()
+		for _, e := range bad {
+			k := p + "." + e.Key
+			probs = append(probs, c.problem(k, "", "%s: %v", k, e.Err))
 		}
 		if bt.Program != "" {
 			if _, err := lookPath(bt.Program); err != nil {
@@ -78,7 +88,7 @@ func (c *Config) missingModel(p string, b Backend) Problem {
 // with a separator (./server.py) is looked up in the agent's workspace at run time: not checked.
 func (c *Config) checkMCPCommand(key string, s MCPServer, lookPath func(string) (string, error)) (Problem, bool) {
 	cmd := strings.TrimSpace(s.Command)
-	if cmd == "" || (s.Type != "" && s.Type != "stdio") {
+	if cmd == "" || (s.Type != "" && s.Type != vocab.MCPStdio) {
 		return Problem{}, false
 	}
 	if strings.ContainsAny(cmd, `/\`) && !filepath.IsAbs(cmd) {

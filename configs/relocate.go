@@ -5,18 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/massgen-go/massgen/internal/layout"
 	"github.com/massgen-go/massgen/internal/pathx"
-)
-
-// Folders under .massgen/ (spec: ".massgen Directory Structure").
-const (
-	MassgenDirName    = ".massgen"
-	WorkspacesDirName = "workspaces"
-	SnapshotsDirName  = "snapshots"
-	TempDirName       = "temp_workspaces"
-	SessionsDirName   = "sessions"
-	LogsDirName       = "logs"
-	TrashDirName      = "trash" // deleted files are kept here (filesystem's trash)
+	"github.com/massgen-go/massgen/internal/vocab"
 )
 
 // expandHome turns "~" and "~/x" into paths under home.
@@ -36,7 +27,7 @@ func expandHome(p, home string) string {
 // underMassgen reports whether a clean relative path starts with .massgen/.
 func underMassgen(rel string) bool {
 	first, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
-	return first == MassgenDirName
+	return first == layout.DirName
 }
 
 // escapes reports whether a clean relative path climbs out of its base.
@@ -101,11 +92,12 @@ func (c *Config) relocate(d *document, home string) []Problem {
 		probs = append(probs, Problem{File: d.file, Line: d.lineOf(path), Message: path + ": " + err.Error()})
 	}
 	mg := c.MassgenDir()
+	defaults := layout.OfProject(c.BaseDir) // the storage folders the config does not move
 	for i := range c.Agents {
 		a := &c.Agents[i]
 		p := fmt.Sprintf("agents[%d]", i)
 		if a.Backend.CWD != "" {
-			cwd, err := relocateUnder(a.Backend.CWD, c.BaseDir, filepath.Join(mg, WorkspacesDirName), home)
+			cwd, err := relocateUnder(a.Backend.CWD, c.BaseDir, defaults.Workspaces(), home)
 			if err != nil {
 				add(p+".backend.cwd", err)
 			}
@@ -125,12 +117,12 @@ func (c *Config) relocate(d *document, home string) []Problem {
 		val  *string
 		dflt string
 	}{
-		{"snapshot_storage", &o.SnapshotStorage, SnapshotsDirName},
-		{"agent_temporary_workspace", &o.AgentTemporaryWorkspace, TempDirName},
-		{"session_storage", &o.SessionStorage, SessionsDirName},
+		{"snapshot_storage", &o.SnapshotStorage, defaults.Snapshots()},
+		{"agent_temporary_workspace", &o.AgentTemporaryWorkspace, defaults.TempWorkspaces()},
+		{"session_storage", &o.SessionStorage, defaults.Sessions()},
 	} {
 		if strings.TrimSpace(*f.val) == "" {
-			*f.val = filepath.Join(mg, f.dflt)
+			*f.val = f.dflt
 			continue
 		}
 		v, err := relocateUnder(*f.val, c.BaseDir, mg, home)
@@ -154,7 +146,7 @@ func (c *Config) relocate(d *document, home string) []Problem {
 	for i, cp := range o.ContextPaths {
 		p := fmt.Sprintf("orchestrator.context_paths[%d]", i)
 		if cp.Permission == "" {
-			cp.Permission = "read" // least privilege when the YAML does not say
+			cp.Permission = vocab.AccessRead // least privilege when the YAML does not say
 		}
 		r, err := resolveContextPath(cp, c.BaseDir, home)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/massgen-go/massgen/backends/pricing"
+	"github.com/massgen-go/massgen/internal/vocab"
 )
 
 // Config is a loaded MassGen-compatible configuration. Field names follow MassGen's YAML keys.
@@ -20,9 +21,9 @@ type Config struct {
 	UI              UI              `yaml:"ui,omitempty" json:"ui,omitempty"`
 	// Permissions is the global `permissions:` section (modes, allow/deny rules, hooks).
 	Permissions Permissions `yaml:"permissions,omitempty" json:"permissions,omitempty"`
-	// CommandSandbox is "auto" (default: landlock, else bubblewrap, else refuse commands),
-	// "bubblewrap", "namespaces", "landlock" or "none" (explicit opt-out, warned about).
-	CommandSandbox string `yaml:"command_sandbox,omitempty" json:"command_sandbox,omitempty"`
+	// CommandSandbox is how commands are confined (vocab.SandboxMode; "" is auto: see
+	// sandbox.Effective). none is an explicit opt-out, warned about.
+	CommandSandbox vocab.SandboxMode `yaml:"command_sandbox,omitempty" json:"command_sandbox,omitempty"`
 	// Pricing extends or overrides the embedded price catalogue (configs/cost.go).
 	Pricing Pricing `yaml:"pricing,omitempty" json:"pricing,omitempty"`
 	// CommandLimits bound every agent's commands (commandlimits.go).
@@ -72,8 +73,8 @@ type Agent struct {
 	CommandNetwork *CommandNetwork `yaml:"command_network,omitempty" json:"command_network,omitempty"`
 }
 
-// Backend is `agents[].backend`. Known keys are typed; every other key is kept in Extra and
-// passed through to the provider.
+// Backend is `agents[].backend`. Known keys are typed; every other key is kept in Extra, and
+// the provider options among them are typed by the param table (Backend.Params, params.go).
 type Backend struct {
 	Type  string `yaml:"type" json:"type"`
 	Model string `yaml:"model,omitempty" json:"model,omitempty"`
@@ -105,12 +106,12 @@ type Backend struct {
 
 // MCPServer is one entry of `mcp_servers:`.
 type MCPServer struct {
-	Name    string            `yaml:"name" json:"name"`
-	Type    string            `yaml:"type,omitempty" json:"type,omitempty"` // stdio | streamable-http
-	Command string            `yaml:"command,omitempty" json:"command,omitempty"`
-	Args    []string          `yaml:"args,omitempty" json:"args,omitempty"`
-	Env     map[string]string `yaml:"env,omitempty" json:"env,omitempty"`
-	URL     string            `yaml:"url,omitempty" json:"url,omitempty"`
+	Name    string             `yaml:"name" json:"name"`
+	Type    vocab.MCPTransport `yaml:"type,omitempty" json:"type,omitempty"`
+	Command string             `yaml:"command,omitempty" json:"command,omitempty"`
+	Args    []string           `yaml:"args,omitempty" json:"args,omitempty"`
+	Env     map[string]string  `yaml:"env,omitempty" json:"env,omitempty"`
+	URL     string             `yaml:"url,omitempty" json:"url,omitempty"`
 	// AllowedTools, when set, are the only tools of the server offered; ExcludeTools are not
 	// offered (the server's own tool names).
 	AllowedTools []string `yaml:"allowed_tools,omitempty" json:"allowed_tools,omitempty"`
@@ -125,8 +126,8 @@ type MCPServer struct {
 type ScriptStep struct {
 	Text      string           `yaml:"text,omitempty" json:"text,omitempty"`
 	ToolCalls []ScriptToolCall `yaml:"tool_calls,omitempty" json:"tool_calls,omitempty"`
-	// Phase restricts the step to "coordination" or "final" (empty: any).
-	Phase string `yaml:"phase,omitempty" json:"phase,omitempty"`
+	// Phase restricts the step to one phase (empty: any).
+	Phase vocab.Phase `yaml:"phase,omitempty" json:"phase,omitempty"`
 	// WaitFor makes the step wait until this path exists (after ${VAR} substitution) before
 	// replying, so scripted runs can order agents deterministically.
 	WaitFor string `yaml:"wait_for,omitempty" json:"wait_for,omitempty"`
@@ -157,11 +158,11 @@ type Orchestrator struct {
 	MaxCostUSD float64 `yaml:"max_cost_usd,omitempty" json:"max_cost_usd,omitempty"`
 	// EnforceReadBeforeDelete defaults to true when nil.
 	EnforceReadBeforeDelete *bool `yaml:"enforce_read_before_delete,omitempty" json:"enforce_read_before_delete,omitempty"`
-	// VotingSensitivity and AnswerNoveltyRequirement are MassGen's lenient (default), balanced or
-	// strict: how good the best answer must be for a vote, and how different a new answer must
-	// be from the existing ones (docs/orchestrator.md, "MassGen's coordination options").
-	VotingSensitivity        string `yaml:"voting_sensitivity,omitempty" json:"voting_sensitivity,omitempty"`
-	AnswerNoveltyRequirement string `yaml:"answer_novelty_requirement,omitempty" json:"answer_novelty_requirement,omitempty"`
+	// VotingSensitivity and AnswerNoveltyRequirement are MassGen's levels: how good the best
+	// answer must be for a vote, and how different a new answer must be from the existing ones
+	// (docs/orchestrator.md, "MassGen's coordination options").
+	VotingSensitivity        vocab.VotingSensitivity `yaml:"voting_sensitivity,omitempty" json:"voting_sensitivity,omitempty"`
+	AnswerNoveltyRequirement vocab.Strictness        `yaml:"answer_novelty_requirement,omitempty" json:"answer_novelty_requirement,omitempty"`
 	// VotingThreshold (0-10, default 5), MaxChecklistCallsPerRound (default 1) and
 	// ChecklistFirstAnswer steer voting_sensitivity checklist_gated (orchestrator/checklist.go).
 	VotingThreshold           int  `yaml:"voting_threshold,omitempty" json:"voting_threshold,omitempty"`
@@ -222,8 +223,8 @@ func (d *DebugAnswer) UnmarshalYAML(n *yaml.Node) error {
 // ContextPath is one entry of `orchestrator.context_paths`.
 type ContextPath struct {
 	Path string `yaml:"path" json:"path"`
-	// Permission is "read" or "write" (the final agent's access; coordination agents always read).
-	Permission string `yaml:"permission,omitempty" json:"permission,omitempty"`
+	// Permission is the final agent's access (read when empty; coordination agents always read).
+	Permission vocab.Access `yaml:"permission,omitempty" json:"permission,omitempty"`
 	// ProtectedPaths are relative to Path in YAML; absolute after Resolve.
 	ProtectedPaths []string `yaml:"protected_paths,omitempty" json:"protected_paths,omitempty"`
 }
@@ -249,11 +250,11 @@ type UI struct {
 
 // Permissions is a `permissions:` section (spec 004), global or per agent.
 type Permissions struct {
-	// Mode is acceptEdits (default), default (ask), or bypassPermissions.
-	Mode  string   `yaml:"mode,omitempty" json:"mode,omitempty"`
-	Allow []string `yaml:"allow,omitempty" json:"allow,omitempty"`
-	Deny  []string `yaml:"deny,omitempty" json:"deny,omitempty"`
-	Hooks Hooks    `yaml:"hooks,omitempty" json:"hooks,omitempty"`
+	// Mode is the permission mode ("" is acceptEdits).
+	Mode  vocab.PermissionMode `yaml:"mode,omitempty" json:"mode,omitempty"`
+	Allow []string             `yaml:"allow,omitempty" json:"allow,omitempty"`
+	Deny  []string             `yaml:"deny,omitempty" json:"deny,omitempty"`
+	Hooks Hooks                `yaml:"hooks,omitempty" json:"hooks,omitempty"`
 }
 
 // Hooks are external commands run before and after each tool call.

@@ -3,6 +3,8 @@ package configs
 import (
 	"os"
 	"path/filepath"
+
+	"github.com/massgen-go/massgen/internal/layout"
 )
 
 // UserConfigDir is MassGen's per-user folder: $XDG_CONFIG_HOME/massgen when XDG_CONFIG_HOME is
@@ -27,13 +29,13 @@ func UserConfigDir(lookupEnv func(string) (string, bool), home string) string {
 func ConfigCandidates(baseDir, home string, lookupEnv func(string) (string, bool)) []string {
 	var out []string
 	if baseDir != "" {
-		out = append(out, filepath.Join(baseDir, MassgenDirName, "config.yaml"))
+		out = append(out, layout.OfProject(baseDir).ConfigFile())
 	}
 	if d := UserConfigDir(lookupEnv, home); d != "" {
 		out = append(out, filepath.Join(d, "config.yaml"))
 	}
 	if home != "" {
-		out = append(out, filepath.Join(home, MassgenDirName, "config.yaml"))
+		out = append(out, layout.OfProject(home).ConfigFile()) // ~/.massgen is laid out as a project's
 	}
 	return out
 }
@@ -67,7 +69,7 @@ func DefaultConfigName(baseDir, home string, lookupEnv func(string) (string, boo
 func EnvFiles(baseDir, home string, lookupEnv func(string) (string, bool)) []string {
 	var files []string
 	if home != "" {
-		files = append(files, filepath.Join(home, MassgenDirName, ".env"))
+		files = append(files, layout.OfProject(home).EnvFile())
 	}
 	if d := UserConfigDir(lookupEnv, home); d != "" {
 		files = append(files, filepath.Join(d, ".env"))

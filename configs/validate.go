@@ -3,7 +3,6 @@ package configs
 import (
 	"fmt"
 	"regexp"
-	"slices"
 	"strings"
 )
 
@@ -11,27 +10,8 @@ import (
 // separators, no "..", nothing hidden.
 var agentIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
-var (
-	permissionModes = []string{"acceptEdits", "default", "bypassPermissions"}
-	sandboxModes    = []string{"auto", "bubblewrap", "namespaces", "landlock", "none"}
-	mcpTypes        = []string{"stdio", "streamable-http", "http", "sse"}
-)
-
-// The levels of voting_sensitivity and answer_novelty_requirement (empty means Lenient, MassGen's
-// default).
-const (
-	Lenient  = "lenient"
-	Balanced = "balanced"
-	Strict   = "strict"
-)
-
-var strictness = []string{Lenient, Balanced, Strict}
-
-// ChecklistGated is MassGen's voting_sensitivity checklist_gated (0.1.50): agents score the
-// answers with the submit_checklist tool, whose verdict says whether to vote.
-const ChecklistGated = "checklist_gated"
-
-// validate checks values the decoder cannot: required fields, enumerations, unique ids.
+// validate checks values the decoder cannot: required fields, ranges, unique ids. Words of a
+// vocabulary (modes, levels, permissions) were checked as they were decoded (checkWords).
 func (c *Config) validate(d *document) []Problem {
 	var probs []Problem
 	add := func(path, format string, args ...any) {
@@ -76,30 +56,11 @@ func (c *Config) validate(d *document) []Problem {
 			if s.Name == "" {
 				add(sp, "missing name")
 			}
-			if s.Type != "" && !slices.Contains(mcpTypes, s.Type) {
-				add(sp+".type", "unknown MCP server type %q (known: %s)", s.Type, strings.Join(mcpTypes, ", "))
-			}
 			if s.Command == "" && s.URL == "" {
 				add(sp, "needs command: (stdio) or url: (http)")
 			}
-			if sec := s.Security; sec != nil {
-				if sec.Level != "" && !slices.Contains(securityLevels, sec.Level) {
-					add(sp+".security.level", "unknown level %q (known: %s)", sec.Level, strings.Join(securityLevels, ", "))
-				}
-				if e := sec.Env; e != nil {
-					if e.Level != "" && !slices.Contains(securityLevels, e.Level) {
-						add(sp+".security.env.level", "unknown level %q (known: %s)", e.Level, strings.Join(securityLevels, ", "))
-					}
-					if e.Mode != "" && !slices.Contains(envModes, e.Mode) {
-						add(sp+".security.env.mode", "unknown mode %q (known: %s)", e.Mode, strings.Join(envModes, ", "))
-					}
-				}
-			}
 		}
 		for j, st := range b.Script {
-			if st.Phase != "" && st.Phase != "coordination" && st.Phase != "final" {
-				add(fmt.Sprintf("%s.backend.script[%d].phase", p, j), "unknown phase %q (coordination or final)", st.Phase)
-			}
 			for k, tc := range st.ToolCalls {
 				if tc.Name == "" {
 					add(fmt.Sprintf("%s.backend.script[%d].tool_calls[%d]", p, j, k), "missing name")
@@ -135,9 +96,6 @@ func (c *Config) validate(d *document) []Problem {
 		if strings.TrimSpace(cp.Path) == "" {
 			add(p, "missing path")
 		}
-		if cp.Permission != "" && cp.Permission != "read" && cp.Permission != "write" {
-			add(p+".permission", "invalid permission %q (read or write)", cp.Permission)
-		}
 		for j, pp := range cp.ProtectedPaths {
 			if strings.TrimSpace(pp) == "" {
 				add(fmt.Sprintf("%s.protected_paths[%d]", p, j), "empty protected path")
@@ -162,25 +120,11 @@ func (c *Config) validate(d *document) []Problem {
 			add(f.path, "must not be negative (got %d)", f.v)
 		}
 	}
-	for _, f := range []struct {
-		path, v string
-		known   []string
-	}{
-		{"orchestrator.voting_sensitivity", o.VotingSensitivity, append(slices.Clone(strictness), ChecklistGated)},
-		{"orchestrator.answer_novelty_requirement", o.AnswerNoveltyRequirement, strictness},
-	} {
-		if f.v != "" && !slices.Contains(f.known, f.v) {
-			add(f.path, "unknown level %q (known: %s)", f.v, strings.Join(f.known, ", "))
-		}
-	}
 	if t := o.VotingThreshold; t < 0 || t > 10 {
 		add("orchestrator.voting_threshold", "must be 0-10 (got %d)", t)
 	}
 	if o.MaxChecklistCallsPerRound < 0 {
 		add("orchestrator.max_checklist_calls_per_round", "must not be negative (got %d)", o.MaxChecklistCallsPerRound)
-	}
-	if c.CommandSandbox != "" && !slices.Contains(sandboxModes, c.CommandSandbox) {
-		add("command_sandbox", "unknown sandbox %q (known: %s)", c.CommandSandbox, strings.Join(sandboxModes, ", "))
 	}
 	probs = append(probs, validateCommandLimits(d, "command_limits", c.CommandLimits)...)
 	validateNetwork("orchestrator.command_network", o.CommandNetwork, add)
@@ -192,9 +136,6 @@ func validatePermissions(d *document, path string, p *Permissions) []Problem {
 	var probs []Problem
 	add := func(path, format string, args ...any) {
 		probs = append(probs, Problem{File: d.file, Line: d.lineOf(path), Key: path, Message: path + ": " + fmt.Sprintf(format, args...)})
-	}
-	if p.Mode != "" && !slices.Contains(permissionModes, p.Mode) {
-		add(path+".mode", "unknown mode %q (known: %s)", p.Mode, strings.Join(permissionModes, ", "))
 	}
 	for i, r := range p.Allow {
 		if strings.TrimSpace(r) == "" {

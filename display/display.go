@@ -10,38 +10,27 @@ import (
 	"time"
 
 	"github.com/massgen-go/massgen/internal/termtext"
+	"github.com/massgen-go/massgen/internal/vocab"
 	"github.com/massgen-go/massgen/orchestrator"
 )
 
-// Mode is how a run is shown.
-type Mode string
+// Mode is how a run is shown (its words and their aliases are declared once, in vocab.Display).
+type Mode = vocab.Display
 
 const (
-	ModeAuto   Mode = ""       // live on a terminal, plain otherwise
-	ModeLive   Mode = "live"   // one redrawn panel per agent
-	ModePlain  Mode = "plain"  // one line per event on stderr
-	ModeSilent Mode = "silent" // only the final answer
+	ModeAuto   = vocab.DisplayAuto   // live on a terminal, plain otherwise ("" too)
+	ModeLive   = vocab.DisplayLive   // one redrawn panel per agent
+	ModePlain  = vocab.DisplayPlain  // one line per event on stderr
+	ModeSilent = vocab.DisplaySilent // only the final answer
 )
 
 // ParseMode reads --display (and MassGen's ui.display_type values).
-func ParseMode(s string) (Mode, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "", "auto":
-		return ModeAuto, nil
-	case "live", "rich", "rich_terminal", "textual_terminal", "terminal":
-		return ModeLive, nil
-	case "plain", "simple", "text", "lines":
-		return ModePlain, nil
-	case "silent", "quiet", "none":
-		return ModeSilent, nil
-	}
-	return "", fmt.Errorf("unknown display %q (use auto, live, plain or silent)", s)
-}
+func ParseMode(s string) (Mode, error) { return vocab.ParseDisplay(s) }
 
 // Resolve picks the concrete mode: auto (and live) become plain when stderr is not a terminal.
 func Resolve(m Mode, stderrTTY bool) Mode {
 	switch m {
-	case ModeAuto, ModeLive:
+	case "", ModeAuto, ModeLive:
 		if stderrTTY {
 			return ModeLive
 		}

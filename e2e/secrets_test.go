@@ -12,9 +12,9 @@ import (
 )
 
 // linuxSandboxes are the command sandboxes this machine can run.
-func linuxSandboxes(t *testing.T) []string {
+func linuxSandboxes(t *testing.T) []sandbox.Mode {
 	t.Helper()
-	var ms []string
+	var ms []sandbox.Mode
 	if sandbox.BubblewrapPath() != "" {
 		ms = append(ms, sandbox.ModeBubblewrap)
 	}
@@ -43,7 +43,7 @@ func TestDotEnvIsPrivate(t *testing.T) {
 	}
 	for _, user := range users {
 		for _, mode := range linuxSandboxes(t) {
-			t.Run(user+"/"+mode, func(t *testing.T) { dotEnvIsPrivate(t, user, mode, projectKey, userKey) })
+			t.Run(user+"/"+string(mode), func(t *testing.T) { dotEnvIsPrivate(t, user, string(mode), projectKey, userKey) })
 		}
 	}
 }
@@ -113,7 +113,7 @@ func dotEnvIsPrivate(t *testing.T, user, mode, projectKey, userKey string) {
 			var res struct {
 				Stdout, Sandbox string
 			}
-			if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || r.code != 0 || res.Sandbox != mode {
+			if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || r.code != 0 || res.Sandbox != string(mode) {
 				t.Fatalf("%s: execute_command: exit %d (%v)\n%s%s", where, r.code, err, r.stdout, r.stderr)
 			}
 			// In a directory the agent may write (the final agent's, with --context

@@ -78,7 +78,7 @@ type Custom interface {
 // CommandSandbox is what a process started for an agent runs under: its command sandbox
 // (execute_command's), with the agent's policy for the Toolset's role.
 type CommandSandbox struct {
-	Mode   string         // command_sandbox: "", auto, bubblewrap, namespaces, landlock, none
+	Mode   sandbox.Mode   // command_sandbox ("" is auto)
 	Policy sandbox.Policy // what the process may touch
 	// Workspace is the agent's workspace ("" when it has none).
 	Workspace string

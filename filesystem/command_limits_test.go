@@ -20,7 +20,7 @@ func TestExecuteCommandLimits(t *testing.T) {
 		t.Skip("python3 not installed")
 	}
 	for _, mode := range sandboxModes(t) {
-		t.Run(mode, func(t *testing.T) {
+		t.Run(string(mode), func(t *testing.T) {
 			for _, c := range []struct {
 				lim                     sandbox.Limits
 				command, limit, message string

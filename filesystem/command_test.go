@@ -12,9 +12,9 @@ import (
 	"github.com/massgen-go/massgen/permissions"
 )
 
-func sandboxModes(t *testing.T) []string {
+func sandboxModes(t *testing.T) []sandbox.Mode {
 	t.Helper()
-	var ms []string
+	var ms []sandbox.Mode
 	if sandbox.LandlockABI() >= 3 {
 		ms = append(ms, sandbox.ModeLandlock)
 	}
@@ -30,17 +30,17 @@ func sandboxModes(t *testing.T) []string {
 	return ms
 }
 
-func withSandbox(mode string) envOpt {
+func withSandbox(mode sandbox.Mode) envOpt {
 	return func(_ *permissions.Spec, o *ToolsetOptions) { o.Sandbox = mode }
 }
 
 func TestExecuteCommand(t *testing.T) {
 	for _, mode := range sandboxModes(t) {
-		t.Run(mode, func(t *testing.T) {
+		t.Run(string(mode), func(t *testing.T) {
 			t.Run("coordination", func(t *testing.T) {
 				e := newEnv(t, permissions.Coordination, withSandbox(mode))
 				m := e.ok("execute_command", map[string]any{"command": "cat " + filepath.Join(e.proj, "index.html") + " > copy.html && echo done"})
-				if m["stdout"] != "done\n" || m["sandbox"] != mode || read(t, filepath.Join(e.ws, "copy.html")) != "<h1>hi</h1>\n" {
+				if m["stdout"] != "done\n" || m["sandbox"] != string(mode) || read(t, filepath.Join(e.ws, "copy.html")) != "<h1>hi</h1>\n" {
 					t.Fatalf("result = %v", m)
 				}
 				// The context path is read-only during coordination, whatever the command does.
@@ -89,7 +89,7 @@ func TestExecuteCommand(t *testing.T) {
 // namespaces mode, which auto prefers (pure Landlock cannot express it: documented), while
 // .git and the protected paths hold.
 func TestExecuteCommandCreatesAtTop(t *testing.T) {
-	var ms []string
+	var ms []sandbox.Mode
 	if sandbox.BubblewrapPath() != "" {
 		ms = append(ms, sandbox.ModeBubblewrap)
 	}
@@ -100,10 +100,10 @@ func TestExecuteCommandCreatesAtTop(t *testing.T) {
 		t.Skip("neither bubblewrap nor user namespaces here: with Landlock alone new top-level entries next to .git cannot be created (documented)")
 	}
 	for _, mode := range ms {
-		t.Run(mode, func(t *testing.T) {
+		t.Run(string(mode), func(t *testing.T) {
 			e := newEnv(t, permissions.Final, withSandbox(mode))
 			m := e.ok("execute_command", map[string]any{"command": "mkdir -p dist && echo ok > dist/out.txt && echo x > NEW.md && ls", "work_dir": e.proj})
-			if m["sandbox"] == sandbox.ModeLandlock || read(t, filepath.Join(e.proj, "dist", "out.txt")) != "ok\n" || !strings.Contains(fmt.Sprint(m["stdout"]), "NEW.md") {
+			if m["sandbox"] == string(sandbox.ModeLandlock) || read(t, filepath.Join(e.proj, "dist", "out.txt")) != "ok\n" || !strings.Contains(fmt.Sprint(m["stdout"]), "NEW.md") {
 				t.Fatalf("result = %v", m)
 			}
 			e.call("execute_command", map[string]any{"command": "echo pwned > golden/expected.txt; rm -rf .git; mv golden g2", "work_dir": e.proj})

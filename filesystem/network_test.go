@@ -40,7 +40,7 @@ func TestExecuteCommandNetwork(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, mode := range sandboxModes(t) {
-		t.Run(mode, func(t *testing.T) {
+		t.Run(string(mode), func(t *testing.T) {
 			e := newEnv(t, permissions.Coordination, withSandbox(mode))
 			auditPath := filepath.Join(t.TempDir(), "permissions.jsonl")
 			auditLog, err := audit.Open(auditPath)

@@ -54,7 +54,7 @@ func exchanger(a, b string) (stop func() int) {
 // stays invisible, and a command replacing it finds it back afterwards.
 func TestRedteamCommandExcludedSymlink(t *testing.T) {
 	for _, mode := range sandboxModes(t) {
-		t.Run(mode, func(t *testing.T) {
+		t.Run(string(mode), func(t *testing.T) {
 			e := newEnv(t, permissions.Final, withSandbox(mode))
 			mkdir(t, filepath.Join(e.proj, "src"))
 			e.ok("execute_command", map[string]any{"command": fmt.Sprintf(`o=%s; n=node_modules; ln -s "$o" src/$n`, e.out), "work_dir": e.proj})
@@ -89,7 +89,7 @@ func TestRedteamCommandExcludedSymlink(t *testing.T) {
 func TestRedteamCommandCleanupRace(t *testing.T) {
 	lane.Long(t)
 	for _, mode := range sandboxModes(t) {
-		t.Run(mode, func(t *testing.T) {
+		t.Run(string(mode), func(t *testing.T) {
 			e := newEnvNoSystem(t, mode)
 			// (In src/: with Landlock alone the project's top is read-only, it holds a
 			// protected path.)

@@ -494,7 +494,7 @@ func findProcs(marker string) []string {
 func TestRedteamBackgroundProcessOutlivesCommand(t *testing.T) {
 	lane.Long(t)
 	for _, mode := range sandboxModes(t) {
-		t.Run(mode, func(t *testing.T) {
+		t.Run(string(mode), func(t *testing.T) {
 			e := newEnv(t, permissions.Coordination, withSandbox(mode))
 			marker := fmt.Sprintf("4242.%d%d", os.Getpid(), len(mode))
 			e.ok("execute_command", map[string]any{"command": "sleep " + marker + " >/dev/null 2>&1 </dev/null & echo started"})
@@ -651,7 +651,7 @@ orchestrator:
 // protected paths or another agent's workspace.
 func TestRedteamWorkspaceInsideProject(t *testing.T) {
 	for _, mode := range sandboxModes(t) {
-		t.Run(mode, func(t *testing.T) {
+		t.Run(string(mode), func(t *testing.T) {
 			base, err := filepath.EvalSymlinks(t.TempDir())
 			if err != nil {
 				t.Fatal(err)
@@ -714,7 +714,7 @@ func TestRedteamWorkspaceInsideProject(t *testing.T) {
 // rules: mode bypassPermissions) in a writable context path must not leave them there.
 func TestRedteamCommandCreatesSystemPaths(t *testing.T) {
 	for _, mode := range sandboxModes(t) {
-		t.Run(mode, func(t *testing.T) {
+		t.Run(string(mode), func(t *testing.T) {
 			e2 := newEnvNoSystem(t, mode)
 			for _, c := range []string{
 				`d=%s; mkdir -p "$d/.git/hooks" && printf '[core]\n\tfsmonitor = touch /tmp/pwned\n' > "$d/.git/config"`,
@@ -741,7 +741,7 @@ func TestRedteamCommandCreatesSystemPaths(t *testing.T) {
 }
 
 // newEnvNoSystem is an env whose project has no .git/.env/.massgen yet.
-func newEnvNoSystem(t *testing.T, mode string) *env {
+func newEnvNoSystem(t *testing.T, mode sandbox.Mode) *env {
 	return newEnv(t, permissions.Final, withSandbox(mode), func(s *permissions.Spec, _ *ToolsetOptions) {
 		proj := s.ContextPaths[0].Path
 		os.RemoveAll(filepath.Join(proj, ".git"))
@@ -784,7 +784,7 @@ func TestRedteamDevices(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, mode := range sandboxModes(t) {
-		t.Run(mode, func(t *testing.T) {
+		t.Run(string(mode), func(t *testing.T) {
 			e := newEnv(t, permissions.Coordination, withSandbox(mode))
 			for _, c := range []string{
 				"p=" + pts + "; timeout 2 head -n1 $p",
@@ -824,7 +824,7 @@ func TestRedteamOtherProcesses(t *testing.T) {
 	}
 	defer func() { other.Process.Kill(); other.Wait() }()
 	for _, mode := range sandboxModes(t) {
-		t.Run(mode, func(t *testing.T) {
+		t.Run(string(mode), func(t *testing.T) {
 			e := newEnv(t, permissions.Coordination, withSandbox(mode))
 			m, _ := e.call("execute_command", map[string]any{"command": "p=/proc; cat $p/[0-9]*/cmdline 2>/dev/null | tr '\\0' ' '"})
 			leaked := strings.Contains(fmt.Sprint(m["stdout"]), marker)
@@ -853,7 +853,7 @@ func TestRedteamRootOnlySystemSecrets(t *testing.T) {
 		t.Skip("no /etc/shadow")
 	}
 	for _, mode := range sandboxModes(t) {
-		t.Run(mode, func(t *testing.T) {
+		t.Run(string(mode), func(t *testing.T) {
 			e := newEnv(t, permissions.Coordination, withSandbox(mode))
 			m, _ := e.call("execute_command", map[string]any{"command": "e=/etc; for f in shadow gshadow sudoers ssh/ssh_host_ed25519_key; do cat $e/$f 2>/dev/null; done | wc -c"})
 			if strings.TrimSpace(fmt.Sprint(m["stdout"])) != "0" {

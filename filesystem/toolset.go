@@ -17,6 +17,7 @@ import (
 	"github.com/massgen-go/massgen/internal/pathx"
 	"github.com/massgen-go/massgen/internal/sandbox"
 	"github.com/massgen-go/massgen/internal/tooldecl"
+	"github.com/massgen-go/massgen/internal/vocab"
 	"github.com/massgen-go/massgen/permissions"
 	"github.com/massgen-go/massgen/permissions/guard"
 	"github.com/massgen-go/massgen/permissions/toolargs"
@@ -28,7 +29,7 @@ type ToolsetOptions struct {
 	TrashDir                string       // <.massgen>/trash/<run-id>; "" = deletions from context paths are refused
 	EnforceReadBeforeDelete bool
 	Tracker                 *Tracker       // files read/created this run; nil: new
-	Sandbox                 string         // "", auto, landlock, bubblewrap, none
+	Sandbox                 sandbox.Mode   // "" is auto
 	CommandLimits           sandbox.Limits // bounds on each command (zero fields: the defaults)
 	// CommandNetwork is what commands and custom tool processes may reach (zero: nothing);
 	// the Toolset reports each connection its proxy allows or refuses (network.go).
@@ -92,9 +93,6 @@ func NewToolset(o ToolsetOptions) (*Toolset, error) {
 	if pol == nil {
 		return nil, errors.New("filesystem: NewToolset: Guard has no Policy")
 	}
-	if err := sandbox.ValidMode(o.Sandbox); err != nil {
-		return nil, fmt.Errorf("filesystem: %w", err)
-	}
 	if o.Tracker == nil {
 		o.Tracker = NewTracker()
 	}
@@ -123,11 +121,16 @@ func NewToolset(o ToolsetOptions) (*Toolset, error) {
 			}
 		}
 	}
-	if o.Sandbox == sandbox.ModeNone {
+	_, serr := sandbox.Effective(o.Sandbox)
+	var unknown *vocab.UnknownError
+	switch {
+	case errors.As(serr, &unknown):
+		return nil, fmt.Errorf("filesystem: %w", serr)
+	case o.Sandbox == sandbox.ModeNone:
 		t.log.Warn("command_sandbox: none: agent commands run WITHOUT a kernel sandbox; only the permission rules protect your files",
 			zap.String("agent", pol.Spec().Agent))
-	} else if _, err := sandbox.Effective(o.Sandbox); err != nil {
-		t.log.Warn("execute_command will refuse to run commands", zap.Error(err))
+	case serr != nil:
+		t.log.Warn("execute_command will refuse to run commands", zap.Error(serr))
 	}
 	return t, nil
 }

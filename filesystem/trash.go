@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/massgen-go/massgen/internal/layout"
 	"github.com/massgen-go/massgen/internal/safefs"
 )
 
@@ -193,7 +194,7 @@ func copyOut(d *safefs.Dir, name, dst string) error {
 
 // ListTrash lists every trashed entry under <massgenDir>/trash, oldest first.
 func ListTrash(massgenDir string) ([]TrashEntry, error) {
-	metas, err := filepath.Glob(filepath.Join(massgenDir, "trash", "*", "*", trashMeta))
+	metas, err := filepath.Glob(filepath.Join(layout.At(massgenDir).Trash(), "*", "*", trashMeta))
 	if err != nil {
 		return nil, err
 	}
@@ -230,9 +231,10 @@ func trashSlot(massgenDir, id string) (string, error) {
 	if !ok || !valid(run) || !valid(seq) {
 		return "", fmt.Errorf("invalid trash id %q (expected RUN/SEQ as shown by `massgen trash list`)", id)
 	}
-	slot := filepath.Join(massgenDir, "trash", run, seq)
+	trash := layout.At(massgenDir).Trash()
+	slot := filepath.Join(trash, run, seq)
 	if _, err := os.Stat(filepath.Join(slot, trashMeta)); err != nil {
-		return "", fmt.Errorf("no trash entry %q in %s", id, filepath.Join(massgenDir, "trash"))
+		return "", fmt.Errorf("no trash entry %q in %s", id, trash)
 	}
 	return slot, nil
 }

@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/massgen-go/massgen/internal/layout"
 	"github.com/massgen-go/massgen/internal/private"
 )
 
@@ -28,9 +29,6 @@ const FileName = "massgen.log"
 // RunEnd is the message of the last line a run (or an inspection command that opened a log)
 // writes: `massgen logs --follow` stops there.
 const RunEnd = "run end"
-
-// dirName is the folder of run folders inside .massgen/.
-const dirName = "logs"
 
 // runPrefix and runLayout name a run folder: log_<YYYYMMDD_HHMMSS>, then _2, _3, ... for runs
 // started in the same second.
@@ -42,7 +40,7 @@ const (
 // NewRunDir creates <massgenDir>/logs/log_<YYYYMMDD_HHMMSS>/ for a run started at now, adding
 // _2, _3, ... when a run started in the same second already has that folder.
 func NewRunDir(massgenDir string, now time.Time) (string, error) {
-	logs := filepath.Join(massgenDir, dirName)
+	logs := layout.At(massgenDir).Logs()
 	if err := private.MkdirAll(logs); err != nil {
 		return "", fmt.Errorf("logging: %w", err)
 	}
@@ -122,7 +120,7 @@ func (t longText) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 // in its name, not by modification time, which a copy or a touch can change). The error wraps
 // fs.ErrNotExist when there is none.
 func Latest(massgenDir string) (string, error) {
-	logs := filepath.Join(massgenDir, dirName)
+	logs := layout.At(massgenDir).Logs()
 	entries, err := os.ReadDir(logs)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("logging: %w", err)

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/internal/vocab"
 )
 
 // Helpers over a coordination's answers and votes: what may be posted (answerProblem and the
@@ -52,11 +52,11 @@ func (s *state) answerProblem(i int, text string) string {
 // noveltyLimit is MassGen's answer_novelty_requirement: the word overlap (Jaccard similarity of
 // the sets of lower-cased words) above which a new answer is refused, and the message saying
 // so; 0 for lenient (no check).
-func noveltyLimit(level string) (float64, string) {
+func noveltyLimit(level vocab.Strictness) (float64, string) {
 	switch level {
-	case configs.Strict:
+	case vocab.Strict:
 		return 0.5, "your answer is too similar to existing answers (>50% overlap). Please use a fundamentally different approach, employ different tools/techniques, or vote for an existing answer."
-	case configs.Balanced:
+	case vocab.Balanced:
 		return 0.7, "your answer is too similar to existing answers (>70% overlap). Please provide a meaningfully different solution with new insights, approaches, or tools, or vote for an existing answer."
 	}
 	return 0, ""

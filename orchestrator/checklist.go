@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/massgen-go/massgen/backends"
-	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem"
+	"github.com/massgen-go/massgen/internal/vocab"
 )
 
 // MassGen's voting_sensitivity checklist_gated (0.1.50): before deciding, an agent scores the
@@ -224,7 +224,7 @@ func scoreOf(raw json.RawMessage) int {
 
 // checklistGated reports whether the run uses MassGen's checklist_gated voting.
 func (r *run) checklistGated() bool {
-	return r.cfg.Orchestrator.VotingSensitivity == configs.ChecklistGated
+	return r.cfg.Orchestrator.VotingSensitivity == vocab.ChecklistGated
 }
 
 // checklistTurn keeps, for one execution, the accepted submissions so far.

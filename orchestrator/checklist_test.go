@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/massgen-go/massgen/backends"
-	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/internal/vocab"
 )
 
 // MassGen's ChecklistGate: the documented table for four criteria, and the budget adjustment.
@@ -100,7 +100,7 @@ func TestEvaluateChecklist(t *testing.T) {
 // lists the criteria and says to follow the verdict.
 func TestChecklistGatedRun(t *testing.T) {
 	h := newHarness(t, "alice", "bob")
-	h.cfg.Orchestrator.VotingSensitivity = configs.ChecklistGated
+	h.cfg.Orchestrator.VotingSensitivity = vocab.ChecklistGated
 	h.cfg.Orchestrator.VotingThreshold = 5
 	h.cfg.Orchestrator.MaxNewAnswersPerAgent = 5
 	all := func(n int) map[string]any {

@@ -25,7 +25,7 @@ func TestCommandNetworkNotes(t *testing.T) {
 	mustMkdir(t, ws)
 	h.cfg.Agents[0].Backend.CWD = ws
 	h.cfg.CommandSandbox = sandbox.ModeLandlock // no helper process: this test binary is not one
-	h.cfg.Orchestrator.CommandNetwork = &configs.CommandNetwork{Mode: configs.NetworkAllowlist, AllowedDomains: []string{"pypi.org"}}
+	h.cfg.Orchestrator.CommandNetwork = &configs.CommandNetwork{Mode: sandbox.NetworkAllowlist, AllowedDomains: []string{"pypi.org"}}
 	h.scripts["solo"] = func(ctx context.Context, c fakeCall) (*backends.Response, error) {
 		switch {
 		case c.final():

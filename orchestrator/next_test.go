@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/internal/vocab"
 )
 
 // The policy, rule by rule: a state, a message, the state after it and the effects, in order.
@@ -103,8 +103,8 @@ func finished(ended string) func(*state) {
 	return func(s *state) { s.finished, s.ended = true, ended }
 }
 
-func maxAnswers(n int) func(*state)     { return func(s *state) { s.rules.maxAnswers = n } }
-func novelty(level string) func(*state) { return func(s *state) { s.rules.novelty = level } }
+func maxAnswers(n int) func(*state)               { return func(s *state) { s.rules.maxAnswers = n } }
+func novelty(level vocab.Strictness) func(*state) { return func(s *state) { s.rules.novelty = level } }
 
 // Effects, as a test expects them.
 func ev(s state, i int, kind EventKind, status Status, text string) effect {
@@ -315,9 +315,9 @@ func TestPolicyRefusesAnswers(t *testing.T) {
 			want: invalidError("you have already posted the maximum of 1 new answers; vote for the best existing answer instead.")},
 		{name: "identical to an existing answer (spaces aside)", before: two, text: "Hello there, the answer is 42",
 			want: invalidError("this answer is identical to agent2's existing answer; give a different, better answer or vote for agent2.")},
-		{name: "strict novelty: more than half the words shared", before: with(two, novelty(configs.Strict)), text: "hello there, the answer is 43",
+		{name: "strict novelty: more than half the words shared", before: with(two, novelty(vocab.Strict)), text: "hello there, the answer is 43",
 			want: invalidError("your answer is too similar to existing answers (>50% overlap). Please use a fundamentally different approach, employ different tools/techniques, or vote for an existing answer.")},
-		{name: "balanced novelty: more than 70% shared", before: with(two, novelty(configs.Balanced)), text: "hello there, the answer is 42 indeed",
+		{name: "balanced novelty: more than 70% shared", before: with(two, novelty(vocab.Balanced)), text: "hello there, the answer is 42 indeed",
 			want: invalidError("your answer is too similar to existing answers (>70% overlap). Please provide a meaningfully different solution with new insights, approaches, or tools, or vote for an existing answer.")},
 	}
 	var cases []policyCase
@@ -328,7 +328,7 @@ func TestPolicyRefusesAnswers(t *testing.T) {
 	}
 	// What novelty lets through, and what a check accepts, changes nothing either.
 	cases = append(cases,
-		policyCase{name: "balanced novelty: 55% shared is new enough/check", before: with(two, novelty(configs.Balanced)),
+		policyCase{name: "balanced novelty: 55% shared is new enough/check", before: with(two, novelty(vocab.Balanced)),
 			msg: answerCheck{agent: alice, text: "hello there, the answer is 41 or so"}, want: effs(reply{})},
 		policyCase{name: "lenient: no novelty check/check", before: two, msg: answerCheck{agent: alice, text: "hello there, the answer is 43"}, want: effs(reply{})})
 	runPolicyCases(t, cases)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/internal/testing/fakeprovider"
+	"github.com/massgen-go/massgen/internal/vocab"
 )
 
 // MassGen's coordination options, each shown against the fake provider: real backends speaking
@@ -67,21 +68,21 @@ func coordinationRequests(srv *fakeprovider.Server, model string) []fakeprovider
 // prompt the provider receives, on every protocol.
 func TestVotingSensitivityAndNoveltyWording(t *testing.T) {
 	levels := []struct {
-		level       string
+		level       vocab.Strictness
 		vote, novel string // text the system prompt must hold ("" for none)
 		not         []string
 	}{
 		{"", "If YES, use the vote tool", "", []string{"exceptionally well", "meaningfully different", "SUBSTANTIALLY"}},
-		{configs.Lenient, "If YES, use the vote tool", "", []string{"exceptionally well", "meaningfully different"}},
-		{configs.Balanced, "Only use the vote tool if the best answer is strong and complete", "it must be meaningfully different from existing answers", []string{"exceptionally well", "SUBSTANTIALLY"}},
-		{configs.Strict, "Only use the vote tool if the best answer meets high standards of excellence", "New answers must be SUBSTANTIALLY different", []string{"strong and complete", "meaningfully different"}},
+		{vocab.Lenient, "If YES, use the vote tool", "", []string{"exceptionally well", "meaningfully different"}},
+		{vocab.Balanced, "Only use the vote tool if the best answer is strong and complete", "it must be meaningfully different from existing answers", []string{"exceptionally well", "SUBSTANTIALLY"}},
+		{vocab.Strict, "Only use the vote tool if the best answer meets high standards of excellence", "New answers must be SUBSTANTIALLY different", []string{"strong and complete", "meaningfully different"}},
 	}
 	for _, typ := range []string{"chatcompletion", "openai", "claude", "gemini"} {
 		for _, lv := range levels {
-			t.Run(typ+"/"+lv.level, func(t *testing.T) {
+			t.Run(typ+"/"+string(lv.level), func(t *testing.T) {
 				srv := newFake(t, fakeprovider.Agreeable())
 				h := wireHarness(t, typ, srv, "alice", "bob")
-				h.cfg.Orchestrator.VotingSensitivity = lv.level
+				h.cfg.Orchestrator.VotingSensitivity = vocab.VotingSensitivity(lv.level)
 				h.cfg.Orchestrator.AnswerNoveltyRequirement = lv.level
 				if _, err := h.wireRun(t.Context()); err != nil {
 					t.Fatal(err)
@@ -111,14 +112,14 @@ func TestAnswerNoveltyRequirement(t *testing.T) {
 	const first = "The capital of France is Paris, a city on the Seine with the Eiffel Tower."
 	const similar = "The capital of France is Paris, a large city on the Seine with the Eiffel Tower."
 	for _, tt := range []struct {
-		level    string
+		level    vocab.Strictness
 		accepted bool
 	}{
-		{configs.Strict, false},
-		{configs.Balanced, false},
-		{configs.Lenient, true},
+		{vocab.Strict, false},
+		{vocab.Balanced, false},
+		{vocab.Lenient, true},
 	} {
-		t.Run(tt.level, func(t *testing.T) {
+		t.Run(string(tt.level), func(t *testing.T) {
 			aliceAnswered := make(chan struct{})
 			var once sync.Once
 			srv := newFake(t, func(r fakeprovider.Request) fakeprovider.Reply {

@@ -12,7 +12,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -23,6 +22,7 @@ import (
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/internal/pubsub"
+	"github.com/massgen-go/massgen/internal/vocab"
 	"github.com/massgen-go/massgen/permissions"
 )
 
@@ -131,8 +131,8 @@ type AgentWork struct {
 
 // Phases, as passed to backends in Request.Phase.
 const (
-	PhaseCoordination = "coordination"
-	PhaseFinal        = "final"
+	PhaseCoordination = string(vocab.PhaseCoordination)
+	PhaseFinal        = string(vocab.PhaseFinal)
 )
 
 // maxRetries is how many invalid workflow replies an agent may follow with another try
@@ -201,14 +201,6 @@ func runTuned(ctx context.Context, o Options, tune func(*run)) (*Result, error) 
 		r.emitMu.Unlock()
 	}
 	return res, err
-}
-
-// defaultDir returns dir, or massgenDir/name when dir is empty.
-func defaultDir(dir, massgenDir, name string) string {
-	if dir != "" {
-		return dir
-	}
-	return filepath.Join(massgenDir, name)
 }
 
 // agentTimeout is orchestrator.agent_timeout_seconds (0: none).

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/massgen-go/massgen/internal/vocab"
 )
 
 // The wake-up and restart policy. A run pays for answers, not for churn: with answers arriving
@@ -45,8 +47,8 @@ type state struct {
 
 // rules are the configured limits the policy applies.
 type rules struct {
-	maxAnswers int    // max_new_answers_per_agent (0: no limit)
-	novelty    string // answer_novelty_requirement
+	maxAnswers int              // max_new_answers_per_agent (0: no limit)
+	novelty    vocab.Strictness // answer_novelty_requirement
 	// grace, when set (tests, benchmarks), is a fixed restart grace instead of the estimate
 	// from the reply clock.
 	grace time.Duration

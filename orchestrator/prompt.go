@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/massgen-go/massgen/backends"
-	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem"
+	"github.com/massgen-go/massgen/internal/vocab"
 )
 
 // deliveryWarning is the spec's answer to the File Delivery Challenge.
@@ -99,9 +99,9 @@ func (r *run) writePaths(b *strings.Builder, a *agent, final bool, ts *filesyste
 		for _, cp := range cps {
 			access := "read-only"
 			switch {
-			case final && cp.Permission == "write":
+			case final && cp.Permission == vocab.AccessWrite:
 				access = "read and write: deliver files here"
-			case cp.Permission == "write":
+			case cp.Permission == vocab.AccessWrite:
 				access = "read-only now; the agent presenting the final answer may write here"
 			}
 			fmt.Fprintf(b, "- %s (%s)\n", cp.Path, access)
@@ -232,11 +232,11 @@ func (r *run) finalPrompt(a *agent, ts *filesystem.Toolset) string {
 
 // votingCriteria is MassGen's evaluation section for voting_sensitivity: how good the best
 // answer must be before the agent votes for it instead of answering.
-func votingCriteria(level string) string {
+func votingCriteria(level vocab.VotingSensitivity) string {
 	switch level {
-	case configs.ChecklistGated:
+	case vocab.ChecklistGated:
 		return checklistCriteriaPrompt()
-	case configs.Strict:
+	case vocab.VotingStrict:
 		return `Does the best CURRENT ANSWER address the ORIGINAL MESSAGE exceptionally well? Consider:
 - Is it comprehensive, addressing ALL aspects and edge cases?
 - Is it technically accurate and well-reasoned?
@@ -245,7 +245,7 @@ func votingCriteria(level string) string {
 - Could it serve as a reference-quality solution?
 Only use the vote tool if the best answer meets high standards of excellence. Otherwise, digest the existing answers, combine their strengths, address their weaknesses, and post a better answer with new_answer.
 `
-	case configs.Balanced:
+	case vocab.VotingBalanced:
 		return `Does the best CURRENT ANSWER address the ORIGINAL MESSAGE well? Consider:
 - Is it comprehensive, accurate, and complete?
 - Could it be meaningfully improved, refined, or expanded?
@@ -259,16 +259,16 @@ Only use the vote tool if the best answer is strong and complete. Otherwise, dig
 
 // noveltyCriteria is MassGen's instruction for answer_novelty_requirement ("" for lenient); the
 // matching check is in answerProblem.
-func noveltyCriteria(level string) string {
+func noveltyCriteria(level vocab.Strictness) string {
 	switch level {
-	case configs.Strict:
+	case vocab.Strict:
 		return `CRITICAL: New answers must be SUBSTANTIALLY different from existing answers.
 - Use a fundamentally different approach or methodology
 - Employ different tools or techniques
 - Provide significantly more depth or novel perspectives
 - If you cannot provide a truly novel solution, vote instead
 `
-	case configs.Balanced:
+	case vocab.Balanced:
 		return `IMPORTANT: If you provide a new answer, it must be meaningfully different from existing answers.
 - Don't just rephrase or reword existing solutions
 - Introduce new insights, approaches, or tools

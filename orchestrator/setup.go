@@ -106,10 +106,9 @@ func newRun(ctx context.Context, o Options) (*run, error) {
 	if err := checkScriptVars(cfg); err != nil {
 		return nil, err
 	}
-	massgen := cfg.MassgenDir()
 	store, err := snapshots.New(snapshots.Options{
-		SnapshotRoot: defaultDir(cfg.Orchestrator.SnapshotStorage, massgen, "snapshots"),
-		TempRoot:     defaultDir(cfg.Orchestrator.AgentTemporaryWorkspace, massgen, "temp_workspaces"),
+		SnapshotRoot: cfg.Layout().Snapshots(),
+		TempRoot:     cfg.Layout().TempWorkspaces(),
 		LogDir:       o.RunDir,
 		Agents:       ids,
 		Logger:       o.Logger,

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/massgen-go/massgen/internal/vocab"
 	"github.com/massgen-go/massgen/permissions/toolargs"
 )
 
@@ -31,13 +32,22 @@ const (
 	Delete = toolargs.Delete
 )
 
-// Mode is the spec-004 permission mode.
-type Mode string
+// Mode is the spec-004 permission mode (its words are declared once, in vocab.PermissionMode).
+type Mode = vocab.PermissionMode
 
 const (
-	ModeAcceptEdits Mode = "acceptEdits" // default: path rules decide, nobody is asked
-	ModeDefault     Mode = "default"     // also ask before final writes to context paths and unlisted commands
-	ModeBypass      Mode = "bypassPermissions"
+	ModeAcceptEdits = vocab.PermissionAcceptEdits // default: path rules decide, nobody is asked
+	ModeDefault     = vocab.PermissionDefault     // also ask before final writes to context paths and unlisted commands
+	ModeBypass      = vocab.PermissionBypass
+)
+
+// ContextAccess is a context path's configured permission for the Final role (its words are
+// declared once, in vocab.Access); ContextPath.Write is what the engine keeps of it.
+type ContextAccess = vocab.Access
+
+const (
+	ContextRead  = vocab.AccessRead
+	ContextWrite = vocab.AccessWrite
 )
 
 // ContextPath is a user path (file or directory), absolute, with absolute protected paths.

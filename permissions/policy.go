@@ -7,12 +7,14 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/massgen-go/massgen/internal/layout"
 )
 
 // DefaultExcluded are path components that make a path read-only (spec 000, "Default Excluded
 // Patterns"), except inside the agent's own workspace.
 var DefaultExcluded = []string{
-	".massgen", ".env", ".git", "node_modules", "__pycache__", ".venv", "venv",
+	layout.DirName, ".env", ".git", "node_modules", "__pycache__", ".venv", "venv",
 	".pytest_cache", ".mypy_cache", ".ruff_cache", ".DS_Store", "massgen_logs",
 }
 
@@ -112,12 +114,11 @@ func newPolicyFlavour(spec Spec, fsx fsys, foldCase bool, flav flavour) (*Policy
 		protected:   map[string]string{},
 		restricted:  map[string]struct{}{},
 	}
-	switch spec.Mode {
-	case "":
+	if err := spec.Mode.Check(); err != nil { // a Spec built in code: a typo must not lose the asks
+		return nil, fmt.Errorf("permissions: %w", err)
+	}
+	if spec.Mode == "" {
 		p.spec.Mode = ModeAcceptEdits
-	case ModeAcceptEdits, ModeDefault, ModeBypass:
-	default:
-		return nil, fmt.Errorf("permissions: unknown mode %q (known: acceptEdits, default, bypassPermissions)", spec.Mode)
 	}
 	if p.home == "" {
 		if h, err := os.UserHomeDir(); err == nil {

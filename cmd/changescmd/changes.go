@@ -15,8 +15,8 @@ import (
 
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/cmd/sessionscmd"
-	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem"
+	"github.com/massgen-go/massgen/internal/layout"
 	"github.com/massgen-go/massgen/internal/pathx"
 	"github.com/massgen-go/massgen/internal/runlock"
 	"github.com/massgen-go/massgen/internal/termtext"
@@ -160,7 +160,7 @@ func turnChanges(o *Options, pending bool) (*session.Session, int, session.Turn,
 		if err != nil {
 			return fail(cmdutil.WithCode(cmdutil.ExitFailure, err))
 		}
-		if err := checkChangeSet(cs, filepath.Join(wd, configs.MassgenDirName, configs.TrashDirName), t); err != nil {
+		if err := checkChangeSet(cs, layout.OfProject(wd).Trash(), t); err != nil {
 			return fail(cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("turn %d of session %s: %w", n, s.ID, err)))
 		}
 	}
@@ -229,7 +229,7 @@ func which(s *session.Session, n int, t session.Turn) string {
 // the caller); without it (diff while a run works) nothing is recovered: the journals are that
 // run's.
 func recoverFirst(ctx context.Context, o *Options, massgenDir string) {
-	rec, err := session.Recover(ctx, filepath.Join(massgenDir, configs.TrashDirName), nil)
+	rec, err := session.Recover(ctx, layout.At(massgenDir).Trash(), nil)
 	for _, r := range rec {
 		fmt.Fprintln(o.IO.ErrOut, r.Describe())
 	}
@@ -244,7 +244,7 @@ func massgenDir(o *Options) (string, error) {
 	if err != nil {
 		return "", cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("current directory: %w", err))
 	}
-	dir := filepath.Join(wd, configs.MassgenDirName)
+	dir := layout.OfProject(wd).Dir()
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return "", nil
 	}

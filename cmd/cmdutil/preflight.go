@@ -41,6 +41,9 @@ func checkBackends(cfg *configs.Config) []configs.Problem {
 			add(p+".api_key", fmt.Sprintf("agent %q: %v", a.ID, err))
 			continue
 		}
+		if _, err := a.Backend.Params(); err != nil {
+			continue // a wrong option value: Config.Preflight reports each with its line
+		}
 		if _, err := backends.New(a.Backend, backends.Options{LookupEnv: cfg.LookupEnv, AgentID: a.ID}); err != nil {
 			add(p, fmt.Sprintf("agent %q: %v", a.ID, err))
 		}

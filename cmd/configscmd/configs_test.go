@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/internal/vocab"
 )
 
 type testEnv struct {
@@ -83,12 +85,15 @@ func TestValidateFindsWhatARunRejects(t *testing.T) {
 		`c.yaml:10: warning: agents[1].backend.enable_code_interpreter: ignored: only openai has a code interpreter`,
 		`c.yaml:12: agents[2].backend.api_key: agent "c": backend "gemini": no API key: set GEMINI_API_KEY or GOOGLE_API_KEY`,
 		"c.yaml:14: agents[3].backend.type: claude_code needs `claude` on PATH (not found): install Claude Code",
-		`c.yaml:16: agents[4].backend: agent "e": backend claude: max_tokens`,
+		`c.yaml:19: agents[4].backend.max_tokens: "lots" is not a whole number (expected a whole number, at least 1)`,
 		`c.yaml:21: agents[4].backend.mcp_servers[0].command: MCP server "tool": command "massgen-test-no-such-command" is not on PATH`,
 	} {
 		if !strings.Contains(e.errOut.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, e.errOut)
 		}
+	}
+	if n := strings.Count(e.errOut.String(), "max_tokens"); n != 1 {
+		t.Errorf("max_tokens reported %d times, want once:\n%s", n, e.errOut)
 	}
 	if e.out.Len() != 0 {
 		t.Errorf("nothing is ok:\nstdout %s", e.out)
@@ -252,6 +257,78 @@ func sharedConfigs(t *testing.T) string {
 		}
 		if filepath.Dir(dir) == dir {
 			t.Skip("shared/massgen-configs not found above the checkout (set MASSGEN_SHARED_CONFIGS)")
+		}
+	}
+}
+
+// TestValidateNamesEachVocabulary: `configs validate` refuses a word outside each of the
+// config's closed vocabularies (enumerated from internal/vocab, the one place their words are
+// written) at its line, listing the words internal/vocab declares, all in one run.
+func TestValidateNamesEachVocabulary(t *testing.T) {
+	type at struct {
+		line int
+		key  string
+	}
+	// where is, for each vocabulary, the line and key of the word "bogus" in the config below.
+	where := map[reflect.Type]at{
+		reflect.TypeFor[vocab.PermissionMode]():    {3, "permissions.mode"},
+		reflect.TypeFor[vocab.SandboxMode]():       {4, "command_sandbox"},
+		reflect.TypeFor[vocab.Access]():            {7, "orchestrator.context_paths[0].permission"},
+		reflect.TypeFor[vocab.Strictness]():        {8, "orchestrator.answer_novelty_requirement"},
+		reflect.TypeFor[vocab.VotingSensitivity](): {9, "orchestrator.voting_sensitivity"},
+		reflect.TypeFor[vocab.NetworkMode]():       {11, "orchestrator.command_network.mode"},
+		reflect.TypeFor[vocab.Display]():           {13, "ui.display_type"}, // warned about, as MassGen reads any
+		reflect.TypeFor[vocab.Phase]():             {20, "agents[0].backend.script[0].phase"},
+		reflect.TypeFor[vocab.MCPTransport]():      {23, "agents[0].backend.mcp_servers[0].type"},
+		reflect.TypeFor[vocab.SecurityLevel]():     {26, "agents[0].backend.mcp_servers[0].security.level"},
+		reflect.TypeFor[vocab.EnvMode]():           {28, "agents[0].backend.mcp_servers[0].security.env.mode"},
+	}
+	e := newTestEnv(t)
+	e.write(t, "c.yaml", `# every closed vocabulary, each with a word outside it
+permissions:
+  mode: bogus
+command_sandbox: bogus
+orchestrator:
+  context_paths:
+    - {path: ., permission: bogus}
+  answer_novelty_requirement: bogus
+  voting_sensitivity: bogus
+  command_network:
+    mode: bogus
+ui:
+  display_type: bogus
+agents:
+  - id: a
+    backend:
+      type: scripted
+      script:
+        - text: done
+          phase: bogus
+      mcp_servers:
+        - name: tool
+          type: bogus
+          command: npx
+          security:
+            level: bogus
+            env:
+              mode: bogus
+`)
+	if code := e.validate([]string{"c.yaml"}, false, false); code != cmdutil.ExitUsage {
+		t.Fatalf("exit %d, want 2\n%s", code, e.errOut)
+	}
+	for _, v := range vocab.All() {
+		w, ok := where[v.Type]
+		if !ok {
+			t.Errorf("vocabulary %s is not in this test's config: add a key taking it", v.Type)
+			continue
+		}
+		warn := ""
+		if v.Type == reflect.TypeFor[vocab.Display]() {
+			warn = "warning: "
+		}
+		want := fmt.Sprintf(`c.yaml:%d: %s%s: unknown %s "bogus" (known: %s)`, w.line, warn, w.key, v.Noun, strings.Join(v.Values, ", "))
+		if !strings.Contains(e.errOut.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, e.errOut)
 		}
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -19,7 +18,10 @@ import (
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/cmd/versioncmd"
 	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/internal/layout"
+	"github.com/massgen-go/massgen/internal/sandbox"
 	"github.com/massgen-go/massgen/internal/termtext"
+	"github.com/massgen-go/massgen/internal/vocab"
 )
 
 // Statuses of a check.
@@ -115,7 +117,7 @@ func Run(opts *Options) error {
 		keysSection(cfg, probs, shown, opts.LookupEnv),
 		mcpSection(cfg, probs, shown, lookPath))
 
-	configured := ""
+	var configured sandbox.Mode
 	if cfg != nil {
 		configured = cfg.CommandSandbox
 	}
@@ -270,7 +272,7 @@ func mcpSection(cfg *configs.Config, probs []configs.Problem, shown map[string]b
 			if p, ok := problemAt(probs, key); ok {
 				shown[key] = true
 				c.Status, c.Detail = statusFail, strings.TrimPrefix(p.Message, key+": ")
-			} else if cmd := strings.TrimSpace(s.Command); cmd != "" && (s.Type == "" || s.Type == "stdio") {
+			} else if cmd := strings.TrimSpace(s.Command); cmd != "" && (s.Type == "" || s.Type == vocab.MCPStdio) {
 				c.Detail = cmd
 				if p, err := lookPath(cmd); err == nil {
 					c.Detail = fmt.Sprintf("%s (%s)", cmd, p)
@@ -302,7 +304,7 @@ func problemAt(probs []configs.Problem, key string) (configs.Problem, bool) {
 // or it does not exist yet and the current directory is writable. It writes and removes a
 // temporary file to know.
 func stateCheck(wd string) check {
-	dir := filepath.Join(wd, configs.MassgenDirName)
+	dir := layout.OfProject(wd).Dir()
 	c := check{Name: dir, Status: statusOK}
 	fi, err := os.Stat(dir)
 	switch {

@@ -8,41 +8,37 @@ import (
 	"github.com/massgen-go/massgen/internal/sandbox"
 )
 
-// sandboxModeNames are the command_sandbox modes, most confining first; a mode this build does
-// not know (sandbox.ValidMode) is left out.
-var sandboxModeNames = []string{"bubblewrap", "namespaces", "landlock", "none"}
-
 // sandboxChecks says which command sandboxes work here and why the others do not, and which one
 // the configured mode (command_sandbox, "" = auto) would use: the one kept by a run. All it
 // knows comes from the sandbox package (Effective, LandlockABI, BubblewrapPath).
-func sandboxChecks(configured string) (modes []check, chosen check) {
-	for _, m := range sandboxModeNames {
-		if sandbox.ValidMode(m) != nil {
-			continue
+func sandboxChecks(configured sandbox.Mode) (modes []check, chosen check) {
+	for _, m := range sandbox.Mode("").Values() { // most confining first
+		if m == sandbox.ModeAuto {
+			continue // the chosen one, below
 		}
-		c := check{Name: m, Status: statusOK}
+		c := check{Name: string(m), Status: statusOK}
 		_, err := sandbox.Effective(m)
 		switch {
 		case err != nil:
 			c.Status, c.Detail = statusUnavailable, err.Error()
-		case m == "bubblewrap":
+		case m == sandbox.ModeBubblewrap:
 			c.Detail = sandbox.BubblewrapPath()
-		case m == "landlock":
+		case m == sandbox.ModeLandlock:
 			c.Detail = fmt.Sprintf("Landlock ABI %d", sandbox.LandlockABI())
-		case m == "none":
+		case m == sandbox.ModeNone:
 			c.Detail = "commands run unconfined; only used when the config says command_sandbox: none"
 		}
 		modes = append(modes, c)
 	}
 	name := configured
 	if name == "" {
-		name = "auto"
+		name = sandbox.ModeAuto
 	}
-	chosen = check{Name: "command_sandbox: " + name, Status: statusOK}
+	chosen = check{Name: "command_sandbox: " + string(name), Status: statusOK}
 	if eff, err := sandbox.Effective(configured); err != nil {
 		chosen.Status, chosen.Detail = statusFail, err.Error()
 	} else {
-		chosen.Detail = "commands run under " + eff
+		chosen.Detail = "commands run under " + string(eff)
 	}
 	return modes, chosen
 }
@@ -52,7 +48,7 @@ func sandboxChecks(configured string) (modes []check, chosen check) {
 // the network is open (asked or not enforceable); without a config, the default.
 func networkChecks(cfg *configs.Config) []check {
 	if cfg == nil {
-		return []check{networkCheck("default", configs.CommandNetwork{Mode: configs.NetworkNone}, sandbox.PlanNetwork("", ""))}
+		return []check{networkCheck("default", configs.CommandNetwork{Mode: sandbox.NetworkNone}, sandbox.PlanNetwork("", ""))}
 	}
 	var out []check
 	for _, a := range cfg.Agents {
@@ -63,8 +59,8 @@ func networkChecks(cfg *configs.Config) []check {
 }
 
 func networkCheck(who string, n configs.CommandNetwork, p sandbox.NetworkPlan) check {
-	c := check{Name: who + ": " + n.Mode, Status: statusOK, Detail: p.How}
-	if n.Mode == configs.NetworkAllowlist {
+	c := check{Name: who + ": " + string(n.Mode), Status: statusOK, Detail: p.How}
+	if n.Mode == sandbox.NetworkAllowlist {
 		c.Name += " (" + strings.Join(n.AllowedDomains, ", ") + ")"
 	}
 	switch {

@@ -20,7 +20,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/massgen-go/massgen/cmd/cmdutil"
-	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/internal/layout"
 	"github.com/massgen-go/massgen/internal/termtext"
 	"github.com/massgen-go/massgen/logging"
 )
@@ -62,11 +62,11 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return fmt.Errorf("current directory: %w", err)
 	}
-	massgenDir := filepath.Join(wd, configs.MassgenDirName)
-	dir, err := logging.Latest(massgenDir)
+	l := layout.OfProject(wd)
+	dir, err := logging.Latest(l.Dir())
 	if errors.Is(err, fs.ErrNotExist) {
 		return cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("no run log in %s: runs started in this directory write their logs there",
-			filepath.Join(massgenDir, "logs")))
+			l.Logs()))
 	}
 	if err != nil {
 		return cmdutil.WithCode(cmdutil.ExitFailure, err)

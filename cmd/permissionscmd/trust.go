@@ -18,6 +18,7 @@ import (
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/internal/agentenv/permconfig"
+	"github.com/massgen-go/massgen/internal/layout"
 	"github.com/massgen-go/massgen/permissions/trust"
 )
 
@@ -100,7 +101,7 @@ func trustRun(opts *TrustOptions) error {
 	}
 	file := opts.File
 	if file == "" {
-		file = filepath.Join(configs.MassgenDirName, permconfig.ProjectRulesFile)
+		file = layout.OfProject(wd).ProjectRules()
 	}
 	if !filepath.IsAbs(file) {
 		file = filepath.Join(wd, file)
@@ -139,7 +140,7 @@ func trustRun(opts *TrustOptions) error {
 
 // isProjectRules reports whether file is a .massgen/permissions.yaml.
 func isProjectRules(file string) bool {
-	return filepath.Base(file) == permconfig.ProjectRulesFile && filepath.Base(filepath.Dir(file)) == configs.MassgenDirName
+	return layout.IsProjectRules(file)
 }
 
 // projectPending reads <massgenDir>/permissions.yaml (nil when there is none).
@@ -286,7 +287,7 @@ func showConfigHooks(w io.Writer, cfg *configs.Config) {
 
 func showPermissions(w io.Writer, indent string, p configs.Permissions) {
 	if p.Mode != "" {
-		fmt.Fprintf(w, "%smode: %s\n", indent, safe(p.Mode))
+		fmt.Fprintf(w, "%smode: %s\n", indent, safe(string(p.Mode)))
 	}
 	for _, r := range p.Allow {
 		fmt.Fprintf(w, "%sallow: %s\n", indent, safe(r))

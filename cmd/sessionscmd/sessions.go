@@ -22,6 +22,7 @@ import (
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/display"
 	"github.com/massgen-go/massgen/filesystem"
+	"github.com/massgen-go/massgen/internal/layout"
 	"github.com/massgen-go/massgen/internal/termtext"
 	"github.com/massgen-go/massgen/orchestrator"
 	"github.com/massgen-go/massgen/session"
@@ -79,7 +80,7 @@ func Dir(opts *Options) (string, error) {
 		return "", cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("current directory: %w", err))
 	}
 	if opts.Config == "" {
-		return filepath.Join(wd, configs.MassgenDirName, configs.SessionsDirName), nil
+		return layout.OfProject(wd).Sessions(), nil
 	}
 	home := ""
 	if opts.HomeDir != nil {
@@ -89,10 +90,7 @@ func Dir(opts *Options) (string, error) {
 	if err != nil {
 		return "", cmdutil.WithCode(cmdutil.ExitUsage, err)
 	}
-	if cfg.Orchestrator.SessionStorage != "" {
-		return cfg.Orchestrator.SessionStorage, nil
-	}
-	return filepath.Join(cfg.MassgenDir(), configs.SessionsDirName), nil
+	return cfg.Layout().Sessions(), nil
 }
 
 func listRun(opts *Options) error {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/filesystem"
+	"github.com/massgen-go/massgen/internal/layout"
 	"github.com/massgen-go/massgen/internal/termtext"
 )
 
@@ -67,7 +68,7 @@ func (o *Options) dir() (string, error) {
 	if err != nil {
 		return "", cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("current directory: %w", err))
 	}
-	return filepath.Join(wd, ".massgen"), nil
+	return layout.OfProject(wd).Dir(), nil
 }
 
 // NewCmdList returns `trash list`; runF replaces listRun in tests.
@@ -137,7 +138,7 @@ func listRun(o *Options) error {
 		return enc.Encode(entries)
 	}
 	if len(entries) == 0 {
-		fmt.Fprintf(o.IO.ErrOut, "the trash is empty (%s)\n", filepath.Join(dir, "trash"))
+		fmt.Fprintf(o.IO.ErrOut, "the trash is empty (%s)\n", layout.At(dir).Trash())
 		return nil
 	}
 	tw := tabwriter.NewWriter(o.IO.Out, 0, 4, 2, ' ', 0)

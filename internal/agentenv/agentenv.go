@@ -141,7 +141,7 @@ func New(o Options) (*Env, error) {
 	e := &Env{
 		o: o, cfg: cfg, log: o.Logger, project: project,
 		sandboxed: sbErr == nil && mode != sandbox.ModeNone,
-		trashDir:  filepath.Join(cfg.MassgenDir(), "trash", runID(o.RunDir)),
+		trashDir:  filepath.Join(cfg.Layout().Trash(), runID(o.RunDir)),
 		agents:    map[string]*Agent{},
 	}
 	e.customCache = customtools.NewCache()

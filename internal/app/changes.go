@@ -10,7 +10,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/internal/termtext"
 	"github.com/massgen-go/massgen/session"
@@ -26,7 +25,7 @@ import (
 // next start needs to save it as an interrupted turn (session.Recover).
 func newJournal(st *runState, t *Turn, started time.Time) *filesystem.Journal {
 	name := filesystem.JournalPrefix + filepath.Base(st.runDir) + "_turn" + strconv.Itoa(t.Number)
-	j, err := filesystem.NewJournal(filepath.Join(trashRoot(st.cfg), name), st.logger)
+	j, err := filesystem.NewJournal(filepath.Join(st.cfg.Layout().Trash(), name), st.logger)
 	if err != nil { // only for a relative .massgen, which configs never yield
 		st.logger.Error("change journal", zap.Error(err))
 		return nil
@@ -46,11 +45,6 @@ func newJournal(st *runState, t *Turn, started time.Time) *filesystem.Journal {
 		st.logger.Error("change journal", zap.Error(err))
 	}
 	return j
-}
-
-// trashRoot is the project's trash folder, where the change journals are.
-func trashRoot(cfg *configs.Config) string {
-	return filepath.Join(cfg.MassgenDir(), configs.TrashDirName)
 }
 
 // finishChanges finishes turn t's journal (once) and returns what the turn changed in context

@@ -30,12 +30,12 @@ func commandNetworkLines(cfg *configs.Config) []string {
 		switch {
 		case plan.Mode == "":
 			continue // commands are refused: said where the sandbox is
-		case n.Mode == configs.NetworkAllowlist && plan.Mode == sandbox.NetworkAllowlist:
+		case n.Mode == sandbox.NetworkAllowlist && plan.Mode == sandbox.NetworkAllowlist:
 			text = "allowlist (" + strings.Join(n.AllowedDomains, ", ") + ", through massgen's proxy)"
-		case n.Mode == configs.NetworkOpen:
+		case n.Mode == sandbox.NetworkOpen:
 			text = "open: commands reach any host (command_network: open)"
 		case plan.Mode == sandbox.NetworkOpen:
-			text = n.Mode + ", not enforced: commands reach any host"
+			text = string(n.Mode) + ", not enforced: commands reach any host"
 		default:
 			text = "off (command_network: none)"
 		}

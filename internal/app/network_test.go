@@ -15,7 +15,7 @@ func TestCommandNetworkAtRunStart(t *testing.T) {
 	agent := func(id string, n *configs.CommandNetwork) configs.Agent {
 		return configs.Agent{ID: id, Backend: configs.Backend{Type: "openai", CWD: "ws_" + id}, CommandNetwork: n}
 	}
-	enforced := "auto"
+	enforced := sandbox.ModeAuto
 	if _, err := sandbox.Effective(""); err != nil {
 		enforced = ""
 	}

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/internal/layout"
 	"github.com/massgen-go/massgen/internal/runlock"
 	"github.com/massgen-go/massgen/session"
 )
@@ -55,8 +55,8 @@ func resumeBeforeConfig(ctx context.Context, opts *RunOptions, wd, home string) 
 	if !opts.resuming() || opts.ConfigName != "" {
 		return nil, opts.ConfigName, nil
 	}
-	recoverBeforeResume(ctx, opts, filepath.Join(wd, configs.MassgenDirName))
-	dir := filepath.Join(wd, configs.MassgenDirName, configs.SessionsDirName)
+	recoverBeforeResume(ctx, opts, layout.OfProject(wd).Dir())
+	dir := layout.OfProject(wd).Sessions()
 	s, found, err := findSession(opts, dir)
 	if err != nil {
 		return nil, "", err
@@ -87,7 +87,7 @@ func recoverBeforeResume(ctx context.Context, opts *RunOptions, massgenDir strin
 		return
 	}
 	defer func() { _ = lock.Release() }()
-	recoverTurns(ctx, opts.IO.ErrOut, filepath.Join(massgenDir, configs.TrashDirName), nil)
+	recoverTurns(ctx, opts.IO.ErrOut, layout.At(massgenDir).Trash(), nil)
 }
 
 // resumeContextPaths adds the resumed session's context paths to cfg, unless --context was

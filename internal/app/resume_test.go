@@ -8,13 +8,12 @@ import (
 	"testing"
 
 	"github.com/massgen-go/massgen/cmd/cmdutil"
-	"github.com/massgen-go/massgen/configs"
 )
 
 func contextPathsOf(t *Turn) []string {
 	var out []string
 	for _, cp := range t.Config.Orchestrator.ContextPaths {
-		out = append(out, cp.Path+":"+cp.Permission+":"+strings.Join(cp.ProtectedPaths, ","))
+		out = append(out, cp.Path+":"+string(cp.Permission)+":"+strings.Join(cp.ProtectedPaths, ","))
 	}
 	return out
 }
@@ -95,7 +94,7 @@ func TestContinueWithoutAnySession(t *testing.T) {
 	o := e.runOpts(&recorder{})
 	o.Continue, o.Question = true, "x"
 	err := runRun(context.Background(), o)
-	if cmdutil.CodeOf(err) != cmdutil.ExitUsage || !strings.Contains(err.Error(), "no session to continue in "+filepath.Join(e.wd, configs.MassgenDirName, configs.SessionsDirName)) {
+	if cmdutil.CodeOf(err) != cmdutil.ExitUsage || !strings.Contains(err.Error(), "no session to continue in "+filepath.Join(e.wd, ".massgen", "sessions")) {
 		t.Errorf("err = %v", err)
 	}
 }

@@ -200,7 +200,7 @@ func runRun(ctx context.Context, opts *RunOptions) (err error) {
 	defer func() { _ = lock.Release() }()
 	// Turns of runs that ended before saving them become interrupted turns of their sessions
 	// (before a session is resumed: it may be one of them).
-	recoverTurns(ctx, opts.IO.ErrOut, trashRoot(cfg), nil)
+	recoverTurns(ctx, opts.IO.ErrOut, cfg.Layout().Trash(), nil)
 	if opts.resuming() && resumed == nil {
 		if resumed, err = openSession(cfg, opts.SessionID, opts.Continue); err != nil {
 			return err

@@ -33,10 +33,7 @@ type sessionState struct {
 // openSession opens the sessions folder and, with --session ID or --continue, the session to
 // resume.
 func openSession(cfg *configs.Config, id string, latest bool) (*sessionState, error) {
-	dir := cfg.Orchestrator.SessionStorage
-	if dir == "" {
-		dir = filepath.Join(cfg.MassgenDir(), configs.SessionsDirName)
-	}
+	dir := cfg.Layout().Sessions()
 	store, err := session.Open(dir)
 	if err != nil {
 		return nil, cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("sessions: %w", err))

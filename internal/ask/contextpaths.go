@@ -17,6 +17,7 @@ import (
 
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/internal/termtext"
+	"github.com/massgen-go/massgen/internal/vocab"
 )
 
 // ErrAborted is returned when the user cancels a prompt (Ctrl-C, or end of input).
@@ -66,7 +67,7 @@ func AskContextPaths(ctx context.Context, o ContextPathOptions) ([]configs.Conte
 	}
 	switch choice {
 	case ChoiceYes:
-		return []configs.ContextPath{{Path: o.Cwd, Permission: "write"}}, nil
+		return []configs.ContextPath{{Path: o.Cwd, Permission: vocab.AccessWrite}}, nil
 	case ChoiceNo:
 		return nil, nil
 	case ChoiceProtected:
@@ -74,7 +75,7 @@ func AskContextPaths(ctx context.Context, o ContextPathOptions) ([]configs.Conte
 		if err != nil {
 			return nil, err
 		}
-		return []configs.ContextPath{{Path: o.Cwd, Permission: "write", ProtectedPaths: prot}}, nil
+		return []configs.ContextPath{{Path: o.Cwd, Permission: vocab.AccessWrite, ProtectedPaths: prot}}, nil
 	case ChoiceCustom:
 		cp, err := p.askCustom(o.Cwd, o.Home)
 		if err != nil {
@@ -99,9 +100,9 @@ func FormatContextPaths(cps []configs.ContextPath) string {
 		}
 		perm := cp.Permission
 		if perm == "" {
-			perm = "read"
+			perm = vocab.AccessRead
 		}
-		fmt.Fprintf(&b, "   %s (%s)", termtext.Line(cp.Path), termtext.Line(perm))
+		fmt.Fprintf(&b, "   %s (%s)", termtext.Line(cp.Path), termtext.Line(string(perm)))
 		for _, pp := range cp.ProtectedPaths {
 			fmt.Fprintf(&b, "\n      protected: %s", termtext.Line(pp))
 		}
@@ -165,16 +166,16 @@ func (p *prompter) askCustom(cwd, home string) (configs.ContextPath, error) {
 	if _, err := os.Stat(path); err != nil { // accessible mode may return an unvalidated answer
 		return configs.ContextPath{}, fmt.Errorf("context path %s: %w", path, err)
 	}
-	perm := "write"
-	err = p.run(huh.NewSelect[string]().
+	perm := vocab.AccessWrite
+	err = p.run(huh.NewSelect[vocab.Access]().
 		Title("Permission for "+path).
-		Options(huh.NewOption("write (default)", "write"), huh.NewOption("read", "read")).
+		Options(huh.NewOption("write (default)", vocab.AccessWrite), huh.NewOption("read", vocab.AccessRead)).
 		Value(&perm))
 	if err != nil {
 		return configs.ContextPath{}, err
 	}
 	cp := configs.ContextPath{Path: path, Permission: perm}
-	if perm == "write" {
+	if perm == vocab.AccessWrite {
 		if cp.ProtectedPaths, err = p.askProtected(path, home); err != nil {
 			return configs.ContextPath{}, err
 		}

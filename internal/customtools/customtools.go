@@ -275,7 +275,7 @@ func (p *Provider) Call(ctx context.Context, name string, args map[string]any, s
 		"preset": t.Preset, "context": ctxVals}
 	var ans callAnswer
 	res, err := p.run(ctx, sb, t.Path, t.Env, req, time.Duration(t.TimeoutSeconds)*time.Second, &ans)
-	p.log.Debug("custom tool call", zap.String("tool", name), zap.String("sandbox", res.Sandbox),
+	p.log.Debug("custom tool call", zap.String("tool", name), zap.String("sandbox", string(res.Sandbox)),
 		zap.Int64("duration_ms", res.DurationMS), zap.Int("exit_code", res.ExitCode), zap.Bool("ok", ans.OK), zap.Error(err))
 	extra := map[string]any{}
 	if len(res.Removed) > 0 {

@@ -244,8 +244,8 @@ func TestDescribeAndCall(t *testing.T) {
 func TestCustomToolsAreSandboxed(t *testing.T) {
 	lane.Long(t)
 	needSandbox(t)
-	for _, mode := range []string{sandbox.ModeBubblewrap, sandbox.ModeNamespaces, sandbox.ModeLandlock} {
-		t.Run(mode, func(t *testing.T) {
+	for _, mode := range []sandbox.Mode{sandbox.ModeBubblewrap, sandbox.ModeNamespaces, sandbox.ModeLandlock} {
+		t.Run(string(mode), func(t *testing.T) {
 			if _, err := sandbox.Effective(mode); err != nil {
 				t.Skipf("%s: %v", mode, err)
 			}
@@ -254,7 +254,7 @@ func TestCustomToolsAreSandboxed(t *testing.T) {
 	}
 }
 
-func testSandboxed(t *testing.T, mode string) {
+func testSandboxed(t *testing.T, mode sandbox.Mode) {
 	f := newFixture(t, allTools)
 	f.sb.Mode = mode
 	p := f.provider(t, Options{})
@@ -435,8 +435,8 @@ func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 func TestSwappedToolFileNeverGrantsItsTarget(t *testing.T) {
 	lane.Long(t)
 	needSandbox(t)
-	for _, mode := range []string{sandbox.ModeBubblewrap, sandbox.ModeLandlock} {
-		t.Run(mode, func(t *testing.T) {
+	for _, mode := range []sandbox.Mode{sandbox.ModeBubblewrap, sandbox.ModeLandlock} {
+		t.Run(string(mode), func(t *testing.T) {
 			if _, err := sandbox.Effective(mode); err != nil {
 				t.Skipf("%s: %v", mode, err)
 			}

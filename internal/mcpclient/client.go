@@ -26,6 +26,7 @@ import (
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/internal/launch"
+	"github.com/massgen-go/massgen/internal/vocab"
 	"github.com/massgen-go/massgen/permissions"
 	"github.com/massgen-go/massgen/permissions/toolargs"
 )
@@ -382,20 +383,20 @@ func toolFromMCP(t *mcp.Tool) filesystem.Tool {
 }
 
 // serverType is the server's transport type (stdio when it names a command, else http).
-func serverType(s configs.MCPServer) string {
-	typ := strings.ToLower(s.Type)
+func serverType(s configs.MCPServer) vocab.MCPTransport {
+	typ := s.Type
 	if typ == "" {
 		switch {
 		case s.Command != "":
-			typ = "stdio"
+			typ = vocab.MCPStdio
 		case s.URL != "":
-			typ = "streamable-http"
+			typ = vocab.MCPStreamableHTTP
 		}
 	}
 	return typ
 }
 
-func isStdio(s configs.MCPServer) bool { return serverType(s) == "stdio" }
+func isStdio(s configs.MCPServer) bool { return serverType(s) == vocab.MCPStdio }
 
 // serverDir makes the server's private, empty working directory.
 func serverDir(name string, o Options) (string, error) {
@@ -432,7 +433,7 @@ func serverDir(name string, o Options) (string, error) {
 func transportFor(s configs.MCPServer, allowedDirs []string, dir string, o Options, stderr io.Writer) (mcp.Transport, error) {
 	typ := serverType(s)
 	switch typ {
-	case "stdio":
+	case vocab.MCPStdio:
 		if s.Command == "" {
 			return nil, errors.New("type stdio needs a command")
 		}
@@ -451,18 +452,20 @@ func transportFor(s configs.MCPServer, allowedDirs []string, dir string, o Optio
 		cmd.Dir = dir
 		cmd.Stderr = stderr
 		return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil
-	case "streamable-http", "http", "streamable_http":
+	case vocab.MCPStreamableHTTP, vocab.MCPHTTP:
 		if s.URL == "" {
 			return nil, fmt.Errorf("type %s needs a url", s.Type)
 		}
 		return &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: http.DefaultClient}, nil
-	case "sse":
+	case vocab.MCPSSE:
 		if s.URL == "" {
 			return nil, errors.New("type sse needs a url")
 		}
 		return &mcp.SSEClientTransport{Endpoint: s.URL}, nil
-	default:
-		return nil, fmt.Errorf("unknown type %q (known: stdio, streamable-http, sse)", s.Type)
+	case "":
+		return nil, errors.New("needs a command (stdio) or a url (http)")
+	default: // a type configs did not decode
+		return nil, &vocab.UnknownError{Noun: "type", Value: string(typ), Known: vocab.Words[vocab.MCPTransport]()}
 	}
 }
 

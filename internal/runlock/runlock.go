@@ -11,15 +11,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/massgen-go/massgen/internal/layout"
 	"github.com/massgen-go/massgen/internal/private"
 )
-
-// FileName is the lock file inside the .massgen folder.
-const FileName = "run.lock"
 
 // pollEvery is how often a waiting run tries the lock again.
 const pollEvery = 250 * time.Millisecond
@@ -63,7 +60,7 @@ func Acquire(ctx context.Context, massgenDir string, me Holder, wait bool, onWai
 	if err := private.MkdirAll(massgenDir); err != nil {
 		return nil, fmt.Errorf("runlock: %w", err)
 	}
-	path := filepath.Join(massgenDir, FileName)
+	path := layout.At(massgenDir).RunLock()
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, private.FileMode)
 	if err != nil {
 		return nil, fmt.Errorf("runlock: %w", err)

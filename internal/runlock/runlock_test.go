@@ -62,7 +62,7 @@ func TestBusyNamesTheHolder(t *testing.T) {
 	if time.Since(started) > 5*time.Second {
 		t.Error("Acquire did not refuse at once")
 	}
-	for _, want := range []string{"pid", "started", "--wait", FileName} {
+	for _, want := range []string{"pid", "started", "--wait", "run.lock"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("message lacks %q: %s", want, err)
 		}

@@ -163,7 +163,7 @@ func TestCgroupReuse(t *testing.T) {
 		t.Skip("python3 not installed")
 	}
 	for _, mode := range modes(t) {
-		t.Run(mode, func(t *testing.T) {
+		t.Run(string(mode), func(t *testing.T) {
 			f := newFixture(t)
 			reused := 0
 			for i, c := range []struct {

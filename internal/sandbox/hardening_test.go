@@ -21,7 +21,7 @@ import (
 
 // hardeningModes are the modes the hardening tests run in: modes(t) and, where massgen is not
 // root, the namespaces mode through the per-command helper too (as root modes(t) has it).
-func hardeningModes(t *testing.T) []string {
+func hardeningModes(t *testing.T) []Mode {
 	ms := modes(t)
 	if slices.Contains(ms, ModeNamespaces) && !slices.Contains(ms, modeNamespacesHelper) {
 		ms = append(ms, modeNamespacesHelper)
@@ -131,7 +131,7 @@ func TestRedteamKernelSurface(t *testing.T) {
 		t.Fatalf("control: as root, /proc/sys should be writable without a sandbox: %v", control)
 	}
 	for _, mode := range hardeningModes(t) {
-		t.Run(mode, func(t *testing.T) {
+		t.Run(string(mode), func(t *testing.T) {
 			res := run(t, mode, f.pol, f.ws, "python3 probe.py")
 			got := parseProbe(res.Stdout)
 			for _, n := range open {
@@ -251,7 +251,7 @@ func TestCommandLimits(t *testing.T) {
 		}, 0},
 	}
 	for _, mode := range hardeningModes(t) {
-		t.Run(mode, func(t *testing.T) {
+		t.Run(string(mode), func(t *testing.T) {
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
 					f := newFixture(t)
@@ -306,7 +306,7 @@ func TestCommandLimits(t *testing.T) {
 // set-up failure), its descriptors.
 func TestShellBarrierInvisible(t *testing.T) {
 	for _, mode := range append(hardeningModes(t), ModeNone) {
-		t.Run(mode, func(t *testing.T) {
+		t.Run(string(mode), func(t *testing.T) {
 			f := newFixture(t)
 			// (3 is ls's own directory.)
 			if res := run(t, mode, f.pol, f.ws, "echo $0 $#; ls /proc/self/fd"); res.Stdout != "/bin/sh 0\n0\n1\n2\n3\n" {
@@ -327,7 +327,7 @@ func TestShellBarrierInvisible(t *testing.T) {
 func TestLimitsConcurrent(t *testing.T) {
 	lane.Long(t)
 	for _, mode := range hardeningModes(t) {
-		t.Run(mode, func(t *testing.T) {
+		t.Run(string(mode), func(t *testing.T) {
 			f := newFixture(t)
 			errs := make(chan error, 40)
 			for g := 0; g < 4; g++ {

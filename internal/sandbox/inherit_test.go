@@ -49,8 +49,8 @@ func TestInheritedDescriptorsChild(t *testing.T) {
 		t.Fatalf("descriptor 3 is %q (%v), want the inherited %s", got, err, marker)
 	}
 	f := newFixture(t)
-	for _, mode := range append([]string{ModeNone}, modes(t)...) {
-		t.Run(mode, func(t *testing.T) {
+	for _, mode := range append([]Mode{ModeNone}, modes(t)...) {
+		t.Run(string(mode), func(t *testing.T) {
 			// The shell's descriptor 3, if it had one, is the inherited file: write to it.
 			res := run(t, mode, f.pol, f.ws, `echo escaped >&3 2>/dev/null; echo done`)
 			if !strings.Contains(res.Stdout, "done") {

@@ -12,27 +12,29 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/massgen-go/massgen/internal/sandbox/netproxy"
+	"github.com/massgen-go/massgen/internal/vocab"
 )
 
-// Network modes (command_network.mode in the config).
+// NetworkMode is command_network.mode, what a command may reach (its words are declared once,
+// in vocab.NetworkMode).
+type NetworkMode = vocab.NetworkMode
+
+// Network modes.
 const (
 	// NetworkNone: no network at all (the default). Linux: a network namespace of the
 	// command's own with only its loopback (bubblewrap, namespaces), or no IP socket
 	// (Landlock); macOS: Seatbelt denies every network operation.
-	NetworkNone = "none"
+	NetworkNone = vocab.NetworkNone
 	// NetworkAllowlist: the hosts of the allowlist, through massgen's proxy only.
-	NetworkAllowlist = "allowlist"
+	NetworkAllowlist = vocab.NetworkAllowlist
 	// NetworkOpen: any host (what commands had before command_network existed).
-	NetworkOpen = "open"
+	NetworkOpen = vocab.NetworkOpen
 )
-
-// NetworkModes are the modes in the order the config lists them.
-var NetworkModes = []string{NetworkNone, NetworkAllowlist, NetworkOpen}
 
 // Network is what a command may reach.
 type Network struct {
 	// Mode is none ("" too), allowlist or open.
-	Mode string
+	Mode NetworkMode
 	// Allow is the allowlist of allowlist mode (nil: nothing is allowed).
 	Allow *netproxy.Allowlist
 	// Report hears of every connection the proxy allows or refuses (the audit log and the
@@ -42,16 +44,7 @@ type Network struct {
 	connect func(ctx context.Context, host string, port int) (net.Conn, error)
 }
 
-// ValidNetworkMode reports whether m is a command_network mode ("" is none).
-func ValidNetworkMode(m string) error {
-	switch m {
-	case "", NetworkNone, NetworkAllowlist, NetworkOpen:
-		return nil
-	}
-	return fmt.Errorf("command_network.mode: unknown mode %q (known: %s)", m, strings.Join(NetworkModes, ", "))
-}
-
-func (n Network) mode() string {
+func (n Network) mode() NetworkMode {
 	if n.Mode == "" {
 		return NetworkNone
 	}
@@ -63,7 +56,7 @@ func (n Network) mode() string {
 type NetworkPlan struct {
 	// Mode is the network commands actually get: none, allowlist or open ("" when commands
 	// are refused).
-	Mode string
+	Mode NetworkMode
 	// How says how it is enforced.
 	How string
 	// Warning says what is less than the config asks ("" when nothing is).
@@ -73,7 +66,7 @@ type NetworkPlan struct {
 // planCommon is PlanNetwork where the answer does not depend on the system's sandbox: commands
 // refused, the network left open, or no sandbox to enforce anything (done); otherwise p.Mode is
 // the mode asked and eff the sandbox that runs.
-func planCommon(sandbox, netMode string) (p NetworkPlan, eff string, done bool) {
+func planCommon(sandbox Mode, netMode NetworkMode) (p NetworkPlan, eff Mode, done bool) {
 	if netMode == "" {
 		netMode = NetworkNone
 	}
@@ -93,7 +86,7 @@ func planCommon(sandbox, netMode string) (p NetworkPlan, eff string, done bool) 
 }
 
 // ReportNetwork logs PlanNetwork's warning, once per process and message.
-func ReportNetwork(sandbox, netMode string, log *zap.Logger) {
+func ReportNetwork(sandbox Mode, netMode NetworkMode, log *zap.Logger) {
 	if w := PlanNetwork(sandbox, netMode).Warning; w != "" && log != nil {
 		if _, said := networkWarned.LoadOrStore(w, true); !said {
 			log.Warn(w)
@@ -173,7 +166,7 @@ var networkPrograms = []string{"curl", "wget", "pip", "pip3", "npm", "npx", "yar
 // networkHint is the line massgen adds to the stderr of a command that failed, in a mode that
 // keeps it from the network, when its output says it could not reach a host or it runs a program
 // that mostly does ("" otherwise).
-func networkHint(mode, command string, res Result) string {
+func networkHint(mode NetworkMode, command string, res Result) string {
 	if res.ExitCode == 0 && !res.TimedOut || mode != NetworkNone && mode != NetworkAllowlist {
 		return ""
 	}
@@ -203,7 +196,7 @@ func networkHint(mode, command string, res Result) string {
 }
 
 // addNetworkHint appends networkHint's line to res.Stderr, on a line of its own.
-func addNetworkHint(res *Result, mode, command string) {
+func addNetworkHint(res *Result, mode NetworkMode, command string) {
 	h := networkHint(mode, command, *res)
 	if h == "" {
 		return

@@ -9,9 +9,10 @@ import (
 // massgen saying so; other commands do not.
 func TestNetworkHint(t *testing.T) {
 	tests := []struct {
-		mode, command string
-		res           Result
-		want          string // "" none, else a part of the line
+		mode    NetworkMode
+		command string
+		res     Result
+		want    string // "" none, else a part of the line
 	}{
 		{NetworkNone, "getent hosts pypi.org", Result{ExitCode: 2}, "network is off"},
 		{NetworkNone, "/usr/bin/curl -sS https://pypi.org", Result{ExitCode: 6}, "network is off"},

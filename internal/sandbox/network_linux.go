@@ -36,7 +36,7 @@ const nsProxyPort = 3128
 
 // PlanNetwork is the network commands get under sandbox (command_sandbox) for netMode
 // (command_network.mode; "" is none): what doctor shows and a run says at its start.
-func PlanNetwork(sandbox, netMode string) NetworkPlan {
+func PlanNetwork(sandbox Mode, netMode NetworkMode) NetworkPlan {
 	p, eff, done := planCommon(sandbox, netMode)
 	if done {
 		return p
@@ -72,7 +72,7 @@ func PlanNetwork(sandbox, netMode string) NetworkPlan {
 
 // netSetup is one command's network as the sandbox sets it up.
 type netSetup struct {
-	mode  string        // none, allowlist or open
+	mode  NetworkMode   // none, allowlist or open
 	proxy *commandProxy // allowlist
 	// parent is massgen's end of the socketpair on which the sandbox sends the proxy's
 	// listener (bubblewrap's relay, the helper); child the end passed to the sandbox.

@@ -26,7 +26,7 @@ import (
 )
 
 // runNet runs command in mode with the network n.
-func runNet(t *testing.T, mode string, ws string, n Network, command string) Result {
+func runNet(t *testing.T, mode Mode, ws string, n Network, command string) Result {
 	t.Helper()
 	res, err := Run(context.Background(), withMode(mode, Options{Command: command, Dir: ws, Policy: Policy{Write: []string{ws}, Own: []string{ws}},
 		Timeout: 30 * time.Second, Log: zaptest.NewLogger(t), Network: n}))
@@ -57,7 +57,7 @@ except OSError as e:
 
 // networkModes are the sandboxes that confine the network: all of modes(t), and the namespaces
 // mode's helper besides the zygote when not root.
-func networkModes(t *testing.T) []string {
+func networkModes(t *testing.T) []Mode {
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 not installed")
 	}
@@ -85,7 +85,7 @@ func TestNetworkNone(t *testing.T) {
 	defer udp.Close()
 	udpPort := udp.LocalAddr().(*net.UDPAddr).Port
 	for _, mode := range networkModes(t) {
-		t.Run(mode, func(t *testing.T) {
+		t.Run(string(mode), func(t *testing.T) {
 			ws := t.TempDir()
 			res := runNet(t, mode, ws, Network{}, fmt.Sprintf("curl -sS --max-time 5 http://127.0.0.1:%d/", port))
 			if res.ExitCode == 0 || strings.Contains(res.Stdout, "host secret") || res.Network != NetworkNone {
@@ -133,7 +133,7 @@ for args in [(socket.AF_INET, socket.SOCK_DGRAM), (socket.AF_INET, socket.SOCK_R
 func TestNetworkAgentsApart(t *testing.T) {
 	lane.Long(t)
 	for _, mode := range networkModes(t) {
-		t.Run(mode, func(t *testing.T) {
+		t.Run(string(mode), func(t *testing.T) {
 			port := 18000 + os.Getpid()%1000
 			a, b := t.TempDir(), t.TempDir()
 			for _, n := range []Network{{}, {Mode: NetworkAllowlist}} {
@@ -250,7 +250,7 @@ func TestNetworkAllowlist(t *testing.T) {
 			return d.DialContext(ctx, "tcp", target)
 		}}
 	for _, mode := range networkModes(t) {
-		t.Run(mode, func(t *testing.T) {
+		t.Run(string(mode), func(t *testing.T) {
 			ws := t.TempDir()
 			check := func(command string, ok func(Result) bool, wantEvents ...string) {
 				t.Helper()

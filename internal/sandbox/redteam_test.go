@@ -26,7 +26,7 @@ import (
 // read-only (Keep) path of another writable root (the workspace in <project>/.massgen/).
 func TestRedteamPolicyShapes(t *testing.T) {
 	for _, mode := range modes(t) {
-		t.Run(mode, func(t *testing.T) {
+		t.Run(string(mode), func(t *testing.T) {
 			base := t.TempDir()
 			proj := filepath.Join(base, "proj")
 			ws := filepath.Join(proj, ".massgen", "workspaces", "a")
@@ -124,7 +124,7 @@ func landlockSetup(pol Policy, probe func() error) (setupErr, probeErr error) {
 func TestRedteamCarveLinkSwapRace(t *testing.T) {
 	lane.Long(t)
 	for _, mode := range modes(t) {
-		t.Run(mode, func(t *testing.T) {
+		t.Run(string(mode), func(t *testing.T) {
 			base := t.TempDir()
 			proj := filepath.Join(base, "proj")
 			outside := filepath.Join(base, "outside")
@@ -187,7 +187,7 @@ func TestRedteamAncestorRename(t *testing.T) {
 	lane.Long(t)
 	_, pyErr := exec.LookPath("python3")
 	for _, mode := range modes(t) {
-		t.Run(mode, func(t *testing.T) {
+		t.Run(string(mode), func(t *testing.T) {
 			proj := filepath.Join(t.TempDir(), "proj")
 			golden := filepath.Join(proj, "tests", "golden.json")
 			deep := filepath.Join(proj, "a", "b", "c.json")
@@ -260,7 +260,7 @@ print("done")`
 func TestRedteamCleanup(t *testing.T) {
 	lane.Long(t)
 	for _, mode := range modes(t) {
-		t.Run(mode, func(t *testing.T) {
+		t.Run(string(mode), func(t *testing.T) {
 			base := t.TempDir()
 			proj := filepath.Join(base, "proj")
 			ws := filepath.Join(base, "ws")
@@ -370,7 +370,7 @@ func TestRedteamMetadataAndIPC(t *testing.T) {
 	defer unix.SysvShmDetach(mem)
 	copy(mem, "shm-secret-of-massgen")
 	for _, mode := range modes(t) {
-		t.Run(mode, func(t *testing.T) {
+		t.Run(string(mode), func(t *testing.T) {
 			base := t.TempDir()
 			ws := filepath.Join(base, "ws")
 			proj := filepath.Join(base, "proj")
@@ -436,7 +436,7 @@ print("new", l.shmget(%d, 4096, 0o1600))`, key, newKey)))
 // `ls` show the real ids in temp_workspaces and snapshots and other agents' file names.
 func TestRedteamHiddenNotListable(t *testing.T) {
 	for _, mode := range modes(t) {
-		t.Run(mode, func(t *testing.T) {
+		t.Run(string(mode), func(t *testing.T) {
 			proj := filepath.Join(t.TempDir(), "proj")
 			mg := filepath.Join(proj, ".massgen")
 			for p, s := range map[string]string{

@@ -69,43 +69,19 @@ var (
 	bwrapPath string
 )
 
-// Effective returns the sandbox actually used for a configured mode, or an error saying why
-// commands cannot run. "" and "auto" prefer bubblewrap (it expresses read-only and hidden
-// subtrees of a writable root exactly, and gives the command its own PID namespace, /proc and
-// /dev), then the namespaces mode (the same, built by massgen: it needs user namespaces unless
-// massgen runs as root, and a program that calls MaybeRunHelper), then Landlock alone.
-func Effective(mode string) (string, error) {
-	switch mode {
-	case "", ModeAuto:
-		if BubblewrapPath() != "" {
-			return ModeBubblewrap, nil
-		}
-		if NamespacesError() == nil && helperReady.Load() {
-			return ModeNamespaces, nil
-		}
-		if LandlockABI() >= minLandlockABI {
-			return ModeLandlock, nil
-		}
-		return "", errors.New("no command sandbox available: bubblewrap (bwrap) is not installed or cannot run, and the kernel has no Landlock (ABI >= 3); install bubblewrap, or set `command_sandbox: none` in the config to run commands unconfined (not recommended)")
-	case ModeNamespaces:
-		if err := NamespacesError(); err != nil {
-			return "", fmt.Errorf("command_sandbox: namespaces: %w", err)
-		}
-		return ModeNamespaces, nil
-	case ModeLandlock:
-		if abi := LandlockABI(); abi < minLandlockABI {
-			return "", fmt.Errorf("command_sandbox: landlock: the kernel's Landlock ABI is %d (need >= %d)", abi, minLandlockABI)
-		}
-		return ModeLandlock, nil
-	case ModeBubblewrap:
-		if BubblewrapPath() == "" {
-			return "", errors.New("command_sandbox: bubblewrap: bwrap is not installed or cannot create a sandbox here (apt-get install bubblewrap)")
-		}
-		return ModeBubblewrap, nil
-	case ModeNone:
-		return ModeNone, nil
+// thisHost is this Linux machine, as Effective asks about it.
+func thisHost() host {
+	return host{goos: "linux",
+		bubblewrap: func() bool { return BubblewrapPath() != "" },
+		namespaces: NamespacesError,
+		helper:     helperReady.Load,
+		landlock: func() error {
+			if abi := LandlockABI(); abi < minLandlockABI {
+				return fmt.Errorf("the kernel's Landlock ABI is %d (need >= %d)", abi, minLandlockABI)
+			}
+			return nil
+		},
 	}
-	return "", fmt.Errorf("command_sandbox: unknown mode %q (known: auto, bubblewrap, namespaces, landlock, none)", mode)
 }
 
 // NamespacesError says why the namespaces mode cannot run here (nil: it can): it needs
@@ -116,34 +92,6 @@ func NamespacesError() error {
 	}
 	_, err := namespacesProbe.get()
 	return err
-}
-
-// ReportFallback logs Fallback(mode), once per process.
-func ReportFallback(mode string, log *zap.Logger) {
-	fallbackOnce.Do(func() {
-		if f := Fallback(mode); f != "" && log != nil {
-			log.Warn(f)
-		}
-	})
-}
-
-var fallbackOnce sync.Once
-
-// Fallback says, for a configured mode, what auto fell back to and what that costs (""
-// when nothing is lost): said once when a run starts.
-func Fallback(mode string) string {
-	if mode != "" && mode != ModeAuto {
-		return ""
-	}
-	eff, err := Effective(mode)
-	if err != nil || eff != ModeLandlock {
-		return ""
-	}
-	why := "bubblewrap is not installed"
-	if err := NamespacesError(); err != nil {
-		why += " and " + err.Error()
-	}
-	return "command sandbox: " + why + ", so commands run under Landlock alone: they cannot create or remove entries directly in a directory that holds a protected, excluded or private path (such as the top of a project with a .git), cannot list a directory above a private path, and can stat, chmod and touch files they cannot read; install bubblewrap (apt-get install bubblewrap) or allow user namespaces to lift these limits"
 }
 
 // errSetup is what a command's caller sees when the sandbox could not be set up: the details
@@ -177,7 +125,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		port := nsProxyPort
 		if mode == ModeLandlock {
 			if hostPort, err = ns.hostListener(); err != nil {
-				log.Warn("sandbox set-up failed", zap.String("mode", mode), zap.Error(err))
+				log.Warn("sandbox set-up failed", zap.String("mode", string(mode)), zap.Error(err))
 				return Result{Sandbox: mode}, errSetup
 			}
 			port = hostPort
@@ -311,14 +259,14 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			}
 		}
 		if err != nil {
-			log.Warn("sandbox set-up failed", zap.String("mode", mode), zap.Error(err))
+			log.Warn("sandbox set-up failed", zap.String("mode", string(mode)), zap.Error(err))
 			return Result{Sandbox: mode}, errSetup
 		}
 	}
 
 	lp, err := newLimitPlan(o.Limits, ownUserNS, log)
 	if err != nil {
-		log.Warn("sandbox set-up failed", zap.String("mode", mode), zap.Error(err))
+		log.Warn("sandbox set-up failed", zap.String("mode", string(mode)), zap.Error(err))
 		return Result{Sandbox: mode}, errSetup
 	}
 	var barrier *os.File // massgen's end of the shell's go-ahead
@@ -427,7 +375,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 
 // finish makes the result of a command that ended (or whose set-up failed), and cleans up
 // after it.
-func finish(ctx context.Context, o Options, log *zap.Logger, mode string, sw *sweeper, lp *limitPlan, ns *netSetup, stdout, stderr *capped, start time.Time,
+func finish(ctx context.Context, o Options, log *zap.Logger, mode Mode, sw *sweeper, lp *limitPlan, ns *netSetup, stdout, stderr *capped, start time.Time,
 	runErr, setupErr error, prog string) (Result, error) {
 	res := Result{
 		Stdout:     stdout.buf.String(),
@@ -437,7 +385,7 @@ func finish(ctx context.Context, o Options, log *zap.Logger, mode string, sw *sw
 		DurationMS: time.Since(start).Milliseconds(),
 	}
 	if setupErr != nil || mode == ModeBubblewrap && bwrapFailed(runErr, res.Stderr) {
-		log.Warn("sandbox set-up failed", zap.String("mode", mode), zap.Error(setupErr), zap.String("stderr", res.Stderr))
+		log.Warn("sandbox set-up failed", zap.String("mode", string(mode)), zap.Error(setupErr), zap.String("stderr", res.Stderr))
 		lp.close(log)
 		return Result{Sandbox: mode}, errSetup
 	}

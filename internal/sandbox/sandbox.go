@@ -44,16 +44,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/massgen-go/massgen/internal/layout"
 	"go.uber.org/zap"
-)
-
-// Modes accepted in the config's command_sandbox.
-const (
-	ModeAuto       = "auto"
-	ModeLandlock   = "landlock"
-	ModeBubblewrap = "bubblewrap"
-	ModeNamespaces = "namespaces"
-	ModeNone       = "none"
 )
 
 // SystemReadDirs are readable (and executable) for every command (for /dev: bubblewrap mounts a
@@ -81,7 +73,7 @@ type Policy struct {
 
 // Options is one command to run.
 type Options struct {
-	Mode    string // auto (default), bubblewrap, namespaces, landlock, none
+	Mode    Mode   // "" is auto
 	Command string // run with /bin/sh -c
 	// Dir is the working directory; DirHandle, when set, is the same directory already opened
 	// by the caller (O_PATH or O_RDONLY): the command starts in that directory, whatever Dir
@@ -121,7 +113,7 @@ type Result struct {
 	Stderr    string `json:"stderr"`
 	Truncated bool   `json:"truncated"`
 	TimedOut  bool   `json:"timed_out"`
-	Sandbox   string `json:"sandbox"`
+	Sandbox   Mode   `json:"sandbox"`
 	// Duration in milliseconds.
 	DurationMS int64 `json:"duration_ms"`
 	// Removed lists the .git, .env and .massgen entries the command created in a writable
@@ -135,16 +127,7 @@ type Result struct {
 	Limit string `json:"limit,omitempty"`
 	// Network is the network the command had: none, allowlist (through massgen's proxy) or
 	// open; "" where it was not confined (command_sandbox: none).
-	Network string `json:"network,omitempty"`
-}
-
-// ValidMode reports whether mode is a known command_sandbox value ("" means auto).
-func ValidMode(mode string) error {
-	switch mode {
-	case "", ModeAuto, ModeLandlock, ModeBubblewrap, ModeNamespaces, ModeNone:
-		return nil
-	}
-	return fmt.Errorf("command_sandbox: unknown mode %q (known: auto, bubblewrap, namespaces, landlock, none)", mode)
+	Network NetworkMode `json:"network,omitempty"`
 }
 
 // systemNames are the default-excluded names whose mere creation in a user's directory is
@@ -155,7 +138,7 @@ func ValidMode(mode string) error {
 // taken away right after it.
 func isSystemName(name string) bool {
 	switch strings.ToLower(name) {
-	case ".git", ".env", ".massgen":
+	case ".git", ".env", layout.DirName:
 		return true
 	}
 	return false

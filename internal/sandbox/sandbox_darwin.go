@@ -5,8 +5,9 @@ package sandbox
 import (
 	"context"
 	"fmt"
+	"os"
 
-	"go.uber.org/zap"
+	"github.com/massgen-go/massgen/internal/sandbox/seatbelt"
 )
 
 // MaybeRunHelper: macOS has no re-executed helper (sandbox-exec confines the command); it marks
@@ -19,25 +20,20 @@ func LandlockABI() int { return 0 }
 // BubblewrapPath: bubblewrap is Linux only.
 func BubblewrapPath() string { return "" }
 
-// Effective returns the sandbox actually used for a configured mode on macOS: auto is
-// Seatbelt, none runs unconfined, the Linux modes are refused with a message naming Seatbelt.
-func Effective(mode string) (string, error) {
-	if err := ValidMode(mode); err != nil {
-		return "", err
-	}
-	return seatbeltEffective(mode)
+// thisHost is this Mac, as Effective asks about it.
+func thisHost() host {
+	return host{goos: "darwin", sandboxExec: func() error {
+		if _, err := os.Stat(seatbelt.SandboxExec); err != nil {
+			return fmt.Errorf("%s: %w", seatbelt.SandboxExec, err)
+		}
+		return nil
+	}}
 }
 
 // NamespacesError: the namespaces mode is Linux only.
 func NamespacesError() error {
 	return fmt.Errorf("the namespaces sandbox is Linux only; on macOS commands run under Seatbelt (command_sandbox: auto)")
 }
-
-// Fallback: auto on macOS is Seatbelt, nothing is lost.
-func Fallback(mode string) string { return "" }
-
-// ReportFallback: nothing to report on macOS.
-func ReportFallback(mode string, log *zap.Logger) {}
 
 // Run runs o.Command under Seatbelt (sandbox-exec) or, for mode none, unconfined; the
 // command's process group is killed when it ends. A non-zero exit is not an error.

@@ -31,9 +31,9 @@ func TestMain(m *testing.M) {
 }
 
 // modes returns the sandboxes to test. On machines with neither it skips with a visible message.
-func modes(t *testing.T) []string {
+func modes(t *testing.T) []Mode {
 	t.Helper()
-	var ms []string
+	var ms []Mode
 	if LandlockABI() >= minLandlockABI {
 		ms = append(ms, ModeLandlock)
 	} else {
@@ -61,10 +61,10 @@ func modes(t *testing.T) []string {
 
 // modeNamespacesHelper is the namespaces mode through the re-executed helper, where massgen
 // would otherwise build the view itself (as root on Linux 6.18 or later).
-const modeNamespacesHelper = "namespaces-helper"
+const modeNamespacesHelper Mode = "namespaces-helper"
 
 // withMode sets o's mode from a mode of modes(t).
-func withMode(mode string, o Options) Options {
+func withMode(mode Mode, o Options) Options {
 	o.Mode = mode
 	if mode == modeNamespacesHelper {
 		o.Mode, o.viaHelper = ModeNamespaces, true
@@ -106,7 +106,7 @@ func mustWrite(t *testing.T, p, s string) {
 	}
 }
 
-func run(t *testing.T, mode string, pol Policy, dir, command string) Result {
+func run(t *testing.T, mode Mode, pol Policy, dir, command string) Result {
 	t.Helper()
 	res, err := Run(context.Background(), withMode(mode, Options{Command: command, Dir: dir, Policy: pol, Timeout: 30 * time.Second, Log: zaptest.NewLogger(t)}))
 	if err != nil {
@@ -123,7 +123,7 @@ func exists(p string) bool { _, err := os.Lstat(p); return err == nil }
 func TestEscapes(t *testing.T) {
 	_, pyErr := exec.LookPath("python3")
 	for _, mode := range modes(t) {
-		t.Run(mode, func(t *testing.T) {
+		t.Run(string(mode), func(t *testing.T) {
 			tests := []struct {
 				name    string
 				command func(f fixture) string
@@ -143,8 +143,8 @@ func TestEscapes(t *testing.T) {
 				{"symlink in workspace to outside", func(f fixture) string {
 					return fmt.Sprintf("ln -s %s link && echo pwned > link/z", f.outside)
 				}, func(f fixture) string { return filepath.Join(f.outside, "z") }, false},
-				{"write to /tmp", func(f fixture) string { return "echo pwned > /tmp/massgen-sandbox-escape-" + mode },
-					func(f fixture) string { return "/tmp/massgen-sandbox-escape-" + mode }, false},
+				{"write to /tmp", func(f fixture) string { return "echo pwned > /tmp/massgen-sandbox-escape-" + string(mode) },
+					func(f fixture) string { return "/tmp/massgen-sandbox-escape-" + string(mode) }, false},
 			}
 			for _, tt := range tests {
 				t.Run(tt.name, func(t *testing.T) {
@@ -178,7 +178,7 @@ func TestEscapesSucceedWithoutSandbox(t *testing.T) {
 
 func TestAllowedWork(t *testing.T) {
 	for _, mode := range modes(t) {
-		t.Run(mode, func(t *testing.T) {
+		t.Run(string(mode), func(t *testing.T) {
 			f := newFixture(t)
 			res := run(t, mode, f.pol, f.ws, fmt.Sprintf(
 				"cat %s/doc.txt > copy.txt && mkdir -p sub && echo hi > sub/a && mv sub/a b && rm b && "+
@@ -208,7 +208,7 @@ func TestAllowedWork(t *testing.T) {
 
 func TestReadOutsideDenied(t *testing.T) {
 	for _, mode := range modes(t) {
-		t.Run(mode, func(t *testing.T) {
+		t.Run(string(mode), func(t *testing.T) {
 			f := newFixture(t)
 			res := run(t, mode, f.pol, f.ws, fmt.Sprintf("cat %s/secret.txt", f.outside))
 			if res.ExitCode == 0 || strings.Contains(res.Stdout, "top secret") {
@@ -221,7 +221,7 @@ func TestReadOutsideDenied(t *testing.T) {
 // TestKeepPathsStayReadOnly: protected / excluded paths under a writable root.
 func TestKeepPathsStayReadOnly(t *testing.T) {
 	for _, mode := range modes(t) {
-		t.Run(mode, func(t *testing.T) {
+		t.Run(string(mode), func(t *testing.T) {
 			f := newFixture(t)
 			proj := filepath.Join(filepath.Dir(f.ws), "project")
 			mustWrite(t, filepath.Join(proj, "src", "main.go"), "package main")
@@ -299,7 +299,7 @@ func waitGone(t *testing.T, marker string) {
 func TestProcessTreeEndsWithCommand(t *testing.T) {
 	lane.Long(t)
 	for _, mode := range append(modes(t), ModeNone) {
-		t.Run(mode, func(t *testing.T) {
+		t.Run(string(mode), func(t *testing.T) {
 			f := newFixture(t)
 			marker := fmt.Sprintf("3600.%d%d", os.Getpid(), len(mode))
 			start := time.Now()
@@ -357,7 +357,7 @@ func TestCancelKillsCommand(t *testing.T) {
 
 func TestOutputCapped(t *testing.T) {
 	for _, mode := range modes(t) {
-		t.Run(mode, func(t *testing.T) {
+		t.Run(string(mode), func(t *testing.T) {
 			f := newFixture(t)
 			res, err := Run(context.Background(), withMode(mode, Options{Dir: f.ws, Policy: f.pol, MaxOutput: 1000,
 				Command: "head -c 100000 /dev/zero | tr '\\0' a; echo err >&2"}))
@@ -598,7 +598,7 @@ func TestPlanStates(t *testing.T) {
 
 func TestHiddenPathsInvisible(t *testing.T) {
 	for _, mode := range modes(t) {
-		t.Run(mode, func(t *testing.T) {
+		t.Run(string(mode), func(t *testing.T) {
 			f := newFixture(t)
 			mustWrite(t, filepath.Join(f.ro, "private", "key"), "private-key")
 			mustWrite(t, filepath.Join(f.ws, "sub", "hidden.txt"), "hidden-in-ws")
@@ -629,7 +629,7 @@ func TestHiddenPathsInvisible(t *testing.T) {
 // and neither reads nor lists the private one.
 func TestWorkDirHoldsAPrivateFile(t *testing.T) {
 	for _, mode := range modes(t) {
-		t.Run(mode, func(t *testing.T) {
+		t.Run(string(mode), func(t *testing.T) {
 			f := newFixture(t)
 			mustWrite(t, filepath.Join(f.ro, ".env"), "OPENAI_API_KEY=sk-secret")
 			pol := f.pol
@@ -651,7 +651,7 @@ func TestWorkDirHoldsAPrivateFile(t *testing.T) {
 // names by the time the sandbox is set up.
 func TestDirHandle(t *testing.T) {
 	for _, mode := range append(modes(t), ModeNone) {
-		t.Run(mode, func(t *testing.T) {
+		t.Run(string(mode), func(t *testing.T) {
 			f := newFixture(t)
 			mustWrite(t, filepath.Join(f.ws, "a", "which"), "opened")
 			h, err := os.Open(filepath.Join(f.ws, "a"))
@@ -683,7 +683,7 @@ func TestDirHandle(t *testing.T) {
 // helper (and the zygote) is this test binary;
 // MASSGEN_BENCH_HELPER=path/to/massgen measures the real one.
 func BenchmarkRun(b *testing.B) {
-	ms := []string{ModeNone}
+	ms := []Mode{ModeNone}
 	if LandlockABI() >= minLandlockABI {
 		ms = append(ms, ModeLandlock)
 	}
@@ -736,9 +736,9 @@ func BenchmarkRun(b *testing.B) {
 	allow, _ := netproxy.NewAllowlist([]string{"pypi.org"})
 	for _, mode := range ms {
 		for _, n := range []Network{{}, {Mode: NetworkOpen}, {Mode: NetworkAllowlist, Allow: allow}} {
-			name := mode
+			name := string(mode)
 			if n.Mode != "" && mode != ModeNone {
-				name += "/" + n.Mode
+				name += "/" + string(n.Mode)
 			} else if n.Mode != "" {
 				continue // no sandbox: no network to confine
 			}

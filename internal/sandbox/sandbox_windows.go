@@ -27,25 +27,19 @@ func LandlockABI() int { return 0 }
 // BubblewrapPath: bubblewrap is Linux only.
 func BubblewrapPath() string { return "" }
 
-// Effective on Windows: `none` runs commands unsandboxed; every other mode, auto included, is
-// refused with a message naming WSL2 (see windowsEffective).
-func Effective(mode string) (string, error) { return windowsEffective(mode) }
+// thisHost is this Windows machine, as Effective asks about it: `none` runs commands
+// unsandboxed; every other mode, auto included, is refused with a message naming WSL2.
+func thisHost() host { return host{goos: "windows"} }
 
 // NamespacesError: the namespaces mode is Linux only.
 func NamespacesError() error { return windowsNamespacesError() }
-
-// Fallback: there is no fallback to describe: commands run unsandboxed only when asked for.
-func Fallback(mode string) string { return "" }
-
-// ReportFallback: nothing to report.
-func ReportFallback(mode string, log *zap.Logger) {}
 
 // Run runs o.Command through cmd.exe (%ComSpec% /S /C) when the mode is none, in a job object
 // that ends with the command: whatever the command started (`start /b`, a server) is killed
 // when it exits, times out or the run is cancelled, and when massgen itself goes (the job is
 // kill-on-close). Every other mode is refused. A non-zero exit is not an error.
 func Run(ctx context.Context, o Options) (Result, error) {
-	mode, err := windowsEffective(o.Mode)
+	mode, err := Effective(o.Mode)
 	if err != nil {
 		return Result{}, err
 	}
@@ -219,7 +213,7 @@ func finalPath(f *os.File) (string, error) {
 }
 
 // PlanNetwork: no sandbox runs here, so the network is never confined (see planCommon).
-func PlanNetwork(sandbox, netMode string) NetworkPlan {
+func PlanNetwork(sandbox Mode, netMode NetworkMode) NetworkPlan {
 	p, _, _ := planCommon(sandbox, netMode)
 	return p
 }

@@ -20,26 +20,6 @@ import (
 	"github.com/massgen-go/massgen/internal/sandbox/seatbelt"
 )
 
-// ModeSeatbelt is the sandbox macOS commands run under (what Result.Sandbox says there).
-const ModeSeatbelt = "seatbelt"
-
-// seatbeltEffective is Effective on macOS: "auto" is Seatbelt (sandbox-exec ships with every
-// macOS), "none" runs unconfined, the Linux sandboxes are refused by name.
-func seatbeltEffective(mode string) (string, error) {
-	switch mode {
-	case "", ModeAuto:
-		if _, err := os.Stat(seatbelt.SandboxExec); err != nil {
-			return "", fmt.Errorf("no command sandbox available: %s: %w; set `command_sandbox: none` in the config to run commands unconfined (not recommended)", seatbelt.SandboxExec, err)
-		}
-		return ModeSeatbelt, nil
-	case ModeNone:
-		return ModeNone, nil
-	case ModeLandlock, ModeBubblewrap, "namespaces":
-		return "", fmt.Errorf("command_sandbox: %s is Linux only; on macOS commands run under Seatbelt: use auto (Seatbelt) or none", mode)
-	}
-	return "", fmt.Errorf("command_sandbox: unknown mode %q (known: auto, none on macOS)", mode)
-}
-
 // seatbeltSecretFiles are the root-only files of the system directories (password hashes, sudo
 // rules, SSH host keys), hidden when massgen runs as root: a command keeps massgen's uid.
 func seatbeltSecretFiles() []string {
@@ -74,7 +54,7 @@ func caseInsensitive(roots []string) bool {
 // PlanNetwork is the network commands get under sandbox (command_sandbox) for netMode
 // (command_network.mode; "" is none): Seatbelt denies every network operation, but, in
 // allowlist mode, connecting to massgen's proxy on localhost.
-func PlanNetwork(sandbox, netMode string) NetworkPlan {
+func PlanNetwork(sandbox Mode, netMode NetworkMode) NetworkPlan {
 	p, _, done := planCommon(sandbox, netMode)
 	if done {
 		return p
@@ -90,7 +70,7 @@ func PlanNetwork(sandbox, netMode string) NetworkPlan {
 // seatbeltArgv is the sandbox-exec command line that runs command under pol, plus the private
 // temporary directory tmp (writable, the agent's own), with the network netMode (the proxy on
 // localhost:proxyPort in allowlist mode).
-func seatbeltArgv(pol Policy, tmp, command, netMode string, proxyPort int) ([]string, error) {
+func seatbeltArgv(pol Policy, tmp, command string, netMode NetworkMode, proxyPort int) ([]string, error) {
 	sp := seatbelt.Policy{
 		Read:      pol.Read,
 		Write:     append(slices.Clone(pol.Write), tmp),
@@ -115,7 +95,7 @@ func seatbeltArgv(pol Policy, tmp, command, netMode string, proxyPort int) ([]st
 var limitsOnce sync.Once
 
 func runSeatbelt(ctx context.Context, o Options) (Result, error) {
-	mode, err := seatbeltEffective(o.Mode)
+	mode, err := Effective(o.Mode)
 	if err != nil {
 		return Result{}, err
 	}

@@ -11,20 +11,8 @@ import (
 // says `command_sandbox: none`; WSL2 is the way to run them sandboxed (massgen inside WSL2 is a
 // Linux program with the Linux sandboxes).
 
-// windowsEffective is Effective on Windows: none runs unconfined, every other mode (auto, the
-// default, included) is refused with windowsRefusal's message.
-func windowsEffective(mode string) (string, error) {
-	if err := ValidMode(mode); err != nil {
-		return "", err
-	}
-	if mode == ModeNone {
-		return ModeNone, nil
-	}
-	return "", windowsRefusal(mode)
-}
-
 // windowsRefusal says why a command is refused on Windows and the two ways out.
-func windowsRefusal(mode string) error {
+func windowsRefusal(mode Mode) error {
 	if mode == "" {
 		mode = ModeAuto + " (the default)"
 	}

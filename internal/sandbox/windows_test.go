@@ -10,7 +10,8 @@ import (
 // the way to sandboxed commands and `command_sandbox: none` as the way to unsandboxed ones.
 func TestWindowsEffective(t *testing.T) {
 	for _, tc := range []struct {
-		mode, want, names string
+		mode, want Mode
+		names      string
 	}{
 		{ModeNone, ModeNone, ""},
 		{"", "", "auto (the default)"},
@@ -19,27 +20,27 @@ func TestWindowsEffective(t *testing.T) {
 		{ModeNamespaces, "", "command_sandbox: namespaces"},
 		{ModeLandlock, "", "command_sandbox: landlock"},
 	} {
-		got, err := windowsEffective(tc.mode)
+		got, err := choose(tc.mode, host{goos: "windows"})
 		if got != tc.want {
-			t.Errorf("windowsEffective(%q) = %q, want %q", tc.mode, got, tc.want)
+			t.Errorf("choose(%q, windows) = %q, want %q", tc.mode, got, tc.want)
 		}
 		if tc.want != "" {
 			if err != nil {
-				t.Errorf("windowsEffective(%q): %v", tc.mode, err)
+				t.Errorf("choose(%q, windows): %v", tc.mode, err)
 			}
 			continue
 		}
 		if err == nil {
-			t.Fatalf("windowsEffective(%q): no error", tc.mode)
+			t.Fatalf("choose(%q, windows): no error", tc.mode)
 		}
 		for _, s := range []string{tc.names, "WSL2", "`command_sandbox: none`", "refused", "unsandboxed"} {
 			if !strings.Contains(err.Error(), s) {
-				t.Errorf("windowsEffective(%q) error %q does not say %q", tc.mode, err, s)
+				t.Errorf("choose(%q, windows) error %q does not say %q", tc.mode, err, s)
 			}
 		}
 	}
-	if _, err := windowsEffective("docker"); err == nil || !strings.Contains(err.Error(), "unknown mode") {
-		t.Errorf(`windowsEffective("docker") error = %v, want unknown mode`, err)
+	if _, err := choose("docker", host{goos: "windows"}); err == nil || !strings.Contains(err.Error(), `unknown sandbox "docker"`) {
+		t.Errorf(`choose("docker", windows) error = %v, want unknown sandbox`, err)
 	}
 	if err := windowsNamespacesError(); err == nil || !strings.Contains(err.Error(), "WSL2") {
 		t.Errorf("windowsNamespacesError() = %v, want one naming WSL2", err)

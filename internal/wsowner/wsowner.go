@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/massgen-go/massgen/internal/layout"
 	"github.com/massgen-go/massgen/internal/private"
 )
 
@@ -30,13 +31,6 @@ const (
 	Created = "created"   // massgen made the folder
 	Adopted = "adopted"   // a plain folder under .massgen/workspaces/ made before records were kept
 	Owned   = "cwd_owned" // the config gives it to massgen (agents[].backend.cwd_owned)
-)
-
-// massgenDirName and the folders under it (configs' names; wsowner sits below configs).
-const (
-	massgenDirName = ".massgen"
-	workspacesDir  = "workspaces"
-	stateDir       = "state"
 )
 
 // record is one owned workspace.
@@ -60,25 +54,13 @@ func (e *NotOwnedError) Error() string {
 // Registry is the folder holding the records for dir: under the nearest .massgen folder above
 // dir, else under massgenDir ("" when there is neither).
 func Registry(dir, massgenDir string) string {
-	if mg := enclosingMassgen(dir); mg != "" {
+	if mg := layout.Enclosing(dir); mg != "" {
 		massgenDir = mg
 	}
 	if massgenDir == "" {
 		return ""
 	}
-	return filepath.Join(massgenDir, stateDir, workspacesDir)
-}
-
-// enclosingMassgen is the nearest ancestor of dir named .massgen ("" if none).
-func enclosingMassgen(dir string) string {
-	for p := filepath.Dir(filepath.Clean(dir)); ; p = filepath.Dir(p) {
-		if filepath.Base(p) == massgenDirName {
-			return p
-		}
-		if filepath.Dir(p) == p {
-			return ""
-		}
-	}
+	return layout.At(massgenDir).OwnedWorkspaces()
 }
 
 func recordPath(registry, dir string) string {
@@ -99,7 +81,7 @@ func Claim(dir, massgenDir string, owned bool) (string, error) {
 	// they are the user's folders, made as mkdir -p would. The workspace itself is massgen's
 	// container for the agent's files: private either way.
 	parentMode := os.FileMode(0o755)
-	if enclosingMassgen(dir) != "" {
+	if layout.Enclosing(dir) != "" {
 		parentMode = private.DirMode
 	}
 	if err := os.MkdirAll(filepath.Dir(dir), parentMode); err != nil {
@@ -151,7 +133,7 @@ func adoptable(dir, massgenDir string) bool {
 	if massgenDir == "" {
 		return false
 	}
-	parent := filepath.Join(filepath.Clean(massgenDir), workspacesDir)
+	parent := layout.At(massgenDir).Workspaces()
 	rel, err := filepath.Rel(parent, dir)
 	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
 		return false

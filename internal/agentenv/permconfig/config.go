@@ -6,25 +6,19 @@
 package permconfig
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/internal/layout"
 	"github.com/massgen-go/massgen/internal/pathx"
 	"github.com/massgen-go/massgen/permissions"
 	"github.com/massgen-go/massgen/permissions/trust"
 )
-
-// ProjectRulesFile is the per-project rules file inside .massgen/.
-const ProjectRulesFile = "permissions.yaml"
 
 // SpecOptions are the run facts a config does not hold.
 type SpecOptions struct {
@@ -77,14 +71,7 @@ func SpecFromConfig(cfg *configs.Config, agentID string, role permissions.Role, 
 		s.TempWorkspaces = []string{filepath.Join(cfg.Orchestrator.AgentTemporaryWorkspace, agentID)}
 	}
 	for i, cp := range cfg.Orchestrator.ContextPaths {
-		var w bool
-		switch cp.Permission {
-		case "write":
-			w = true
-		case "read", "":
-		default:
-			return permissions.Spec{}, fmt.Errorf("permissions: orchestrator.context_paths[%d] (%s): invalid permission %q (read or write)", i, cp.Path, cp.Permission)
-		}
+		w := cp.Permission == permissions.ContextWrite
 		if !filepath.IsAbs(cp.Path) {
 			return permissions.Spec{}, fmt.Errorf("permissions: orchestrator.context_paths[%d]: path %q is not absolute (the config was not resolved)", i, cp.Path)
 		}
@@ -100,17 +87,13 @@ func SpecFromConfig(cfg *configs.Config, agentID string, role permissions.Role, 
 			continue
 		}
 		if l.Mode != "" {
-			s.Mode = permissions.Mode(l.Mode)
+			s.Mode = l.Mode
 		}
 		s.Allow = append(s.Allow, l.Allow...)
 		s.Deny = append(s.Deny, l.Deny...)
 	}
-	switch s.Mode {
-	case "":
+	if s.Mode == "" {
 		s.Mode = permissions.ModeAcceptEdits
-	case permissions.ModeAcceptEdits, permissions.ModeDefault, permissions.ModeBypass:
-	default:
-		return permissions.Spec{}, fmt.Errorf("permissions: unknown mode %q (known: acceptEdits, default, bypassPermissions)", s.Mode)
 	}
 	if err := permissions.ValidateRules(s.Allow); err != nil {
 		return permissions.Spec{}, err
@@ -133,20 +116,13 @@ func privatePaths(cfg *configs.Config, agentID string, agent *configs.Agent, tem
 			priv = append(priv, a.Backend.CWD)
 		}
 	}
-	// A config that did not go through configs.Load may leave these empty: the orchestrator then
-	// uses the defaults under .massgen/, and so do we.
+	l := cfg.Layout() // the configured storage folders, else the defaults under .massgen/
 	snaps, tempRoot := cfg.Orchestrator.SnapshotStorage, cfg.Orchestrator.AgentTemporaryWorkspace
 	if filepath.IsAbs(cfg.BaseDir) {
 		// Logs (every answer under real ids, API traffic), sessions (metadata.json and
 		// SESSION_SUMMARY.txt: winners and votes), trash (meta.json).
-		priv = append(priv, cfg.LogsDir(), filepath.Join(cfg.MassgenDir(), configs.SessionsDirName),
-			filepath.Join(cfg.MassgenDir(), configs.TrashDirName))
-		if snaps == "" {
-			snaps = filepath.Join(cfg.MassgenDir(), configs.SnapshotsDirName)
-		}
-		if tempRoot == "" {
-			tempRoot = filepath.Join(cfg.MassgenDir(), configs.TempDirName)
-		}
+		priv = append(priv, l.Logs(), l.Sessions(), l.Trash())
+		snaps, tempRoot = l.Snapshots(), l.TempWorkspaces()
 	}
 	// The snapshot storage and temp root may be configured outside .massgen/.
 	if snaps != "" {
@@ -175,7 +151,7 @@ func privatePaths(cfg *configs.Config, agentID string, agent *configs.Agent, tem
 	// The rule files: the project's (its per-agent sections name real agents) and the run's
 	// config (it names the agents in the order of their anonymous ids).
 	if filepath.IsAbs(cfg.BaseDir) {
-		priv = append(priv, filepath.Join(cfg.MassgenDir(), ProjectRulesFile))
+		priv = append(priv, l.ProjectRules())
 	}
 	if filepath.IsAbs(cfg.Source) {
 		priv = append(priv, cfg.Source)
@@ -205,16 +181,11 @@ func AgentContentRoots(cfg *configs.Config) []string {
 			roots = append(roots, a.Backend.CWD)
 		}
 	}
+	l := cfg.Layout()
 	snaps, tempRoot := cfg.Orchestrator.SnapshotStorage, cfg.Orchestrator.AgentTemporaryWorkspace
 	if filepath.IsAbs(cfg.BaseDir) {
-		roots = append(roots, cfg.LogsDir(), filepath.Join(cfg.MassgenDir(), configs.SessionsDirName),
-			filepath.Join(cfg.MassgenDir(), configs.TrashDirName))
-		if snaps == "" {
-			snaps = filepath.Join(cfg.MassgenDir(), configs.SnapshotsDirName)
-		}
-		if tempRoot == "" {
-			tempRoot = filepath.Join(cfg.MassgenDir(), configs.TempDirName)
-		}
+		roots = append(roots, l.Logs(), l.Sessions(), l.Trash())
+		snaps, tempRoot = l.Snapshots(), l.TempWorkspaces()
 	}
 	for _, r := range []string{snaps, tempRoot} {
 		if filepath.IsAbs(r) {
@@ -358,7 +329,7 @@ func LoadProjectRules(massgenDir string) (*configs.Permissions, error) {
 func LoadProjectFile(massgenDir string) (*ProjectRules, error) {
 	st, err := trust.Default()
 	if err != nil {
-		path := filepath.Join(massgenDir, ProjectRulesFile)
+		path := layout.At(massgenDir).ProjectRules()
 		if _, serr := os.Lstat(path); errors.Is(serr, fs.ErrNotExist) {
 			return nil, nil
 		}
@@ -403,7 +374,7 @@ func ReadProjectFile(massgenDir string) (string, []byte, *ProjectRules, error) {
 }
 
 func readProjectFile(massgenDir string) (string, []byte, error) {
-	path := filepath.Join(massgenDir, ProjectRulesFile)
+	path := layout.At(massgenDir).ProjectRules()
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return path, nil, nil
@@ -420,17 +391,13 @@ func readProjectFile(massgenDir string) (string, []byte, error) {
 // ParseProjectFile parses the content of a project rules file (path names it in errors).
 func ParseProjectFile(path string, data []byte) (*ProjectRules, error) {
 	var pr ProjectRules
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&pr); err != nil && !errors.Is(err, io.EOF) {
+	if err := configs.DecodeStrict(path, data, &pr); err != nil {
+		if configs.IsValidationError(err) { // names the file and line itself
+			return nil, fmt.Errorf("permissions: %w", err)
+		}
 		return nil, fmt.Errorf("permissions: %s: %w", path, err)
 	}
 	check := func(where string, p configs.Permissions) error {
-		switch permissions.Mode(p.Mode) {
-		case "", permissions.ModeAcceptEdits, permissions.ModeDefault, permissions.ModeBypass:
-		default:
-			return fmt.Errorf("permissions: %s: %sunknown mode %q (known: acceptEdits, default, bypassPermissions)", path, where, p.Mode)
-		}
 		if err := permissions.ValidateRules(p.Allow); err != nil {
 			return fmt.Errorf("%s: %s%w", path, where, err)
 		}

@@ -105,16 +105,23 @@ func TestSpecFromConfig(t *testing.T) {
 	if _, err := SpecFromConfig(cfg, "nobody", permissions.Final, SpecOptions{}); err == nil || !strings.Contains(err.Error(), "agent_a, agent_b") {
 		t.Errorf("unknown agent error %v", err)
 	}
+	// Words outside their vocabulary are refused as the config is decoded (configs'
+	// TestVocabularies); a config built in code with one fails closed: a permission other than
+	// write is read, and the engine refuses a mode it does not know.
 	bad := testConfig(tr)
 	bad.Orchestrator.ContextPaths[0].Permission = "rw"
-	if _, err := SpecFromConfig(bad, "agent_a", permissions.Final, SpecOptions{}); err == nil || !strings.Contains(err.Error(), `"rw"`) {
-		t.Errorf("bad permission error %v", err)
+	if s, err := SpecFromConfig(bad, "agent_a", permissions.Final, SpecOptions{}); err != nil || s.ContextPaths[0].Write {
+		t.Errorf("permission rw: %v, %+v", err, s.ContextPaths)
 	}
 	bad = testConfig(tr)
 	bad.Permissions.Mode = "yolo"
 	bad.Agents[0].Permissions = nil
-	if _, err := SpecFromConfig(bad, "agent_a", permissions.Final, SpecOptions{}); err == nil || !strings.Contains(err.Error(), "yolo") {
-		t.Errorf("bad mode error %v", err)
+	s, err = SpecFromConfig(bad, "agent_a", permissions.Final, SpecOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := permissions.New(s); err == nil || !strings.Contains(err.Error(), `unknown mode "yolo" (known: acceptEdits, default, bypassPermissions)`) {
+		t.Errorf("mode yolo: %v", err)
 	}
 	hooks := HooksFor(&configs.Config{Permissions: configs.Permissions{Hooks: configs.Hooks{PreToolUse: []configs.Hook{{Command: "a"}}}},
 		Agents: []configs.Agent{{ID: "x", Permissions: &configs.Permissions{Hooks: configs.Hooks{PreToolUse: []configs.Hook{{Command: "b"}}}}}}},
@@ -135,7 +142,7 @@ func TestLoadProjectRules(t *testing.T) {
 	}
 	// Every content written here is approved, as `massgen permissions trust` would.
 	write := func(s string) {
-		path := filepath.Join(dir, ProjectRulesFile)
+		path := filepath.Join(dir, "permissions.yaml")
 		if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -163,9 +170,15 @@ func TestLoadProjectRules(t *testing.T) {
 	}
 	for _, bad := range []string{"mode: yolo\n", "allw: [x]\n", "allow: ['execute_command(npm']\n"} {
 		write(bad)
-		if _, err := LoadProjectRules(dir); err == nil || !strings.Contains(err.Error(), ProjectRulesFile) {
+		if _, err := LoadProjectRules(dir); err == nil || !strings.Contains(err.Error(), "permissions.yaml") {
 			t.Errorf("%q: error %v does not name the file", bad, err)
 		}
+	}
+	// A mode outside the vocabulary is named with its file, line and the modes known.
+	write("deny: [Bash]\nagents:\n  agent_a:\n    mode: yolo\n")
+	want := filepath.Join(dir, "permissions.yaml") + `:4: agents.agent_a.mode: unknown mode "yolo" (known: acceptEdits, default, bypassPermissions)`
+	if _, err := LoadProjectRules(dir); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("agent mode yolo: error %v, want %q", err, want)
 	}
 	write("deny: [Bash]\nagents:\n  agent_a:\n    mode: bypassPermissions\n    allow: [write_file]\n  agent_b:\n    deny: [mcp__*]\n")
 	pr, err := LoadProjectFile(dir)

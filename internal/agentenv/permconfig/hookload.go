@@ -8,6 +8,7 @@ import (
 
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/internal/launch"
+	"github.com/massgen-go/massgen/internal/layout"
 	"github.com/massgen-go/massgen/permissions/hooks"
 	"github.com/massgen-go/massgen/permissions/trust"
 )
@@ -107,7 +108,7 @@ func LoadHooks(cfg *configs.Config, agentID string, o HookLoadOptions) (pre, pos
 	}
 	layers := []layer{{&cfg.Permissions, cfg.Source, configNeedsApproval(cfg), ConfigHooksWhat}}
 	if o.Project != nil {
-		layers = append(layers, layer{o.Project, filepath.Join(cfg.MassgenDir(), ProjectRulesFile), true, ProjectRulesWhat})
+		layers = append(layers, layer{o.Project, cfg.Layout().ProjectRules(), true, ProjectRulesWhat})
 	}
 	if a, ok := cfg.AgentByID(agentID); ok && a.Permissions != nil {
 		layers = append(layers, layer{a.Permissions, cfg.Source, configNeedsApproval(cfg), ConfigHooksWhat})
@@ -196,7 +197,7 @@ func loadHook(h configs.Hook, file string, needsApproval bool, approved map[stri
 	}
 	if len(stale) > 0 {
 		what := ConfigHooksWhat
-		if filepath.Base(file) == ProjectRulesFile {
+		if layout.IsProjectRules(file) {
 			what = ProjectRulesWhat
 		}
 		return hooks.Hook{}, fmt.Errorf("permissions: %w", &trust.UntrustedError{File: file, What: what, Changed: true, Stale: stale})
@@ -210,7 +211,7 @@ func loadHook(h configs.Hook, file string, needsApproval bool, approved map[stri
 // data its content. It is what approving the file records with it.
 func RulesFilePrograms(path string, data []byte, baseDir string, environ []string) (map[string]string, error) {
 	var hs []configs.Hook
-	if filepath.Base(path) == ProjectRulesFile && filepath.Base(filepath.Dir(path)) == configs.MassgenDirName {
+	if layout.IsProjectRules(path) {
 		pr, err := ParseProjectFile(path, data)
 		if err != nil {
 			return nil, err

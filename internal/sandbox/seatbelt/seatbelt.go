@@ -43,7 +43,9 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/massgen-go/massgen/internal/layout"
 	"github.com/massgen-go/massgen/internal/pathx"
+	"github.com/massgen-go/massgen/internal/vocab"
 )
 
 // SandboxExec is the only sandbox-exec used: one found on PATH could be anybody's.
@@ -66,7 +68,7 @@ func SystemReadDirs() []string {
 
 // systemNames are created nowhere in a write root but the agent's own: .git (hooks run code in
 // the user's next git command), .env (read by the next massgen run) and .massgen (project rules).
-var systemNames = [...]string{"git", "env", "massgen"}
+var systemNames = [...]string{"git", "env", strings.TrimPrefix(layout.DirName, ".")}
 
 // Policy is what the command may touch. Paths are absolute, resolved (no symbolic link on the
 // way, which Seatbelt would not follow either) and may be files or directories. /tmp, /var
@@ -84,7 +86,7 @@ type Policy struct {
 	CaseInsensitive bool
 	// Network is none ("" too), allowlist (massgen's proxy on localhost:ProxyPort only) or
 	// open.
-	Network   string
+	Network   vocab.NetworkMode
 	ProxyPort int
 }
 
@@ -263,9 +265,9 @@ func Generate(pol Policy) (Profile, error) {
 
 // network writes the network rules. The proxy's port is a number massgen chose, the only value
 // written into the profile's text.
-func (g *gen) network(mode string, port int) error {
+func (g *gen) network(mode vocab.NetworkMode, port int) error {
 	switch mode {
-	case "", "none":
+	case "", vocab.NetworkNone:
 		g.b.WriteString(`
 ; Network: none (command_network mode none). UNIX sockets can be created (socketpair) but
 ; neither bound nor connected; no IP socket, no name resolution (the resolver's socket is
@@ -273,7 +275,7 @@ func (g *gen) network(mode string, port int) error {
 (allow system-socket (socket-domain AF_UNIX))
 (deny network*)
 `)
-	case "allowlist":
+	case vocab.NetworkAllowlist:
 		if port < 1 || port > 65535 {
 			return fmt.Errorf("seatbelt: network allowlist: bad proxy port %d", port)
 		}
@@ -284,7 +286,7 @@ func (g *gen) network(mode string, port int) error {
 (deny network*)
 (allow network-outbound (remote ip "localhost:%d"))
 `, port)
-	case "open":
+	case vocab.NetworkOpen:
 		g.b.WriteString(`
 ; Network: any (command_network mode open), IP only, as on Linux. UNIX sockets can be created
 ; (socketpair) but neither bound nor connected, except the system DNS resolver's, without which

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/massgen-go/massgen/internal/pathx"
+	"github.com/massgen-go/massgen/internal/vocab"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden profiles in testdata/")
@@ -509,13 +510,13 @@ func TestNetworkDecisions(t *testing.T) {
 		{"system-socket", "socket:AF_INET6", "allowlist open"},
 		{"system-socket", "socket:AF_SYSTEM", ""},
 	}
-	for _, mode := range []string{"", "none", "allowlist", "open"} {
+	for _, mode := range []vocab.NetworkMode{"", vocab.NetworkNone, vocab.NetworkAllowlist, vocab.NetworkOpen} {
 		p, err := Generate(Policy{Write: []string{"/Users/u/ws"}, Own: []string{"/Users/u/ws"}, Network: mode, ProxyPort: 3128})
 		if err != nil {
 			t.Fatal(err)
 		}
 		sb := load(t, p)
-		name := mode
+		name := string(mode)
 		if name == "" {
 			name = "none"
 		}
