@@ -19,9 +19,13 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/massgen-go/massgen/internal/buildinfo"
 	"github.com/massgen-go/massgen/internal/layout"
 	"github.com/massgen-go/massgen/internal/private"
 )
+
+// LogStart is the message of a log's first line, which carries the massgen version.
+const LogStart = "log start"
 
 // FileName is the log file inside a run folder.
 const FileName = "massgen.log"
@@ -78,6 +82,8 @@ func New(runDir string, debug bool) (*zap.Logger, func() error, error) {
 	core := zapcore.NewCore(zapcore.NewJSONEncoder(enc), zapcore.AddSync(f), level)
 	// Internal zap errors go to the same file, never to the terminal.
 	logger := zap.New(core, zap.ErrorOutput(zapcore.AddSync(f)))
+	// The first line says which massgen wrote the log (the version --version prints).
+	logger.Info(LogStart, zap.String("version", buildinfo.Version()), zap.Int("pid", os.Getpid()))
 	closeFn := func() error {
 		_ = logger.Sync()
 		return f.Close()
