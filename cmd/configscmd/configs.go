@@ -24,8 +24,9 @@ import (
 // NewCmd returns the `configs` command.
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "configs",
-		Short: "List, validate and show configs",
+		Use:     "configs",
+		Aliases: []string{"config"},
+		Short:   "List, validate and show configs",
 		Long: `Configs are MassGen-style YAML files. --config takes a path, a built-in name, or
 @examples/NAME (built-ins are listed by "massgen configs list").`,
 	}

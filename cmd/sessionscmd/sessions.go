@@ -43,9 +43,10 @@ type Options struct {
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	opts := &Options{IO: f.IO, Getwd: f.Getwd, HomeDir: f.HomeDir, LookupEnv: f.LookupEnv}
 	cmd := &cobra.Command{
-		Use:   "sessions",
-		Short: "List and show multi-turn sessions (resume one with `massgen --session ID` or `--continue`)",
-		Args:  cobra.NoArgs,
+		Use:     "sessions",
+		Aliases: []string{"session"},
+		Short:   "List and show multi-turn sessions (resume one with `massgen --session ID` or `--continue`)",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return listRun(opts)
 		},
