@@ -41,6 +41,22 @@ const (
 	runLayout = "20060102_150405"
 )
 
+// RunStarted returns when the run whose log folder is called name (log_<YYYYMMDD_HHMMSS>, maybe
+// with _N) started, in local time as NewRunDir named it; ok is false for any other name.
+func RunStarted(name string) (started time.Time, ok bool) {
+	rest, found := strings.CutPrefix(name, runPrefix)
+	if !found || len(rest) < len(runLayout) {
+		return time.Time{}, false
+	}
+	if tail := rest[len(runLayout):]; tail != "" {
+		if n, err := strconv.Atoi(strings.TrimPrefix(tail, "_")); err != nil || n < 2 || tail[0] != '_' {
+			return time.Time{}, false
+		}
+	}
+	t, err := time.ParseInLocation(runLayout, rest[:len(runLayout)], time.Local)
+	return t, err == nil
+}
+
 // NewRunDir creates <massgenDir>/logs/log_<YYYYMMDD_HHMMSS>/ for a run started at now, adding
 // _2, _3, ... when a run started in the same second already has that folder.
 func NewRunDir(massgenDir string, now time.Time) (string, error) {
