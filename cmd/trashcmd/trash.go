@@ -146,7 +146,7 @@ func emptyRun(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
-	trash := filepath.Join(dir, "trash")
+	trash := layout.At(dir).Trash()
 	if _, err := os.Lstat(trash); errors.Is(err, fs.ErrNotExist) {
 		fmt.Fprintf(o.IO.ErrOut, "the trash is empty (%s)\n", trash)
 		return nil // nothing to lock for: creating .massgen/ here would leave a folder behind
@@ -171,7 +171,7 @@ func emptyRun(ctx context.Context, o *Options) error {
 		return cmdutil.WithCode(cmdutil.ExitFailure, err)
 	}
 	defer root.Close()
-	if err := root.RemoveAll("trash"); err != nil {
+	if err := root.RemoveAll(filepath.Base(trash)); err != nil {
 		return cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("emptying the trash: %w", err))
 	}
 	fmt.Fprintf(o.IO.Out, "deleted %d trashed file(s) from %s\n", len(entries), termtext.Line(trash))
