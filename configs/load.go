@@ -294,13 +294,34 @@ func statContextPath(p string) error {
 	}
 }
 
+// accessLike returns the access word ("read" or "write") word is a typo of or another tool's
+// name for (ro, rw), or "".
+func accessLike(word string) string {
+	switch strings.ToLower(word) {
+	case "r", "ro", "readonly", "read-only":
+		return string(vocab.AccessRead)
+	case "w", "rw", "readwrite", "read-write":
+		return string(vocab.AccessWrite)
+	}
+	return suggest(word, vocab.Words[vocab.Access]())
+}
+
 // ParseContextFlag parses --context "PATH[:read|write]" (default write). The path is not
 // resolved here; AddContextPaths does that.
 func ParseContextFlag(s string) (ContextPath, error) {
 	path, perm := s, vocab.AccessWrite
 	if i := strings.LastIndex(s, ":"); i >= 0 {
-		if a, err := vocab.ParseAccess(s[i+1:]); err == nil && a != "" {
+		suffix := s[i+1:]
+		a, err := vocab.ParseAccess(suffix)
+		switch {
+		case err == nil && a != "":
 			path, perm = s[:i], a
+		case err != nil && !strings.ContainsAny(suffix, `/\`):
+			// A near miss of an access word is a typo, not part of a file name: checking the
+			// path ".:wrte" would only say it does not exist.
+			if w := accessLike(suffix); w != "" {
+				return ContextPath{}, fmt.Errorf("--context %q: unknown access %q (did you mean %q?); want PATH[:%s]", s, suffix, w, strings.Join(vocab.Words[vocab.Access](), "|"))
+			}
 		}
 	}
 	if strings.TrimSpace(path) == "" {

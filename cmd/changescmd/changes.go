@@ -42,7 +42,7 @@ func addFlags(cmd *cobra.Command, o *Options) {
 	fl := cmd.Flags()
 	fl.StringVar(&o.Session, "session", "", "session ID (default: the latest session)")
 	fl.IntVar(&o.Turn, "turn", 0, "turn number (default: the session's latest turn)")
-	fl.StringVar(&o.Config, "config", "", "config whose session_storage holds the sessions (default: ./.massgen/sessions)")
+	fl.StringVarP(&o.Config, "config", "c", "", "config whose session_storage holds the sessions (default: ./.massgen/sessions)")
 }
 
 // NewDiffCmd returns `massgen diff`.

@@ -39,8 +39,9 @@ type Options struct {
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	opts := &Options{IO: f.IO, Getwd: f.Getwd}
 	cmd := &cobra.Command{
-		Use:   "logs [--follow] [--raw]",
-		Short: "Print the latest run's log (.massgen/logs/); --follow keeps printing until the run ends",
+		Use:     "logs [--follow] [--raw]",
+		Aliases: []string{"log"},
+		Short:   "Print the latest run's log (.massgen/logs/); --follow keeps printing until the run ends",
 		Long: `Prints the log of the latest run started in this directory:
 .massgen/logs/log_<YYYYMMDD_HHMMSS>/massgen.log (the newest folder by the time in its name).
 Each line is shown as "time LEVEL message key=value ..."; --raw prints the JSON lines as written

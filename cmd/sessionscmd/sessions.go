@@ -37,20 +37,25 @@ type Options struct {
 
 	Config string // optional: its session_storage names the folder
 	ID     string // show: the session ("" = latest)
+
+	OlderThan string // prune --older-than
+	Yes       bool   // prune --yes
+	Now       func() time.Time
 }
 
 // NewCmd returns the `sessions` command.
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
-	opts := &Options{IO: f.IO, Getwd: f.Getwd, HomeDir: f.HomeDir, LookupEnv: f.LookupEnv}
+	opts := &Options{IO: f.IO, Getwd: f.Getwd, HomeDir: f.HomeDir, LookupEnv: f.LookupEnv, Now: time.Now}
 	cmd := &cobra.Command{
-		Use:   "sessions",
-		Short: "List and show multi-turn sessions (resume one with `massgen --session ID` or `--continue`)",
-		Args:  cobra.NoArgs,
+		Use:     "sessions",
+		Aliases: []string{"session"},
+		Short:   "List and show multi-turn sessions (resume one with `massgen --session ID` or `--continue`)",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return listRun(opts)
 		},
 	}
-	cmd.PersistentFlags().StringVar(&opts.Config, "config", "", "config whose session_storage holds the sessions (default: ./.massgen/sessions)")
+	cmd.PersistentFlags().StringVarP(&opts.Config, "config", "c", "", "config whose session_storage holds the sessions (default: ./.massgen/sessions)")
 	cmd.AddCommand(&cobra.Command{
 		Use:   "list",
 		Short: "List sessions with their turn counts",
@@ -68,19 +73,29 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 			}
 			return showRun(opts)
 		},
-	})
+	}, newPruneCmd(opts))
 	return cmd
 }
 
 // Dir is the sessions folder: the config's session_storage, or ./.massgen/sessions without
 // --config. `massgen diff` and `massgen undo` find sessions the same way.
 func Dir(opts *Options) (string, error) {
+	l, err := projectLayout(opts)
+	if err != nil {
+		return "", err
+	}
+	return l.Sessions(), nil
+}
+
+// projectLayout is the project's .massgen layout: the config's (with its session_storage), or
+// ./.massgen without --config.
+func projectLayout(opts *Options) (layout.Layout, error) {
 	wd, err := opts.Getwd()
 	if err != nil {
-		return "", cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("current directory: %w", err))
+		return layout.Layout{}, cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("current directory: %w", err))
 	}
 	if opts.Config == "" {
-		return layout.OfProject(wd).Sessions(), nil
+		return layout.OfProject(wd), nil
 	}
 	home := ""
 	if opts.HomeDir != nil {
@@ -88,9 +103,9 @@ func Dir(opts *Options) (string, error) {
 	}
 	cfg, _, err := configs.Load(configs.LoadOptions{Name: opts.Config, BaseDir: wd, Home: home, LookupEnv: opts.LookupEnv})
 	if err != nil {
-		return "", cmdutil.WithCode(cmdutil.ExitUsage, err)
+		return layout.Layout{}, cmdutil.WithCode(cmdutil.ExitUsage, err)
 	}
-	return cfg.Layout().Sessions(), nil
+	return cfg.Layout(), nil
 }
 
 func listRun(opts *Options) error {

@@ -24,7 +24,7 @@ func findSession(opts *RunOptions, dir string) (s *sessionState, found bool, err
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) && opts.Continue {
 		return nil, false, nil
 	}
-	store, err := session.Open(dir)
+	store, err := session.OpenExisting(dir) // a lookup creates nothing
 	if err != nil {
 		return nil, false, cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("sessions: %w", err))
 	}

@@ -33,7 +33,11 @@ type sessionState struct {
 // resume.
 func openSession(cfg *configs.Config, id string, latest bool) (*sessionState, error) {
 	dir := cfg.Layout().Sessions()
-	store, err := session.Open(dir)
+	open := session.Open
+	if id != "" || latest {
+		open = session.OpenExisting // a lookup that fails creates no folder
+	}
+	store, err := open(dir)
 	if err != nil {
 		return nil, cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("sessions: %w", err))
 	}
