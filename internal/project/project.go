@@ -11,11 +11,9 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/massgen-go/massgen/internal/layout"
 	"github.com/massgen-go/massgen/internal/private"
 )
-
-// StateDirName is the folder of run state in a project.
-const StateDirName = ".massgen"
 
 // gitignore keeps the state folder out of `git status`: it holds run state, never sources.
 const gitignore = "# massgen's run state: never committed\n*\n"
@@ -31,7 +29,7 @@ func Find(wd, home string) string {
 		if dir == home && dir != wd {
 			break
 		}
-		if fi, err := os.Stat(filepath.Join(dir, StateDirName)); err == nil && fi.IsDir() {
+		if fi, err := os.Stat(layout.OfProject(dir).Dir()); err == nil && fi.IsDir() {
 			return dir
 		}
 		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil { // a folder, or a file in a worktree
@@ -49,7 +47,7 @@ func Find(wd, home string) string {
 // Init makes dir's state folder when it does not exist yet, with a .gitignore of "*" so that
 // it never shows in `git status`. A state folder that exists is left as it is.
 func Init(dir string) error {
-	state := filepath.Join(dir, StateDirName)
+	state := layout.OfProject(dir).Dir()
 	err := os.Mkdir(state, private.DirMode)
 	if errors.Is(err, fs.ErrExist) {
 		return nil

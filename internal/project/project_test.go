@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/massgen-go/massgen/internal/layout"
 )
 
 func TestFind(t *testing.T) {
@@ -45,16 +47,16 @@ func TestInitWritesGitignoreOnce(t *testing.T) {
 	if err := Init(dir); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, StateDirName, ".gitignore"))
+	b, err := os.ReadFile(filepath.Join(dir, layout.DirName, ".gitignore"))
 	if err != nil || string(b) != gitignore {
 		t.Fatalf(".gitignore = %q, %v", b, err)
 	}
 	// An existing state folder is left alone: the user may have removed the .gitignore.
-	os.Remove(filepath.Join(dir, StateDirName, ".gitignore"))
+	os.Remove(filepath.Join(dir, layout.DirName, ".gitignore"))
 	if err := Init(dir); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, StateDirName, ".gitignore")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(dir, layout.DirName, ".gitignore")); !os.IsNotExist(err) {
 		t.Errorf("Init rewrote the .gitignore of an existing state folder: %v", err)
 	}
 }
