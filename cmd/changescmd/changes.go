@@ -27,6 +27,8 @@ type Options struct {
 	HomeDir   func() (string, error)
 	LookupEnv func(string) (string, bool)
 	Now       func() time.Time
+	// Project finds the project folder (cmdutil.Factory.Project); nil: from Getwd.
+	Project func() (wd, dir string, err error)
 
 	Config  string // --config: its session_storage holds the sessions
 	Session string // --session ID ("": the latest)
@@ -35,7 +37,7 @@ type Options struct {
 }
 
 func newOptions(f *cmdutil.Factory) *Options {
-	return &Options{IO: f.IO, Getwd: f.Getwd, HomeDir: f.HomeDir, LookupEnv: f.LookupEnv, Now: time.Now}
+	return &Options{IO: f.IO, Getwd: f.Getwd, HomeDir: f.HomeDir, LookupEnv: f.LookupEnv, Now: time.Now, Project: f.Project}
 }
 
 func addFlags(cmd *cobra.Command, o *Options) {
@@ -91,7 +93,7 @@ func turnChanges(o *Options) (*session.Session, int, session.Turn, *filesystem.C
 	if o.Turn < 0 {
 		return nil, 0, session.Turn{}, nil, cmdutil.FlagErrorf("--turn %d: turns are numbered from 1", o.Turn)
 	}
-	dir, err := sessionscmd.Dir(&sessionscmd.Options{IO: o.IO, Getwd: o.Getwd, HomeDir: o.HomeDir, LookupEnv: o.LookupEnv, Config: o.Config})
+	dir, err := sessionscmd.Dir(&sessionscmd.Options{IO: o.IO, Getwd: o.Getwd, HomeDir: o.HomeDir, LookupEnv: o.LookupEnv, Project: o.Project, Config: o.Config})
 	if err != nil {
 		return nil, 0, session.Turn{}, nil, err
 	}
@@ -126,11 +128,11 @@ func turnChanges(o *Options) (*session.Session, int, session.Turn, *filesystem.C
 		return fail(cmdutil.WithCode(cmdutil.ExitFailure, err))
 	}
 	if cs != nil {
-		wd, err := o.Getwd()
+		_, proj, err := cmdutil.FindProject(o.Project, o.Getwd, o.HomeDir)
 		if err != nil {
-			return fail(cmdutil.WithCode(cmdutil.ExitFailure, err))
+			return fail(err)
 		}
-		if err := checkChangeSet(cs, layout.OfProject(wd).Trash(), t); err != nil {
+		if err := checkChangeSet(cs, layout.OfProject(proj).Trash(), t); err != nil {
 			return fail(cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("turn %d of session %s: %w", n, s.ID, err)))
 		}
 	}

@@ -34,6 +34,8 @@ type Options struct {
 	Getwd     func() (string, error)
 	HomeDir   func() (string, error)
 	LookupEnv func(string) (string, bool)
+	// Project finds the project folder (cmdutil.Factory.Project); nil: from Getwd.
+	Project func() (wd, dir string, err error)
 
 	Config string // optional: its session_storage names the folder
 	ID     string // show: the session ("" = latest)
@@ -45,7 +47,7 @@ type Options struct {
 
 // NewCmd returns the `sessions` command.
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
-	opts := &Options{IO: f.IO, Getwd: f.Getwd, HomeDir: f.HomeDir, LookupEnv: f.LookupEnv, Now: time.Now}
+	opts := &Options{IO: f.IO, Getwd: f.Getwd, HomeDir: f.HomeDir, LookupEnv: f.LookupEnv, Project: f.Project, Now: time.Now}
 	cmd := &cobra.Command{
 		Use:     "sessions",
 		Aliases: []string{"session"},
@@ -77,8 +79,9 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	return cmd
 }
 
-// Dir is the sessions folder: the config's session_storage, or ./.massgen/sessions without
-// --config. `massgen diff` and `massgen undo` find sessions the same way.
+// Dir is the sessions folder: the config's session_storage, or the project's .massgen/sessions
+// without --config (the project is found from any folder below it: internal/project). `massgen
+// diff` and `massgen undo` find sessions the same way.
 func Dir(opts *Options) (string, error) {
 	l, err := projectLayout(opts)
 	if err != nil {
@@ -88,20 +91,21 @@ func Dir(opts *Options) (string, error) {
 }
 
 // projectLayout is the project's .massgen layout: the config's (with its session_storage), or
-// ./.massgen without --config.
+// the project's .massgen without --config (found from any folder below it: internal/project).
 func projectLayout(opts *Options) (layout.Layout, error) {
-	wd, err := opts.Getwd()
+	wd, proj, err := cmdutil.FindProject(opts.Project, opts.Getwd, opts.HomeDir)
 	if err != nil {
-		return layout.Layout{}, cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("current directory: %w", err))
+		return layout.Layout{}, err
 	}
+	cmdutil.SayProject(opts.IO.ErrOut, wd, proj)
 	if opts.Config == "" {
-		return layout.OfProject(wd), nil
+		return layout.OfProject(proj), nil
 	}
 	home := ""
 	if opts.HomeDir != nil {
 		home, _ = opts.HomeDir()
 	}
-	cfg, _, err := configs.Load(configs.LoadOptions{Name: opts.Config, BaseDir: wd, Home: home, LookupEnv: opts.LookupEnv})
+	cfg, _, err := configs.Load(configs.LoadOptions{Name: opts.Config, BaseDir: wd, ProjectDir: proj, Home: home, LookupEnv: opts.LookupEnv})
 	if err != nil {
 		return layout.Layout{}, cmdutil.WithCode(cmdutil.ExitUsage, err)
 	}

@@ -46,20 +46,21 @@ func findSession(opts *RunOptions, dir string) (s *sessionState, found bool, err
 }
 
 // resumeBeforeConfig runs before the config is loaded: without --config, the session is looked
-// for in ./.massgen/sessions and its config becomes the one to load. It returns the session
+// for in the project's .massgen/sessions (proj: internal/project.Find) and its config becomes
+// the one to load. It returns the session
 // (nil when the config decides where sessions are: --config given, or a default config whose
 // session_storage may point elsewhere) and the config name to load.
-func resumeBeforeConfig(opts *RunOptions, wd, home string) (*sessionState, string, error) {
+func resumeBeforeConfig(opts *RunOptions, proj, home string) (*sessionState, string, error) {
 	if !opts.resuming() || opts.ConfigName != "" {
 		return nil, opts.ConfigName, nil
 	}
-	dir := layout.OfProject(wd).Sessions()
+	dir := layout.OfProject(proj).Sessions()
 	s, found, err := findSession(opts, dir)
 	if err != nil {
 		return nil, "", err
 	}
 	if !found {
-		if _, _, ok := configs.DefaultConfigName(wd, home, opts.LookupEnv); ok {
+		if _, _, ok := configs.DefaultConfigName(proj, home, opts.LookupEnv); ok {
 			return nil, "", nil // the default config's session_storage decides
 		}
 		return nil, "", cmdutil.WithCode(cmdutil.ExitUsage, fmt.Errorf("--continue: no session to continue in %s (run a task first; with another session_storage, pass its --config)", dir))
