@@ -3,11 +3,17 @@ GO       ?= go
 BIN      ?= bin/massgen
 FUZZTIME ?= 60s
 BENCH    ?= .
+# Release builds: no symbol table or DWARF (-s -w: about 30% smaller) and no build paths
+# (-trimpath). VERSION=v1.2.3 stamps the version --version, `mcp serve` and the logs report
+# (internal/buildinfo); without it they report the module version or "(devel)".
+VERSION  ?=
+LDFLAGS  := -s -w$(if $(VERSION), -X github.com/massgen-go/massgen/internal/buildinfo.version=$(VERSION))
+BUILDFLAGS := -trimpath -ldflags "$(LDFLAGS)"
 
 .PHONY: build test test-short lint bench bench-coordination fuzz install test-deps wine-test clean
 
 build:
-	$(GO) build -o $(BIN) .
+	$(GO) build $(BUILDFLAGS) -o $(BIN) .
 
 # Every test, with the race detector: what CI runs. The timeout is per package; the slowest
 # package (e2e) takes about 10 minutes on a loaded 2-core machine.
@@ -41,9 +47,11 @@ wine-test:
 fuzz:
 	FUZZTIME=$(FUZZTIME) ./scripts/fuzz.sh
 
-# Installs the binary into $(go env GOBIN), else $(go env GOPATH)/bin.
+# Installs the binary into $(go env GOBIN), else $(go env GOPATH)/bin. A cold module and build
+# cache takes a few minutes (about 90 modules are downloaded and compiled).
 install:
-	$(GO) install .
+	@echo 'go install $(BUILDFLAGS) . (a few minutes on a cold cache)'
+	$(GO) install $(BUILDFLAGS) .
 	@bin=$$($(GO) env GOBIN); [ -n "$$bin" ] || bin=$$($(GO) env GOPATH)/bin; \
 	echo "installed $$bin/massgen"
 

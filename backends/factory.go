@@ -3,6 +3,7 @@ package backends
 import (
 	"fmt"
 	"maps"
+	"net"
 	"net/url"
 	"os"
 	"slices"
@@ -234,4 +235,26 @@ func presetForURL(u string) (preset, bool) {
 		}
 	}
 	return preset{}, false
+}
+
+// LocalServer returns the address (host:port) of the server on this machine a backend talks to
+// (lmstudio, vllm, sglang, or any base_url naming localhost), and whether there is one: such a
+// config can run only while that server is up.
+func LocalServer(cfg configs.Backend) (string, bool) {
+	u := strings.TrimSpace(cfg.BaseURL)
+	if u == "" {
+		u = presets[cfg.Type].baseURL
+	}
+	if !isLocalURL(u) {
+		return "", false
+	}
+	parsed, _ := url.Parse(u) // isLocalURL parsed it
+	port := parsed.Port()
+	if port == "" {
+		port = "80"
+		if parsed.Scheme == "https" {
+			port = "443"
+		}
+	}
+	return net.JoinHostPort(parsed.Hostname(), port), true
 }

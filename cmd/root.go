@@ -55,7 +55,7 @@ State lives under ./.massgen/ (workspaces, snapshots, temp_workspaces, sessions,
   massgen configs list`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Args:          cobra.MaximumNArgs(1),
+		Args:          rootArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				opts.Question = strings.TrimSpace(args[0])
@@ -108,6 +108,7 @@ State lives under ./.massgen/ (workspaces, snapshots, temp_workspaces, sessions,
 	)
 	root.Version = versioncmd.Read().String() // --version prints what `massgen version` prints
 	root.SetVersionTemplate("{{.Version}}")
+	forgiveSubcommands(root)
 	cmdutil.MarkUsageErrors(root)
 	return root, opts
 }

@@ -11,11 +11,13 @@ import (
 
 // LoadOptions say where a config comes from and what it is resolved against.
 type LoadOptions struct {
-	Name      string                      // --config: a path, a built-in name, or @examples/NAME
-	BaseDir   string                      // current directory; relative paths resolve here
-	Home      string                      // for ~/.massgen/.env and ~ expansion
-	LookupEnv func(string) (string, bool) // the real environment
-	Logger    *zap.Logger                 // may be nil
+	Name    string // --config: a path, a built-in name, or @examples/NAME
+	BaseDir string // current directory; relative paths resolve here
+	// ProjectDir is where .massgen/ lives (internal/project.Find); "" means BaseDir.
+	ProjectDir string
+	Home       string                      // for ~/.massgen/.env and ~ expansion
+	LookupEnv  func(string) (string, bool) // the real environment
+	Logger     *zap.Logger                 // may be nil
 }
 
 // Warning is a problem that does not stop loading or running: an unknown key, a key massgen

@@ -62,6 +62,9 @@ func builtin(name string) (source, error) {
 	}
 	switch len(match) {
 	case 0:
+		if s := suggestExample(clean, all); s != "" {
+			return source{}, fmt.Errorf("no built-in config %q; did you mean @examples/%s? (see `massgen configs list`)", name, s)
+		}
 		return source{}, fmt.Errorf("no built-in config %q (see `massgen configs list`)", name)
 	case 1:
 	default:
@@ -73,6 +76,27 @@ func builtin(name string) (source, error) {
 		}
 	}
 	return source{}, fmt.Errorf("built-in config %q: not readable", name)
+}
+
+// suggestExample returns the built-in a mistyped name most likely meant, or "": the closest full
+// name within a few typos, else the closest base name (the name may be given either way).
+func suggestExample(clean string, all []string) string {
+	if s := suggest(clean, all); s != "" {
+		return s
+	}
+	byBase := map[string][]string{}
+	var bases []string
+	for _, n := range all {
+		b := path.Base(n)
+		if len(byBase[b]) == 0 {
+			bases = append(bases, b)
+		}
+		byBase[b] = append(byBase[b], n)
+	}
+	if b := suggest(path.Base(clean), bases); b != "" && len(byBase[b]) == 1 {
+		return byBase[b][0]
+	}
+	return ""
 }
 
 // Description is a config's first line when it is a comment ("# Two GPT-5 agents with ..."),

@@ -107,6 +107,7 @@ func loadSource(o LoadOptions, src source) (*Config, []Warning, error) {
 	}
 	probs = append(probs, words...)
 	probs = append(probs, refused...)
+	cfg.ProjectDir = o.ProjectDir
 	cfg.Source, cfg.BaseDir, cfg.Env, cfg.realEnv, cfg.home, cfg.raw = src.origin, o.BaseDir, env, o.LookupEnv, o.Home, src.data
 	cfg.EnvFilesLoaded = envFiles
 	cfg.file, cfg.lines = d.file, d.lines
@@ -294,13 +295,34 @@ func statContextPath(p string) error {
 	}
 }
 
+// accessLike returns the access word ("read" or "write") word is a typo of or another tool's
+// name for (ro, rw), or "".
+func accessLike(word string) string {
+	switch strings.ToLower(word) {
+	case "r", "ro", "readonly", "read-only":
+		return string(vocab.AccessRead)
+	case "w", "rw", "readwrite", "read-write":
+		return string(vocab.AccessWrite)
+	}
+	return suggest(word, vocab.Words[vocab.Access]())
+}
+
 // ParseContextFlag parses --context "PATH[:read|write]" (default write). The path is not
 // resolved here; AddContextPaths does that.
 func ParseContextFlag(s string) (ContextPath, error) {
 	path, perm := s, vocab.AccessWrite
 	if i := strings.LastIndex(s, ":"); i >= 0 {
-		if a, err := vocab.ParseAccess(s[i+1:]); err == nil && a != "" {
+		suffix := s[i+1:]
+		a, err := vocab.ParseAccess(suffix)
+		switch {
+		case err == nil && a != "":
 			path, perm = s[:i], a
+		case err != nil && !strings.ContainsAny(suffix, `/\`):
+			// A near miss of an access word is a typo, not part of a file name: checking the
+			// path ".:wrte" would only say it does not exist.
+			if w := accessLike(suffix); w != "" {
+				return ContextPath{}, fmt.Errorf("--context %q: unknown access %q (did you mean %q?); want PATH[:%s]", s, suffix, w, strings.Join(vocab.Words[vocab.Access](), "|"))
+			}
 		}
 	}
 	if strings.TrimSpace(path) == "" {
@@ -369,17 +391,25 @@ func (c *Config) HasWorkspaces() bool {
 	return false
 }
 
-// Layout is where this config's project keeps massgen's state: <BaseDir>/.massgen, with
-// snapshot_storage, agent_temporary_workspace and session_storage where the config puts them
-// (absolute after Load). A config built in code without them gets the defaults from the
-// Layout too: nobody else fills them in.
+// Layout is where this config's project keeps massgen's state: <ProjectDir>/.massgen
+// (ProjectDir defaults to BaseDir), with snapshot_storage, agent_temporary_workspace and
+// session_storage where the config puts them (absolute after Load). A config built in code
+// without them gets the defaults from the Layout too: nobody else fills them in.
 func (c *Config) Layout() layout.Layout {
 	o := &c.Orchestrator
-	return layout.OfProject(c.BaseDir).WithStorage(o.SnapshotStorage, o.AgentTemporaryWorkspace, o.SessionStorage)
+	return layout.OfProject(c.projectDir()).WithStorage(o.SnapshotStorage, o.AgentTemporaryWorkspace, o.SessionStorage)
 }
 
-// MassgenDir is <BaseDir>/.massgen, where all run state lives (Layout().Dir()).
+// MassgenDir is <ProjectDir>/.massgen, where all run state lives (Layout().Dir()).
 func (c *Config) MassgenDir() string { return c.Layout().Dir() }
+
+// projectDir is ProjectDir (internal/project.Find), else BaseDir.
+func (c *Config) projectDir() string {
+	if c.ProjectDir != "" {
+		return c.ProjectDir
+	}
+	return c.BaseDir
+}
 
 // EnforceReadBeforeDelete is orchestrator.enforce_read_before_delete, true by default.
 func (c *Config) EnforceReadBeforeDelete() bool {
@@ -404,13 +434,24 @@ func (c *Config) MaxTaskBytes() int {
 // OverallTimeout is orchestrator.timeout_seconds, else
 // timeout_settings.orchestrator_timeout_seconds, else 30 minutes.
 func (c *Config) OverallTimeout() time.Duration {
+	d, _ := c.OverallTimeoutSource()
+	return d
+}
+
+// OverallTimeoutKey is the key that sets the overall timeout when none does (the default).
+const OverallTimeoutKey = "orchestrator.timeout_seconds"
+
+// OverallTimeoutSource is OverallTimeout with the config key it comes from
+// ("orchestrator.timeout_seconds", "timeout_settings.orchestrator_timeout_seconds"), or
+// "default" when neither is set: messages name the key to raise.
+func (c *Config) OverallTimeoutSource() (time.Duration, string) {
 	if s := c.Orchestrator.TimeoutSeconds; s > 0 {
-		return time.Duration(s) * time.Second
+		return time.Duration(s) * time.Second, OverallTimeoutKey
 	}
 	if s := c.TimeoutSettings.OrchestratorTimeoutSeconds; s > 0 {
-		return time.Duration(s) * time.Second
+		return time.Duration(s) * time.Second, "timeout_settings.orchestrator_timeout_seconds"
 	}
-	return defaultTimeout
+	return defaultTimeout, "default"
 }
 
 // DefaultRoundTimeoutGrace is MassGen's round_timeout_grace_seconds when the config sets none.

@@ -41,7 +41,7 @@ func within(root, path string) bool {
 }
 
 // relocateUnder resolves a state path the way MassGen does: absolute paths and relative paths
-// already under .massgen/ stay (the latter resolved against baseDir); any other relative path
+// already under .massgen/ stay (the latter resolved against baseDir, the project's folder); any other relative path
 // goes under parent (a folder inside .massgen/). A relative path may not climb out of parent.
 func relocateUnder(value, baseDir, parent, home string) (string, error) {
 	p := expandHome(value, home)
@@ -92,12 +92,12 @@ func (c *Config) relocate(d *document, home string) []Problem {
 		probs = append(probs, Problem{File: d.file, Line: d.lineOf(path), Message: path + ": " + err.Error()})
 	}
 	mg := c.MassgenDir()
-	defaults := layout.OfProject(c.BaseDir) // the storage folders the config does not move
+	defaults := layout.OfProject(c.projectDir()) // the storage folders the config does not move
 	for i := range c.Agents {
 		a := &c.Agents[i]
 		p := fmt.Sprintf("agents[%d]", i)
 		if a.Backend.CWD != "" {
-			cwd, err := relocateUnder(a.Backend.CWD, c.BaseDir, defaults.Workspaces(), home)
+			cwd, err := relocateUnder(a.Backend.CWD, c.projectDir(), defaults.Workspaces(), home)
 			if err != nil {
 				add(p+".backend.cwd", err)
 			}
@@ -125,7 +125,7 @@ func (c *Config) relocate(d *document, home string) []Problem {
 			*f.val = f.dflt
 			continue
 		}
-		v, err := relocateUnder(*f.val, c.BaseDir, mg, home)
+		v, err := relocateUnder(*f.val, c.projectDir(), mg, home)
 		if err != nil {
 			add("orchestrator."+f.key, err)
 		}

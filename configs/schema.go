@@ -33,6 +33,9 @@ type Config struct {
 	Source string `yaml:"-" json:"-"`
 	// BaseDir is the directory relative paths are resolved against (the current directory).
 	BaseDir string `yaml:"-" json:"-"`
+	// ProjectDir is the folder holding .massgen/ (internal/project.Find: the current directory
+	// or the project above it); "" means BaseDir.
+	ProjectDir string `yaml:"-" json:"-"`
 	// Env holds the merged .env values (built-in defaults < ~/.massgen/.env <
 	// ~/.config/massgen/.env < ./.env); the real environment is consulted on top of it by
 	// LookupEnv.

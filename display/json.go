@@ -82,16 +82,28 @@ type JSONResult struct {
 	FilesChanged []JSONFile        `json:"files_changed"`
 	// DeniedByUser are the calls the user refused at the permission prompt.
 	DeniedByUser []string `json:"denied_by_user"`
-	Session      string   `json:"session,omitempty"`
-	Turn         int      `json:"turn,omitempty"`
+	// DeniedChanges counts the final agent's changes to files that the permission layer
+	// refused (rules, hooks; not the user): the turn is then partial (exit 4).
+	DeniedChanges int    `json:"denied_changes"`
+	Session       string `json:"session,omitempty"`
+	Turn          int    `json:"turn,omitempty"`
 	// Tokens are every agent's tokens by kind and cost; CostUSD the turn's cost (null when a
 	// model has no price). StoppedBy says who ended coordination early: "user" (Ctrl-C),
 	// "budget", "timeout".
 	Tokens    map[string]JSONTokens `json:"tokens,omitempty"`
 	CostUSD   json.RawMessage       `json:"cost_usd,omitempty"`
 	StoppedBy string                `json:"stopped_by,omitempty"`
-	ExitCode  int                   `json:"exit_code"`
-	Error     string                `json:"error,omitempty"`
+	// Timeout is the overall timeout when it ended coordination (stopped_by "timeout").
+	Timeout  *JSONTimeout `json:"timeout,omitempty"`
+	ExitCode int          `json:"exit_code"`
+	Error    string       `json:"error,omitempty"`
+}
+
+// JSONTimeout is a timeout that ended the turn: the config key that sets it ("default" when
+// none does) and its value.
+type JSONTimeout struct {
+	Key     string  `json:"key"`
+	Seconds float64 `json:"seconds"`
 }
 
 // JSONTokens is one agent's tokens by kind and their cost (null: its model has no price).

@@ -61,7 +61,7 @@ func TestJSONLines(t *testing.T) {
 		Usage: map[string]backends.Usage{"a": {InputTokens: 3, OutputTokens: 4}, "b": {InputTokens: 1}},
 		Cost:  map[string]pricing.Cost{"a": pricing.Known(0.5)}, TotalCost: pricing.Cost{USD: 0.5}})
 	j.Result(r)
-	want := `{"type":"result","final_answer":"x","winner":"","votes":{},"files_changed":[],"denied_by_user":[],` +
+	want := `{"type":"result","final_answer":"x","winner":"","votes":{},"files_changed":[],"denied_by_user":[],"denied_changes":0,` +
 		`"tokens":{"a":{"input_tokens":3,"cached_input_tokens":0,"cache_write_tokens":0,"output_tokens":4,"reasoning_tokens":0,"cost_usd":0.5},` +
 		`"b":{"input_tokens":1,"cached_input_tokens":0,"cache_write_tokens":0,"output_tokens":0,"reasoning_tokens":0,"cost_usd":null}},` +
 		`"cost_usd":null,"stopped_by":"user","exit_code":0}` + "\n"
@@ -70,7 +70,7 @@ func TestJSONLines(t *testing.T) {
 	}
 	buf.Reset()
 	j.Result(JSONResult{FinalAnswer: "x", ExitCode: 0})
-	if got := buf.String(); got != `{"type":"result","final_answer":"x","winner":"","votes":{},"files_changed":[],"denied_by_user":[],"exit_code":0}`+"\n" || j.Results() != 2 {
+	if got := buf.String(); got != `{"type":"result","final_answer":"x","winner":"","votes":{},"files_changed":[],"denied_by_user":[],"denied_changes":0,"exit_code":0}`+"\n" || j.Results() != 2 {
 		t.Errorf("result line %q", got)
 	}
 }

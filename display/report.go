@@ -164,7 +164,7 @@ func renderAll(lines []line, st Style) []string {
 	}
 	out := make([]string, len(lines))
 	for i, l := range lines {
-		out[i] = l.render(0, st.Color)
+		out[i] = l.render(st.Width, st.Color)
 	}
 	return out
 }

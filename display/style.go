@@ -29,6 +29,8 @@ func ColorEnabled(terminal bool, lookupEnv func(string) (string, bool)) bool {
 // Style is how reports are printed.
 type Style struct {
 	Color bool // SGR colours (see ColorEnabled)
+	// Width, when not 0, cuts the tally's and the timeline's lines to that many columns ("…").
+	Width int
 }
 
 // SGR parameters used by the displays.

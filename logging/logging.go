@@ -19,9 +19,13 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/massgen-go/massgen/internal/buildinfo"
 	"github.com/massgen-go/massgen/internal/layout"
 	"github.com/massgen-go/massgen/internal/private"
 )
+
+// LogStart is the message of a log's first line, which carries the massgen version.
+const LogStart = "log start"
 
 // FileName is the log file inside a run folder.
 const FileName = "massgen.log"
@@ -36,6 +40,22 @@ const (
 	runPrefix = "log_"
 	runLayout = "20060102_150405"
 )
+
+// RunStarted returns when the run whose log folder is called name (log_<YYYYMMDD_HHMMSS>, maybe
+// with _N) started, in local time as NewRunDir named it; ok is false for any other name.
+func RunStarted(name string) (started time.Time, ok bool) {
+	rest, found := strings.CutPrefix(name, runPrefix)
+	if !found || len(rest) < len(runLayout) {
+		return time.Time{}, false
+	}
+	if tail := rest[len(runLayout):]; tail != "" {
+		if n, err := strconv.Atoi(strings.TrimPrefix(tail, "_")); err != nil || n < 2 || tail[0] != '_' {
+			return time.Time{}, false
+		}
+	}
+	t, err := time.ParseInLocation(runLayout, rest[:len(runLayout)], time.Local)
+	return t, err == nil
+}
 
 // NewRunDir creates <massgenDir>/logs/log_<YYYYMMDD_HHMMSS>/ for a run started at now, adding
 // _2, _3, ... when a run started in the same second already has that folder.
@@ -78,6 +98,8 @@ func New(runDir string, debug bool) (*zap.Logger, func() error, error) {
 	core := zapcore.NewCore(zapcore.NewJSONEncoder(enc), zapcore.AddSync(f), level)
 	// Internal zap errors go to the same file, never to the terminal.
 	logger := zap.New(core, zap.ErrorOutput(zapcore.AddSync(f)))
+	// The first line says which massgen wrote the log (the version --version prints).
+	logger.Info(LogStart, zap.String("version", buildinfo.Version()), zap.Int("pid", os.Getpid()))
 	closeFn := func() error {
 		_ = logger.Sync()
 		return f.Close()

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/massgen-go/massgen/internal/buildinfo"
 )
 
 func TestNewRunDir(t *testing.T) {
@@ -113,10 +115,15 @@ func TestTextKeepsHeadAndHashOfLongText(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+			var first struct{ Msg, Version string }
+			if err := json.Unmarshal([]byte(lines[0]), &first); err != nil || first.Msg != LogStart || first.Version != buildinfo.Version() {
+				t.Errorf("first line %s: want %q with the version %q", lines[0], LogStart, buildinfo.Version())
+			}
 			var line struct {
 				Task json.RawMessage `json:"task"`
 			}
-			if err := json.Unmarshal(data, &line); err != nil {
+			if err := json.Unmarshal([]byte(lines[len(lines)-1]), &line); err != nil {
 				t.Fatal(err)
 			}
 			if tt.whole {
@@ -196,5 +203,29 @@ func TestLatest(t *testing.T) {
 	}
 	if got, err := Latest(mg); err != nil || got != last {
 		t.Errorf("Latest = %q, %v; want %s", got, err, last)
+	}
+}
+
+func TestRunStarted(t *testing.T) {
+	at := time.Date(2025, 9, 28, 14, 30, 22, 0, time.Local)
+	tests := []struct {
+		name string
+		ok   bool
+	}{
+		{"log_20250928_143022", true},
+		{"log_20250928_143022_2", true},
+		{"log_20250928_143022_17", true},
+		{"log_20250928_143022_1", false}, // NewRunDir never makes _1
+		{"log_20250928_143022x", false},
+		{"log_20250928_1430", false},
+		{"log_20251328_143022", false},
+		{"notes", false},
+		{"turn_2", false},
+	}
+	for _, tt := range tests {
+		got, ok := RunStarted(tt.name)
+		if ok != tt.ok || (ok && !got.Equal(at)) {
+			t.Errorf("RunStarted(%q) = %v, %v; want ok=%v", tt.name, got, ok, tt.ok)
+		}
 	}
 }

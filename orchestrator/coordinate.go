@@ -196,7 +196,10 @@ func (r *run) coordinate(ctx context.Context) (*Result, *agent, error) {
 	w := r.coord.leader()
 	if w < 0 {
 		text := "no agent produced an answer"
-		if res.StoppedBy != "" {
+		switch {
+		case res.StoppedBy == StoppedByTimeout: // EndedEarly promises an answer there is not
+			text = fmt.Sprintf("the overall timeout (%s) was reached before any agent answered", overall)
+		case res.StoppedBy != "":
 			text += "; " + res.EndedEarly
 		}
 		r.emit(Event{Kind: EventError, Text: text})

@@ -196,6 +196,20 @@ func Open(root string) (*Store, error) {
 	return OpenWithLogger(root, nil)
 }
 
+// OpenExisting opens the sessions folder root to look sessions up, creating nothing: a missing
+// folder holds no session (Latest returns ErrNoSessions, Get says there is no such session), so a
+// failed --session or --continue leaves no empty folder behind.
+func OpenExisting(root string) (*Store, error) {
+	if root == "" {
+		return nil, errors.New("session: empty sessions folder path")
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("session: %w", err)
+	}
+	return &Store{root: abs, logger: zap.NewNop()}, nil
+}
+
 // OpenWithLogger is Open with a logger for files left out of workspace copies.
 func OpenWithLogger(root string, logger *zap.Logger) (*Store, error) {
 	if root == "" {
@@ -318,6 +332,9 @@ func (s *Store) List() ([]Info, error) {
 // ids lists the session folders, oldest first (the timestamp in the name sorts).
 func (s *Store) ids() ([]string, error) {
 	ents, err := os.ReadDir(s.root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil // OpenExisting on a folder not made yet: no sessions
+	}
 	if err != nil {
 		return nil, fmt.Errorf("session: %w", err)
 	}

@@ -30,6 +30,8 @@ type Options struct {
 	HomeDir   func() (string, error)
 	LookupEnv func(string) (string, bool)
 	Now       func() time.Time
+	// Project finds the project folder (cmdutil.Factory.Project); nil: from Getwd.
+	Project func() (wd, dir string, err error)
 
 	Config  string // --config: its session_storage holds the sessions
 	Session string // --session ID ("": the latest)
@@ -39,14 +41,14 @@ type Options struct {
 }
 
 func newOptions(f *cmdutil.Factory) *Options {
-	return &Options{IO: f.IO, Getwd: f.Getwd, HomeDir: f.HomeDir, LookupEnv: f.LookupEnv, Now: time.Now}
+	return &Options{IO: f.IO, Getwd: f.Getwd, HomeDir: f.HomeDir, LookupEnv: f.LookupEnv, Now: time.Now, Project: f.Project}
 }
 
 func addFlags(cmd *cobra.Command, o *Options) {
 	fl := cmd.Flags()
 	fl.StringVar(&o.Session, "session", "", "session ID (default: the latest session)")
 	fl.IntVar(&o.Turn, "turn", 0, "turn number (default: the latest turn that changed files, interrupted or not)")
-	fl.StringVar(&o.Config, "config", "", "config whose session_storage holds the sessions (default: ./.massgen/sessions)")
+	fl.StringVarP(&o.Config, "config", "c", "", "config whose session_storage holds the sessions (default: ./.massgen/sessions)")
 }
 
 // NewDiffCmd returns `massgen diff`.
@@ -103,7 +105,7 @@ func turnChanges(o *Options, pending bool) (*session.Session, int, session.Turn,
 	if o.Turn < 0 {
 		return nil, 0, session.Turn{}, nil, cmdutil.FlagErrorf("--turn %d: turns are numbered from 1", o.Turn)
 	}
-	dir, err := sessionscmd.Dir(&sessionscmd.Options{IO: o.IO, Getwd: o.Getwd, HomeDir: o.HomeDir, LookupEnv: o.LookupEnv, Config: o.Config})
+	dir, err := sessionscmd.Dir(&sessionscmd.Options{IO: o.IO, Getwd: o.Getwd, HomeDir: o.HomeDir, LookupEnv: o.LookupEnv, Project: o.Project, Config: o.Config})
 	if err != nil {
 		return nil, 0, session.Turn{}, nil, err
 	}
@@ -156,11 +158,11 @@ func turnChanges(o *Options, pending bool) (*session.Session, int, session.Turn,
 		return fail(cmdutil.WithCode(cmdutil.ExitFailure, err))
 	}
 	if cs != nil {
-		wd, err := o.Getwd()
+		_, proj, err := cmdutil.FindProject(o.Project, o.Getwd, o.HomeDir)
 		if err != nil {
-			return fail(cmdutil.WithCode(cmdutil.ExitFailure, err))
+			return fail(err)
 		}
-		if err := checkChangeSet(cs, layout.OfProject(wd).Trash(), t); err != nil {
+		if err := checkChangeSet(cs, layout.OfProject(proj).Trash(), t); err != nil {
 			return fail(cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("turn %d of session %s: %w", n, s.ID, err)))
 		}
 	}
@@ -238,13 +240,14 @@ func recoverFirst(ctx context.Context, o *Options, massgenDir string) {
 	}
 }
 
-// massgenDir is the project's .massgen folder ("" when there is none: nothing to recover).
+// massgenDir is the project's .massgen folder (found from any folder below it; "" when there is
+// none: nothing to recover).
 func massgenDir(o *Options) (string, error) {
-	wd, err := o.Getwd()
+	_, proj, err := cmdutil.FindProject(o.Project, o.Getwd, o.HomeDir)
 	if err != nil {
-		return "", cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("current directory: %w", err))
+		return "", err
 	}
-	dir := layout.OfProject(wd).Dir()
+	dir := layout.OfProject(proj).Dir()
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return "", nil
 	}

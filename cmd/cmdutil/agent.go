@@ -51,14 +51,14 @@ func (f *Factory) preflighted(cfg *configs.Config, warnings []configs.Warning, e
 }
 
 func (f *Factory) load(name string, load func(configs.LoadOptions) (*configs.Config, []configs.Warning, error)) (*configs.Config, []configs.Warning, error) {
-	wd, err := f.Getwd()
+	wd, proj, err := f.Project()
 	if err != nil {
-		return nil, nil, WithCode(ExitFailure, fmt.Errorf("current directory: %w", err))
+		return nil, nil, err
 	}
 	home := f.home()
 	var notes []configs.Warning
 	if name == "" {
-		def, shadowed, ok := configs.DefaultConfigName(wd, home, f.LookupEnv)
+		def, shadowed, ok := configs.DefaultConfigName(proj, home, f.LookupEnv)
 		if !ok {
 			return nil, nil, WithCode(ExitUsage, errors.New(noConfigMessage))
 		}
@@ -67,7 +67,7 @@ func (f *Factory) load(name string, load func(configs.LoadOptions) (*configs.Con
 			notes = append(notes, configs.Warning{File: s, Message: "not used: " + def + " comes first (see `massgen doctor`)"})
 		}
 	}
-	cfg, warnings, err := load(configs.LoadOptions{Name: name, BaseDir: wd, Home: home, LookupEnv: f.LookupEnv})
+	cfg, warnings, err := load(configs.LoadOptions{Name: name, BaseDir: wd, ProjectDir: proj, Home: home, LookupEnv: f.LookupEnv})
 	warnings = append(notes, warnings...)
 	if err != nil {
 		return nil, warnings, WithCode(ExitUsage, err)
@@ -78,11 +78,11 @@ func (f *Factory) load(name string, load func(configs.LoadOptions) (*configs.Con
 // LoadRunBytes is LoadRunConfig for a config made in memory (quick mode); file names it in
 // messages.
 func (f *Factory) LoadRunBytes(file string, data []byte) (*configs.Config, []configs.Warning, error) {
-	wd, err := f.Getwd()
+	wd, proj, err := f.Project()
 	if err != nil {
-		return nil, nil, WithCode(ExitFailure, fmt.Errorf("current directory: %w", err))
+		return nil, nil, err
 	}
-	cfg, warnings, err := f.preflighted(configs.LoadBytes(file, data, configs.LoadOptions{BaseDir: wd, Home: f.home(), LookupEnv: f.LookupEnv}))
+	cfg, warnings, err := f.preflighted(configs.LoadBytes(file, data, configs.LoadOptions{BaseDir: wd, ProjectDir: proj, Home: f.home(), LookupEnv: f.LookupEnv}))
 	if err != nil {
 		return nil, warnings, WithCode(ExitUsage, err)
 	}

@@ -13,7 +13,8 @@ import (
 
 // LockProject takes the run lock of the project whose .massgen folder is massgenDir
 // (internal/runlock) for command ("massgen", "massgen undo", ...): everything that writes the
-// project's state or the user's files from its records holds it. When another massgen holds it,
+// project's state or the user's files from its records, or removes state a run may be using
+// (`trash empty`, `sessions prune`), holds it. The caller releases it. When another massgen holds it,
 // LockProject refuses at once (exit 5, naming it) or, with wait, says so on errOut and waits for
 // it to end (a cancel while waiting exits 130).
 func LockProject(ctx context.Context, errOut io.Writer, massgenDir, command string, wait bool, now time.Time) (*runlock.Lock, error) {

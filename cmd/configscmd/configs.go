@@ -9,9 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -24,8 +26,9 @@ import (
 // NewCmd returns the `configs` command.
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "configs",
-		Short: "List, validate and show configs",
+		Use:     "configs",
+		Aliases: []string{"config"},
+		Short:   "List, validate and show configs",
 		Long: `Configs are MassGen-style YAML files. --config takes a path, a built-in name, or
 @examples/NAME (built-ins are listed by "massgen configs list").`,
 	}
@@ -39,6 +42,18 @@ type ListOptions struct {
 	Loader func(name string) (*configs.Config, []configs.Warning, error)
 	// LookPath finds MCP server commands (nil: exec.LookPath).
 	LookPath func(string) (string, error)
+	// Dial checks that a local model server listens at addr (nil: a TCP connect, 300 ms).
+	Dial func(addr string) error
+}
+
+// dialLocal is ListOptions.Dial's default: a TCP connect to a server on this machine, which is
+// refused at once when nothing listens.
+func dialLocal(addr string) error {
+	c, err := net.DialTimeout("tcp", addr, 300*time.Millisecond)
+	if err != nil {
+		return err
+	}
+	return c.Close()
 }
 
 func newListCmd(f *cmdutil.Factory) *cobra.Command {
@@ -50,7 +65,9 @@ func newListCmd(f *cmdutil.Factory) *cobra.Command {
 (the first line of the file), its agents' backends and models, the API keys it needs (the
 variable names, and whether each is set), and, when it cannot run here, why: the checks a run
 makes before it starts (a backend type massgen refuses, a missing key, an MCP command not on
-PATH) and context paths that do not exist.`,
+PATH) and context paths that do not exist. A config whose agents talk to a model server on this
+machine (lmstudio, vllm, sglang, a localhost base_url) is "ready" only while that server accepts
+connections (a TCP connect to it, nothing sent); otherwise it "needs local server".`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Loader = loader(f)
@@ -61,16 +78,22 @@ PATH) and context paths that do not exist.`,
 
 func listRun(opts *ListOptions) error {
 	names := configs.Examples()
-	ready := 0
+	ready, local := 0, 0
 	for i, name := range names {
 		if i > 0 {
 			fmt.Fprintln(opts.IO.Out)
 		}
 		e := describeExample(opts, name)
 		status := "ready"
-		if len(e.why) > 0 {
+		switch {
+		case len(e.why) > 0:
 			status = "cannot run here"
-		} else {
+			e.why = append(e.why, e.servers...)
+		case len(e.servers) > 0:
+			status = "needs local server"
+			e.why = e.servers
+			local++
+		default:
 			ready++
 		}
 		fmt.Fprintf(opts.IO.Out, "@examples/%s  (%s)\n    %s\n", name, status, e.description)
@@ -82,7 +105,11 @@ func listRun(opts *ListOptions) error {
 			fmt.Fprintf(opts.IO.Out, "    why:    %s\n", strings.Join(e.why, "; "))
 		}
 	}
-	fmt.Fprintf(opts.IO.Out, "\n%d of %d built-ins can run here. massgen doctor --config @examples/NAME says more about one.\n", ready, len(names))
+	more := ""
+	if local > 0 {
+		more = fmt.Sprintf(" (%d more once their local model server runs)", local)
+	}
+	fmt.Fprintf(opts.IO.Out, "\n%d of %d built-ins can run here%s. massgen doctor --config @examples/NAME says more about one.\n", ready, len(names), more)
 	return nil
 }
 
@@ -92,6 +119,7 @@ type example struct {
 	agents      string   // "gemini gemini-2.5-flash, 2 × openai gpt-5-nano, ..."
 	keys        string   // "OPENAI_API_KEY (set), XAI_API_KEY (missing)", or "none needed"
 	why         []string // why it cannot run here; empty when it can
+	servers     []string // local model servers it needs that do not answer ("no server at localhost:1234 (lmstudio)")
 }
 
 // describeExample loads a built-in as a run would and asks the run's own checks
@@ -148,6 +176,21 @@ func describeExample(opts *ListOptions, name string) example {
 	for _, cp := range cfg.Orchestrator.ContextPaths {
 		if _, err := os.Stat(cp.Path); err != nil {
 			addWhy(fmt.Sprintf("context path %s does not exist", cp.Path))
+		}
+	}
+	dial := opts.Dial
+	if dial == nil {
+		dial = dialLocal
+	}
+	probed := map[string]bool{}
+	for _, a := range cfg.Agents {
+		addr, ok := backends.LocalServer(a.Backend)
+		if !ok || probed[addr] {
+			continue
+		}
+		probed[addr] = true
+		if dial(addr) != nil {
+			e.servers = append(e.servers, fmt.Sprintf("no server at %s (%s; start it, or set base_url)", addr, a.Backend.Type))
 		}
 	}
 	return e

@@ -141,8 +141,16 @@ func Run(opts *Options) error {
 	for _, w := range warnings {
 		findings = append(findings, check{Status: statusWarn, Name: w.String()})
 	}
+	shownProbs := len(loadProbs) + len(probs) // all shown in the sections above when findings is empty
 	switch {
 	case len(findings) > 0:
+	case cfg != nil && shownProbs > 0:
+		// Not "ok": the problems above keep a run from starting.
+		what := fmt.Sprintf("the %d problems above are", shownProbs)
+		if shownProbs == 1 {
+			what = "the problem above is"
+		}
+		findings = append(findings, check{Status: statusInfo, Name: "nothing more: " + what + " what keeps a run from starting"})
 	case cfg != nil:
 		findings = append(findings, check{Status: statusOK, Name: "no problem or warning (massgen configs validate agrees)"})
 	default:

@@ -29,6 +29,8 @@ import (
 type Options struct {
 	IO    *cmdutil.IOStreams
 	Getwd func() (string, error)
+	// Project finds the project folder (cmdutil.Factory.Project); nil: from Getwd.
+	Project func() (wd, dir string, err error)
 	// Poll is how often --follow looks for new lines (default 200ms).
 	Poll   time.Duration
 	Follow bool // --follow
@@ -37,11 +39,12 @@ type Options struct {
 
 // NewCmd returns the `logs` command.
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
-	opts := &Options{IO: f.IO, Getwd: f.Getwd}
+	opts := &Options{IO: f.IO, Getwd: f.Getwd, Project: f.Project}
 	cmd := &cobra.Command{
-		Use:   "logs [--follow] [--raw]",
-		Short: "Print the latest run's log (.massgen/logs/); --follow keeps printing until the run ends",
-		Long: `Prints the log of the latest run started in this directory:
+		Use:     "logs [--follow] [--raw]",
+		Aliases: []string{"log"},
+		Short:   "Print the latest run's log (.massgen/logs/); --follow keeps printing until the run ends",
+		Long: `Prints the log of the latest run of this project (its .massgen/ is found from any folder below it):
 .massgen/logs/log_<YYYYMMDD_HHMMSS>/massgen.log (the newest folder by the time in its name).
 Each line is shown as "time LEVEL message key=value ..."; --raw prints the JSON lines as written
 (characters that could drive the terminal written as JSON escapes, which decode the same).
@@ -58,14 +61,15 @@ Start it in a second terminal while a run is going on. Exit 1 when there is no l
 
 // Run prints the latest run's log.
 func Run(ctx context.Context, opts *Options) error {
-	wd, err := opts.Getwd()
+	wd, proj, err := cmdutil.FindProject(opts.Project, opts.Getwd, nil)
 	if err != nil {
-		return fmt.Errorf("current directory: %w", err)
+		return err
 	}
-	l := layout.OfProject(wd)
+	cmdutil.SayProject(opts.IO.ErrOut, wd, proj)
+	l := layout.OfProject(proj)
 	dir, err := logging.Latest(l.Dir())
 	if errors.Is(err, fs.ErrNotExist) {
-		return cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("no run log in %s: runs started in this directory write their logs there",
+		return cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("no run log in %s: runs of this project write their logs there",
 			l.Logs()))
 	}
 	if err != nil {

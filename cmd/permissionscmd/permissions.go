@@ -11,8 +11,9 @@ import (
 // NewCmd returns the `permissions` command.
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "permissions",
-		Short: "Check what an agent may read, write and run",
+		Use:     "permissions",
+		Aliases: []string{"permission"},
+		Short:   "Check what an agent may read, write and run",
 		Long: `The permission engine decides every tool call an agent makes. "massgen permissions check"
 asks it directly, with the same config, agent and role as a run, and prints the decision and
 its reason. See docs/permissions.md.`,

@@ -34,23 +34,30 @@ type Options struct {
 	Getwd     func() (string, error)
 	HomeDir   func() (string, error)
 	LookupEnv func(string) (string, bool)
+	// Project finds the project folder (cmdutil.Factory.Project); nil: from Getwd.
+	Project func() (wd, dir string, err error)
 
 	Config string // optional: its session_storage names the folder
 	ID     string // show: the session ("" = latest)
+
+	OlderThan string // prune --older-than
+	Yes       bool   // prune --yes
+	Now       func() time.Time
 }
 
 // NewCmd returns the `sessions` command.
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
-	opts := &Options{IO: f.IO, Getwd: f.Getwd, HomeDir: f.HomeDir, LookupEnv: f.LookupEnv}
+	opts := &Options{IO: f.IO, Getwd: f.Getwd, HomeDir: f.HomeDir, LookupEnv: f.LookupEnv, Project: f.Project, Now: time.Now}
 	cmd := &cobra.Command{
-		Use:   "sessions",
-		Short: "List and show multi-turn sessions (resume one with `massgen --session ID` or `--continue`)",
-		Args:  cobra.NoArgs,
+		Use:     "sessions",
+		Aliases: []string{"session"},
+		Short:   "List and show multi-turn sessions (resume one with `massgen --session ID` or `--continue`)",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return listRun(opts)
 		},
 	}
-	cmd.PersistentFlags().StringVar(&opts.Config, "config", "", "config whose session_storage holds the sessions (default: ./.massgen/sessions)")
+	cmd.PersistentFlags().StringVarP(&opts.Config, "config", "c", "", "config whose session_storage holds the sessions (default: ./.massgen/sessions)")
 	cmd.AddCommand(&cobra.Command{
 		Use:   "list",
 		Short: "List sessions with their turn counts",
@@ -68,29 +75,41 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 			}
 			return showRun(opts)
 		},
-	})
+	}, newPruneCmd(opts))
 	return cmd
 }
 
-// Dir is the sessions folder: the config's session_storage, or ./.massgen/sessions without
-// --config. `massgen diff` and `massgen undo` find sessions the same way.
+// Dir is the sessions folder: the config's session_storage, or the project's .massgen/sessions
+// without --config (the project is found from any folder below it: internal/project). `massgen
+// diff` and `massgen undo` find sessions the same way.
 func Dir(opts *Options) (string, error) {
-	wd, err := opts.Getwd()
+	l, err := projectLayout(opts)
 	if err != nil {
-		return "", cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("current directory: %w", err))
+		return "", err
 	}
+	return l.Sessions(), nil
+}
+
+// projectLayout is the project's .massgen layout: the config's (with its session_storage), or
+// the project's .massgen without --config (found from any folder below it: internal/project).
+func projectLayout(opts *Options) (layout.Layout, error) {
+	wd, proj, err := cmdutil.FindProject(opts.Project, opts.Getwd, opts.HomeDir)
+	if err != nil {
+		return layout.Layout{}, err
+	}
+	cmdutil.SayProject(opts.IO.ErrOut, wd, proj)
 	if opts.Config == "" {
-		return layout.OfProject(wd).Sessions(), nil
+		return layout.OfProject(proj), nil
 	}
 	home := ""
 	if opts.HomeDir != nil {
 		home, _ = opts.HomeDir()
 	}
-	cfg, _, err := configs.Load(configs.LoadOptions{Name: opts.Config, BaseDir: wd, Home: home, LookupEnv: opts.LookupEnv})
+	cfg, _, err := configs.Load(configs.LoadOptions{Name: opts.Config, BaseDir: wd, ProjectDir: proj, Home: home, LookupEnv: opts.LookupEnv})
 	if err != nil {
-		return "", cmdutil.WithCode(cmdutil.ExitUsage, err)
+		return layout.Layout{}, cmdutil.WithCode(cmdutil.ExitUsage, err)
 	}
-	return cfg.Layout().Sessions(), nil
+	return cfg.Layout(), nil
 }
 
 func listRun(opts *Options) error {

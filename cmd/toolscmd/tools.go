@@ -21,9 +21,10 @@ import (
 // NewCmd returns the `tools` command.
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "tools",
-		Short: "List an agent's tools, or call one as a run would",
-		Args:  cmdutil.NoArgs,
+		Use:     "tools",
+		Aliases: []string{"tool"},
+		Short:   "List an agent's tools, or call one as a run would",
+		Args:    cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return cmdutil.FlagErrorf("massgen tools: missing subcommand (list or call)")
 		},

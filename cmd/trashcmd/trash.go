@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"text/tabwriter"
@@ -27,16 +28,16 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 		Short: "List or restore files agents deleted from context paths",
 		Long: `Files an agent deletes from a context path (your files) are moved to
 .massgen/trash/<run>/<n>/ instead of being removed. "trash list" shows them; "trash restore ID"
-puts one back where it was (never over an existing file). Files deleted from an agent's own
+puts one back where it was (never over an existing file); "trash empty" deletes them for good. Files deleted from an agent's own
 workspace are not kept.`,
 		Args:          cobra.NoArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return cmdutil.WithCode(cmdutil.ExitUsage, errors.New("massgen trash: missing subcommand (list or restore)"))
+			return cmdutil.WithCode(cmdutil.ExitUsage, errors.New("massgen trash: missing subcommand (list, restore or empty)"))
 		},
 	}
-	cmd.AddCommand(NewCmdList(f, nil), NewCmdRestore(f, nil))
+	cmd.AddCommand(NewCmdList(f, nil), NewCmdRestore(f, nil), NewCmdEmpty(f, nil))
 	return cmd
 }
 
@@ -50,6 +51,7 @@ type Options struct {
 	IDs        []string
 	Wait       bool // restore --wait: wait for a run in the project to end instead of refusing
 	Now        func() time.Time
+	Yes        bool // empty --yes: do not ask
 }
 
 func newOptions(f *cmdutil.Factory) *Options {
@@ -118,6 +120,67 @@ func NewCmdRestore(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command
 	addDir(cmd, o)
 	cmd.Flags().BoolVar(&o.Wait, "wait", false, "when a massgen run works in this project, wait for it to end (default: refuse, exit 5)")
 	return cmd
+}
+
+// NewCmdEmpty returns `trash empty`; runF replaces emptyRun in tests.
+func NewCmdEmpty(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	o := newOptions(f)
+	cmd := &cobra.Command{
+		Use:   "empty [--yes]",
+		Short: "Delete every trashed file for good (asks first)",
+		Long: `Deletes .massgen/trash and everything in it; the files cannot be restored afterwards. It asks
+first (--yes skips the question; without a terminal --yes is required), and refuses while a
+massgen run works in the project (exit 5), since that run may trash more files.`,
+		Args:          cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(cmd.Context(), o)
+			}
+			return emptyRun(cmd.Context(), o)
+		},
+	}
+	addDir(cmd, o)
+	cmd.Flags().BoolVarP(&o.Yes, "yes", "y", false, "do not ask for confirmation")
+	return cmd
+}
+
+func emptyRun(ctx context.Context, o *Options) error {
+	dir, err := o.dir()
+	if err != nil {
+		return err
+	}
+	trash := layout.At(dir).Trash()
+	if _, err := os.Lstat(trash); errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(o.IO.ErrOut, "the trash is empty (%s)\n", trash)
+		return nil // nothing to lock for: creating .massgen/ here would leave a folder behind
+	}
+	lock, err := cmdutil.LockProject(ctx, o.IO.ErrOut, dir, "massgen trash empty", false, time.Now())
+	if err != nil {
+		return err
+	}
+	defer func() { _ = lock.Release() }()
+	entries, err := filesystem.ListTrash(dir)
+	if err != nil {
+		return cmdutil.WithCode(cmdutil.ExitFailure, err)
+	}
+	q := fmt.Sprintf("Delete the %d trashed file(s) in %s for good? They cannot be restored", len(entries), termtext.Line(trash))
+	if err := cmdutil.Confirm(o.IO, q, o.Yes); err != nil {
+		return err
+	}
+	// Through the .massgen folder's handle: a symlink planted as trash (or inside it) is removed,
+	// never followed.
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return cmdutil.WithCode(cmdutil.ExitFailure, err)
+	}
+	defer root.Close()
+	if err := root.RemoveAll(filepath.Base(trash)); err != nil {
+		return cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("emptying the trash: %w", err))
+	}
+	fmt.Fprintf(o.IO.Out, "deleted %d trashed file(s) from %s\n", len(entries), termtext.Line(trash))
+	return nil
 }
 
 func listRun(o *Options) error {

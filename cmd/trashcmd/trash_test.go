@@ -84,7 +84,7 @@ func TestListAndRestore(t *testing.T) {
 	}
 	out.Reset()
 	o.IDs = []string{id}
-	if err := restoreRun(context.Background(), o); err != nil {
+	if err := restoreRun(t.Context(), o); err != nil {
 		t.Fatal(err)
 	}
 	if b, err := os.ReadFile(f); err != nil || string(b) != "keep me" || !strings.Contains(out.String(), "restored "+id+" -> "+f) {
@@ -95,7 +95,7 @@ func TestListAndRestore(t *testing.T) {
 	}
 	// Restoring again fails (exit 1) with a message.
 	errOut.Reset()
-	if code := cmdutil.CodeOf(restoreRun(context.Background(), o)); code != cmdutil.ExitFailure || !strings.Contains(errOut.String(), "no trash entry") {
+	if code := cmdutil.CodeOf(restoreRun(t.Context(), o)); code != cmdutil.ExitFailure || !strings.Contains(errOut.String(), "no trash entry") {
 		t.Fatalf("second restore: exit %d, %q", code, errOut)
 	}
 }

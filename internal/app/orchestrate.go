@@ -118,11 +118,16 @@ func orchestrateTurn(ctx context.Context, opts *RunOptions, t *Turn) (*orchestra
 		if t.Outcome.StoppedBy == "" {
 			shown.EndedEarly = ""
 		}
-		fmt.Fprint(opts.IO.ErrOut, display.SummaryWith(&shown, display.Style{Color: color}))
-		fmt.Fprint(opts.IO.ErrOut, cs.Summary())
+		sw := summaryWidth(width) // fit.go
+		var sum strings.Builder
+		sum.WriteString(display.SummaryWith(&shown, display.Style{Color: color, Width: sw}))
+		sum.WriteString(cs.Summary())
+		sum.WriteString(filesLine(cfg, t.Outcome.Denied, cs))
 		if n := len(t.UserDenials); n > 0 {
-			fmt.Fprintf(opts.IO.ErrOut, "You denied %s: %s\n", plural(n, "request"), termtext.Line(strings.Join(t.UserDenials, "; ")))
+			fmt.Fprintf(&sum, "You denied %s: %s\n", plural(n, "request"), termtext.Line(strings.Join(t.UserDenials, "; ")))
 		}
+		wd, _ := opts.Getwd()
+		fmt.Fprint(opts.IO.ErrOut, fitSummary(sum.String(), wd, sw))
 		if opts.IO.StdoutTTY { // the answer follows on the same screen
 			fmt.Fprint(opts.IO.ErrOut, "\nFinal answer:\n")
 		}

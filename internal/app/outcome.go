@@ -25,6 +25,9 @@ type Outcome struct {
 	// limit the user set, not a failure).
 	StoppedBy string
 	Limited   []AgentFailure
+	// Denied are the final agent's changes to files the permission layer refused
+	// (filesoutcome.go): the turn is partial.
+	Denied DeniedChanges
 }
 
 // AgentFailure is one agent that failed, with the cause in words.
@@ -33,8 +36,8 @@ type AgentFailure struct {
 	Cause string
 }
 
-// code is the exit code of a turn that gave an answer: partial when an agent failed or state was
-// not saved, timeout when the overall timeout was reached, done otherwise.
+// code is the exit code of a turn that gave an answer: partial when an agent failed, state was
+// not saved or the final agent's changes to files were refused, timeout when the overall timeout was reached, done otherwise.
 func (o *Outcome) code() int {
 	c := cmdutil.ExitOK
 	switch o.StoppedBy {
@@ -43,7 +46,7 @@ func (o *Outcome) code() int {
 	case orchestrator.StoppedByBudget:
 		c = cmdutil.ExitBudget
 	}
-	if len(o.Failed) > 0 || len(o.NotSaved) > 0 {
+	if len(o.Failed) > 0 || len(o.NotSaved) > 0 || o.Denied.Total() > 0 {
 		c = cmdutil.Worst(c, cmdutil.ExitPartial)
 	}
 	return c
@@ -103,6 +106,7 @@ type outcomeRecorder struct {
 	failed   map[string]string
 	limited  map[string]string
 	notSaved []string
+	denied   DeniedChanges
 }
 
 // isStateError: the text of an orchestrator error event about massgen's own state ("saving the
@@ -130,6 +134,7 @@ func newOutcomeRecorder(cfg *configs.Config) *outcomeRecorder {
 func (r *outcomeRecorder) handle(ev orchestrator.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.denied.noteDenial(ev)
 	switch {
 	case ev.Kind == orchestrator.EventStopped && ev.Agent != "" && ev.Budget:
 		r.limited[ev.Agent] = ev.Text
@@ -146,7 +151,7 @@ func (r *outcomeRecorder) handle(ev orchestrator.Event) {
 func (r *outcomeRecorder) outcome(res *orchestrator.Result) *Outcome {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	o := &Outcome{NotSaved: append([]string(nil), r.notSaved...), Failed: r.agents(r.failed), Limited: r.agents(r.limited)}
+	o := &Outcome{NotSaved: append([]string(nil), r.notSaved...), Failed: r.agents(r.failed), Limited: r.agents(r.limited), Denied: r.denied}
 	if res != nil {
 		o.StoppedBy = res.StoppedBy
 	}

@@ -95,6 +95,12 @@ func emitResult(st *runState, t *Turn, res *orchestrator.Result, err error) {
 		r.FinalAnswer, r.Winner, r.Votes = res.FinalAnswer, res.Winner, res.Votes
 		display.JSONSpend(&r, res)
 	}
+	if t.Outcome != nil {
+		r.DeniedChanges = t.Outcome.Denied.Total()
+	}
+	if r.Timeout = jsonTimeout(st.cfg, res); r.Timeout != nil && err != nil && res.FinalAnswer == "" {
+		r.Error = timeoutNoAnswer(st.cfg) // reported on stderr already: the error carries no text
+	}
 	if s := st.session; s != nil && s.cur != nil && t.Saved > 0 {
 		r.Session, r.Turn = s.cur.ID, t.Saved
 	}

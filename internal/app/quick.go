@@ -104,3 +104,14 @@ func quickBackendTypes() []string {
 	slices.Sort(out)
 	return out
 }
+
+// checkQuickContext refuses --context in quick mode when its agent has no workspace, hence no
+// file tools: it could neither read nor write the context paths, and showing them as "(write)"
+// would promise what the run cannot do. A claude_code agent has a workspace and takes them.
+func checkQuickContext(opts *RunOptions, cfg *configs.Config) error {
+	if !opts.Quick.set() || len(opts.Contexts) == 0 || cfg.HasWorkspaces() {
+		return nil
+	}
+	return cmdutil.FlagErrorf("--context: quick mode's agent has no file tools (no workspace), so it could not read or write %s; "+
+		"use --config with an agent that has a cwd (or --backend claude_code)", strings.Join(opts.Contexts, ", "))
+}

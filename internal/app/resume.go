@@ -26,7 +26,7 @@ func findSession(opts *RunOptions, dir string) (s *sessionState, found bool, err
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) && opts.Continue {
 		return nil, false, nil
 	}
-	store, err := session.Open(dir)
+	store, err := session.OpenExisting(dir) // a lookup creates nothing
 	if err != nil {
 		return nil, false, cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("sessions: %w", err))
 	}
@@ -48,21 +48,22 @@ func findSession(opts *RunOptions, dir string) (s *sessionState, found bool, err
 }
 
 // resumeBeforeConfig runs before the config is loaded: without --config, the session is looked
-// for in ./.massgen/sessions and its config becomes the one to load. It returns the session
+// for in the project's .massgen/sessions (proj: internal/project.Find) and its config becomes
+// the one to load. It returns the session
 // (nil when the config decides where sessions are: --config given, or a default config whose
 // session_storage may point elsewhere) and the config name to load.
-func resumeBeforeConfig(ctx context.Context, opts *RunOptions, wd, home string) (*sessionState, string, error) {
+func resumeBeforeConfig(ctx context.Context, opts *RunOptions, proj, home string) (*sessionState, string, error) {
 	if !opts.resuming() || opts.ConfigName != "" {
 		return nil, opts.ConfigName, nil
 	}
-	recoverBeforeResume(ctx, opts, layout.OfProject(wd).Dir())
-	dir := layout.OfProject(wd).Sessions()
+	recoverBeforeResume(ctx, opts, layout.OfProject(proj).Dir())
+	dir := layout.OfProject(proj).Sessions()
 	s, found, err := findSession(opts, dir)
 	if err != nil {
 		return nil, "", err
 	}
 	if !found {
-		if _, _, ok := configs.DefaultConfigName(wd, home, opts.LookupEnv); ok {
+		if _, _, ok := configs.DefaultConfigName(proj, home, opts.LookupEnv); ok {
 			return nil, "", nil // the default config's session_storage decides
 		}
 		return nil, "", cmdutil.WithCode(cmdutil.ExitUsage, fmt.Errorf("--continue: no session to continue in %s (run a task first; with another session_storage, pass its --config)", dir))

@@ -238,7 +238,9 @@ func TestContextPromptConditions(t *testing.T) {
 		wantContextLen int
 	}{
 		{name: "terminal, cwd, no flags: prompt", config: workspaceConfig, stdinTTY: true, tty: true, wantPrompt: true, wantContextLen: 1},
-		{name: "--yes: no prompt", config: workspaceConfig, stdinTTY: true, tty: true, yes: true},
+		{name: "--yes: no prompt, its default (the current directory)", config: workspaceConfig, stdinTTY: true, tty: true, yes: true, wantContextLen: 1},
+		{name: "--yes without a terminal: the default too", config: workspaceConfig, yes: true, wantContextLen: 1},
+		{name: "--yes, no cwd: nothing to share", config: noCWD, stdinTTY: true, tty: true, yes: true},
 		{name: "--context: no prompt", config: workspaceConfig, stdinTTY: true, tty: true, contexts: []string{"."}, wantContextLen: 1},
 		{name: "no cwd: no prompt", config: noCWD, stdinTTY: true, tty: true},
 		{name: "stdin not a terminal: no prompt", config: workspaceConfig, tty: true},

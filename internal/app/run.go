@@ -29,6 +29,7 @@ import (
 	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/internal/ask"
 	"github.com/massgen-go/massgen/internal/private"
+	"github.com/massgen-go/massgen/internal/project"
 	"github.com/massgen-go/massgen/internal/runlock"
 	"github.com/massgen-go/massgen/internal/termtext"
 	"github.com/massgen-go/massgen/internal/tmpsweep"
@@ -96,6 +97,9 @@ type RunOptions struct {
 	LoadBytes func(file string, data []byte) (*configs.Config, []configs.Warning, error)
 	Getwd     func() (string, error)
 	HomeDir   func() (string, error)
+	// Project finds the current directory and the project folder (cmdutil.Factory.Project);
+	// nil: the project is found from Getwd.
+	Project   func() (wd, dir string, err error)
 	LookupEnv func(string) (string, bool)
 	Now       func() time.Time
 
@@ -127,7 +131,7 @@ type RunOptions struct {
 
 func NewRunOptions(f *cmdutil.Factory) *RunOptions {
 	return &RunOptions{
-		IO: f.IO, LoadConfig: f.LoadRunConfig, LoadBytes: f.LoadRunBytes, Getwd: f.Getwd, HomeDir: f.HomeDir, LookupEnv: f.LookupEnv, Now: time.Now,
+		IO: f.IO, LoadConfig: f.LoadRunConfig, LoadBytes: f.LoadRunBytes, Getwd: f.Getwd, HomeDir: f.HomeDir, Project: f.Project, LookupEnv: f.LookupEnv, Now: time.Now,
 	}
 }
 
@@ -140,14 +144,17 @@ func runRun(ctx context.Context, opts *RunOptions) (err error) {
 	if opts.SessionID != "" && opts.Continue {
 		return cmdutil.WithCode(cmdutil.ExitUsage, errors.New("--session and --continue cannot be used together"))
 	}
-	wd, err := opts.Getwd()
+	wd, proj, err := cmdutil.FindProject(opts.Project, opts.Getwd, opts.HomeDir)
 	if err != nil {
-		return fmt.Errorf("current directory: %w", err)
+		return err
 	}
 	home, _ := opts.HomeDir() // no home: ~/.massgen/.env and ~/.massgen/config.yaml are skipped
+	if opts.Display != "silent" {
+		cmdutil.SayProject(opts.IO.ErrOut, wd, proj)
+	}
 
 	// --continue / --session without --config: the session names its config (cmd/resume.go).
-	resumed, cfgName, err := resumeBeforeConfig(ctx, opts, wd, home)
+	resumed, cfgName, err := resumeBeforeConfig(ctx, opts, proj, home)
 	if err != nil {
 		return err
 	}
@@ -162,6 +169,9 @@ func runRun(ctx context.Context, opts *RunOptions) (err error) {
 		}
 		configscmd.PrintLoadError(opts.IO.ErrOut, opts.ConfigName, err)
 		return cmdutil.Reported(cmdutil.ExitUsage, err)
+	}
+	if err := checkQuickContext(opts, cfg); err != nil { // quick.go
+		return err
 	}
 	if opts.MaxTaskBytes < 0 {
 		return cmdutil.FlagErrorf("--max-task-bytes %d: must not be negative", opts.MaxTaskBytes)
@@ -192,6 +202,10 @@ func runRun(ctx context.Context, opts *RunOptions) (err error) {
 	if err := cfg.AddContextPaths(wd, flagPaths...); err != nil {
 		return cmdutil.WithCode(cmdutil.ExitUsage, err)
 	}
+	// A new .massgen/ keeps itself out of git (internal/project).
+	if err := project.Init(filepath.Dir(cfg.MassgenDir())); err != nil {
+		return cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("project state folder: %w", err))
+	}
 	// One run at a time per project: everything below writes under .massgen/.
 	lock, err := lockProject(ctx, opts, cfg)
 	if err != nil {
@@ -211,6 +225,17 @@ func runRun(ctx context.Context, opts *RunOptions) (err error) {
 	}
 
 	prompted := false
+	if cp, ok, note := yesContextPath(opts, cfg, wd, home); note != "" { // yes.go
+		if ok {
+			if err := cfg.AddContextPaths(wd, cp); err != nil {
+				return cmdutil.WithCode(cmdutil.ExitUsage, err)
+			}
+			prompted = true
+		}
+		if opts.Display != "silent" {
+			fmt.Fprintln(opts.IO.ErrOut, note)
+		}
+	}
 	if shouldPromptContext(opts, cfg) {
 		askPaths := opts.PromptContextPaths
 		if askPaths == nil {
@@ -234,7 +259,7 @@ func runRun(ctx context.Context, opts *RunOptions) (err error) {
 		case prompted || len(cfg.Orchestrator.ContextPaths) > 0:
 			fmt.Fprintln(opts.IO.ErrOut, ask.FormatContextPaths(cfg.Orchestrator.ContextPaths))
 		case cfg.HasWorkspaces():
-			// --yes (or no terminal) never adds a context path: writing the user's files is opt-in.
+			// No terminal to ask, or --yes where the current directory may not be added.
 			fmt.Fprintln(opts.IO.ErrOut, "No context paths: agents work only in .massgen/ (add --context PATH to share your files).")
 		}
 		for _, l := range commandNetworkLines(cfg) {
@@ -374,6 +399,9 @@ func turn(ctx context.Context, opts *RunOptions, st *runState, task string) (err
 		if errors.Is(err, orchestrator.ErrUnpriced) { // a budget over a model without a price
 			return cmdutil.WithCode(cmdutil.ExitUsage, err)
 		}
+		if errors.Is(err, orchestrator.ErrNoAnswer) && res != nil && res.StoppedBy == orchestrator.StoppedByTimeout {
+			return reportTimeoutNoAnswer(opts, st, out) // timeout.go
+		}
 		if errors.Is(err, orchestrator.ErrNoAnswer) {
 			// The display showed the event already; the agents' causes end the run, once each.
 			switch {
@@ -404,7 +432,11 @@ func turn(ctx context.Context, opts *RunOptions, st *runState, task string) (err
 	out.print(opts.IO.ErrOut)
 	code := out.code()
 	st.logger.Info("turn outcome", zap.Int("turn", t.Number), zap.Int("exit_code", code),
-		zap.Int("failed_agents", len(out.Failed)), zap.Strings("not_saved", out.NotSaved), zap.String("stopped_by", out.StoppedBy))
+		zap.Int("failed_agents", len(out.Failed)), zap.Strings("not_saved", out.NotSaved), zap.String("stopped_by", out.StoppedBy),
+		zap.Int("denied_changes", out.Denied.Total()))
+	if out.StoppedBy == orchestrator.StoppedByTimeout {
+		logTimeout(st.logger, st.cfg, true)
+	}
 	if werr := stdoutError(opts); werr != nil { // a closed pipe, a full disk: the answer is lost
 		st.logger.Error("writing stdout", zap.Error(werr))
 		return cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("writing the answer to stdout: %w", werr))
@@ -428,16 +460,16 @@ func answered(code int) bool {
 func interactive(ctx context.Context, opts *RunOptions, st *runState) error {
 	tty := opts.IO.StdinTTY
 	if tty && opts.Display != "silent" {
-		fmt.Fprintln(opts.IO.ErrOut, "Interactive mode: type a task and press Enter; /quit or Ctrl-D to leave.")
+		fmt.Fprintln(opts.IO.ErrOut, "Interactive mode: type a task and press Enter; /help lists the commands; /exit or Ctrl-D to leave.")
 	}
 	in := bufio.NewReader(opts.IO.In)
 	var editor *lineEditor // line editing and history on a terminal (cmd/lineedit.go)
 	if tty && opts.IO.StderrTTY {
-		editor = newLineEditor(opts.IO.In, opts.IO.ErrOut, "massgen> ")
+		editor = newLineEditor(opts.IO.In, opts.IO.ErrOut, interactivePrompt)
 	}
 	for {
 		if tty && editor == nil {
-			fmt.Fprint(opts.IO.ErrOut, "massgen> ")
+			fmt.Fprint(opts.IO.ErrOut, interactivePrompt)
 		}
 		var line string
 		var ok bool
@@ -471,7 +503,7 @@ func interactive(ctx context.Context, opts *RunOptions, st *runState) error {
 			}
 			return st.exit()
 		}
-		switch line = strings.TrimSpace(line); line {
+		switch line = promptCommand(strings.TrimSpace(line)); line { // promptwords.go
 		case "":
 			continue
 		case "/quit", "/exit", "quit", "exit":
@@ -485,6 +517,19 @@ func interactive(ctx context.Context, opts *RunOptions, st *runState) error {
 				return err
 			}
 			continue
+		}
+		if tty && oneWord(line) {
+			run, err := confirmOneWord(ctx, opts, st, editor, in, line)
+			if err != nil && ctx.Err() == nil && errors.Is(err, context.Canceled) {
+				fmt.Fprintln(opts.IO.ErrOut)
+				return cmdutil.Silent(cmdutil.ExitCanceled)
+			}
+			if err != nil {
+				return cancelOr(err, cmdutil.ExitFailure)
+			}
+			if !run {
+				continue
+			}
 		}
 		tctx, endTurn := turnContext(ctx) // Ctrl-C cancels this turn only (cmd/interrupt.go)
 		err = turn(tctx, opts, st, line)

@@ -34,7 +34,11 @@ type sessionState struct {
 // resume.
 func openSession(cfg *configs.Config, id string, latest bool) (*sessionState, error) {
 	dir := cfg.Layout().Sessions()
-	store, err := session.Open(dir)
+	open := session.Open
+	if id != "" || latest {
+		open = session.OpenExisting // a lookup that fails creates no folder
+	}
+	store, err := open(dir)
 	if err != nil {
 		return nil, cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("sessions: %w", err))
 	}
@@ -170,12 +174,12 @@ func (s *sessionState) turns() int {
 
 // slashHelp is what /help prints.
 const slashHelp = `Commands:
-  /help                      this list
+  /help                      this list (also: help)
   /status                    session, turns, agents and context paths
   /context [PATH[:read|write]]  add a context path (without PATH: the context-path prompt)
-  /reset                     start a new session (the conversation so far is kept on disk)
-  /quit                      leave (also /exit or Ctrl-D)
-Anything else is a task for the agents. While they coordinate, once one has answered, Ctrl-C
+  /clear                     start a new conversation (the one so far is kept on disk; also /reset)
+  /exit                      leave (also /quit, exit, quit or Ctrl-D)
+Anything else is a task for the agents; a single word is asked about first. While they coordinate, once one has answered, Ctrl-C
 answers now (the leader presents); otherwise, or again, Ctrl-C cancels the turn in progress (its
 work is kept in the session); Ctrl-C at the prompt exits.`
 
@@ -191,7 +195,7 @@ func slashCommand(ctx context.Context, opts *RunOptions, st *runState, line stri
 		fmt.Fprintln(w, slashHelp)
 	case "/status":
 		printStatus(w, st)
-	case "/reset":
+	case "/reset", "/clear":
 		if st.session != nil {
 			st.session.cur = nil
 		}
@@ -323,14 +327,15 @@ func saveTurn(opts *RunOptions, st *runState, t *Turn, started time.Time, res *o
 	default:
 		st.logger.Info("turn saved", zap.String("dir", dir))
 	}
+	wd, _ := opts.Getwd()
 	switch {
 	case opts.Display == "silent":
 	case res != nil && (res.Cancelled || res.FinalAnswer == ""):
-		fmt.Fprintf(opts.IO.ErrOut, "Kept every agent's work so far as turn %d of session %s: %s (massgen --continue starts from it)\n", s.turns(), s.cur.ID, dir)
+		fmt.Fprint(opts.IO.ErrOut, fitSummary(fmt.Sprintf("Kept every agent's work so far as turn %d of session %s (massgen --continue starts from it): %s\n", s.turns(), s.cur.ID, dir), wd, maxSummaryWidth))
 	case t.Changes != nil && t.Changes.Incomplete != "": // nothing is "saved" that is not whole
-		fmt.Fprintf(opts.IO.ErrOut, "Kept turn %d of session %s, with an incomplete record of its changes (see below): %s\n", s.turns(), s.cur.ID, dir)
+		fmt.Fprint(opts.IO.ErrOut, fitSummary(fmt.Sprintf("Kept turn %d of session %s, with an incomplete record of its changes (see below): %s\n", s.turns(), s.cur.ID, dir), wd, maxSummaryWidth))
 	default:
-		fmt.Fprintf(opts.IO.ErrOut, "Saved turn %d of session %s: %s\n", s.turns(), s.cur.ID, dir)
+		fmt.Fprint(opts.IO.ErrOut, fitSummary(fmt.Sprintf("Saved turn %d of session %s: %s\n", s.turns(), s.cur.ID, dir), wd, maxSummaryWidth))
 	}
 }
 

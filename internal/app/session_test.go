@@ -178,7 +178,7 @@ func TestSlashCommands(t *testing.T) {
 		"Added " + filepath.Join(e.wd, "shared") + " (read)",
 		"missing-dir", // the error names the missing path
 		"Unknown command /bogus",
-		"Context paths:\n   " + filepath.Join(e.wd, "shared") + " (read)\n", // the last /status
+		"Context paths:\n   " + e.wd + " (write)\n   " + filepath.Join(e.wd, "shared") + " (read)\n", // --yes's, then /context's
 	} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, errOut)

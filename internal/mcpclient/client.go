@@ -25,6 +25,7 @@ import (
 
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem"
+	"github.com/massgen-go/massgen/internal/buildinfo"
 	"github.com/massgen-go/massgen/internal/launch"
 	"github.com/massgen-go/massgen/internal/vocab"
 	"github.com/massgen-go/massgen/permissions"
@@ -43,7 +44,7 @@ const stderrLimit = 8 << 10
 
 // Implementation is how massgen introduces itself to MCP peers (clients and servers alike).
 func Implementation() *mcp.Implementation {
-	return &mcp.Implementation{Name: "massgen", Version: "0.1.0"}
+	return &mcp.Implementation{Name: "massgen", Version: buildinfo.Version()}
 }
 
 // Connect starts every server and lists its tools. Each server that came up is returned under its
