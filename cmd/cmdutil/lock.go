@@ -37,3 +37,19 @@ func LockProject(ctx context.Context, errOut io.Writer, massgenDir, command stri
 	}
 	return lock, nil
 }
+
+// LockProjectNow is LockProject for a command that never waits (`trash empty`, `sessions
+// prune`: they remove state a run may be using): while a run holds the project it refuses with
+// exit 5, saying nothing was done.
+func LockProjectNow(ctx context.Context, massgenDir, command string) (*runlock.Lock, error) {
+	lock, err := LockProject(ctx, io.Discard, massgenDir, command, false, time.Now())
+	var busy *runlock.BusyError
+	if errors.As(err, &busy) {
+		who := "another massgen run"
+		if busy.Holder.PID > 0 {
+			who = fmt.Sprintf("a massgen run (pid %d, started %s)", busy.Holder.PID, busy.Holder.Started.Local().Format("2006-01-02 15:04:05"))
+		}
+		return nil, WithCode(ExitBusy, fmt.Errorf("%s: %s is working in this project (it holds %s); nothing removed, try again when it ends", command, who, busy.Path))
+	}
+	return lock, err
+}

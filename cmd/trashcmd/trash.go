@@ -156,7 +156,7 @@ func emptyRun(ctx context.Context, o *Options) error {
 		fmt.Fprintf(o.IO.ErrOut, "the trash is empty (%s)\n", trash)
 		return nil // nothing to lock for: creating .massgen/ here would leave a folder behind
 	}
-	lock, err := cmdutil.LockProject(ctx, o.IO.ErrOut, dir, "massgen trash empty", false, time.Now())
+	lock, err := cmdutil.LockProjectNow(ctx, dir, "massgen trash empty")
 	if err != nil {
 		return err
 	}
