@@ -5,8 +5,6 @@ import (
 	"context"
 	"log"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/massgen-go/massgen/cmd"
 	"github.com/massgen-go/massgen/cmd/cmdutil"
@@ -16,13 +14,10 @@ import (
 func main() {
 	sandbox.MaybeRunHelper()                    // re-executed as the command sandbox helper: never returns
 	log.SetOutput(cmdutil.SDKLog{W: os.Stderr}) // the providers' SDKs print through the log package
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
-	ctx, cancel := context.WithCancel(ctx)
-	// Ctrl-C: cancels the interactive turn in progress, otherwise the whole run.
-	ctx, stopInterrupts := cmd.HandleInterrupts(ctx, cancel)
+	// SIGTERM and SIGHUP cancel the run; Ctrl-C cancels the interactive turn in progress,
+	// otherwise the whole run; SIGPIPE makes writes fail instead of killing massgen.
+	ctx, stop := cmd.HandleSignals(context.Background())
 	code := cmd.Execute(ctx, cmdutil.NewFactory(), os.Args[1:])
-	stopInterrupts()
-	cancel()
 	stop()
 	os.Exit(code)
 }

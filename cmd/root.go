@@ -4,7 +4,6 @@ package cmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -31,6 +30,13 @@ import (
 
 // NewRootCmd builds `massgen [flags] [QUESTION]` and its subcommands.
 func NewRootCmd(f *cmdutil.Factory) *cobra.Command {
+	root, _ := newRootCmd(f)
+	return root
+}
+
+// newRootCmd is NewRootCmd with the run's options (Execute reads whether a JSON result was
+// written).
+func newRootCmd(f *cmdutil.Factory) (*cobra.Command, *app.RunOptions) {
 	opts := app.NewRunOptions(f)
 	root := &cobra.Command{
 		Use:   "massgen [flags] [QUESTION]",
@@ -104,19 +110,24 @@ State lives under ./.massgen/ (workspaces, snapshots, temp_workspaces, sessions,
 	root.SetVersionTemplate("{{.Version}}")
 	forgiveSubcommands(root)
 	cmdutil.MarkUsageErrors(root)
-	return root
+	return root, opts
 }
 
 // Execute runs the command line and returns the process exit code.
 func Execute(ctx context.Context, f *cmdutil.Factory, args []string) int {
-	root := NewRootCmd(f)
+	root, opts := newRootCmd(f)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
+	err = app.BySignal(ctx, err) // a signal's exit code, and its words
 	if err == nil {
 		return cmdutil.ExitOK
 	}
-	var ee *cmdutil.ExitError
-	if !errors.As(err, &ee) || ee.Err != nil {
+	if cmd == root {
+		app.ResultBeforeRun(opts, args, err)
+	}
+	if line := app.CancelledLine(err); line != "" {
+		fmt.Fprintln(f.IO.ErrOut, termtext.Text(line))
+	} else if cmdutil.ToPrint(err) {
 		fmt.Fprintln(f.IO.ErrOut, "Error:", termtext.Text(err.Error()))
 	}
 	return cmdutil.CodeOf(err)
@@ -149,7 +160,8 @@ func applyEnvDefaults(cmd *cobra.Command, lookup func(string) (string, bool)) er
 	return firstErr
 }
 
-// HandleInterrupts installs the process's Ctrl-C handler (see app.HandleInterrupts).
-func HandleInterrupts(ctx context.Context, cancel context.CancelFunc) (context.Context, func()) {
-	return app.HandleInterrupts(ctx, cancel)
+// HandleSignals installs massgen's signal handling (see app.HandleSignals): SIGTERM and SIGHUP
+// cancel the run, Ctrl-C the interactive turn in progress or the run, SIGPIPE makes writes fail.
+func HandleSignals(parent context.Context) (context.Context, func()) {
+	return app.HandleSignals(parent)
 }

@@ -55,8 +55,13 @@ type JSONEvent struct {
 	TotalCostUSD      json.RawMessage `json:"total_cost_usd,omitempty"`
 	// run_start: the agents (real id -> anonymous id).
 	Agents map[string]string `json:"agents,omitempty"`
-	// files_changed
-	Files []JSONFile `json:"files,omitempty"`
+}
+
+// jsonFilesChanged is the files_changed line: files is there also when nothing changed ([]).
+type jsonFilesChanged struct {
+	Type  string     `json:"type"`
+	Time  time.Time  `json:"time"`
+	Files []JSONFile `json:"files"`
 }
 
 // JSONFile is one file a turn changed in a context path.
@@ -164,7 +169,7 @@ func (j *JSON) Emit(v any) {
 
 // FilesChanged writes the files_changed line of a turn (also when nothing changed).
 func (j *JSON) FilesChanged(cs *filesystem.ChangeSet) {
-	j.Emit(JSONEvent{Type: "files_changed", Time: time.Now(), Files: JSONFiles(cs)})
+	j.Emit(jsonFilesChanged{Type: "files_changed", Time: time.Now(), Files: JSONFiles(cs)})
 }
 
 // Results is the number of result lines written.

@@ -31,6 +31,9 @@ type ChangeSet struct {
 	// Incomplete says why some change may be missing (a change recorded after it happened
 	// failed to be recorded); "" when the record is complete.
 	Incomplete string `json:"incomplete,omitempty"`
+	// Recovered says the set was rebuilt from the journal of a run that ended before its turn
+	// was saved: the state "after" each path is what stood there at the recovery.
+	Recovered bool `json:"recovered,omitempty"`
 }
 
 // LoadChangeSet reads a changes.json written by Journal.Finish and checks it names only
@@ -267,7 +270,9 @@ func (cs *ChangeSet) Undo(ctx context.Context, o UndoOptions) (UndoReport, error
 		case r.Before.Type == EntryFile && !keptExists(cs, r.Before.Kept):
 			rep.Skipped = append(rep.Skipped, UndoSkip{r.Path, "its original is no longer kept in the trash (restored or emptied?)"})
 			continue
-		case !cur.same(r.After) && !o.Force:
+		case !cur.same(r.After) && !r.After.unknown() && !o.Force:
+			// (An "after" the journal could not read is unknown: undo cannot tell a later change
+			// from the turn's own, and never claims one; what stands there goes to the trash.)
 			rep.Skipped = append(rep.Skipped, UndoSkip{r.Path, fmt.Sprintf("changed since the turn (now %s, the turn left %s); use --force to put it back anyway", describeState(cur), describeState(r.After))})
 			continue
 		}
@@ -296,11 +301,19 @@ func (cs *ChangeSet) Undo(ctx context.Context, o UndoOptions) (UndoReport, error
 		}
 	}
 	slices.SortStableFunc(items, func(a, b item) int { return depth(a.r.Path) - depth(b.r.Path) })
+	var dirs []ChangeRecord // directories put back: their exact modes are set last, deepest first
 	for _, it := range items {
 		if failed[it.r.Path] || it.r.Before.Type == EntryAbsent || it.cur.same(it.r.Before) {
 			continue
 		}
-		if it.cur.Type == EntryDir && it.r.Before.Type == EntryDir {
+		if it.r.Before.Type == EntryDir {
+			if it.cur.Type != EntryDir {
+				if err := restoreForUndo(it.r.Path, it.r.Before); err != nil {
+					rep.Skipped = append(rep.Skipped, UndoSkip{it.r.Path, err.Error()})
+					continue
+				}
+			}
+			dirs = append(dirs, it.r)
 			continue
 		}
 		if err := restoreForUndo(it.r.Path, it.r.Before); err != nil {
@@ -308,6 +321,14 @@ func (cs *ChangeSet) Undo(ctx context.Context, o UndoOptions) (UndoReport, error
 			continue
 		}
 		rep.Restored = append(rep.Restored, it.r.Path)
+	}
+	for i := len(dirs) - 1; i >= 0; i-- {
+		r := dirs[i]
+		if err := chmodForUndo(r.Path, r.Before.Mode); err != nil {
+			rep.Skipped = append(rep.Skipped, UndoSkip{r.Path, err.Error()})
+			continue
+		}
+		rep.Restored = append(rep.Restored, r.Path)
 	}
 	slices.Sort(rep.Restored)
 	slices.Sort(rep.Removed)
@@ -386,7 +407,7 @@ func removeForUndo(path string, cur EntryState, o UndoOptions) (string, error) {
 			return "", fmt.Errorf("the directory holds files the turn did not make; kept (use --force to move it to the trash)")
 		}
 	}
-	e, err := moveToTrash(o.TrashDir, w.Dir, w.Name, w.Path, w.Info, "massgen undo")
+	e, err := moveToTrash(o.TrashDir, w.Dir, w.Name, w.Path, w.Info, "massgen undo", nil)
 	if err != nil {
 		return "", err
 	}
@@ -413,12 +434,8 @@ func restoreForUndo(path string, before EntryState) error {
 	}
 	defer dir.Close()
 	switch before.Type {
-	case EntryDir:
-		mode := before.Mode
-		if mode == 0 {
-			mode = 0o755
-		}
-		return pathErr2(path, dir.Mkdir(w.Name, mode))
+	case EntryDir: // owner-writable until its files are back; chmodForUndo sets its mode then
+		return pathErr2(path, dir.Mkdir(w.Name, 0o700))
 	case EntrySymlink:
 		return pathErr2(path, dir.Symlink(before.Target, w.Name))
 	case EntryFile:
@@ -435,6 +452,28 @@ func restoreForUndo(path string, before EntryState) error {
 		return pathErr2(path, err)
 	}
 	return nil
+}
+
+// chmodForUndo gives the directory at path its mode before the turn, exactly (0: not recorded,
+// 0755), through the walk's handle on it; a path that is no longer that directory is reported.
+func chmodForUndo(path string, mode fs.FileMode) error {
+	if mode == 0 {
+		mode = 0o755
+	}
+	w, err := safefs.Resolve(path, true)
+	if err != nil {
+		return pathErr(path, err)
+	}
+	defer w.Close()
+	if w.Path != path || !w.Exists || !w.Info.IsDir() {
+		return fmt.Errorf("%s changed during undo; its mode was not restored", path)
+	}
+	d, err := w.OpenDir()
+	if err != nil {
+		return pathErr(path, err)
+	}
+	defer d.Close()
+	return pathErr2(path, chmodDir(d, mode))
 }
 
 func pathErr2(p string, err error) error {

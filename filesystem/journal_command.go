@@ -2,6 +2,7 @@ package filesystem
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -22,6 +23,11 @@ import (
 // (inode, size, times or mode differ) or removed, and those are journaled with the copies as
 // their originals. The copies of unchanged files are dropped. When the writable part is too
 // large to copy (limits below), the command runs with those context paths read-only.
+//
+// The inventory is durable before the command starts: the copies (one blob) and an index of
+// the entries (originals/<n>.inventory.json, named by a journal line) are synced first, so a
+// run killed while the command runs leaves what RecoverJournal needs to tell what it changed.
+// Both are removed once the command's changes are journaled.
 
 // Limits of the copies kept before one command.
 const (
@@ -44,7 +50,25 @@ type invEntry struct {
 type inventory struct {
 	roots   []string
 	entries map[string]invEntry
+	skipped []string // folders of the roots the walk did not enter (read-only, private, nested roots)
 	blob    *os.File
+	index   string // the durable index (see savedInventory); "" until written
+}
+
+// savedInventory is an inventory's index as kept for a recovery: the roots, what the walk did
+// not enter, every entry with its state and (for a file) where its content is in the blob.
+type savedInventory struct {
+	Blob    string       `json:"blob"`
+	Roots   []string     `json:"roots"`
+	Skipped []string     `json:"skipped,omitempty"`
+	Entries []savedEntry `json:"entries"`
+}
+
+type savedEntry struct {
+	Path   string     `json:"path"`
+	Before EntryState `json:"before"`
+	Off    int64      `json:"off,omitempty"`
+	Known  bool       `json:"known,omitempty"`
 }
 
 // commandRoots are the writable roots of pol that are journaled context paths.
@@ -74,11 +98,9 @@ func (t *Toolset) beforeCommand(ctx context.Context, pol sandbox.Policy) (*inven
 	if err == nil {
 		inv.blob, err = os.OpenFile(blobPath+".command", os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	}
+	skip := func(p string) { inv.skipped = append(inv.skipped, p) }
 	if err == nil {
-		os.Remove(inv.blob.Name()) // unnamed: it goes away with the descriptor, whatever happens
-	}
-	if err == nil {
-		err = t.walkWritable(ctx, roots, pol.Keep, func(dir *safefs.Dir, name, p string, info safefs.Info) error {
+		err = t.walkWritable(ctx, roots, pol.Keep, skip, func(dir *safefs.Dir, name, p string, info safefs.Info) error {
 			if known, absent := j.knownBefore(p); known || absent {
 				inv.entries[p] = invEntry{info: info, known: true}
 				return nil
@@ -118,6 +140,9 @@ func (t *Toolset) beforeCommand(ctx context.Context, pol sandbox.Policy) (*inven
 		})
 	}
 	if err == nil {
+		err = inv.persist(j, blobPath+".inventory.json")
+	}
+	if err == nil {
 		return inv, pol, ""
 	}
 	inv.close()
@@ -147,10 +172,36 @@ func readOnlyRoots(pol sandbox.Policy, roots []string) sandbox.Policy {
 	return out
 }
 
-// close drops the blob of copies.
+// persist makes the inventory durable before the command runs: the blob synced, the index
+// written, and a journal line naming it (caller holds the journal's mu).
+func (inv *inventory) persist(j *Journal, index string) error {
+	if err := inv.blob.Sync(); err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	si := savedInventory{Blob: inv.blob.Name(), Roots: inv.roots, Skipped: inv.skipped, Entries: make([]savedEntry, 0, len(inv.entries))}
+	for p, e := range inv.entries {
+		si.Entries = append(si.Entries, savedEntry{Path: p, Before: e.state, Off: e.off, Known: e.known})
+	}
+	slices.SortFunc(si.Entries, func(a, b savedEntry) int { return strings.Compare(a.Path, b.Path) })
+	b, err := json.Marshal(si)
+	if err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	if err := writeSynced(index, b); err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	inv.index = index
+	return j.writeLine(journalLine{Inventory: index})
+}
+
+// close drops the index and the blob of copies (in that order: an index always has its blob).
 func (inv *inventory) close() {
+	if inv.index != "" {
+		os.Remove(inv.index)
+	}
 	if inv.blob != nil {
 		inv.blob.Close()
+		os.Remove(inv.blob.Name())
 	}
 }
 
@@ -165,7 +216,7 @@ func (inv *inventory) keep(j *Journal, e invEntry) (EntryState, error) {
 	if err != nil {
 		return st, err
 	}
-	if st.SHA256, _, err = copyHashed(io.NewSectionReader(inv.blob, e.off, st.Size), dst); err != nil {
+	if st.SHA256, _, err = j.keepCopy(io.NewSectionReader(inv.blob, e.off, st.Size), dst); err != nil {
 		return st, err
 	}
 	st.Kept = dst
@@ -183,9 +234,11 @@ func (t *Toolset) afterCommand(ctx context.Context, inv *inventory, keep []strin
 	j := t.o.Journal
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	j.beginBatch() // what the command changed, synced at once before its inventory goes
+	defer func() { j.note(j.endBatch()) }()
 	now := map[string]safefs.Info{}
 	var order []string
-	err := t.walkWritable(ctx, inv.roots, keep, func(_ *safefs.Dir, _, p string, info safefs.Info) error {
+	err := t.walkWritable(ctx, inv.roots, keep, nil, func(_ *safefs.Dir, _, p string, info safefs.Info) error {
 		now[p] = info
 		order = append(order, p)
 		return nil
@@ -239,8 +292,11 @@ func unchanged(a, b safefs.Info) bool {
 
 // walkWritable visits every entry a command may change under roots (canonical, each a context
 // path's root): through descriptors, not entering Keep paths (read-only to commands), private
-// paths or other managed roots nested inside (a workspace).
-func (t *Toolset) walkWritable(ctx context.Context, roots, keep []string, visit func(dir *safefs.Dir, name, p string, info safefs.Info) error) error {
+// paths or other managed roots nested inside (a workspace); skipped (may be nil) hears of each.
+func (t *Toolset) walkWritable(ctx context.Context, roots, keep []string, skipped func(p string), visit func(dir *safefs.Dir, name, p string, info safefs.Info) error) error {
+	if skipped == nil {
+		skipped = func(string) {}
+	}
 	kept := func(p string) bool {
 		for _, k := range keep {
 			if pathx.Within(p, k) {
@@ -255,6 +311,9 @@ func (t *Toolset) walkWritable(ctx context.Context, roots, keep []string, visit 
 			return err
 		}
 		if !w.Exists || w.Path != root || kept(root) {
+			if kept(root) {
+				skipped(root)
+			}
 			w.Close()
 			continue
 		}
@@ -274,6 +333,7 @@ func (t *Toolset) walkWritable(ctx context.Context, roots, keep []string, visit 
 		err = walkTree(ctx, d, func(dir *safefs.Dir, rel string, e safefs.Entry) (bool, error) {
 			p := safefs.Join(dir.Path, e.Name)
 			if kept(p) || t.isPrivate(p) || t.pol.ManagedRoot(p) != root {
+				skipped(p)
 				return false, nil
 			}
 			if err := visit(dir, e.Name, p, e.Info); err != nil {

@@ -18,7 +18,10 @@ import (
 // withJournal gives the toolset a change journal under <.massgen>/trash/journal.
 func withJournal(j **Journal) envOpt {
 	return func(_ *permissions.Spec, o *ToolsetOptions) {
-		jr, err := NewJournal(filepath.Join(filepath.Dir(o.TrashDir), "journal"), nil)
+		jr, err := NewJournal(filepath.Join(filepath.Dir(o.TrashDir), JournalPrefix+"run1_turn1"), nil)
+		if err == nil {
+			err = jr.SetMeta(map[string]int{"turn": 1})
+		}
 		if err != nil {
 			panic(err)
 		}
@@ -79,59 +82,67 @@ type wantChange struct {
 	mins int
 }
 
+// journalScenario is one turn of tool calls and what the journal must record of it.
+type journalScenario struct {
+	name  string
+	setup map[string]string // files in the context path before the turn
+	run   func(e *env)
+	want  []wantChange
+}
+
+// journalScenarios are turns covering every tool that changes a context path: the journal
+// records them (TestJournalRecordsAndUndoes), and a recovery of a run killed after them finds
+// the same (TestRecoverJournalAfterAKill).
+var journalScenarios = []journalScenario{
+	{"write_file overwrite and create", nil, func(e *env) {
+		e.ok("write_file", map[string]any{"path": filepath.Join(e.proj, "index.html"), "content": "<h1>new</h1>\n<p>two</p>\n"})
+		e.ok("write_file", map[string]any{"path": filepath.Join(e.proj, "sub", "deep", "page.html"), "content": "a\nb\nc\n"})
+		e.ok("write_file", map[string]any{"path": filepath.Join(e.ws, "draft.txt"), "content": "workspace"})
+	}, []wantChange{{"index.html", Modified, 2, 1}, {"sub/deep/page.html", Created, 3, 0}}},
+	{"edit_file twice keeps the first original", nil, func(e *env) {
+		e.ok("edit_file", map[string]any{"path": filepath.Join(e.proj, "styles.css"), "edits": []any{map[string]any{"oldText": "red", "newText": "blue"}}})
+		e.ok("edit_file", map[string]any{"path": filepath.Join(e.proj, "styles.css"), "edits": []any{map[string]any{"oldText": "blue", "newText": "green"}}})
+	}, []wantChange{{"styles.css", Modified, 1, 1}}},
+	{"delete_file and a directory", map[string]string{"old/a.txt": "1\n2\n"}, func(e *env) {
+		e.ok("read_file", map[string]any{"path": filepath.Join(e.proj, "index.html")})
+		e.ok("delete_file", map[string]any{"path": filepath.Join(e.proj, "index.html")})
+		e.ok("read_file", map[string]any{"path": filepath.Join(e.proj, "old", "a.txt")})
+		e.ok("delete_file", map[string]any{"path": filepath.Join(e.proj, "old"), "recursive": true})
+	}, []wantChange{{"index.html", Deleted, 0, 1}, {"old/a.txt", Deleted, 0, 2}}},
+	{"modify then delete the parent", map[string]string{"d/x.txt": "original\n"}, func(e *env) {
+		e.ok("write_file", map[string]any{"path": filepath.Join(e.proj, "d", "x.txt"), "content": "changed\n"})
+		e.ok("delete_file", map[string]any{"path": filepath.Join(e.proj, "d"), "recursive": true})
+	}, []wantChange{{"d/x.txt", Deleted, 0, 1}}},
+	{"move_file in a context path", nil, func(e *env) {
+		e.ok("move_file", map[string]any{"source": filepath.Join(e.proj, "styles.css"), "destination": filepath.Join(e.proj, "css", "main.css")})
+	}, []wantChange{{"css/main.css", Created, 1, 0}, {"styles.css", Deleted, 0, 1}}},
+	{"copy_file over an existing file and a tree", nil, func(e *env) {
+		write(e.t, filepath.Join(e.ws, "site", "index.html"), "<h1>copied</h1>\n")
+		write(e.t, filepath.Join(e.ws, "site", "js", "app.js"), "x\n")
+		e.ok("copy_file", map[string]any{"source_path": filepath.Join(e.ws, "site"), "destination_path": e.proj, "overwrite": true})
+	}, []wantChange{{"index.html", Modified, 1, 1}, {"js/app.js", Created, 1, 0}}},
+	{"copy_files_batch", nil, func(e *env) {
+		write(e.t, filepath.Join(e.ws, "out", "a.txt"), "a\n")
+		write(e.t, filepath.Join(e.ws, "out", "b.txt"), "b\n")
+		e.ok("copy_files_batch", map[string]any{"source_base_path": filepath.Join(e.ws, "out"), "destination_base_path": filepath.Join(e.proj, "out")})
+	}, []wantChange{{"out/a.txt", Created, 1, 0}, {"out/b.txt", Created, 1, 0}}},
+	// In app/: Landlock keeps the directories holding protected paths (the project root)
+	// read-only for entries, which is the sandbox's business, not the journal's.
+	{"a command creates, changes and removes", map[string]string{"app/main.c": "int main;\n", "app/old.c": "old\n"}, func(e *env) {
+		e.ok("execute_command", map[string]any{"work_dir": filepath.Join(e.proj, "app"),
+			"command": "printf 'x\\ny\\n' >> main.c && rm old.c && mkdir -p gen && echo built > gen/out.txt && echo ws > " + filepath.Join(e.ws, "w.txt")})
+	}, []wantChange{{"app/gen/out.txt", Created, 1, 0}, {"app/main.c", Modified, 2, 0}, {"app/old.c", Deleted, 0, 1}}},
+	{"a command that changes nothing", nil, func(e *env) {
+		e.ok("execute_command", map[string]any{"work_dir": e.proj, "command": "cat index.html > /dev/null"})
+	}, nil},
+}
+
 // TestJournalRecordsAndUndoes: every tool that changes a context path (and a command) is
 // journaled with its line counts; undo puts the context path back exactly as it was, and
 // workspace changes are neither journaled nor touched.
 func TestJournalRecordsAndUndoes(t *testing.T) {
 	modes := sandboxModes(t)
-	tests := []struct {
-		name  string
-		setup map[string]string // files in the context path before the turn
-		run   func(e *env)
-		want  []wantChange
-	}{
-		{"write_file overwrite and create", nil, func(e *env) {
-			e.ok("write_file", map[string]any{"path": filepath.Join(e.proj, "index.html"), "content": "<h1>new</h1>\n<p>two</p>\n"})
-			e.ok("write_file", map[string]any{"path": filepath.Join(e.proj, "sub", "deep", "page.html"), "content": "a\nb\nc\n"})
-			e.ok("write_file", map[string]any{"path": filepath.Join(e.ws, "draft.txt"), "content": "workspace"})
-		}, []wantChange{{"index.html", Modified, 2, 1}, {"sub/deep/page.html", Created, 3, 0}}},
-		{"edit_file twice keeps the first original", nil, func(e *env) {
-			e.ok("edit_file", map[string]any{"path": filepath.Join(e.proj, "styles.css"), "edits": []any{map[string]any{"oldText": "red", "newText": "blue"}}})
-			e.ok("edit_file", map[string]any{"path": filepath.Join(e.proj, "styles.css"), "edits": []any{map[string]any{"oldText": "blue", "newText": "green"}}})
-		}, []wantChange{{"styles.css", Modified, 1, 1}}},
-		{"delete_file and a directory", map[string]string{"old/a.txt": "1\n2\n"}, func(e *env) {
-			e.ok("read_file", map[string]any{"path": filepath.Join(e.proj, "index.html")})
-			e.ok("delete_file", map[string]any{"path": filepath.Join(e.proj, "index.html")})
-			e.ok("read_file", map[string]any{"path": filepath.Join(e.proj, "old", "a.txt")})
-			e.ok("delete_file", map[string]any{"path": filepath.Join(e.proj, "old"), "recursive": true})
-		}, []wantChange{{"index.html", Deleted, 0, 1}, {"old/a.txt", Deleted, 0, 2}}},
-		{"modify then delete the parent", map[string]string{"d/x.txt": "original\n"}, func(e *env) {
-			e.ok("write_file", map[string]any{"path": filepath.Join(e.proj, "d", "x.txt"), "content": "changed\n"})
-			e.ok("delete_file", map[string]any{"path": filepath.Join(e.proj, "d"), "recursive": true})
-		}, []wantChange{{"d/x.txt", Deleted, 0, 1}}},
-		{"move_file in a context path", nil, func(e *env) {
-			e.ok("move_file", map[string]any{"source": filepath.Join(e.proj, "styles.css"), "destination": filepath.Join(e.proj, "css", "main.css")})
-		}, []wantChange{{"css/main.css", Created, 1, 0}, {"styles.css", Deleted, 0, 1}}},
-		{"copy_file over an existing file and a tree", nil, func(e *env) {
-			write(e.t, filepath.Join(e.ws, "site", "index.html"), "<h1>copied</h1>\n")
-			write(e.t, filepath.Join(e.ws, "site", "js", "app.js"), "x\n")
-			e.ok("copy_file", map[string]any{"source_path": filepath.Join(e.ws, "site"), "destination_path": e.proj, "overwrite": true})
-		}, []wantChange{{"index.html", Modified, 1, 1}, {"js/app.js", Created, 1, 0}}},
-		{"copy_files_batch", nil, func(e *env) {
-			write(e.t, filepath.Join(e.ws, "out", "a.txt"), "a\n")
-			write(e.t, filepath.Join(e.ws, "out", "b.txt"), "b\n")
-			e.ok("copy_files_batch", map[string]any{"source_base_path": filepath.Join(e.ws, "out"), "destination_base_path": filepath.Join(e.proj, "out")})
-		}, []wantChange{{"out/a.txt", Created, 1, 0}, {"out/b.txt", Created, 1, 0}}},
-		// In app/: Landlock keeps the directories holding protected paths (the project root)
-		// read-only for entries, which is the sandbox's business, not the journal's.
-		{"a command creates, changes and removes", map[string]string{"app/main.c": "int main;\n", "app/old.c": "old\n"}, func(e *env) {
-			e.ok("execute_command", map[string]any{"work_dir": filepath.Join(e.proj, "app"),
-				"command": "printf 'x\\ny\\n' >> main.c && rm old.c && mkdir -p gen && echo built > gen/out.txt && echo ws > " + filepath.Join(e.ws, "w.txt")})
-		}, []wantChange{{"app/gen/out.txt", Created, 1, 0}, {"app/main.c", Modified, 2, 0}, {"app/old.c", Deleted, 0, 1}}},
-		{"a command that changes nothing", nil, func(e *env) {
-			e.ok("execute_command", map[string]any{"work_dir": e.proj, "command": "cat index.html > /dev/null"})
-		}, nil},
-	}
+	tests := journalScenarios
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var j *Journal

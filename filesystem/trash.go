@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"syscall"
@@ -39,7 +40,16 @@ func (t *Toolset) trash(dir *safefs.Dir, name, p string, info safefs.Info) (Tras
 	if t.o.TrashDir == "" {
 		return TrashEntry{}, errNoTrash
 	}
-	return moveToTrash(t.o.TrashDir, dir, name, p, info, t.pol.Spec().Agent)
+	var journal func(string) error
+	if t.journaled(p) { // the change journal hears of the deletion before it happens
+		journal = func(data string) error {
+			if err := t.o.Journal.aboutToTrash(p, data); err != nil {
+				return fmt.Errorf("not deleted: recording the deletion of %s for `massgen undo` failed: %w", p, err)
+			}
+			return nil
+		}
+	}
+	return moveToTrash(t.o.TrashDir, dir, name, p, info, t.pol.Spec().Agent, journal)
 }
 
 // MoveToTrash moves the entry at path (a final link itself, not its target) into a new slot of
@@ -54,13 +64,15 @@ func MoveToTrash(trashDir, path, by string) error {
 	if !w.Exists {
 		return fmt.Errorf("moving %s to the trash: %w", path, fs.ErrNotExist)
 	}
-	_, err = moveToTrash(trashDir, w.Dir, w.Name, w.Path, w.Info, by)
+	_, err = moveToTrash(trashDir, w.Dir, w.Name, w.Path, w.Info, by, nil)
 	return err
 }
 
 // moveToTrash moves the entry name of dir (canonical path p, lstat info) into a new slot of
-// trashDir, recording who removed it (an agent, or "massgen undo").
-func moveToTrash(trashDir string, dir *safefs.Dir, name, p string, info safefs.Info, by string) (TrashEntry, error) {
+// trashDir, recording who removed it (an agent, or "massgen undo"). before (may be nil) is told
+// where the entry's data will be, once the slot is ready and before the move; its error stops
+// the move.
+func moveToTrash(trashDir string, dir *safefs.Dir, name, p string, info safefs.Info, by string, before func(data string) error) (TrashEntry, error) {
 	if err := os.MkdirAll(trashDir, 0o700); err != nil {
 		return TrashEntry{}, fmt.Errorf("trash: %w", err)
 	}
@@ -89,6 +101,12 @@ func moveToTrash(trashDir string, dir *safefs.Dir, name, p string, info safefs.I
 		return TrashEntry{}, fmt.Errorf("trash: %w", err)
 	}
 	defer sd.Close()
+	if before != nil {
+		if err := before(filepath.Join(slot, "data")); err != nil {
+			os.RemoveAll(slot)
+			return TrashEntry{}, err
+		}
+	}
 	err = safefs.Rename(dir, name, sd, "data")
 	if errors.Is(err, syscall.EXDEV) {
 		if err = copyOut(dir, name, filepath.Join(slot, "data")); err == nil {
@@ -139,7 +157,7 @@ func copyOut(d *safefs.Dir, name, dst string) error {
 			return err
 		}
 		defer sub.Close()
-		if err := os.Mkdir(dst, fi.Mode.Perm()|0o700); err != nil {
+		if err := os.Mkdir(dst, 0o700); err != nil {
 			return err
 		}
 		ents, _, err := sub.Entries(0)
@@ -151,7 +169,10 @@ func copyOut(d *safefs.Dir, name, dst string) error {
 				return err
 			}
 		}
-		return nil
+		if runtime.GOOS == "windows" {
+			return nil
+		}
+		return os.Chmod(dst, fi.Mode.Perm()) // exactly, whatever the umask; once it is filled
 	case fi.IsRegular():
 		f, _, err := d.OpenFileSame(name, fi)
 		if err != nil {
@@ -363,7 +384,7 @@ func copyInto(from *safefs.Dir, name string, to *safefs.Dir, toName string, dept
 			return err
 		}
 		defer src.Close()
-		if err := to.Mkdir(toName, fi.Mode.Perm()|0o700); err != nil {
+		if err := to.Mkdir(toName, 0o700); err != nil {
 			return err
 		}
 		dst, err := to.Sub(toName)
@@ -380,7 +401,7 @@ func copyInto(from *safefs.Dir, name string, to *safefs.Dir, toName string, dept
 				return err
 			}
 		}
-		return nil
+		return chmodDir(dst, fi.Mode.Perm()) // exactly, whatever the umask; once it is filled
 	case fi.IsRegular():
 		f, fi, err := from.OpenFileSame(name, fi)
 		if err != nil {
@@ -391,4 +412,18 @@ func copyInto(from *safefs.Dir, name string, to *safefs.Dir, toName string, dept
 		return err
 	}
 	return nil // sockets, devices: never kept
+}
+
+// chmodDir sets the permission bits of the held directory d exactly (fchmod on its descriptor:
+// no name is resolved again).
+func chmodDir(d *safefs.Dir, mode fs.FileMode) error {
+	if runtime.GOOS == "windows" { // permission bits are not Windows' access control
+		return nil
+	}
+	f, err := d.File()
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Chmod(mode)
 }

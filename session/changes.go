@@ -10,6 +10,8 @@ import (
 	"slices"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem"
 )
@@ -150,4 +152,67 @@ func (ses *Session) Resume() (config string, contextPaths []configs.ContextPath,
 func Exists(root string) bool {
 	fi, err := os.Stat(root)
 	return err == nil && fi.IsDir() || err != nil && !errors.Is(err, fs.ErrNotExist)
+}
+
+// ErrNoChanges is returned by LatestChange when no turn changed anything in context paths.
+var ErrNoChanges = errors.New("no turn changed files in context paths")
+
+// ErrAllUndone is returned by LatestChange with pending when every turn that changed files in
+// context paths is undone; the session and turn returned with it are the latest of those.
+var ErrAllUndone = errors.New("every turn that changed files in context paths is undone")
+
+// LatestChange finds the latest turn that changed files in context paths (it has a
+// changes.json; interrupted or not): of the session id, or of every session of the store when id
+// is "". With pending, only a turn not undone counts (undo steps back turn by turn); when every
+// one is undone it returns the latest with ErrAllUndone. Latest is by the turn's end (its start
+// when it has none), so a turn recovered later into an older session is still found by when it
+// happened.
+func (s *Store) LatestChange(id string, pending bool) (*Session, int, error) {
+	ids := []string{id}
+	if id == "" {
+		var err error
+		if ids, err = s.ids(); err != nil {
+			return nil, 0, err
+		}
+	}
+	type found struct {
+		ses *Session
+		n   int
+		at  time.Time
+	}
+	var best, bestPending found
+	for _, sid := range ids {
+		ses, err := s.Get(sid)
+		if err != nil {
+			if id != "" {
+				return nil, 0, err
+			}
+			s.logger.Warn("skipping an unreadable session", zap.String("session", sid), zap.Error(err))
+			continue
+		}
+		for i, t := range ses.Turns() {
+			if t.ChangesFile == "" {
+				continue
+			}
+			at := t.Ended
+			if at.IsZero() {
+				at = t.Started
+			}
+			if best.ses == nil || !at.Before(best.at) {
+				best = found{ses, i + 1, at}
+			}
+			if t.Undone.IsZero() && (bestPending.ses == nil || !at.Before(bestPending.at)) {
+				bestPending = found{ses, i + 1, at}
+			}
+		}
+	}
+	switch {
+	case best.ses == nil:
+		return nil, 0, ErrNoChanges
+	case !pending:
+		return best.ses, best.n, nil
+	case bestPending.ses == nil:
+		return best.ses, best.n, ErrAllUndone
+	}
+	return bestPending.ses, bestPending.n, nil
 }

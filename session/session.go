@@ -27,6 +27,7 @@ import (
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/internal/private"
+	"github.com/massgen-go/massgen/internal/runlock"
 	"github.com/massgen-go/massgen/snapshots"
 )
 
@@ -53,14 +54,18 @@ type Store struct {
 }
 
 // Session is one session folder. Its methods are safe for concurrent use within one process;
-// two processes must not write the same session at once.
+// writes take the store's lock (.lock in the sessions folder), so several processes may save
+// turns into the same session or store: each turn gets its own number and the summary lists
+// them all.
 type Session struct {
 	ID      string
 	Dir     string
 	Created time.Time
 
+	store  *Store
 	logger *zap.Logger
 	mu     sync.Mutex
+	exists bool   // the folder is on disk (a new session's is made with its first turn)
 	turns  []Turn // loaded or saved so far; Workspace points at turn_N/workspace
 }
 
@@ -113,7 +118,9 @@ type Turn struct {
 	Undone time.Time
 	// Status is how the turn ended: StatusDone (also "" in turns saved before it was kept),
 	// StatusStopped (coordination stopped early: StoppedBy says by whom: "user", "budget",
-	// "timeout") or StatusCancelled.
+	// "timeout"), StatusCancelled, or StatusInterrupted (its run ended before saving it, killed
+	// or unable to write the session: it was recovered from its change journal, has no answer,
+	// and its Changes are what the journal recorded).
 	Status    string
 	StoppedBy string
 	// Work is every agent's answer and work so far, kept for a stopped or cancelled turn:
@@ -125,13 +132,16 @@ type Turn struct {
 	TotalCostUSD *float64
 	MaxCostUSD   float64
 	PricesDate   string
+	// Run is the run's log folder (log_<time>), naming the run that made the turn.
+	Run string
 }
 
 // How a turn ended (Turn.Status).
 const (
-	StatusDone      = "done"
-	StatusStopped   = "stopped"
-	StatusCancelled = "cancelled"
+	StatusDone        = "done"
+	StatusStopped     = "stopped"
+	StatusCancelled   = "cancelled"
+	StatusInterrupted = "interrupted"
 )
 
 // AgentWork is one agent's part of a stopped or cancelled turn, under its anonymous id.
@@ -142,8 +152,8 @@ type AgentWork struct {
 	Snapshot string `json:"snapshot,omitempty"` // relative to the turn folder in metadata.json
 }
 
-// Exchange is one turn of the conversation. A stopped or cancelled turn brings its status and
-// every agent's answer so far.
+// Exchange is one turn of the conversation. A stopped, cancelled or interrupted turn brings its
+// status and every agent's answer so far.
 type Exchange struct {
 	Task   string
 	Answer string
@@ -178,6 +188,7 @@ type metadata struct {
 	Work            []AgentWork           `json:"agents_work,omitempty"`
 	MaxCostUSD      float64               `json:"max_cost_usd,omitempty"`
 	PricesDate      string                `json:"prices_date,omitempty"`
+	Run             string                `json:"run,omitempty"`
 }
 
 // Open opens (creating if needed) the sessions folder root.
@@ -220,28 +231,48 @@ func OpenWithLogger(root string, logger *zap.Logger) (*Store, error) {
 // Root returns the sessions folder.
 func (s *Store) Root() string { return s.root }
 
-// New creates session_<YYYYMMDD_HHMMSS> (with _2, _3, ... if that second is taken).
+// New starts session_<YYYYMMDD_HHMMSS> (with _2, _3, ... if that second is taken). Its folder
+// is made with its first turn (SaveTurn), whole: a session exists once a turn is in it, and one
+// whose first turn could not be saved leaves nothing. The id is the one free now; if another
+// session takes it before the first turn is saved, that turn gets the next.
 func (s *Store) New(now time.Time) (*Session, error) {
+	id, err := s.freeID(now)
+	if err != nil {
+		return nil, err
+	}
+	return &Session{ID: id, Dir: filepath.Join(s.root, id), Created: now, store: s, logger: s.logger}, nil
+}
+
+// freeID is the first session id for now that no folder has.
+func (s *Store) freeID(now time.Time) (string, error) {
 	base := "session_" + now.Format(idLayout)
-	for i := 1; ; i++ {
+	for i := 1; i < 10000; i++ {
 		id := base
 		if i > 1 {
 			id += "_" + strconv.Itoa(i)
 		}
-		dir := filepath.Join(s.root, id)
-		err := os.Mkdir(dir, private.DirMode)
-		if errors.Is(err, fs.ErrExist) {
-			continue
+		_, err := os.Lstat(filepath.Join(s.root, id))
+		if errors.Is(err, fs.ErrNotExist) {
+			return id, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("session: creating %s: %w", dir, err)
+			return "", fmt.Errorf("session: %w", err)
 		}
-		ses := &Session{ID: id, Dir: dir, Created: now, logger: s.logger}
-		if err := ses.writeSummary(); err != nil {
-			return nil, err
-		}
-		return ses, nil
 	}
+	return "", fmt.Errorf("session: no free session id for %s in %s", now.Format(idLayout), s.root)
+}
+
+// lockName is the store's lock file: held while a turn is numbered and written, and the
+// summary rewritten.
+const lockName = ".lock"
+
+// lock takes the store's lock.
+func (s *Store) lock() (*runlock.FileLock, error) {
+	l, err := runlock.Exclusive(context.Background(), filepath.Join(s.root, lockName))
+	if err != nil {
+		return nil, fmt.Errorf("session: %w", err)
+	}
+	return l, nil
 }
 
 // Get opens an existing session by id ("session_20250928_143022").
@@ -255,23 +286,30 @@ func (s *Store) Get(id string) (*Session, error) {
 		return nil, fmt.Errorf("session: no session %q in %s", id, s.root)
 	}
 	created, _ := time.ParseInLocation(idLayout, m[1], time.Local)
-	ses := &Session{ID: id, Dir: dir, Created: created, logger: s.logger}
+	ses := &Session{ID: id, Dir: dir, Created: created, store: s, logger: s.logger, exists: true}
 	if err := ses.load(); err != nil {
 		return nil, err
 	}
 	return ses, nil
 }
 
-// Latest returns the most recent session (ErrNoSessions if there is none).
+// Latest returns the most recent session with a turn in it (ErrNoSessions if there is none; an
+// empty folder an older massgen left is passed over).
 func (s *Store) Latest() (*Session, error) {
 	ids, err := s.ids()
 	if err != nil {
 		return nil, err
 	}
-	if len(ids) == 0 {
-		return nil, ErrNoSessions
+	for i := len(ids) - 1; i >= 0; i-- {
+		ses, err := s.Get(ids[i])
+		if err != nil {
+			return nil, err
+		}
+		if len(ses.turns) > 0 {
+			return ses, nil
+		}
 	}
-	return s.Get(ids[len(ids)-1])
+	return nil, ErrNoSessions
 }
 
 // List lists the sessions, oldest first.
@@ -326,6 +364,7 @@ func (s *Store) ids() ([]string, error) {
 
 // load reads the complete turns (turn_N with a metadata.json); anything else is ignored.
 func (ses *Session) load() error {
+	ses.turns = nil
 	ents, err := os.ReadDir(ses.Dir)
 	if err != nil {
 		return fmt.Errorf("session: %w", err)
@@ -363,6 +402,7 @@ func (ses *Session) load() error {
 			Config:   md.Config, ContextPaths: md.ContextPaths,
 			Status: md.Status, StoppedBy: md.StoppedBy, Work: loadWork(dir, md.Work),
 			TotalCostUSD: md.TotalTokens.CostUSD, MaxCostUSD: md.MaxCostUSD, PricesDate: md.PricesDate,
+			Run: md.Run,
 		}
 		loadChanges(dir, md, &t)
 		ses.turns = append(ses.turns, t)
@@ -371,10 +411,27 @@ func (ses *Session) load() error {
 }
 
 // SaveTurn stores the next turn as turn_N/{workspace/,answer.txt,metadata.json} and rewrites
-// SESSION_SUMMARY.txt. It returns the turn folder.
+// SESSION_SUMMARY.txt, under the store's lock (turns another process saved meanwhile are read
+// first: the turn is numbered after them). A new session's folder is built whole in a hidden
+// folder with its first turn and renamed into place. It returns the turn folder.
 func (ses *Session) SaveTurn(t Turn) (string, error) {
 	ses.mu.Lock()
 	defer ses.mu.Unlock()
+	if ses.store != nil {
+		lock, err := ses.store.lock()
+		if err != nil {
+			return "", err
+		}
+		defer lock.Unlock()
+	}
+	if !ses.exists {
+		return ses.saveFirstTurn(t)
+	}
+	if ses.store != nil {
+		if err := ses.load(); err != nil { // another process may have saved a turn
+			return "", err
+		}
+	}
 	n := len(ses.turns) + 1
 	name := "turn_" + strconv.Itoa(n)
 	final := filepath.Join(ses.Dir, name)
@@ -386,20 +443,99 @@ func (ses *Session) SaveTurn(t Turn) (string, error) {
 		return "", fmt.Errorf("session: %w", err)
 	}
 	defer os.RemoveAll(tmp) // nothing left once renamed
+	changes, work, err := ses.buildTurn(tmp, n, t)
+	if err != nil {
+		return "", err
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		return "", fmt.Errorf("session: %w", err)
+	}
+	if err := syncDir(ses.Dir); err != nil {
+		return "", err
+	}
+	ses.turns = append(ses.turns, savedAs(t, final, changes, work))
+	if err := ses.writeSummary(ses.Dir); err != nil {
+		return final, err
+	}
+	return final, nil
+}
 
+// saveFirstTurn makes a new session's folder with its first turn and summary, built in a hidden
+// folder of the store and renamed into place (caller holds mu and the store's lock).
+func (ses *Session) saveFirstTurn(t Turn) (string, error) {
+	root := filepath.Dir(ses.Dir)
+	if ses.store != nil {
+		root = ses.store.root
+		id, err := ses.store.freeID(ses.Created)
+		if err != nil {
+			return "", err
+		}
+		ses.ID, ses.Dir = id, filepath.Join(root, id)
+	}
+	tmp, err := os.MkdirTemp(root, "."+ses.ID+"-")
+	if err != nil {
+		return "", fmt.Errorf("session: %w", err)
+	}
+	defer os.RemoveAll(tmp) // nothing left once renamed
+	if err := os.Chmod(tmp, private.DirMode); err != nil {
+		return "", fmt.Errorf("session: %w", err)
+	}
+	turnTmp := filepath.Join(tmp, "turn_1")
+	if err := os.Mkdir(turnTmp, private.DirMode); err != nil {
+		return "", fmt.Errorf("session: %w", err)
+	}
+	changes, work, err := ses.buildTurn(turnTmp, 1, t)
+	if err != nil {
+		return "", err
+	}
+	final := filepath.Join(ses.Dir, "turn_1")
+	ses.turns = []Turn{savedAs(t, final, changes, work)}
+	if err := ses.writeSummary(tmp); err != nil {
+		ses.turns = nil
+		return "", err
+	}
+	if err := syncDir(tmp); err != nil {
+		ses.turns = nil
+		return "", err
+	}
+	if err := os.Rename(tmp, ses.Dir); err != nil {
+		ses.turns = nil
+		return "", fmt.Errorf("session: %w", err)
+	}
+	ses.exists = true
+	if err := syncDir(root); err != nil {
+		return final, err
+	}
+	return final, nil
+}
+
+// savedAs is t as the session returns it once saved in the turn folder dir.
+func savedAs(t Turn, dir, changes string, work []AgentWork) Turn {
+	t.Workspace = filepath.Join(dir, workspaceDir)
+	t.Work = loadWork(dir, work)
+	if changes != "" {
+		t.ChangesFile = filepath.Join(dir, changes)
+	}
+	return t
+}
+
+// buildTurn writes turn n's workspace/, answer.txt, changes.json, agents' work and metadata.json
+// into the folder tmp and syncs it; it returns the changes file's name ("" when none) and the
+// work as metadata.json names it.
+func (ses *Session) buildTurn(tmp string, n int, t Turn) (string, []AgentWork, error) {
 	if err := snapshots.CopyTree(context.Background(), t.Workspace, filepath.Join(tmp, workspaceDir), ses.logger); err != nil {
-		return "", fmt.Errorf("session: copying the final workspace into turn %d: %w", n, err)
+		return "", nil, fmt.Errorf("session: copying the final workspace into turn %d: %w", n, err)
 	}
 	if err := writeFileAtomic(filepath.Join(tmp, answerFile), []byte(t.Answer)); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	changes, err := writeChanges(tmp, t.Changes)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	work, err := ses.copyWork(tmp, n, t.Work)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	md := metadata{
 		Session: ses.ID, Turn: n, Task: t.Task, Winner: t.Winner, Votes: nonNil(t.Votes),
@@ -410,7 +546,7 @@ func (ses *Session) SaveTurn(t Turn) (string, error) {
 		Config:   t.Config, ContextPaths: nonNilSlice(t.ContextPaths),
 		FilesChanged: filesChanged(t.Changes), Changes: changes,
 		Status: cmp.Or(t.Status, StatusDone), StoppedBy: t.StoppedBy, Work: work,
-		MaxCostUSD: t.MaxCostUSD, PricesDate: t.PricesDate,
+		MaxCostUSD: t.MaxCostUSD, PricesDate: t.PricesDate, Run: t.Run,
 	}
 	if !t.Started.IsZero() && !t.Ended.IsZero() {
 		md.DurationSeconds = t.Ended.Sub(t.Started).Seconds()
@@ -425,30 +561,15 @@ func (ses *Session) SaveTurn(t Turn) (string, error) {
 	md.TotalTokens.CostUSD = t.TotalCostUSD
 	raw, err := json.MarshalIndent(md, "", "  ")
 	if err != nil {
-		return "", fmt.Errorf("session: %w", err)
+		return "", nil, fmt.Errorf("session: %w", err)
 	}
 	if err := writeFileAtomic(filepath.Join(tmp, metadataFile), append(raw, '\n')); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	if err := syncDir(tmp); err != nil {
-		return "", err
+		return "", nil, err
 	}
-	if err := os.Rename(tmp, final); err != nil {
-		return "", fmt.Errorf("session: %w", err)
-	}
-	if err := syncDir(ses.Dir); err != nil {
-		return "", err
-	}
-	t.Workspace = filepath.Join(final, workspaceDir)
-	t.Work = loadWork(final, work)
-	if changes != "" {
-		t.ChangesFile = filepath.Join(final, changes)
-	}
-	ses.turns = append(ses.turns, t)
-	if err := ses.writeSummary(); err != nil {
-		return final, err
-	}
-	return final, nil
+	return changes, work, nil
 }
 
 func nonNil[K comparable, V any](m map[K]V) map[K]V {
@@ -465,7 +586,8 @@ func nonNilSlice[T any](s []T) []T {
 	return s
 }
 
-// History returns every turn's {Task, Answer} so far, oldest first.
+// History returns every turn's {Task, Answer} so far, oldest first, with the status of a turn
+// that did not end with an answer.
 func (ses *Session) History() []Exchange {
 	ses.mu.Lock()
 	defer ses.mu.Unlock()
@@ -499,14 +621,17 @@ func (ses *Session) Turns() []Turn {
 	return slices.Clone(ses.turns)
 }
 
-// LastWorkspace returns the previous turn's workspace/ ("" if there is no turn yet).
+// LastWorkspace returns the previous turn's workspace/ ("" if there is no turn yet); an
+// interrupted turn kept no workspace: the one before it is the previous turn's.
 func (ses *Session) LastWorkspace() string {
 	ses.mu.Lock()
 	defer ses.mu.Unlock()
-	if len(ses.turns) == 0 {
-		return ""
+	for i := len(ses.turns) - 1; i >= 0; i-- {
+		if ses.turns[i].Status != StatusInterrupted {
+			return ses.turns[i].Workspace
+		}
 	}
-	return ses.turns[len(ses.turns)-1].Workspace
+	return ""
 }
 
 // Info describes the session.

@@ -144,16 +144,27 @@ func TestListLatestAndIDs(t *testing.T) {
 		t.Fatalf("Latest on empty store: %v", err)
 	}
 	t0 := time.Date(2025, 1, 2, 3, 4, 5, 0, time.Local)
+	// A session exists once its first turn is saved: nothing on disk before.
 	a, _ := st.New(t0)
+	if _, err := os.Stat(a.Dir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a new session's folder exists before its first turn: %v", err)
+	}
+	if _, err := a.SaveTurn(Turn{Task: "first", Answer: "1"}); err != nil {
+		t.Fatal(err)
+	}
 	b, err := st.New(t0) // same second
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, _ := st.New(t0.Add(time.Minute))
 	if b.ID != "session_20250102_030405_2" {
 		t.Fatalf("second session in the same second: %q", b.ID)
 	}
 	if _, err := b.SaveTurn(Turn{Task: "hello", Answer: "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	// An empty folder an older massgen left, the latest by its id: listed, but not Latest.
+	c := filepath.Join(st.Root(), "session_20250102_030505")
+	if err := os.Mkdir(c, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	// Not sessions: ignored.
@@ -169,14 +180,14 @@ func TestListLatestAndIDs(t *testing.T) {
 	for _, in := range list {
 		ids = append(ids, in.ID)
 	}
-	if want := []string{a.ID, b.ID, c.ID}; !slices.Equal(ids, want) {
+	if want := []string{a.ID, b.ID, filepath.Base(c)}; !slices.Equal(ids, want) {
 		t.Fatalf("List = %v, want %v", ids, want)
 	}
-	if list[1].Turns != 1 || list[1].LastTask != "hello" || list[0].Turns != 0 {
+	if list[1].Turns != 1 || list[1].LastTask != "hello" || list[2].Turns != 0 {
 		t.Fatalf("List details: %+v", list)
 	}
-	if l, _ := st.Latest(); l.ID != c.ID {
-		t.Fatalf("Latest = %s", l.ID)
+	if l, _ := st.Latest(); l.ID != b.ID {
+		t.Fatalf("Latest = %s, want %s (the empty folder is passed over)", l.ID, b.ID)
 	}
 	tests := []struct{ id, want string }{
 		{"../../etc", "not a session id"},

@@ -74,3 +74,43 @@ func TestTurnCopyOfSparseFiles(t *testing.T) {
 		}
 	}
 }
+
+// A new session whose first turn cannot be saved (a workspace too large to copy) leaves nothing
+// in the sessions folder: no empty session, no hidden folder; Latest still finds none.
+func TestFailedFirstTurnLeavesNoSession(t *testing.T) {
+	base := t.TempDir()
+	st, err := Open(filepath.Join(base, "sessions"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ses, err := st.New(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(base, "ws")
+	big := filepath.Join(ws, "big")
+	writeFile(t, big, "")
+	if err := os.Truncate(big, 1<<40); err != nil {
+		t.Skipf("no 1 TiB sparse file here: %v", err)
+	}
+	if _, err := ses.SaveTurn(Turn{Task: "t", Answer: "a", Workspace: ws}); err == nil {
+		t.Fatal("the turn was saved")
+	}
+	ents, _ := os.ReadDir(st.Root())
+	for _, e := range ents {
+		if e.Name() != lockName {
+			t.Errorf("left in the sessions folder: %s", e.Name())
+		}
+	}
+	if _, err := st.Latest(); !errors.Is(err, ErrNoSessions) {
+		t.Errorf("Latest = %v", err)
+	}
+	// The next turn of that session is its first.
+	if err := os.Remove(big); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := ses.SaveTurn(Turn{Task: "t", Answer: "a", Workspace: ws})
+	if err != nil || filepath.Base(dir) != "turn_1" {
+		t.Fatalf("SaveTurn = %q, %v", dir, err)
+	}
+}

@@ -12,10 +12,11 @@ import (
 
 const summaryAnswerLines = 20
 
-// writeSummary rewrites SESSION_SUMMARY.txt from the turns so far (caller holds mu or owns ses).
+// writeSummary rewrites SESSION_SUMMARY.txt in dir (the session's folder, or the hidden one a
+// new session is built in) from the turns so far (caller holds mu or owns ses).
 // It is for people (cat, less): what agents wrote is cleaned for the terminal (termtext); the
 // exact answers stay in each turn's files.
-func (ses *Session) writeSummary() error {
+func (ses *Session) writeSummary(dir string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "MassGen session %s\n", ses.ID)
 	fmt.Fprintf(&b, "Started: %s\n", fmtTime(ses.Created))
@@ -34,6 +35,9 @@ func (ses *Session) writeSummary() error {
 			b.WriteString(line + "\n")
 		}
 		fmt.Fprintf(&b, "Task: %s\n", termtext.Squeeze(t.Task, 200))
+		if t.Status == StatusInterrupted {
+			b.WriteString("Interrupted: the run ended before saving this turn; recovered from its change journal\n")
+		}
 		if len(t.Agents) > 0 {
 			fmt.Fprintf(&b, "Agents: %s\n", strings.Join(t.Agents, ", "))
 		}
@@ -107,7 +111,7 @@ func (ses *Session) writeSummary() error {
 			fmt.Fprintf(&b, "  %s\n", l)
 		}
 	}
-	return writeFileAtomic(filepath.Join(ses.Dir, summaryFile), []byte(b.String()))
+	return writeFileAtomic(filepath.Join(dir, summaryFile), []byte(b.String()))
 }
 
 func fmtTime(t time.Time) string { return t.Format("2006-01-02 15:04:05 MST") }

@@ -94,7 +94,7 @@ func TestDiffAndUndo(t *testing.T) {
 			ios.StdoutTTY = tt.tty
 			o := &Options{IO: ios, Getwd: func() (string, error) { return dir, nil },
 				LookupEnv: func(k string) (string, bool) { return "", k == "NO_COLOR" && tt.noColor }, Now: time.Now}
-			if err := diffRun(o); cmdutil.CodeOf(err) != tt.wantCode {
+			if err := diffRun(context.Background(), o); cmdutil.CodeOf(err) != tt.wantCode {
 				t.Fatalf("diff: %v", err)
 			}
 			if !strings.Contains(out.String(), tt.wantOut) || strings.Contains(out.String(), "\x1b[") != tt.wantEsc {
@@ -114,11 +114,17 @@ func TestDiffAndUndo(t *testing.T) {
 	if !strings.Contains(out.String(), "restored  "+filepath.Join(proj, "index.html")) {
 		t.Errorf("undo output: %q", out.String())
 	}
-	// A second undo is refused: the turn is marked undone.
+	// A second undo finds nothing left (the only turn is undone) and says how to redo it; with
+	// --turn the turn is refused as already undone.
 	ios, _, _ = cmdutil.TestStreams("")
 	o.IO = ios
-	if err := undoRun(context.Background(), o); cmdutil.CodeOf(err) != cmdutil.ExitFailure || !strings.Contains(err.Error(), "already undone") {
+	if err := undoRun(context.Background(), o); cmdutil.CodeOf(err) != cmdutil.ExitFailure || !strings.Contains(err.Error(), "nothing left to undo") ||
+		!strings.Contains(err.Error(), "--turn 1 --force") {
 		t.Errorf("second undo: %v", err)
+	}
+	o.Turn = 1
+	if err := undoRun(context.Background(), o); cmdutil.CodeOf(err) != cmdutil.ExitFailure || !strings.Contains(err.Error(), "already undone") {
+		t.Errorf("undo --turn 1 again: %v", err)
 	}
 }
 
@@ -172,7 +178,7 @@ func TestTurnChangesErrors(t *testing.T) {
 				wd = t.TempDir()
 			}
 			o.Getwd = func() (string, error) { return wd, nil }
-			err := diffRun(&o)
+			err := diffRun(context.Background(), &o)
 			if cmdutil.CodeOf(err) != tt.code || err == nil || !strings.Contains(err.Error(), tt.message) {
 				t.Errorf("err = %v (code %d), want code %d and %q", err, cmdutil.CodeOf(err), tt.code, tt.message)
 			}

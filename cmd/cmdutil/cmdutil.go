@@ -56,14 +56,16 @@ func NewFactory() *Factory {
 // Exit codes used across commands (README.md, "Exit codes"). When several apply to a run, the
 // most severe wins: cancelled, failed, usage, busy, partial, budget, timeout.
 const (
-	ExitOK       = 0   // done
-	ExitFailure  = 1   // failed: no answer, a denial or a failed operation
-	ExitUsage    = 2   // bad flags, bad config, bad input (a task over the size limit)
-	ExitTimeout  = 3   // the overall timeout was reached; the best answer so far was presented
-	ExitPartial  = 4   // an answer was given, but an agent failed or massgen's state was not all saved
-	ExitBusy     = 5   // another massgen run holds the project (.massgen/run.lock)
-	ExitBudget   = 6   // the budget (--max-cost, orchestrator.max_cost_usd) was spent; the best answer so far was presented
-	ExitCanceled = 130 // cancelled by Ctrl-C (SIGINT) or SIGTERM
+	ExitOK         = 0   // done
+	ExitFailure    = 1   // failed: no answer, a denial or a failed operation
+	ExitUsage      = 2   // bad flags, bad config, bad input (a task over the size limit)
+	ExitTimeout    = 3   // the overall timeout was reached; the best answer so far was presented
+	ExitPartial    = 4   // an answer was given, but an agent failed or massgen's state was not all saved
+	ExitBusy       = 5   // another massgen run holds the project (.massgen/run.lock)
+	ExitBudget     = 6   // the budget (--max-cost, orchestrator.max_cost_usd) was spent; the best answer so far was presented
+	ExitHangup     = 129 // cancelled by SIGHUP (the terminal closed): 128 + the signal, by convention
+	ExitCanceled   = 130 // cancelled by Ctrl-C (SIGINT)
+	ExitTerminated = 143 // cancelled by SIGTERM
 )
 
 // severity ranks exit codes for Worst: a higher rank wins; unknown non-zero codes rank as failed.
@@ -81,7 +83,7 @@ func severity(code int) int {
 		return 4
 	case ExitUsage:
 		return 5
-	case ExitCanceled:
+	case ExitCanceled, ExitHangup, ExitTerminated:
 		return 7
 	default:
 		return 6
@@ -103,13 +105,43 @@ func Worst(codes ...int) int {
 type ExitError struct {
 	Code int
 	Err  error
+	// Reported says the command already told the user about Err (on stderr, in its own words):
+	// it is not printed again, but it is the reason --output json's result gives.
+	Reported bool
 }
 
 func (e *ExitError) Error() string {
 	if e.Err == nil {
-		return fmt.Sprintf("exit %d", e.Code)
+		return Meaning(e.Code)
 	}
 	return e.Err.Error()
+}
+
+// Meaning is what exit code means, in words: the reason of an ExitError that carries none.
+func Meaning(code int) string {
+	switch code {
+	case ExitOK:
+		return "done"
+	case ExitFailure:
+		return "failed (exit 1)"
+	case ExitUsage:
+		return "bad flags, config or input (exit 2)"
+	case ExitTimeout:
+		return "the overall timeout was reached (exit 3)"
+	case ExitPartial:
+		return "partial: an agent failed or not everything was saved (exit 4)"
+	case ExitBusy:
+		return "another massgen run holds the project (exit 5)"
+	case ExitBudget:
+		return "the budget was spent (exit 6)"
+	case ExitHangup:
+		return "cancelled by SIGHUP (exit 129)"
+	case ExitCanceled:
+		return "cancelled (exit 130)"
+	case ExitTerminated:
+		return "cancelled by SIGTERM (exit 143)"
+	}
+	return fmt.Sprintf("exit %d", code)
 }
 func (e *ExitError) Unwrap() error { return e.Err }
 
@@ -118,6 +150,16 @@ func WithCode(code int, err error) error { return &ExitError{Code: code, Err: er
 
 // Silent is an ExitError with nothing more to print (the command already reported).
 func Silent(code int) error { return &ExitError{Code: code} }
+
+// Reported is an ExitError whose err the command already reported: nothing more is printed, and
+// err stays the reason (for --output json).
+func Reported(code int, err error) error { return &ExitError{Code: code, Err: err, Reported: true} }
+
+// ToPrint reports whether err still needs printing ("Error: ...") when the command ends.
+func ToPrint(err error) bool {
+	var ee *ExitError
+	return err != nil && (!errors.As(err, &ee) || ee.Err != nil && !ee.Reported)
+}
 
 // CodeOf returns the exit code an error should produce.
 func CodeOf(err error) int {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
@@ -30,7 +31,7 @@ func TestCodeOf(t *testing.T) {
 	if !errors.Is(WithCode(2, base), base) {
 		t.Error("WithCode must keep the cause for errors.Is")
 	}
-	if Silent(2).Error() != "exit 2" || WithCode(1, base).Error() != "boom" {
+	if Silent(2).Error() != Meaning(2) || Silent(77).Error() != "exit 77" || WithCode(1, base).Error() != "boom" {
 		t.Error("ExitError messages")
 	}
 }
@@ -97,6 +98,8 @@ func TestWorst(t *testing.T) {
 		{[]int{ExitPartial, ExitTimeout}, ExitPartial},
 		{[]int{ExitPartial, ExitFailure, ExitUsage}, ExitFailure},
 		{[]int{ExitFailure, ExitCanceled}, ExitCanceled},
+		{[]int{ExitTerminated, ExitUsage}, ExitTerminated},
+		{[]int{ExitPartial, ExitHangup}, ExitHangup},
 		{[]int{ExitBusy, ExitPartial}, ExitBusy},
 		{[]int{ExitTimeout, ExitBudget}, ExitBudget},
 		{[]int{ExitBudget, ExitPartial}, ExitPartial},
@@ -108,10 +111,23 @@ func TestWorst(t *testing.T) {
 	}
 	// Every code is distinct.
 	seen := map[int]bool{}
-	for _, c := range []int{ExitOK, ExitFailure, ExitUsage, ExitTimeout, ExitPartial, ExitBusy, ExitBudget, ExitCanceled} {
+	for _, c := range []int{ExitOK, ExitFailure, ExitUsage, ExitTimeout, ExitPartial, ExitBusy, ExitBudget, ExitHangup, ExitCanceled, ExitTerminated} {
 		if seen[c] {
 			t.Errorf("exit code %d used twice", c)
 		}
 		seen[c] = true
+	}
+}
+
+// TestSilentErrorSaysWhy: an ExitError that carries no reason still reads as one (what --output
+// json's result gives), never a bare "exit N".
+func TestSilentErrorSaysWhy(t *testing.T) {
+	for code, want := range map[int]string{
+		ExitFailure: "failed", ExitUsage: "bad flags", ExitTimeout: "timeout", ExitPartial: "partial", ExitBusy: "another massgen run",
+		ExitBudget: "budget", ExitHangup: "SIGHUP", ExitCanceled: "cancelled", ExitTerminated: "SIGTERM",
+	} {
+		if got := Silent(code).Error(); !strings.Contains(got, want) {
+			t.Errorf("Silent(%d) = %q, want it to say %q", code, got, want)
+		}
 	}
 }

@@ -1,15 +1,10 @@
 package cmdutil
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
-	"time"
-
-	"github.com/massgen-go/massgen/internal/runlock"
 )
 
 // Confirm asks question on stderr and reads a yes/no line from stdin, for commands that remove
@@ -53,24 +48,4 @@ func readLine(r io.Reader) (string, error) {
 		}
 	}
 	return b.String(), nil
-}
-
-// LockProject takes the run lock of the project whose .massgen folder is massgenDir for a
-// command that removes state a run may be using (`trash empty`, `sessions prune`): while a run
-// holds it, the command refuses with exit 5 instead of pulling files from under the run. The
-// caller releases the lock when done.
-func LockProject(ctx context.Context, massgenDir, command string) (*runlock.Lock, error) {
-	lock, err := runlock.Acquire(ctx, massgenDir, runlock.Holder{PID: os.Getpid(), Started: time.Now(), Command: command}, false, nil)
-	var busy *runlock.BusyError
-	switch {
-	case errors.As(err, &busy):
-		who := "another massgen run"
-		if busy.Holder.PID > 0 {
-			who = fmt.Sprintf("a massgen run (pid %d, started %s)", busy.Holder.PID, busy.Holder.Started.Local().Format("2006-01-02 15:04:05"))
-		}
-		return nil, WithCode(ExitBusy, fmt.Errorf("%s: %s is working in this project (it holds %s); nothing removed, try again when it ends", command, who, busy.Path))
-	case err != nil:
-		return nil, WithCode(ExitFailure, err)
-	}
-	return lock, nil
 }

@@ -87,7 +87,7 @@ func pruneRun(ctx context.Context, opts *Options) error {
 		return nil // and no .massgen/ made just to lock it
 	}
 	// No run may write a session or a log while they are chosen and deleted.
-	lock, err := cmdutil.LockProject(ctx, massgenDir, "massgen sessions prune")
+	lock, err := cmdutil.LockProjectNow(ctx, massgenDir, "massgen sessions prune")
 	if err != nil {
 		return err
 	}

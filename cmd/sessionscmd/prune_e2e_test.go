@@ -62,6 +62,11 @@ func TestSessionsPrune(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, s := range []*session.Session{old, recent} { // a session's folder is made with its first turn
+		if _, err := s.SaveTurn(session.Turn{Task: "t", Answer: "a"}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	oldLog := filepath.Join(massgen, "logs", "log_"+now.Add(-30*24*time.Hour).Format("20060102_150405"))
 	newLog := filepath.Join(massgen, "logs", "log_"+now.Add(-time.Hour).Format("20060102_150405"))
 	other := filepath.Join(massgen, "logs", "notes") // not a run folder: never touched

@@ -187,6 +187,9 @@ func printSession(w io.Writer, s *session.Session, st display.Style) error {
 	for i, t := range turns {
 		fmt.Fprintf(w, "\n--- Turn %d (%s) ---\n", i+1, termtext.Line(filepath.Join(s.Dir, fmt.Sprintf("turn_%d", i+1))))
 		fmt.Fprintf(w, "When:    %s (%s)\n", formatTime(t.Started), t.Ended.Sub(t.Started).Round(time.Second))
+		if t.Run != "" {
+			fmt.Fprintf(w, "Run:     %s\n", termtext.Line(t.Run))
+		}
 		if len(t.Agents) > 0 {
 			fmt.Fprintf(w, "Agents:  %s\n", termtext.Line(strings.Join(t.Agents, ", ")))
 		}
@@ -206,6 +209,9 @@ func printSession(w io.Writer, s *session.Session, st display.Style) error {
 			for _, a := range t.Work {
 				printWork(w, a)
 			}
+		}
+		if t.Status == session.StatusInterrupted {
+			fmt.Fprintln(w, "Ended:   interrupted: its run ended before saving it (killed, or the session could not be written); recovered from its change journal, with no answer")
 		}
 		for _, l := range display.SpendLines(spendOf(t)) {
 			fmt.Fprintln(w, l)

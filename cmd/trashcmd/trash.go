@@ -49,10 +49,14 @@ type Options struct {
 	MassgenDir string // --massgen-dir (default ./.massgen)
 	JSON       bool
 	IDs        []string
+	Wait       bool // restore --wait: wait for a run in the project to end instead of refusing
+	Now        func() time.Time
 	Yes        bool // empty --yes: do not ask
 }
 
-func newOptions(f *cmdutil.Factory) *Options { return &Options{IO: f.IO, Getwd: f.Getwd} }
+func newOptions(f *cmdutil.Factory) *Options {
+	return &Options{IO: f.IO, Getwd: f.Getwd, Now: time.Now}
+}
 
 func addDir(cmd *cobra.Command, o *Options) {
 	cmd.Flags().StringVar(&o.MassgenDir, "massgen-dir", "", "the .massgen folder (default: ./.massgen)")
@@ -114,6 +118,7 @@ func NewCmdRestore(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command
 		},
 	}
 	addDir(cmd, o)
+	cmd.Flags().BoolVar(&o.Wait, "wait", false, "when a massgen run works in this project, wait for it to end (default: refuse, exit 5)")
 	return cmd
 }
 
@@ -151,7 +156,7 @@ func emptyRun(ctx context.Context, o *Options) error {
 		fmt.Fprintf(o.IO.ErrOut, "the trash is empty (%s)\n", trash)
 		return nil // nothing to lock for: creating .massgen/ here would leave a folder behind
 	}
-	lock, err := cmdutil.LockProject(ctx, dir, "massgen trash empty")
+	lock, err := cmdutil.LockProjectNow(ctx, dir, "massgen trash empty")
 	if err != nil {
 		return err
 	}
@@ -217,12 +222,18 @@ func restoreRun(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
-	// A running agent may be writing where the file goes back: wait for the run to end.
-	lock, err := cmdutil.LockProject(ctx, dir, "massgen trash restore")
-	if err != nil {
-		return err
+	if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+		// Restoring writes the user's files: not while a run works in the project.
+		now := time.Now()
+		if o.Now != nil {
+			now = o.Now()
+		}
+		lock, err := cmdutil.LockProject(ctx, o.IO.ErrOut, dir, "massgen trash restore", o.Wait, now)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = lock.Release() }()
 	}
-	defer func() { _ = lock.Release() }()
 	var failed error
 	entries, _ := filesystem.ListTrash(dir)
 	where := map[string]string{}

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -63,6 +64,30 @@ func (o *Outcome) print(w io.Writer) {
 	for _, s := range o.NotSaved {
 		fmt.Fprintf(w, "Not saved: %s\n", termtext.Squeeze(s, 0))
 	}
+}
+
+// reason is the outcome in one line, for --output json's result: what print says.
+func (o *Outcome) reason() error {
+	var parts []string
+	for _, f := range o.Limited {
+		parts = append(parts, fmt.Sprintf("stopped: agent %s: %s", f.Agent, termtext.Squeeze(f.Cause, 0)))
+	}
+	for _, f := range o.Failed {
+		parts = append(parts, fmt.Sprintf("failed: agent %s: %s", f.Agent, termtext.Squeeze(f.Cause, 0)))
+	}
+	for _, s := range o.NotSaved {
+		parts = append(parts, "not saved: "+termtext.Squeeze(s, 0))
+	}
+	switch o.StoppedBy {
+	case orchestrator.StoppedByTimeout:
+		parts = append(parts, "the overall timeout was reached")
+	case orchestrator.StoppedByBudget:
+		parts = append(parts, "the budget was spent")
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(parts, "; "))
 }
 
 // notSaved records a step whose state was not saved.

@@ -3,8 +3,10 @@ package app
 import (
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/display"
@@ -25,15 +27,53 @@ func RunOutput(ctx context.Context, opts *RunOptions) error {
 	if !slices.Contains(outputModes, opts.Output) {
 		return cmdutil.FlagErrorf("--output %q: want one of %s", opts.Output, strings.Join(outputModes, ", "))
 	}
+	// A write to stdout that fails (a closed pipe, a full disk) fails the run, once its turn is
+	// saved: see turn and stdoutError.
+	streams := *opts.IO
+	opts.stdout = &stdoutWriter{w: streams.Out}
+	streams.Out = opts.stdout
+	opts.IO = &streams
 	if opts.Output != "json" {
 		return runRun(ctx, opts)
 	}
 	opts.jsonOut = display.NewJSON(opts.IO.Out)
-	err := runRun(ctx, opts)
+	err := BySignal(ctx, runRun(ctx, opts))
 	if err != nil && opts.jsonOut.Results() == 0 {
 		opts.jsonOut.Result(display.JSONResult{ExitCode: cmdutil.CodeOf(err), Error: errorText(err)})
 	}
+	if werr := stdoutError(opts); err == nil && werr != nil { // the result line itself
+		return cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("writing the result to stdout: %w", werr))
+	}
 	return err
+}
+
+// stdoutWriter is stdout remembering the first write that failed.
+type stdoutWriter struct {
+	w   io.Writer
+	mu  sync.Mutex
+	err error
+}
+
+func (s *stdoutWriter) Write(p []byte) (int, error) {
+	n, err := s.w.Write(p)
+	if err != nil {
+		s.mu.Lock()
+		if s.err == nil {
+			s.err = err
+		}
+		s.mu.Unlock()
+	}
+	return n, err
+}
+
+// stdoutError is the first error writing stdout in this run (nil: none).
+func stdoutError(opts *RunOptions) error {
+	if opts.stdout == nil {
+		return nil
+	}
+	opts.stdout.mu.Lock()
+	defer opts.stdout.mu.Unlock()
+	return opts.stdout.err
 }
 
 // newJSONOutput is the invocation's JSON display (nil without --output json).
@@ -67,7 +107,8 @@ func emitResult(st *runState, t *Turn, res *orchestrator.Result, err error) {
 	st.json.Result(r)
 }
 
-// errorText is an error's message ("exit N" for one already reported).
+// errorText is an error's message (the reason an error already reported carries; "exit N" for
+// one without any).
 func errorText(err error) string {
 	if err == nil {
 		return ""

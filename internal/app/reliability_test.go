@@ -197,7 +197,7 @@ func TestNoAnswerReportedOnce(t *testing.T) {
 			}
 			var printed strings.Builder
 			printed.WriteString(e.errOut.String())
-			if ee := (*cmdutil.ExitError)(nil); errors.As(err, &ee) && ee.Err != nil {
+			if cmdutil.ToPrint(err) {
 				printed.WriteString("Error: " + err.Error() + "\n") // what Execute prints
 			}
 			got := printed.String()

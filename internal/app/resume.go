@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/internal/layout"
+	"github.com/massgen-go/massgen/internal/runlock"
 	"github.com/massgen-go/massgen/session"
 )
 
@@ -50,10 +52,11 @@ func findSession(opts *RunOptions, dir string) (s *sessionState, found bool, err
 // the one to load. It returns the session
 // (nil when the config decides where sessions are: --config given, or a default config whose
 // session_storage may point elsewhere) and the config name to load.
-func resumeBeforeConfig(opts *RunOptions, proj, home string) (*sessionState, string, error) {
+func resumeBeforeConfig(ctx context.Context, opts *RunOptions, proj, home string) (*sessionState, string, error) {
 	if !opts.resuming() || opts.ConfigName != "" {
 		return nil, opts.ConfigName, nil
 	}
+	recoverBeforeResume(ctx, opts, layout.OfProject(proj).Dir())
 	dir := layout.OfProject(proj).Sessions()
 	s, found, err := findSession(opts, dir)
 	if err != nil {
@@ -70,6 +73,22 @@ func resumeBeforeConfig(opts *RunOptions, proj, home string) (*sessionState, str
 		return nil, "", cmdutil.WithCode(cmdutil.ExitUsage, fmt.Errorf("session %s: %w; pass --config", s.cur.ID, err))
 	}
 	return s, name, nil
+}
+
+// recoverBeforeResume recovers the interrupted turns of the project whose .massgen folder is
+// massgenDir before --continue picks the latest session (it may be one of them), when no other
+// run holds the project; otherwise the run lock decides, and the run recovers them once it has
+// it.
+func recoverBeforeResume(ctx context.Context, opts *RunOptions, massgenDir string) {
+	if _, err := os.Stat(massgenDir); err != nil {
+		return
+	}
+	lock, err := runlock.Acquire(ctx, massgenDir, runlock.Holder{PID: os.Getpid(), Started: opts.Now(), Command: "massgen"}, false, nil)
+	if err != nil {
+		return
+	}
+	defer func() { _ = lock.Release() }()
+	recoverTurns(ctx, opts.IO.ErrOut, layout.At(massgenDir).Trash(), nil)
 }
 
 // resumeContextPaths adds the resumed session's context paths to cfg, unless --context was

@@ -126,6 +126,7 @@ type RunOptions struct {
 	RunTurn TurnRunner
 
 	jsonOut *display.JSON // --output json (RunOutput)
+	stdout  *stdoutWriter // stdout, remembering a failed write (RunOutput)
 }
 
 func NewRunOptions(f *cmdutil.Factory) *RunOptions {
@@ -153,7 +154,7 @@ func runRun(ctx context.Context, opts *RunOptions) (err error) {
 	}
 
 	// --continue / --session without --config: the session names its config (cmd/resume.go).
-	resumed, cfgName, err := resumeBeforeConfig(opts, proj, home)
+	resumed, cfgName, err := resumeBeforeConfig(ctx, opts, proj, home)
 	if err != nil {
 		return err
 	}
@@ -167,7 +168,7 @@ func runRun(ctx context.Context, opts *RunOptions) (err error) {
 			return err
 		}
 		configscmd.PrintLoadError(opts.IO.ErrOut, opts.ConfigName, err)
-		return cmdutil.Silent(cmdutil.ExitUsage)
+		return cmdutil.Reported(cmdutil.ExitUsage, err)
 	}
 	if err := checkQuickContext(opts, cfg); err != nil { // quick.go
 		return err
@@ -211,6 +212,9 @@ func runRun(ctx context.Context, opts *RunOptions) (err error) {
 		return err
 	}
 	defer func() { _ = lock.Release() }()
+	// Turns of runs that ended before saving them become interrupted turns of their sessions
+	// (before a session is resumed: it may be one of them).
+	recoverTurns(ctx, opts.IO.ErrOut, cfg.Layout().Trash(), nil)
 	if opts.resuming() && resumed == nil {
 		if resumed, err = openSession(cfg, opts.SessionID, opts.Continue); err != nil {
 			return err
@@ -315,25 +319,10 @@ func loadRunConfig(opts *RunOptions, name string) (*configs.Config, []configs.Wa
 	return opts.LoadBytes(name, data)
 }
 
-// lockProject takes the project's run lock (internal/runlock): a second run refuses at once
+// lockProject takes the project's run lock (cmdutil.LockProject): a second run refuses at once
 // (exit 5) naming the first, or with --wait waits for it to end.
 func lockProject(ctx context.Context, opts *RunOptions, cfg *configs.Config) (*runlock.Lock, error) {
-	me := runlock.Holder{PID: os.Getpid(), Started: opts.Now(), Command: "massgen"}
-	lock, err := runlock.Acquire(ctx, cfg.MassgenDir(), me, opts.Wait, func(h runlock.Holder) {
-		if h.PID > 0 {
-			fmt.Fprintf(opts.IO.ErrOut, "Waiting for the massgen run with pid %d (started %s) to end...\n", h.PID, h.Started.Local().Format("15:04:05"))
-		} else {
-			fmt.Fprintln(opts.IO.ErrOut, "Waiting for another massgen run in this project to end...")
-		}
-	})
-	var busy *runlock.BusyError
-	switch {
-	case errors.As(err, &busy):
-		return nil, cmdutil.WithCode(cmdutil.ExitBusy, err)
-	case err != nil:
-		return nil, cancelOr(err, cmdutil.ExitFailure)
-	}
-	return lock, nil
+	return cmdutil.LockProject(ctx, opts.IO.ErrOut, cfg.MassgenDir(), "massgen", opts.Wait, opts.Now())
 }
 
 // sweepTemp removes the temp files interrupted writes left in the context paths, and says so.
@@ -372,7 +361,7 @@ func turn(ctx context.Context, opts *RunOptions, st *runState, task string) (err
 	}
 	var res *orchestrator.Result
 	// --output json: the turn's last lines, whatever the turn's outcome.
-	defer func() { emitResult(st, t, res, err) }()
+	defer func() { emitResult(st, t, res, BySignal(ctx, err)) }()
 	if opts.Question == "" { // interactive: one log folder per turn
 		t.RunDir = filepath.Join(st.runDir, fmt.Sprintf("turn_%d", t.Number))
 		if err := os.MkdirAll(t.RunDir, private.DirMode); err != nil {
@@ -380,8 +369,8 @@ func turn(ctx context.Context, opts *RunOptions, st *runState, task string) (err
 		}
 	}
 	st.logger.Info("turn start", zap.Int("turn", t.Number), logging.Text("task", task))
-	t.Journal = newJournal(st, t)
 	started := opts.Now()
+	t.Journal = newJournal(st, t, started)
 	res, err = runner(ctx, opts, t)
 	if err == nil && res == nil {
 		err = errors.New("the turn returned no result")
@@ -392,15 +381,20 @@ func turn(ctx context.Context, opts *RunOptions, st *runState, task string) (err
 	}
 	if err != nil {
 		st.logger.Error("turn failed", zap.Int("turn", t.Number), zap.Error(err))
-		if note := changesNote(finishChanges(ctx, t)); note != "" {
-			fmt.Fprint(opts.IO.ErrOut, note)
-		}
-		// A cancelled turn, or one stopped before any answer, keeps every agent's work.
+		cs := finishChanges(ctx, t)
 		if res != nil && (res.Cancelled || res.StoppedBy != "") {
+			// A cancelled turn, or one stopped before any answer, keeps every agent's work, and
+			// what it changed (undo takes it back).
+			if note := changesNote(cs); note != "" {
+				fmt.Fprint(opts.IO.ErrOut, note)
+			}
 			saveTurn(opts, st, t, started, res, out)
+		} else {
+			// Any other end: what it changed before it stopped is kept as an interrupted turn.
+			keepInterrupted(opts, st, t, started)
 		}
 		if cmdutil.CodeOf(cancelOr(err, cmdutil.ExitFailure)) == cmdutil.ExitCanceled {
-			return cancelOr(err, cmdutil.ExitFailure)
+			return cancelOr(err, cmdutil.ExitFailure) // said in words, naming the signal: BySignal
 		}
 		if errors.Is(err, orchestrator.ErrUnpriced) { // a budget over a model without a price
 			return cmdutil.WithCode(cmdutil.ExitUsage, err)
@@ -418,12 +412,13 @@ func turn(ctx context.Context, opts *RunOptions, st *runState, task string) (err
 				fmt.Fprintln(opts.IO.ErrOut, "Error:", termtext.Text(err.Error()))
 			}
 			out.print(opts.IO.ErrOut)
-			return cmdutil.Silent(cmdutil.ExitFailure)
+			return cmdutil.Reported(cmdutil.ExitFailure, err)
 		}
 		out.print(opts.IO.ErrOut)
 		return cancelOr(err, cmdutil.ExitFailure)
 	}
 	finishChanges(ctx, t)
+	incompleteRecord(out, t)
 	answer := res.FinalAnswer
 	st.logger.Info("turn done", zap.Int("turn", t.Number), zap.Int("answer_bytes", len(answer)))
 	if opts.IO.StdoutTTY { // redirected output stays exactly what the model wrote
@@ -433,7 +428,7 @@ func turn(ctx context.Context, opts *RunOptions, st *runState, task string) (err
 		separateTurn(opts, st, t) // piped interactive mode: "--- turn N ---" between answers (cmd/piped.go)
 		fmt.Fprintln(opts.IO.Out, strings.TrimRight(answer, "\n"))
 	}
-	saveTurn(opts, st, t, started, res, out)
+	saveTurn(opts, st, t, started, res, out) // saved even when stdout failed: its record comes first
 	out.print(opts.IO.ErrOut)
 	code := out.code()
 	st.logger.Info("turn outcome", zap.Int("turn", t.Number), zap.Int("exit_code", code),
@@ -442,9 +437,13 @@ func turn(ctx context.Context, opts *RunOptions, st *runState, task string) (err
 	if out.StoppedBy == orchestrator.StoppedByTimeout {
 		logTimeout(st.logger, st.cfg, true)
 	}
+	if werr := stdoutError(opts); werr != nil { // a closed pipe, a full disk: the answer is lost
+		st.logger.Error("writing stdout", zap.Error(werr))
+		return cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("writing the answer to stdout: %w", werr))
+	}
 	if code != cmdutil.ExitOK {
 		st.code = cmdutil.Worst(st.code, code)
-		return cmdutil.Silent(code)
+		return cmdutil.Reported(code, out.reason())
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -68,6 +69,8 @@ func (s *sessionState) history() []orchestrator.Exchange {
 			oe.Interrupted = "it was cancelled before a final answer"
 		case session.StatusStopped:
 			oe.Interrupted = "coordination was stopped before every agent voted"
+		case session.StatusInterrupted:
+			oe.Interrupted = "its run ended before a final answer (the files it changed are as it left them)"
 		}
 		if oe.Interrupted != "" {
 			for _, w := range ex.Work {
@@ -100,8 +103,10 @@ func (s *sessionState) readOnly() []string {
 	return nil
 }
 
-// save stores a finished turn, starting the session folder on the first one.
-func (s *sessionState) save(cfg *configs.Config, task string, started, ended time.Time, res *orchestrator.Result, changes *filesystem.ChangeSet) (string, error) {
+// save stores a finished turn (or, with res nil, an interrupted one), starting the session on
+// the first one (its folder is made with that turn), and marks the turn's change journal
+// recorded.
+func (s *sessionState) save(cfg *configs.Config, run, task string, started, ended time.Time, res *orchestrator.Result, changes *filesystem.ChangeSet) (string, error) {
 	if s.cur == nil {
 		cur, err := s.store.New(started)
 		if err != nil {
@@ -109,8 +114,11 @@ func (s *sessionState) save(cfg *configs.Config, task string, started, ended tim
 		}
 		s.cur = cur
 	}
-	t := session.Turn{Task: task, Started: started, Ended: ended,
+	t := session.Turn{Task: task, Started: started, Ended: ended, Run: run,
 		Config: cfg.Source, ContextPaths: cfg.Orchestrator.ContextPaths, Changes: changes}
+	if res == nil {
+		t.Status = session.StatusInterrupted
+	}
 	for _, a := range cfg.Agents {
 		t.Agents = append(t.Agents, a.ID)
 	}
@@ -139,7 +147,12 @@ func (s *sessionState) save(cfg *configs.Config, task string, started, ended tim
 			t.Work = append(t.Work, session.AgentWork{Agent: w.ID, Anon: w.Anon, Answer: w.Answer, Snapshot: w.Snapshot})
 		}
 	}
-	return s.cur.SaveTurn(t)
+	dir, err := s.cur.SaveTurn(t)
+	if dir != "" {
+		// A journal left unmarked is recovered at the next start; the recovery finds this turn.
+		_ = session.MarkRecorded(changes, s.cur, s.turns())
+	}
+	return dir, err
 }
 
 // knownUSD is a cost as the session keeps it: nil when unknown.
@@ -156,7 +169,7 @@ func (s *sessionState) turns() int {
 	if s == nil || s.cur == nil {
 		return 0
 	}
-	return len(s.cur.History())
+	return len(s.cur.Turns())
 }
 
 // slashHelp is what /help prints.
@@ -299,7 +312,7 @@ func saveTurn(opts *RunOptions, st *runState, t *Turn, started time.Time, res *o
 	if s == nil {
 		return
 	}
-	dir, err := s.save(st.cfg, t.Task, started, opts.Now(), res, t.Changes)
+	dir, err := s.save(st.cfg, filepath.Base(st.runDir), t.Task, started, opts.Now(), res, t.Changes)
 	if dir != "" {
 		t.Saved = s.turns()
 	}
@@ -319,8 +332,34 @@ func saveTurn(opts *RunOptions, st *runState, t *Turn, started time.Time, res *o
 	case opts.Display == "silent":
 	case res != nil && (res.Cancelled || res.FinalAnswer == ""):
 		fmt.Fprint(opts.IO.ErrOut, fitSummary(fmt.Sprintf("Kept every agent's work so far as turn %d of session %s (massgen --continue starts from it): %s\n", s.turns(), s.cur.ID, dir), wd, maxSummaryWidth))
+	case t.Changes != nil && t.Changes.Incomplete != "": // nothing is "saved" that is not whole
+		fmt.Fprint(opts.IO.ErrOut, fitSummary(fmt.Sprintf("Kept turn %d of session %s, with an incomplete record of its changes (see below): %s\n", s.turns(), s.cur.ID, dir), wd, maxSummaryWidth))
 	default:
 		fmt.Fprint(opts.IO.ErrOut, fitSummary(fmt.Sprintf("Saved turn %d of session %s: %s\n", s.turns(), s.cur.ID, dir), wd, maxSummaryWidth))
+	}
+}
+
+// keepInterrupted saves turn t, which ended without an answer (cancelled, failed), as an
+// interrupted turn when it changed something in context paths: `massgen undo` takes it back.
+// If it cannot be saved now, its journal stays for the next start (session.Recover).
+func keepInterrupted(opts *RunOptions, st *runState, t *Turn, started time.Time) {
+	cs := t.Changes
+	if cs == nil || (len(cs.Records) == 0 && cs.Incomplete == "") || st.session == nil {
+		return
+	}
+	dir, err := st.session.save(st.cfg, filepath.Base(st.runDir), t.Task, started, opts.Now(), nil, cs)
+	if dir == "" {
+		st.logger.Error("saving the interrupted turn", zap.Error(err))
+		fmt.Fprint(opts.IO.ErrOut, changesNote(cs))
+		fmt.Fprintf(opts.IO.ErrOut, "Not saved: turn %d (interrupted) was not saved in the session: %s; the next massgen start in this project (or `massgen undo`) recovers it from its journal\n",
+			t.Number, termtext.Line(err.Error()))
+		return
+	}
+	st.logger.Info("interrupted turn saved", zap.String("dir", dir))
+	fmt.Fprintf(opts.IO.ErrOut, "The turn changed %d file(s) in context paths before it stopped; kept as interrupted turn %d of session %s: %s\n%s",
+		len(cs.Files()), st.session.turns(), st.session.cur.ID, dir, cs.Summary())
+	if cs.Incomplete != "" {
+		fmt.Fprintf(opts.IO.ErrOut, "Not saved: the record of what turn %d changed in context paths is incomplete (`massgen undo` restores what it kept): %s\n", t.Number, termtext.Line(cs.Incomplete))
 	}
 }
 

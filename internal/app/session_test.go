@@ -229,6 +229,7 @@ func TestCtrlCCancelsOnlyTheTurn(t *testing.T) {
 	}}
 	opts := e.runOpts(nil)
 	opts.RunTurn, opts.ConfigName, opts.Yes = rr.run, "c.yaml", true
+	opts.IO.StdinTTY = true // at a terminal (a piped session ends with the cancel)
 	if err := runRun(ctx, opts); err != nil {
 		t.Fatalf("run: %v\nstderr:\n%s", err, e.errOut)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -144,5 +145,59 @@ func TestReleaseThenAcquire(t *testing.T) {
 		if h := readHolder(l.Path()); h.PID != 0 {
 			t.Errorf("a released lock still names pid %d", h.PID)
 		}
+	}
+}
+
+// TestExclusiveLosesNoUpdate: holders in this process (each its own open file, as processes
+// have) doing read-increment-write of a counter under Exclusive lose no update; a waiter gives
+// up when its context ends.
+func TestExclusiveLosesNoUpdate(t *testing.T) {
+	dir := t.TempDir()
+	lockPath, counter := dir+"/state.lock", dir+"/counter"
+	if err := os.WriteFile(counter, []byte("0"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const holders, each = 8, 50
+	errs := make(chan error, holders)
+	for range holders {
+		go func() {
+			for range each {
+				l, err := Exclusive(context.Background(), lockPath)
+				if err != nil {
+					errs <- err
+					return
+				}
+				b, _ := os.ReadFile(counter)
+				n, _ := strconv.Atoi(string(b))
+				if err := os.WriteFile(counter, []byte(strconv.Itoa(n+1)), 0o600); err != nil {
+					errs <- err
+					return
+				}
+				if err := l.Unlock(); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range holders {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b, _ := os.ReadFile(counter); string(b) != strconv.Itoa(holders*each) {
+		t.Errorf("counter = %s, want %d", b, holders*each)
+	}
+
+	held, err := Exclusive(context.Background(), lockPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if _, err := Exclusive(ctx, lockPath); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("a waiter on a held lock: %v", err)
 	}
 }

@@ -7,6 +7,7 @@
 package trust
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -21,6 +22,7 @@ import (
 	"time"
 
 	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/internal/runlock"
 )
 
 // FileName is the store's file name inside its directory.
@@ -198,9 +200,22 @@ func (s Store) Programs(file string) (map[string]string, error) {
 }
 
 // Approve records content as the approved content of file, and programs (path: SHA-256) as the
-// programs and scripts its hooks run, replacing any earlier approval. The store is written whole
-// to a temporary file and renamed into place, owner-only.
+// programs and scripts its hooks run, replacing any earlier approval. The store is read,
+// changed and written whole to a temporary file renamed into place (owner-only), all under the
+// store's lock (trust.json.lock): approvals made at the same time by several massgen processes
+// are all kept.
 func (s Store) Approve(file string, content []byte, programs map[string]string, now time.Time) error {
+	if s.path == "" {
+		return errors.New("trust: no approval store")
+	}
+	if err := os.MkdirAll(s.Dir(), 0o700); err != nil {
+		return fmt.Errorf("trust: %w", err)
+	}
+	lock, err := runlock.Exclusive(context.Background(), s.path+".lock")
+	if err != nil {
+		return fmt.Errorf("trust: %w", err)
+	}
+	defer lock.Unlock()
 	k, sf, err := s.lookup(file)
 	if err != nil {
 		return err
@@ -209,9 +224,6 @@ func (s Store) Approve(file string, content []byte, programs map[string]string, 
 	sf.Files[k] = record{SHA256: Sum(content), Approved: now.UTC(), Programs: maps.Clone(programs)}
 	data, err := json.MarshalIndent(sf, "", "  ")
 	if err != nil {
-		return fmt.Errorf("trust: %w", err)
-	}
-	if err := os.MkdirAll(s.Dir(), 0o700); err != nil {
 		return fmt.Errorf("trust: %w", err)
 	}
 	tmp, err := os.CreateTemp(s.Dir(), ".trust-*.json")

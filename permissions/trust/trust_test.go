@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -105,5 +106,32 @@ func TestBrokenStoreFailsClosed(t *testing.T) {
 	}
 	if err := (Store{}).Check(file, nil, ""); err == nil {
 		t.Error("a store without a path approved something")
+	}
+}
+
+// TestConcurrentApprovalsAllKept: approvals made at once (each through its own Store value, as
+// separate processes do) are all in the store afterwards.
+func TestConcurrentApprovalsAllKept(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "conf", "massgen", FileName)
+	const n = 16
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			file := filepath.Join(dir, "projects", strconv.Itoa(i), "permissions.yaml")
+			errs <- New(path).Approve(file, []byte(strconv.Itoa(i)), nil, time.Now())
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := New(path)
+	for i := range n {
+		file := filepath.Join(dir, "projects", strconv.Itoa(i), "permissions.yaml")
+		if err := st.Check(file, []byte(strconv.Itoa(i)), "sets rules"); err != nil {
+			t.Errorf("approval %d lost: %v", i, err)
+		}
 	}
 }
