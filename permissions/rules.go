@@ -39,7 +39,9 @@ const (
 )
 
 // ToolClasses are the class names a rule may use in place of a tool name.
-func ToolClasses() []string { return []string{string(classRead), string(classWrite), string(classCommand)} }
+func ToolClasses() []string {
+	return []string{string(classRead), string(classWrite), string(classCommand)}
+}
 
 // commandRE is a command rule's "re:PATTERN" or "!re:PATTERN" argument: PATTERN (RE2) matched
 // at the start of each program the command line runs (shellcmd's Analysis.Commands), as
@@ -216,10 +218,10 @@ func wildcard(pattern, s string) bool {
 type ruleCall struct {
 	tool    string
 	decl    *toolargs.Tool // the tool's declaration, when it is declared (classes match on it)
-	command string   // for command tools
-	listed  bool     // progs was computed
-	progs   []string // the programs command runs (regular-expression rules), listed once
-	paths   []string // candidate spellings of every path argument, grouped per path
+	command string         // for command tools
+	listed  bool           // progs was computed
+	progs   []string       // the programs command runs (regular-expression rules), listed once
+	paths   []string       // candidate spellings of every path argument, grouped per path
 	groups  [][]string
 	strings []string // every string argument (other tools)
 	// fold: compare without case, and path candidates with / for \ (Windows: names, programs
