@@ -49,12 +49,12 @@ func TestCommandTypos(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newTestEnv(t, "")
-			e.write(t, ".massgen/config.yaml", scriptedConfig) // a config is present: a run could start
+			e.Write(t, ".massgen/config.yaml", scriptedConfig) // a config is present: a run could start
 			code := e.exec(tt.args...)
-			if code != tt.code || !strings.HasPrefix(e.out.String(), tt.stdout) || !strings.Contains(e.errOut.String(), tt.stderr) {
-				t.Fatalf("exit %d (want %d), stdout %q, stderr:\n%s", code, tt.code, e.out, e.errOut)
+			if code != tt.code || !strings.HasPrefix(e.Out.String(), tt.stdout) || !strings.Contains(e.ErrOut.String(), tt.stderr) {
+				t.Fatalf("exit %d (want %d), stdout %q, stderr:\n%s", code, tt.code, e.Out, e.ErrOut)
 			}
-			_, err := os.Stat(filepath.Join(e.wd, ".massgen", "logs"))
+			_, err := os.Stat(filepath.Join(e.Wd, ".massgen", "logs"))
 			if ran := err == nil; ran != tt.wantRun {
 				t.Errorf("a run happened: %v, want %v", ran, tt.wantRun)
 			}

@@ -55,10 +55,10 @@ func TestApplyEnvDefaults(t *testing.T) {
 // CI variable, say) neither breaks a run nor turns it into printing the version.
 func TestEnvDoesNotSetVersionOrHelp(t *testing.T) {
 	e := newTestEnv(t, "")
-	e.write(t, ".massgen/config.yaml", scriptedConfig)
-	e.env["MASSGEN_VERSION"] = "1.2.3"
-	e.env["MASSGEN_HELP"] = "yes"
-	if code := e.exec("--display", "silent", "task"); code != 0 || e.out.String() != "the answer\n" {
-		t.Errorf("exit %d, stdout %q, stderr:\n%s", code, e.out, e.errOut)
+	e.Write(t, ".massgen/config.yaml", scriptedConfig)
+	e.Vars["MASSGEN_VERSION"] = "1.2.3"
+	e.Vars["MASSGEN_HELP"] = "yes"
+	if code := e.exec("--display", "silent", "task"); code != 0 || e.Out.String() != "the answer\n" {
+		t.Errorf("exit %d, stdout %q, stderr:\n%s", code, e.Out, e.ErrOut)
 	}
 }

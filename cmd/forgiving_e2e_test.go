@@ -115,7 +115,7 @@ func TestConfigShorthandEverywhere(t *testing.T) {
 		}
 	}
 	// Every command with --config has -c, so a new one cannot forget it.
-	root := NewRootCmd(newTestEnv(t, "").factory())
+	root := NewRootCmd(newTestEnv(t, "").Factory())
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		for _, fs := range []*pflag.FlagSet{c.LocalFlags(), c.InheritedFlags()} {

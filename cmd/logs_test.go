@@ -21,13 +21,13 @@ func TestLogsFollowStopsAtRunEnd(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newTestEnv(t, "")
 			cfg := strings.Replace(scriptedConfig, "type: scripted", "type: scripted\n    cwd: ws", 1)
-			e.write(t, ".massgen/config.yaml", cfg)
+			e.Write(t, ".massgen/config.yaml", cfg)
 			e.exec(tt.args...)
-			e.out.Reset()
+			e.Out.Reset()
 			if code := e.exec("logs", "--follow"); code != 0 {
-				t.Fatalf("logs --follow: exit %d\n%s", code, e.errOut)
+				t.Fatalf("logs --follow: exit %d\n%s", code, e.ErrOut)
 			}
-			lines := strings.Split(strings.TrimSpace(e.out.String()), "\n")
+			lines := strings.Split(strings.TrimSpace(e.Out.String()), "\n")
 			if !strings.HasSuffix(lines[len(lines)-1], tt.last) {
 				t.Errorf("last line %q, want suffix %q", lines[len(lines)-1], tt.last)
 			}

@@ -30,8 +30,8 @@ func TestQuickModeFlags(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newTestEnv(t, "")
 			code := e.exec(tt.args...)
-			if code != cmdutil.ExitUsage || !strings.Contains(e.errOut.String(), tt.wantErr) {
-				t.Fatalf("exit %d, stderr %q; want 2 and %q", code, e.errOut, tt.wantErr)
+			if code != cmdutil.ExitUsage || !strings.Contains(e.ErrOut.String(), tt.wantErr) {
+				t.Fatalf("exit %d, stderr %q; want 2 and %q", code, e.ErrOut, tt.wantErr)
 			}
 		})
 	}
@@ -63,13 +63,13 @@ func TestQuickModeRuns(t *testing.T) {
 	defer srv.Close()
 
 	e := newTestEnv(t, "")
-	e.env["OPENAI_API_KEY"] = "sk-test"
+	e.Vars["OPENAI_API_KEY"] = "sk-test"
 	code := e.exec("--backend", "openai", "--model", "gpt-5", "--system-message", "Be terse.", "--base-url", srv.URL+"/v1",
 		"--display", "silent", "What is 2+2?")
 	if code != 0 {
-		t.Fatalf("exit %d\nstderr: %s", code, e.errOut)
+		t.Fatalf("exit %d\nstderr: %s", code, e.ErrOut)
 	}
-	if got := strings.TrimSpace(e.out.String()); got != "The answer is 4." {
+	if got := strings.TrimSpace(e.Out.String()); got != "The answer is 4." {
 		t.Errorf("stdout %q", got)
 	}
 	mu.Lock()

@@ -14,8 +14,8 @@ import (
 // run's own refusal is tested in internal/app).
 func TestReadOnlyCommandsWhileBusy(t *testing.T) {
 	e := newTestEnv(t, "")
-	e.write(t, "c.yaml", workspaceConfig)
-	held, err := runlock.Acquire(context.Background(), filepath.Join(e.wd, ".massgen"), runlock.Holder{PID: 4242}, false, nil)
+	e.Write(t, "c.yaml", workspaceConfig)
+	held, err := runlock.Acquire(context.Background(), filepath.Join(e.Wd, ".massgen"), runlock.Holder{PID: 4242}, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,12 +23,12 @@ func TestReadOnlyCommandsWhileBusy(t *testing.T) {
 	for _, args := range [][]string{
 		{"configs", "list"},
 		{"sessions", "list"},
-		{"permissions", "check", "--config", "c.yaml", "--agent", "a1", "read_file", filepath.Join(e.wd, "c.yaml")},
+		{"permissions", "check", "--config", "c.yaml", "--agent", "a1", "read_file", filepath.Join(e.Wd, "c.yaml")},
 		{"tools", "list", "--config", "c.yaml", "--agent", "a1"},
 	} {
-		e.errOut.Reset()
-		if code := e.exec(args...); code == cmdutil.ExitBusy || strings.Contains(e.errOut.String(), "run.lock") {
-			t.Errorf("%v: exit %d while a run holds the project:\n%s", args, code, e.errOut)
+		e.ErrOut.Reset()
+		if code := e.exec(args...); code == cmdutil.ExitBusy || strings.Contains(e.ErrOut.String(), "run.lock") {
+			t.Errorf("%v: exit %d while a run holds the project:\n%s", args, code, e.ErrOut)
 		}
 	}
 }

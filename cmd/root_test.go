@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"os"
@@ -11,55 +10,16 @@ import (
 
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/internal/testing/clienv"
 )
 
-// testEnv is a working directory, a home and fake streams.
-type testEnv struct {
-	wd, home    string
-	out, errOut *bytes.Buffer
-	io          *cmdutil.IOStreams
-	env         map[string]string
-}
+// testEnv is clienv's Env with this package's ways to run it.
+type testEnv struct{ *clienv.Env }
 
-func newTestEnv(t *testing.T, stdin string) *testEnv {
-	t.Helper()
-	root := t.TempDir()
-	e := &testEnv{wd: filepath.Join(root, "project"), home: filepath.Join(root, "home"),
-		out: &bytes.Buffer{}, errOut: &bytes.Buffer{},
-		// The user has the keys the test configs need: a run checks them before it starts.
-		env: map[string]string{"OPENAI_API_KEY": "test-key", "ANTHROPIC_API_KEY": "test-key", "GEMINI_API_KEY": "test-key"}}
-	for _, d := range []string{e.wd, e.home} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	e.io = &cmdutil.IOStreams{In: strings.NewReader(stdin), Out: e.out, ErrOut: e.errOut}
-	return e
-}
-
-func (e *testEnv) factory() *cmdutil.Factory {
-	return &cmdutil.Factory{
-		IO:        e.io,
-		Getwd:     func() (string, error) { return e.wd, nil },
-		HomeDir:   func() (string, error) { return e.home, nil },
-		LookupEnv: func(k string) (string, bool) { v, ok := e.env[k]; return v, ok },
-	}
-}
-
-func (e *testEnv) write(t *testing.T, name, text string) string {
-	t.Helper()
-	p := filepath.Join(e.wd, name)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
+func newTestEnv(t *testing.T, stdin string) *testEnv { return &testEnv{clienv.New(t, stdin)} }
 
 func (e *testEnv) exec(args ...string) int {
-	return Execute(context.Background(), e.factory(), args)
+	return Execute(context.Background(), e.Factory(), args)
 }
 
 const workspaceConfig = `agents:
@@ -75,29 +35,29 @@ orchestrator:
 func TestConfigsValidate(t *testing.T) {
 	e := newTestEnv(t, "")
 	for _, k := range []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "XAI_API_KEY"} {
-		e.env[k] = "k" // validate checks every agent's key, as a run does
+		e.Vars[k] = "k" // validate checks every agent's key, as a run does
 	}
-	good := e.write(t, "good.yaml", workspaceConfig)
-	e.write(t, "warn.yaml", workspaceConfig+"  context_paths:\n    - path: not-here\nflavour: x\n")
-	e.write(t, "bad.yaml", "agents:\n  - id: a\n    backend:\n      type: openai\n     model: x\n")
-	e.write(t, "invalid.yaml", "agents:\n  - id: a\n    backend: {type: opnai}\n  - id: a\n    backend: {type: openai}\n")
+	good := e.Write(t, "good.yaml", workspaceConfig)
+	e.Write(t, "warn.yaml", workspaceConfig+"  context_paths:\n    - path: not-here\nflavour: x\n")
+	e.Write(t, "bad.yaml", "agents:\n  - id: a\n    backend:\n      type: openai\n     model: x\n")
+	e.Write(t, "invalid.yaml", "agents:\n  - id: a\n    backend: {type: opnai}\n  - id: a\n    backend: {type: openai}\n")
 
 	if code := e.exec("configs", "validate", good, "warn.yaml", "@examples/basic/multi/three_agents_default"); code != 0 {
-		t.Fatalf("exit %d; stderr:\n%s", code, e.errOut)
+		t.Fatalf("exit %d; stderr:\n%s", code, e.ErrOut)
 	}
 	for _, s := range []string{good + ": ok (2 agents)", "warn.yaml: ok (2 agents)", "@examples/basic/multi/three_agents_default: ok (3 agents)"} {
-		if !strings.Contains(e.out.String(), s) {
-			t.Errorf("stdout lacks %q:\n%s", s, e.out)
+		if !strings.Contains(e.Out.String(), s) {
+			t.Errorf("stdout lacks %q:\n%s", s, e.Out)
 		}
 	}
-	for _, s := range []string{"warn.yaml:10: warning: context path " + filepath.Join(e.wd, "not-here") + " does not exist", `warn.yaml:11: warning: unknown key "flavour"`} {
-		if !strings.Contains(e.errOut.String(), s) {
-			t.Errorf("stderr lacks %q:\n%s", s, e.errOut)
+	for _, s := range []string{"warn.yaml:10: warning: context path " + filepath.Join(e.Wd, "not-here") + " does not exist", `warn.yaml:11: warning: unknown key "flavour"`} {
+		if !strings.Contains(e.ErrOut.String(), s) {
+			t.Errorf("stderr lacks %q:\n%s", s, e.ErrOut)
 		}
 	}
 
-	e.out.Reset()
-	e.errOut.Reset()
+	e.Out.Reset()
+	e.ErrOut.Reset()
 	if code := e.exec("configs", "validate", "bad.yaml", "invalid.yaml", good); code != cmdutil.ExitUsage {
 		t.Fatalf("exit %d, want 2", code)
 	}
@@ -107,12 +67,12 @@ func TestConfigsValidate(t *testing.T) {
 		`invalid.yaml:4: agents[1].id: duplicate id "a" (first used at line 2)`,
 	}
 	for _, s := range wantErr {
-		if !strings.Contains(e.errOut.String(), s) {
-			t.Errorf("stderr lacks %q:\n%s", s, e.errOut)
+		if !strings.Contains(e.ErrOut.String(), s) {
+			t.Errorf("stderr lacks %q:\n%s", s, e.ErrOut)
 		}
 	}
-	if !strings.Contains(e.out.String(), good+": ok") {
-		t.Errorf("the valid file should still be reported ok:\n%s", e.out)
+	if !strings.Contains(e.Out.String(), good+": ok") {
+		t.Errorf("the valid file should still be reported ok:\n%s", e.Out)
 	}
 }
 
@@ -122,46 +82,46 @@ func TestConfigsListAndShow(t *testing.T) {
 		t.Fatalf("list exit %d", code)
 	}
 	// The test env has the OpenAI and Gemini keys, not Grok's.
-	if !strings.Contains(e.out.String(), "@examples/basic/multi/three_agents_default  (cannot run here)\n") ||
-		!strings.Contains(e.out.String(), "    why:    no XAI_API_KEY\n") {
-		t.Errorf("list lacks three_agents_default:\n%s", e.out)
+	if !strings.Contains(e.Out.String(), "@examples/basic/multi/three_agents_default  (cannot run here)\n") ||
+		!strings.Contains(e.Out.String(), "    why:    no XAI_API_KEY\n") {
+		t.Errorf("list lacks three_agents_default:\n%s", e.Out)
 	}
 
-	e.out.Reset()
-	e.write(t, "c.yaml", workspaceConfig+"  context_paths:\n    - path: .\n      permission: write\n      protected_paths: [keep]\n"+
+	e.Out.Reset()
+	e.Write(t, "c.yaml", workspaceConfig+"  context_paths:\n    - path: .\n      permission: write\n      protected_paths: [keep]\n"+
 		"agent_extra: 1\n")
-	e.env["KEY"] = "sk-123"
-	e.write(t, "k.yaml", "agent:\n  id: solo\n  backend: {type: openai, api_key: \"${KEY}\", cwd: /abs/ws}\n")
+	e.Vars["KEY"] = "sk-123"
+	e.Write(t, "k.yaml", "agent:\n  id: solo\n  backend: {type: openai, api_key: \"${KEY}\", cwd: /abs/ws}\n")
 	if code := e.exec("configs", "show", "--resolved", "c.yaml"); code != 0 {
-		t.Fatalf("show exit %d: %s", code, e.errOut)
+		t.Fatalf("show exit %d: %s", code, e.ErrOut)
 	}
-	got := e.out.String()
-	mg := filepath.Join(e.wd, ".massgen")
+	got := e.Out.String()
+	mg := filepath.Join(e.Wd, ".massgen")
 	for _, s := range []string{
 		"cwd: " + filepath.Join(mg, "workspaces/workspace1"),
 		"snapshot_storage: " + filepath.Join(mg, "snapshots"),
 		"agent_temporary_workspace: " + filepath.Join(mg, "temp_workspaces"),
 		"session_storage: " + filepath.Join(mg, "sessions"),
-		"- path: " + e.wd,
-		"- " + filepath.Join(e.wd, "keep"),
+		"- path: " + e.Wd,
+		"- " + filepath.Join(e.Wd, "keep"),
 	} {
 		if !strings.Contains(got, s) {
 			t.Errorf("show --resolved lacks %q:\n%s", s, got)
 		}
 	}
-	e.out.Reset()
+	e.Out.Reset()
 	if code := e.exec("configs", "show", "--resolved", "k.yaml"); code != 0 {
-		t.Fatalf("show exit %d: %s", code, e.errOut)
+		t.Fatalf("show exit %d: %s", code, e.ErrOut)
 	}
-	if strings.Contains(e.out.String(), "sk-123") || !strings.Contains(e.out.String(), "api_key: <redacted>") || !strings.Contains(e.out.String(), "agents:") {
-		t.Errorf("show --resolved must turn agent: into agents: and mask keys:\n%s", e.out)
+	if strings.Contains(e.Out.String(), "sk-123") || !strings.Contains(e.Out.String(), "api_key: <redacted>") || !strings.Contains(e.Out.String(), "agents:") {
+		t.Errorf("show --resolved must turn agent: into agents: and mask keys:\n%s", e.Out)
 	}
-	e.out.Reset()
+	e.Out.Reset()
 	if code := e.exec("configs", "show", "@examples/basic/single/single_agent"); code != 0 {
 		t.Fatalf("show exit %d", code)
 	}
 	raw, _ := configs.Example("basic/single/single_agent")
-	if e.out.String() != string(raw) {
+	if e.Out.String() != string(raw) {
 		t.Errorf("show without --resolved should print the file as written")
 	}
 }
@@ -200,18 +160,18 @@ func TestRunErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newTestEnv(t, "")
-			e.write(t, "c.yaml", workspaceConfig)
-			e.write(t, "bad.yaml", "agents:\n  - id: \"a\n")
+			e.Write(t, "c.yaml", workspaceConfig)
+			e.Write(t, "bad.yaml", "agents:\n  - id: \"a\n")
 			if code := e.exec(tt.args...); code != tt.wantCode {
-				t.Errorf("exit %d, want %d; stderr:\n%s", code, tt.wantCode, e.errOut)
+				t.Errorf("exit %d, want %d; stderr:\n%s", code, tt.wantCode, e.ErrOut)
 			}
 			for _, s := range tt.wantErr {
-				if !strings.Contains(e.errOut.String(), s) {
-					t.Errorf("stderr lacks %q:\n%s", s, e.errOut)
+				if !strings.Contains(e.ErrOut.String(), s) {
+					t.Errorf("stderr lacks %q:\n%s", s, e.ErrOut)
 				}
 			}
-			if e.out.Len() != 0 {
-				t.Errorf("stdout = %q", e.out)
+			if e.Out.Len() != 0 {
+				t.Errorf("stdout = %q", e.Out)
 			}
 		})
 	}
@@ -248,12 +208,12 @@ func TestValidateMassGenConfigs(t *testing.T) {
 		"OPENROUTER_API_KEY", "ZAI_API_KEY", "MOONSHOT_API_KEY", "KIMI_API_KEY", "GROQ_API_KEY", "TOGETHER_API_KEY",
 		"FIREWORKS_API_KEY", "DEEPSEEK_API_KEY", "QWEN_API_KEY", "DASHSCOPE_API_KEY", "NEBIUS_API_KEY", "POE_API_KEY",
 		"AZURE_OPENAI_API_KEY", "AZURE_OPENAI_ENDPOINT"} {
-		e.env[k] = "test-key"
+		e.Vars[k] = "test-key"
 	}
 	if code := e.exec(append([]string{"configs", "validate"}, files...)...); code != 0 {
-		t.Fatalf("exit %d:\n%s", code, e.errOut)
+		t.Fatalf("exit %d:\n%s", code, e.ErrOut)
 	}
-	if got := strings.Count(e.out.String(), ": ok ("); got != len(files) {
+	if got := strings.Count(e.Out.String(), ": ok ("); got != len(files) {
 		t.Errorf("%d of %d reported ok", got, len(files))
 	}
 }

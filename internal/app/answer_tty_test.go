@@ -22,8 +22,8 @@ func TestAnswerOnTerminalIsCleaned(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newTestEnv(t, "")
-			e.write(t, "c.yaml", workspaceConfig)
-			e.io.StdoutTTY = tc.tty
+			e.Write(t, "c.yaml", workspaceConfig)
+			e.IO.StdoutTTY = tc.tty
 			opts := e.runOpts(&recorder{})
 			opts.RunTurn = func(context.Context, *RunOptions, *Turn) (*orchestrator.Result, error) {
 				return &orchestrator.Result{FinalAnswer: "\x1b]0;pwned\a\x1b[2Jline\r\n\ttwo\n"}, nil
@@ -32,7 +32,7 @@ func TestAnswerOnTerminalIsCleaned(t *testing.T) {
 			if err := runRun(context.Background(), opts); err != nil {
 				t.Fatal(err)
 			}
-			if got := e.out.String(); got != tc.want {
+			if got := e.Out.String(); got != tc.want {
 				t.Fatalf("stdout = %q, want %q", got, tc.want)
 			}
 		})

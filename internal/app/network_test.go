@@ -47,13 +47,13 @@ func TestCommandNetworkAtRunStart(t *testing.T) {
 	}
 
 	e := newTestEnv(t, "")
-	e.write(t, "c.yaml", workspaceConfig+"  command_network: {mode: open}\ncommand_sandbox: none\n")
+	e.Write(t, "c.yaml", workspaceConfig+"  command_network: {mode: open}\ncommand_sandbox: none\n")
 	opts := e.runOpts(&recorder{})
 	opts.ConfigName, opts.Question = "c.yaml", "x"
 	if err := runRun(context.Background(), opts); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(e.errOut.String(), "Command network for a1, a2: open: commands reach any host (command_network: open).") {
-		t.Errorf("stderr at the start of a run:\n%s", e.errOut)
+	if !strings.Contains(e.ErrOut.String(), "Command network for a1, a2: open: commands reach any host (command_network: open).") {
+		t.Errorf("stderr at the start of a run:\n%s", e.ErrOut)
 	}
 }

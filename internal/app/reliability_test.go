@@ -20,8 +20,8 @@ import (
 // writes nothing under .massgen/logs.
 func TestSecondRunIsBusy(t *testing.T) {
 	e := newTestEnv(t, "")
-	e.write(t, "c.yaml", workspaceConfig)
-	held, err := runlock.Acquire(context.Background(), filepath.Join(e.wd, ".massgen"), runlock.Holder{PID: 4242}, false, nil)
+	e.Write(t, "c.yaml", workspaceConfig)
+	held, err := runlock.Acquire(context.Background(), filepath.Join(e.Wd, ".massgen"), runlock.Holder{PID: 4242}, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestSecondRunIsBusy(t *testing.T) {
 	if len(rec.tasks) != 0 {
 		t.Error("the turn ran")
 	}
-	if m, _ := filepath.Glob(filepath.Join(e.wd, ".massgen", "logs", "*")); len(m) != 0 {
+	if m, _ := filepath.Glob(filepath.Join(e.Wd, ".massgen", "logs", "*")); len(m) != 0 {
 		t.Errorf("a busy run made log folders: %v", m)
 	}
 }
@@ -73,7 +73,7 @@ func TestTaskSizeLimit(t *testing.T) {
 			if tt.key != "" {
 				cfg += "  max_task_bytes: " + tt.key + "\n"
 			}
-			e.write(t, "c.yaml", cfg)
+			e.Write(t, "c.yaml", cfg)
 			rec := &recorder{}
 			opts := e.runOpts(rec)
 			opts.ConfigName, opts.Question, opts.Yes, opts.MaxTaskBytes = "c.yaml", tt.question, true, tt.flag
@@ -184,7 +184,7 @@ func TestNoAnswerReportedOnce(t *testing.T) {
 	for _, display := range []string{"plain", "silent"} {
 		t.Run(display, func(t *testing.T) {
 			e := newTestEnv(t, "")
-			e.write(t, "c.yaml", workspaceConfig)
+			e.Write(t, "c.yaml", workspaceConfig)
 			opts := e.runOpts(&recorder{})
 			opts.ConfigName, opts.Question, opts.Yes, opts.Display = "c.yaml", "q", true, display
 			opts.RunTurn = func(ctx context.Context, _ *RunOptions, tr *Turn) (*orchestrator.Result, error) {
@@ -196,7 +196,7 @@ func TestNoAnswerReportedOnce(t *testing.T) {
 				t.Fatalf("exit %d (%v)", code, err)
 			}
 			var printed strings.Builder
-			printed.WriteString(e.errOut.String())
+			printed.WriteString(e.ErrOut.String())
 			if cmdutil.ToPrint(err) {
 				printed.WriteString("Error: " + err.Error() + "\n") // what Execute prints
 			}
@@ -221,7 +221,7 @@ func TestNoAnswerReportedOnce(t *testing.T) {
 // worst code.
 func TestInteractivePartialGoesOn(t *testing.T) {
 	e := newTestEnv(t, "one\ntwo\n")
-	e.write(t, "c.yaml", workspaceConfig)
+	e.Write(t, "c.yaml", workspaceConfig)
 	rec := &recorder{}
 	opts := e.runOpts(rec)
 	opts.ConfigName, opts.Yes = "c.yaml", true
@@ -238,7 +238,7 @@ func TestInteractivePartialGoesOn(t *testing.T) {
 	if strings.Join(rec.tasks, ",") != "one,two" {
 		t.Errorf("ran %v", rec.tasks)
 	}
-	if !strings.Contains(e.errOut.String(), "Failed: agent a2: agent timeout (5s) reached") {
-		t.Errorf("stderr:\n%s", e.errOut)
+	if !strings.Contains(e.ErrOut.String(), "Failed: agent a2: agent timeout (5s) reached") {
+		t.Errorf("stderr:\n%s", e.ErrOut)
 	}
 }

@@ -26,21 +26,21 @@ func TestEveryRunIsASessionAndContinueRestoresIt(t *testing.T) {
 	// session id and the context paths the run had.
 	firstRun := func(t *testing.T) (*testEnv, string, []string) {
 		e := newTestEnv(t, "")
-		e.write(t, "c.yaml", workspaceConfig)
-		e.write(t, "alt.yaml", workspaceConfig)
+		e.Write(t, "c.yaml", workspaceConfig)
+		e.Write(t, "alt.yaml", workspaceConfig)
 		for _, f := range []string{"src/main.go", "docs/a.md", "other/x.txt"} {
-			e.write(t, f, "x")
+			e.Write(t, f, "x")
 		}
 		first := &recorder{}
 		opts := e.runOpts(first)
 		opts.ConfigName, opts.Question = "c.yaml", "first"
 		opts.Contexts = []string{"src", "docs:read"}
 		if err := runRun(context.Background(), opts); err != nil {
-			t.Fatalf("run: %v\n%s", err, e.errOut)
+			t.Fatalf("run: %v\n%s", err, e.ErrOut)
 		}
-		sessions, _ := filepath.Glob(filepath.Join(e.wd, ".massgen", "sessions", "session_*"))
+		sessions, _ := filepath.Glob(filepath.Join(e.Wd, ".massgen", "sessions", "session_*"))
 		if len(sessions) != 1 {
-			t.Fatalf("a one-question run kept no session: %v\n%s", sessions, e.errOut)
+			t.Fatalf("a one-question run kept no session: %v\n%s", sessions, e.ErrOut)
 		}
 		cps := contextPathsOf(first.turn)
 		if len(cps) != 2 || !strings.HasSuffix(cps[1], ":read:") {
@@ -66,7 +66,7 @@ func TestEveryRunIsASessionAndContinueRestoresIt(t *testing.T) {
 			if tt.wantPaths != nil {
 				want = nil
 				for _, p := range tt.wantPaths {
-					want = append(want, filepath.Join(e.wd, p))
+					want = append(want, filepath.Join(e.Wd, p))
 				}
 			}
 			rec := &recorder{}
@@ -74,9 +74,9 @@ func TestEveryRunIsASessionAndContinueRestoresIt(t *testing.T) {
 			o.Question = "follow-up"
 			tt.set(o, id)
 			if err := runRun(context.Background(), o); err != nil {
-				t.Fatalf("run: %v\n%s", err, e.errOut)
+				t.Fatalf("run: %v\n%s", err, e.ErrOut)
 			}
-			if got := rec.turn.Config.Source; got != filepath.Join(e.wd, tt.wantCfg) {
+			if got := rec.turn.Config.Source; got != filepath.Join(e.Wd, tt.wantCfg) {
 				t.Errorf("config = %s, want %s", got, tt.wantCfg)
 			}
 			if got := contextPathsOf(rec.turn); strings.Join(got, " ") != strings.Join(want, " ") {
@@ -94,7 +94,7 @@ func TestContinueWithoutAnySession(t *testing.T) {
 	o := e.runOpts(&recorder{})
 	o.Continue, o.Question = true, "x"
 	err := runRun(context.Background(), o)
-	if cmdutil.CodeOf(err) != cmdutil.ExitUsage || !strings.Contains(err.Error(), "no session to continue in "+filepath.Join(e.wd, ".massgen", "sessions")) {
+	if cmdutil.CodeOf(err) != cmdutil.ExitUsage || !strings.Contains(err.Error(), "no session to continue in "+filepath.Join(e.Wd, ".massgen", "sessions")) {
 		t.Errorf("err = %v", err)
 	}
 }
@@ -102,13 +102,13 @@ func TestContinueWithoutAnySession(t *testing.T) {
 // TestContinueWithAMissingConfig names the session and the config it ran with.
 func TestContinueWithAMissingConfig(t *testing.T) {
 	e := newTestEnv(t, "")
-	cfg := e.write(t, "c.yaml", workspaceConfig)
+	cfg := e.Write(t, "c.yaml", workspaceConfig)
 	o := e.runOpts(&recorder{})
 	o.ConfigName, o.Question = "c.yaml", "first"
 	if err := runRun(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
-	e.write(t, "c.yaml", "") // now empty: not a valid config
+	e.Write(t, "c.yaml", "") // now empty: not a valid config
 	o = e.runOpts(&recorder{})
 	o.Continue, o.Question = true, "x"
 	err := runRun(context.Background(), o)
@@ -119,14 +119,14 @@ func TestContinueWithAMissingConfig(t *testing.T) {
 
 func TestLeavingInteractiveTellsHowToResume(t *testing.T) {
 	e := newTestEnv(t, "a task\n/quit\n")
-	e.write(t, "c.yaml", workspaceConfig)
+	e.Write(t, "c.yaml", workspaceConfig)
 	o := e.runOpts(&recorder{})
 	o.ConfigName, o.Yes = "c.yaml", true
 	if err := runRun(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(e.errOut.String(), "Resume it with `massgen --continue` or `massgen --session session_") {
-		t.Errorf("stderr:\n%s", e.errOut)
+	if !strings.Contains(e.ErrOut.String(), "Resume it with `massgen --continue` or `massgen --session session_") {
+		t.Errorf("stderr:\n%s", e.ErrOut)
 	}
 }
 
@@ -134,30 +134,30 @@ func TestLeavingInteractiveTellsHowToResume(t *testing.T) {
 // the answer; a failure before any turn still ends with a result.
 func TestOutputJSONLines(t *testing.T) {
 	e := newTestEnv(t, "")
-	e.write(t, "c.yaml", workspaceConfig)
+	e.Write(t, "c.yaml", workspaceConfig)
 	o := e.runOpts(&recorder{})
 	o.ConfigName, o.Question, o.Output = "c.yaml", "q", "json"
 	if err := RunOutput(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
-	lines := strings.Split(strings.TrimSpace(e.out.String()), "\n")
+	lines := strings.Split(strings.TrimSpace(e.Out.String()), "\n")
 	if len(lines) != 2 {
-		t.Fatalf("stdout:\n%s", e.out)
+		t.Fatalf("stdout:\n%s", e.Out)
 	}
 	var fc, res map[string]any
 	if json.Unmarshal([]byte(lines[0]), &fc) != nil || fc["type"] != "files_changed" ||
 		json.Unmarshal([]byte(lines[1]), &res) != nil || res["type"] != "result" ||
 		res["final_answer"] != "answer to q\n" || res["exit_code"] != 0.0 || !strings.HasPrefix(res["session"].(string), "session_") {
-		t.Errorf("stdout:\n%s", e.out)
+		t.Errorf("stdout:\n%s", e.Out)
 	}
 
 	e2 := newTestEnv(t, "")
 	o = e2.runOpts(&recorder{failOn: "q"})
-	e2.write(t, "c.yaml", workspaceConfig)
+	e2.Write(t, "c.yaml", workspaceConfig)
 	o.ConfigName, o.Question, o.Output = "c.yaml", "q", "json"
 	err := RunOutput(context.Background(), o)
-	if err == nil || !strings.Contains(e2.out.String(), `"exit_code":1`) || !strings.Contains(e2.out.String(), `"error":"boom"`) {
-		t.Errorf("failed turn: %v\nstdout:\n%s", err, e2.out)
+	if err == nil || !strings.Contains(e2.Out.String(), `"exit_code":1`) || !strings.Contains(e2.Out.String(), `"error":"boom"`) {
+		t.Errorf("failed turn: %v\nstdout:\n%s", err, e2.Out)
 	}
 
 	e3 := newTestEnv(t, "")

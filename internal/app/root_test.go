@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -15,57 +14,18 @@ import (
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/internal/ask"
+	"github.com/massgen-go/massgen/internal/testing/clienv"
 	"github.com/massgen-go/massgen/orchestrator"
 )
 
-// testEnv is a working directory, a home and fake streams.
-type testEnv struct {
-	wd, home    string
-	out, errOut *bytes.Buffer
-	io          *cmdutil.IOStreams
-	env         map[string]string
-}
+// testEnv is clienv's Env with this package's ways to run it.
+type testEnv struct{ *clienv.Env }
 
-func newTestEnv(t *testing.T, stdin string) *testEnv {
-	t.Helper()
-	root := t.TempDir()
-	e := &testEnv{wd: filepath.Join(root, "project"), home: filepath.Join(root, "home"),
-		out: &bytes.Buffer{}, errOut: &bytes.Buffer{},
-		// The user has the keys the test configs need: a run checks them before it starts.
-		env: map[string]string{"OPENAI_API_KEY": "test-key", "ANTHROPIC_API_KEY": "test-key", "GEMINI_API_KEY": "test-key"}}
-	for _, d := range []string{e.wd, e.home} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	e.io = &cmdutil.IOStreams{In: strings.NewReader(stdin), Out: e.out, ErrOut: e.errOut}
-	return e
-}
-
-func (e *testEnv) factory() *cmdutil.Factory {
-	return &cmdutil.Factory{
-		IO:        e.io,
-		Getwd:     func() (string, error) { return e.wd, nil },
-		HomeDir:   func() (string, error) { return e.home, nil },
-		LookupEnv: func(k string) (string, bool) { v, ok := e.env[k]; return v, ok },
-	}
-}
-
-func (e *testEnv) write(t *testing.T, name, text string) string {
-	t.Helper()
-	p := filepath.Join(e.wd, name)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
+func newTestEnv(t *testing.T, stdin string) *testEnv { return &testEnv{clienv.New(t, stdin)} }
 
 // runOpts builds RunOptions like NewRootCmd does, with a recording TurnRunner.
 func (e *testEnv) runOpts(rec *recorder) *RunOptions {
-	f := e.factory()
+	f := e.Factory()
 	return &RunOptions{IO: f.IO, LoadConfig: f.LoadRunConfig, Getwd: f.Getwd, HomeDir: f.HomeDir, LookupEnv: f.LookupEnv,
 		Now:     func() time.Time { return time.Date(2025, 9, 28, 14, 30, 22, 0, time.UTC) },
 		Display: "auto", RunTurn: rec.run}
@@ -105,9 +65,9 @@ orchestrator:
 // nothing.
 func TestRunPreflightListsEveryProblem(t *testing.T) {
 	e := newTestEnv(t, "")
-	e.env = map[string]string{} // no keys at all
-	e.io.StdinTTY, e.io.StderrTTY = true, true
-	e.write(t, "c.yaml", `agents:
+	e.Vars = map[string]string{} // no keys at all
+	e.IO.StdinTTY, e.IO.StderrTTY = true, true
+	e.Write(t, "c.yaml", `agents:
   - id: a1
     backend: {type: openai, model: gpt-5, cwd: workspace1}
   - id: a2
@@ -127,7 +87,7 @@ func TestRunPreflightListsEveryProblem(t *testing.T) {
 	}
 	err := runRun(context.Background(), opts)
 	if code := cmdutil.CodeOf(err); code != cmdutil.ExitUsage {
-		t.Fatalf("exit %d (%v), want 2; stderr:\n%s", code, err, e.errOut)
+		t.Fatalf("exit %d (%v), want 2; stderr:\n%s", code, err, e.ErrOut)
 	}
 	for _, want := range []string{
 		"c.yaml:3: agents[0].backend.api_key: agent \"a1\": backend \"openai\": no API key: set OPENAI_API_KEY",
@@ -135,30 +95,30 @@ func TestRunPreflightListsEveryProblem(t *testing.T) {
 		"agents[2].backend.api_key: agent \"a3\": backend \"gemini\": no API key: set GEMINI_API_KEY or GOOGLE_API_KEY",
 		"agents[2].backend.mcp_servers[0].command: MCP server \"tool\": command \"massgen-test-no-such-command\" is not on PATH",
 	} {
-		if !strings.Contains(e.errOut.String(), want) {
-			t.Errorf("stderr lacks %q:\n%s", want, e.errOut)
+		if !strings.Contains(e.ErrOut.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, e.ErrOut)
 		}
 	}
-	if len(rec.tasks) != 0 || e.out.Len() != 0 {
-		t.Errorf("a turn ran (%q) or stdout was written (%q)", rec.tasks, e.out)
+	if len(rec.tasks) != 0 || e.Out.Len() != 0 {
+		t.Errorf("a turn ran (%q) or stdout was written (%q)", rec.tasks, e.Out)
 	}
-	if _, err := os.Stat(filepath.Join(e.wd, ".massgen")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(e.Wd, ".massgen")); !os.IsNotExist(err) {
 		t.Errorf(".massgen/ was created: %v", err)
 	}
 	// The same config with the keys set and the server removed runs.
-	e.env = map[string]string{"OPENAI_API_KEY": "k", "ANTHROPIC_API_KEY": "k", "GOOGLE_API_KEY": "k"}
-	e.write(t, "c.yaml", workspaceConfig)
+	e.Vars = map[string]string{"OPENAI_API_KEY": "k", "ANTHROPIC_API_KEY": "k", "GOOGLE_API_KEY": "k"}
+	e.Write(t, "c.yaml", workspaceConfig)
 	opts = e.runOpts(rec)
 	opts.ConfigName, opts.Question, opts.Yes = "c.yaml", "Write hello.txt", true
 	if err := runRun(context.Background(), opts); err != nil {
-		t.Fatalf("with keys: %v\n%s", err, e.errOut)
+		t.Fatalf("with keys: %v\n%s", err, e.ErrOut)
 	}
 }
 
 func TestRunQuestion(t *testing.T) {
 	e := newTestEnv(t, "")
-	e.write(t, "c.yaml", workspaceConfig)
-	e.write(t, "src/main.go", "package main\n")
+	e.Write(t, "c.yaml", workspaceConfig)
+	e.Write(t, "src/main.go", "package main\n")
 	rec := &recorder{}
 	opts := e.runOpts(rec)
 	opts.ConfigName, opts.Question, opts.Debug = "c.yaml", "Add tests", true
@@ -166,27 +126,27 @@ func TestRunQuestion(t *testing.T) {
 	if err := runRun(context.Background(), opts); err != nil {
 		t.Fatal(err)
 	}
-	if e.out.String() != "answer to Add tests\n" {
-		t.Errorf("stdout = %q", e.out)
+	if e.Out.String() != "answer to Add tests\n" {
+		t.Errorf("stdout = %q", e.Out)
 	}
 	want := []configs.ContextPath{
-		{Path: filepath.Join(e.wd, "src"), Permission: "write"},
-		{Path: filepath.Join(e.wd, "c.yaml"), Permission: "read"},
+		{Path: filepath.Join(e.Wd, "src"), Permission: "write"},
+		{Path: filepath.Join(e.Wd, "c.yaml"), Permission: "read"},
 	}
 	if !reflect.DeepEqual(rec.turn.Config.Orchestrator.ContextPaths, want) {
 		t.Errorf("context paths = %+v", rec.turn.Config.Orchestrator.ContextPaths)
 	}
-	if rec.turn.RunDir != filepath.Join(e.wd, ".massgen/logs/log_20250928_143022") || rec.turn.Number != 1 {
+	if rec.turn.RunDir != filepath.Join(e.Wd, ".massgen/logs/log_20250928_143022") || rec.turn.Number != 1 {
 		t.Errorf("RunDir/Turn = %s / %d", rec.turn.RunDir, rec.turn.Number)
 	}
-	if !strings.Contains(e.errOut.String(), "Context paths:\n   "+filepath.Join(e.wd, "src")+" (write)") {
-		t.Errorf("the context paths are shown before the run:\n%s", e.errOut)
+	if !strings.Contains(e.ErrOut.String(), "Context paths:\n   "+filepath.Join(e.Wd, "src")+" (write)") {
+		t.Errorf("the context paths are shown before the run:\n%s", e.ErrOut)
 	}
 }
 
 func TestInteractivePiped(t *testing.T) {
 	e := newTestEnv(t, "first task\n\n  second task  \n")
-	e.write(t, "c.yaml", workspaceConfig)
+	e.Write(t, "c.yaml", workspaceConfig)
 	rec := &recorder{}
 	opts := e.runOpts(rec)
 	opts.ConfigName, opts.Yes = "c.yaml", true
@@ -197,16 +157,16 @@ func TestInteractivePiped(t *testing.T) {
 		t.Errorf("tasks = %q", rec.tasks)
 	}
 	// Each answer is separated from the previous one by a line "--- turn N ---" (README).
-	if e.out.String() != "answer to first task\n--- turn 2 ---\nanswer to second task\n" {
-		t.Errorf("stdout = %q", e.out)
+	if e.Out.String() != "answer to first task\n--- turn 2 ---\nanswer to second task\n" {
+		t.Errorf("stdout = %q", e.Out)
 	}
-	if rec.turn.Number != 2 || rec.turn.RunDir != filepath.Join(e.wd, ".massgen/logs/log_20250928_143022/turn_2") {
+	if rec.turn.Number != 2 || rec.turn.RunDir != filepath.Join(e.Wd, ".massgen/logs/log_20250928_143022/turn_2") {
 		t.Errorf("Turn = %d, RunDir = %s", rec.turn.Number, rec.turn.RunDir)
 	}
 
 	// Piped input stops at the first failed turn, with its exit code.
 	e2 := newTestEnv(t, "one\nbad\nthree\n")
-	e2.write(t, "c.yaml", workspaceConfig)
+	e2.Write(t, "c.yaml", workspaceConfig)
 	rec2 := &recorder{failOn: "bad"}
 	opts2 := e2.runOpts(rec2)
 	opts2.ConfigName = "c.yaml"
@@ -217,7 +177,7 @@ func TestInteractivePiped(t *testing.T) {
 
 	// /quit ends the loop.
 	e3 := newTestEnv(t, "one\n/quit\ntwo\n")
-	e3.write(t, "c.yaml", workspaceConfig)
+	e3.Write(t, "c.yaml", workspaceConfig)
 	rec3 := &recorder{}
 	opts3 := e3.runOpts(rec3)
 	opts3.ConfigName = "c.yaml"
@@ -249,16 +209,16 @@ func TestContextPromptConditions(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newTestEnv(t, "")
-			e.io.StdinTTY, e.io.StderrTTY = tt.stdinTTY, tt.tty
-			e.write(t, "c.yaml", tt.config)
+			e.IO.StdinTTY, e.IO.StderrTTY = tt.stdinTTY, tt.tty
+			e.Write(t, "c.yaml", tt.config)
 			rec := &recorder{}
 			opts := e.runOpts(rec)
 			opts.ConfigName, opts.Question, opts.Contexts, opts.Yes = "c.yaml", "q", tt.contexts, tt.yes
 			prompted := false
 			opts.PromptContextPaths = func(ctx context.Context, o ask.ContextPathOptions) ([]configs.ContextPath, error) {
 				prompted = true
-				if o.Cwd != e.wd || o.Out != e.io.ErrOut {
-					t.Errorf("prompt options: cwd %q, out is stderr: %v", o.Cwd, o.Out == e.io.ErrOut)
+				if o.Cwd != e.Wd || o.Out != e.IO.ErrOut {
+					t.Errorf("prompt options: cwd %q, out is stderr: %v", o.Cwd, o.Out == e.IO.ErrOut)
 				}
 				return []configs.ContextPath{{Path: o.Cwd, Permission: "write"}}, nil
 			}
@@ -287,35 +247,35 @@ func (b byteReader) Read(p []byte) (int, error) {
 
 func TestContextPromptAccessible(t *testing.T) {
 	e := newTestEnv(t, "")
-	e.io.In = byteReader{strings.NewReader("2\ntests/golden\n\n")} // Protected, one path, done
-	e.io.StdinTTY, e.io.StderrTTY = true, true
-	e.env["ACCESSIBLE"] = "1"
-	e.write(t, "c.yaml", workspaceConfig)
+	e.IO.In = byteReader{strings.NewReader("2\ntests/golden\n\n")} // Protected, one path, done
+	e.IO.StdinTTY, e.IO.StderrTTY = true, true
+	e.Vars["ACCESSIBLE"] = "1"
+	e.Write(t, "c.yaml", workspaceConfig)
 	rec := &recorder{}
 	opts := e.runOpts(rec)
 	opts.ConfigName, opts.Question = "c.yaml", "q"
 	if err := runRun(context.Background(), opts); err != nil {
-		t.Fatalf("%v\nstderr:\n%s", err, e.errOut)
+		t.Fatalf("%v\nstderr:\n%s", err, e.ErrOut)
 	}
-	want := []configs.ContextPath{{Path: e.wd, Permission: "write", ProtectedPaths: []string{filepath.Join(e.wd, "tests/golden")}}}
+	want := []configs.ContextPath{{Path: e.Wd, Permission: "write", ProtectedPaths: []string{filepath.Join(e.Wd, "tests/golden")}}}
 	if !reflect.DeepEqual(rec.turn.Config.Orchestrator.ContextPaths, want) {
 		t.Errorf("context paths = %+v", rec.turn.Config.Orchestrator.ContextPaths)
 	}
-	for _, s := range []string{"Add current directory as context path?", e.wd + " (write)", "protected: " + filepath.Join(e.wd, "tests/golden")} {
-		if !strings.Contains(e.errOut.String(), s) {
-			t.Errorf("stderr lacks %q:\n%s", s, e.errOut)
+	for _, s := range []string{"Add current directory as context path?", e.Wd + " (write)", "protected: " + filepath.Join(e.Wd, "tests/golden")} {
+		if !strings.Contains(e.ErrOut.String(), s) {
+			t.Errorf("stderr lacks %q:\n%s", s, e.ErrOut)
 		}
 	}
-	if e.out.String() != "answer to q\n" {
-		t.Errorf("stdout = %q (the prompt must not draw on stdout)", e.out)
+	if e.Out.String() != "answer to q\n" {
+		t.Errorf("stdout = %q (the prompt must not draw on stdout)", e.Out)
 	}
 
 	// End of input during the prompt cancels the run: exit 130.
 	e2 := newTestEnv(t, "")
-	e2.io.In = byteReader{strings.NewReader("4\n")}
-	e2.io.StdinTTY, e2.io.StderrTTY = true, true
-	e2.env["ACCESSIBLE"] = "1"
-	e2.write(t, "c.yaml", workspaceConfig)
+	e2.IO.In = byteReader{strings.NewReader("4\n")}
+	e2.IO.StdinTTY, e2.IO.StderrTTY = true, true
+	e2.Vars["ACCESSIBLE"] = "1"
+	e2.Write(t, "c.yaml", workspaceConfig)
 	opts2 := e2.runOpts(&recorder{})
 	opts2.ConfigName, opts2.Question = "c.yaml", "q"
 	if err := runRun(context.Background(), opts2); cmdutil.CodeOf(err) != cmdutil.ExitCanceled {
@@ -325,21 +285,21 @@ func TestContextPromptAccessible(t *testing.T) {
 
 func TestDefaultConfig(t *testing.T) {
 	e := newTestEnv(t, "")
-	e.write(t, ".massgen/config.yaml", workspaceConfig)
+	e.Write(t, ".massgen/config.yaml", workspaceConfig)
 	rec := &recorder{}
 	opts := e.runOpts(rec)
 	opts.Question, opts.Yes = "q", true
 	if err := runRun(context.Background(), opts); err != nil {
 		t.Fatal(err)
 	}
-	if rec.turn.Config.Source != filepath.Join(e.wd, ".massgen/config.yaml") {
+	if rec.turn.Config.Source != filepath.Join(e.Wd, ".massgen/config.yaml") {
 		t.Errorf("Source = %s", rec.turn.Config.Source)
 	}
 }
 
 func TestCancelledTurnExits130(t *testing.T) {
 	e := newTestEnv(t, "")
-	e.write(t, "c.yaml", workspaceConfig)
+	e.Write(t, "c.yaml", workspaceConfig)
 	opts := e.runOpts(&recorder{})
 	opts.ConfigName, opts.Question = "c.yaml", "q"
 	opts.RunTurn = func(ctx context.Context, _ *RunOptions, _ *Turn) (*orchestrator.Result, error) {
@@ -356,8 +316,8 @@ func TestInteractiveCancelAtPrompt(t *testing.T) {
 	e := newTestEnv(t, "")
 	pr, pw := io.Pipe()
 	defer pw.Close()
-	e.io.In = pr
-	e.write(t, "c.yaml", workspaceConfig)
+	e.IO.In = pr
+	e.Write(t, "c.yaml", workspaceConfig)
 	rec := &recorder{}
 	opts := e.runOpts(rec)
 	opts.ConfigName = "c.yaml"

@@ -57,19 +57,19 @@ func (r *sessionRunner) run(ctx context.Context, opts *RunOptions, t *Turn) (*or
 
 func TestInteractiveSessionKeepsTurnsAndContinues(t *testing.T) {
 	e := newTestEnv(t, "first task\nsecond task\nthird task\n")
-	e.write(t, "c.yaml", workspaceConfig)
+	e.Write(t, "c.yaml", workspaceConfig)
 	rr := &sessionRunner{t: t, root: t.TempDir()}
 	opts := e.runOpts(nil)
 	opts.RunTurn, opts.ConfigName, opts.Yes = rr.run, "c.yaml", true
 	if err := runRun(context.Background(), opts); err != nil {
-		t.Fatalf("run: %v\nstderr:\n%s", err, e.errOut)
+		t.Fatalf("run: %v\nstderr:\n%s", err, e.ErrOut)
 	}
-	if got := e.out.String(); got != "answer 1\n--- turn 2 ---\nanswer 2\n--- turn 3 ---\nanswer 3\n" {
+	if got := e.Out.String(); got != "answer 1\n--- turn 2 ---\nanswer 2\n--- turn 3 ---\nanswer 3\n" {
 		t.Errorf("stdout = %q", got)
 	}
-	sessions, _ := filepath.Glob(filepath.Join(e.wd, ".massgen", "sessions", "session_*"))
+	sessions, _ := filepath.Glob(filepath.Join(e.Wd, ".massgen", "sessions", "session_*"))
 	if len(sessions) != 1 {
-		t.Fatalf("sessions: %v\nstderr:\n%s", sessions, e.errOut)
+		t.Fatalf("sessions: %v\nstderr:\n%s", sessions, e.ErrOut)
 	}
 	sdir := sessions[0]
 	// Turn 1 had nothing before it; turn 2 got turn 1's exchange and its saved workspace.
@@ -114,18 +114,18 @@ func TestInteractiveSessionKeepsTurnsAndContinues(t *testing.T) {
 
 	// --continue resumes the latest session: turn 4 sees the three turns before it.
 	e2 := newTestEnv(t, "fourth task\n")
-	e2.wd = e.wd
+	e2.Wd = e.Wd
 	rr2 := &sessionRunner{t: t, root: t.TempDir()}
 	opts2 := e2.runOpts(nil)
 	opts2.RunTurn, opts2.ConfigName, opts2.Yes, opts2.Continue = rr2.run, "c.yaml", true, true
 	if err := runRun(context.Background(), opts2); err != nil {
-		t.Fatalf("--continue: %v\nstderr:\n%s", err, e2.errOut)
+		t.Fatalf("--continue: %v\nstderr:\n%s", err, e2.ErrOut)
 	}
 	if len(rr2.history) != 1 || len(rr2.history[0]) != 3 || rr2.history[0][2].User != "third task" {
 		t.Errorf("--continue history = %#v", rr2.history)
 	}
-	if !strings.Contains(e2.errOut.String(), "Continuing session "+filepath.Base(sdir)) {
-		t.Errorf("stderr lacks the resumed session:\n%s", e2.errOut)
+	if !strings.Contains(e2.ErrOut.String(), "Continuing session "+filepath.Base(sdir)) {
+		t.Errorf("stderr lacks the resumed session:\n%s", e2.ErrOut)
 	}
 	if _, err := os.Stat(filepath.Join(sdir, "turn_4", "answer.txt")); err != nil {
 		t.Errorf("turn 4 not saved in the resumed session: %v", err)
@@ -133,7 +133,7 @@ func TestInteractiveSessionKeepsTurnsAndContinues(t *testing.T) {
 
 	// --session ID with a question adds one turn to that session.
 	e3 := newTestEnv(t, "")
-	e3.wd = e.wd
+	e3.Wd = e.Wd
 	rr3 := &sessionRunner{t: t, root: t.TempDir()}
 	opts3 := e3.runOpts(nil)
 	opts3.RunTurn, opts3.ConfigName, opts3.Yes = rr3.run, "c.yaml", true
@@ -147,7 +147,7 @@ func TestInteractiveSessionKeepsTurnsAndContinues(t *testing.T) {
 
 	// An unknown session is a usage error naming it.
 	e4 := newTestEnv(t, "")
-	e4.wd = e.wd
+	e4.Wd = e.Wd
 	opts4 := e4.runOpts(nil)
 	opts4.RunTurn, opts4.ConfigName, opts4.Yes = rr3.run, "c.yaml", true
 	opts4.SessionID, opts4.Question = "session_19990101_000000", "x"
@@ -159,8 +159,8 @@ func TestInteractiveSessionKeepsTurnsAndContinues(t *testing.T) {
 
 func TestSlashCommands(t *testing.T) {
 	e := newTestEnv(t, "/help\n/status\n/context shared:read\n/context missing-dir\n/bogus\n/status\n/quit\nnever run\n")
-	e.write(t, "c.yaml", workspaceConfig)
-	e.write(t, "shared/readme.txt", "hi")
+	e.Write(t, "c.yaml", workspaceConfig)
+	e.Write(t, "shared/readme.txt", "hi")
 	rr := &sessionRunner{t: t, root: t.TempDir()}
 	opts := e.runOpts(nil)
 	opts.RunTurn, opts.ConfigName, opts.Yes = rr.run, "c.yaml", true
@@ -170,15 +170,15 @@ func TestSlashCommands(t *testing.T) {
 	if len(rr.tasks) != 0 {
 		t.Errorf("commands ran as tasks: %q", rr.tasks)
 	}
-	errOut := e.errOut.String()
+	errOut := e.ErrOut.String()
 	for _, want := range []string{
 		"/context [PATH[:read|write]]", // /help
 		"Session: new",                 // /status before any turn
 		"Agents: a1 (openai gpt-5), a2 (claude claude-sonnet-4)",
-		"Added " + filepath.Join(e.wd, "shared") + " (read)",
+		"Added " + filepath.Join(e.Wd, "shared") + " (read)",
 		"missing-dir", // the error names the missing path
 		"Unknown command /bogus",
-		"Context paths:\n   " + e.wd + " (write)\n   " + filepath.Join(e.wd, "shared") + " (read)\n", // --yes's, then /context's
+		"Context paths:\n   " + e.Wd + " (write)\n   " + filepath.Join(e.Wd, "shared") + " (read)\n", // --yes's, then /context's
 	} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, errOut)
@@ -191,7 +191,7 @@ func TestSlashCommands(t *testing.T) {
 
 func TestResetStartsANewSession(t *testing.T) {
 	e := newTestEnv(t, "one\n/reset\ntwo\n")
-	e.write(t, "c.yaml", workspaceConfig)
+	e.Write(t, "c.yaml", workspaceConfig)
 	rr := &sessionRunner{t: t, root: t.TempDir()}
 	opts := e.runOpts(nil)
 	now := opts.Now()
@@ -204,7 +204,7 @@ func TestResetStartsANewSession(t *testing.T) {
 	if len(rr.history) != 2 || len(rr.history[1]) != 0 || len(rr.readOnly[1]) != 0 {
 		t.Errorf("after /reset turn two got history %v, read-only %v", rr.history[1], rr.readOnly[1])
 	}
-	sessions, _ := filepath.Glob(filepath.Join(e.wd, ".massgen", "sessions", "session_*"))
+	sessions, _ := filepath.Glob(filepath.Join(e.Wd, ".massgen", "sessions", "session_*"))
 	if len(sessions) != 2 {
 		t.Errorf("sessions after /reset: %v", sessions)
 	}
@@ -213,8 +213,8 @@ func TestResetStartsANewSession(t *testing.T) {
 // On a terminal, Ctrl-C cancels the turn in progress only; the session goes on.
 func TestCtrlCCancelsOnlyTheTurn(t *testing.T) {
 	e := newTestEnv(t, "slow task\nnext task\n")
-	e.io.StdinTTY = true
-	e.write(t, "c.yaml", workspaceConfig)
+	e.IO.StdinTTY = true
+	e.Write(t, "c.yaml", workspaceConfig)
 	root, cancelRoot := context.WithCancel(context.Background())
 	defer cancelRoot()
 	i := &interrupter{root: cancelRoot}
@@ -231,16 +231,16 @@ func TestCtrlCCancelsOnlyTheTurn(t *testing.T) {
 	opts.RunTurn, opts.ConfigName, opts.Yes = rr.run, "c.yaml", true
 	opts.IO.StdinTTY = true // at a terminal (a piped session ends with the cancel)
 	if err := runRun(ctx, opts); err != nil {
-		t.Fatalf("run: %v\nstderr:\n%s", err, e.errOut)
+		t.Fatalf("run: %v\nstderr:\n%s", err, e.ErrOut)
 	}
 	if root.Err() != nil {
 		t.Error("the first Ctrl-C ended the whole run")
 	}
-	if !strings.Contains(e.errOut.String(), "Turn cancelled; the session is kept") {
-		t.Errorf("stderr:\n%s", e.errOut)
+	if !strings.Contains(e.ErrOut.String(), "Turn cancelled; the session is kept") {
+		t.Errorf("stderr:\n%s", e.ErrOut)
 	}
-	if e.out.String() != "answer 2\n" || !reflect.DeepEqual(rr.tasks, []string{"slow task", "next task"}) {
-		t.Errorf("stdout %q, tasks %q", e.out, rr.tasks)
+	if e.Out.String() != "answer 2\n" || !reflect.DeepEqual(rr.tasks, []string{"slow task", "next task"}) {
+		t.Errorf("stdout %q, tasks %q", e.Out, rr.tasks)
 	}
 	// No turn registered any more: the next Ctrl-C ends everything.
 	i.interrupt()
@@ -252,7 +252,7 @@ func TestCtrlCCancelsOnlyTheTurn(t *testing.T) {
 // A piped session (a script) ends with the cancel: exit 130, the next task is not run.
 func TestCtrlCEndsAPipedSession(t *testing.T) {
 	e := newTestEnv(t, "slow task\nnext task\n")
-	e.write(t, "c.yaml", workspaceConfig)
+	e.Write(t, "c.yaml", workspaceConfig)
 	root, cancelRoot := context.WithCancel(context.Background())
 	defer cancelRoot()
 	i := &interrupter{root: cancelRoot}
@@ -266,7 +266,7 @@ func TestCtrlCEndsAPipedSession(t *testing.T) {
 	opts.RunTurn, opts.ConfigName, opts.Yes = rr.run, "c.yaml", true
 	err := runRun(ctx, opts)
 	if cmdutil.CodeOf(err) != cmdutil.ExitCanceled {
-		t.Fatalf("run: %v (exit %d), want 130\nstderr:\n%s", err, cmdutil.CodeOf(err), e.errOut)
+		t.Fatalf("run: %v (exit %d), want 130\nstderr:\n%s", err, cmdutil.CodeOf(err), e.ErrOut)
 	}
 	if !reflect.DeepEqual(rr.tasks, []string{"slow task"}) {
 		t.Errorf("tasks run: %q", rr.tasks)
