@@ -47,7 +47,9 @@ is interactive: one task per line (from the terminal, or each line of a piped st
 answers are separated by a line "--- turn N ---"). A one-word QUESTION a typo away from a
 command is refused (exit 2); put a one-word task after --: massgen -c F -- refactor.
 
-State lives under ./.massgen/ (workspaces, snapshots, temp_workspaces, sessions, logs).`,
+State lives under the project's .massgen/ (workspaces, snapshots, temp_workspaces, sessions,
+logs): the nearest .massgen/ above the current directory, no higher than the git root; else the
+git root's, else ./.massgen/.`,
 		Example: `  massgen --config @examples/demo/two_agents_deliver --yes --context . "Write hello.txt"
   massgen --backend openai --model gpt-5 "Explain quantum computing"   # quick mode: one agent, no config
   massgen --config my.yaml --context src:write --context docs:read "Add error handling"
@@ -73,7 +75,7 @@ State lives under ./.massgen/ (workspaces, snapshots, temp_workspaces, sessions,
 		},
 	}
 	fl := root.Flags()
-	fl.StringVarP(&opts.ConfigName, "config", "c", "", "config: a YAML file, a built-in name, or @examples/NAME (default: config.yaml in ./.massgen/, then ~/.config/massgen/, then ~/.massgen/)")
+	fl.StringVarP(&opts.ConfigName, "config", "c", "", "config: a YAML file, a built-in name, or @examples/NAME (default: config.yaml in the project's .massgen/, then ~/.config/massgen/, then ~/.massgen/)")
 	fl.StringArrayVar(&opts.Contexts, "context", nil, "add a context path PATH[:read|write] (default write; repeatable; skips the prompt)")
 	fl.BoolVarP(&opts.Yes, "yes", "y", false, "accept defaults and never prompt")
 	fl.BoolVar(&opts.Debug, "debug", false, "debug-level logs (in .massgen/logs/)")
