@@ -107,7 +107,7 @@ func AddContextFlag(cmd *cobra.Command, into *[]string) {
 // --final and --context.
 func AddAgentFlags(cmd *cobra.Command, r *AgentRequest) {
 	fl := cmd.Flags()
-	fl.StringVarP(&r.Config, "config", "c", "", "config: a YAML file, a built-in name or @examples/NAME (default: config.yaml in ./.massgen/, then ~/.config/massgen/, then ~/.massgen/)")
+	fl.StringVarP(&r.Config, "config", "c", "", "config: a YAML file, a built-in name or @examples/NAME (default: config.yaml in the project's .massgen/, then ~/.config/massgen/, then ~/.massgen/)")
 	fl.StringVar(&r.Agent, "agent", "", "agent id (required)")
 	fl.BoolVar(&r.Final, "final", false, "the final (presenting) agent's role: context paths get their configured permission")
 	AddContextFlag(cmd, &r.Contexts)
