@@ -101,7 +101,12 @@ func trustRun(opts *TrustOptions) error {
 	}
 	file := opts.File
 	if file == "" {
-		file = layout.OfProject(wd).ProjectRules()
+		// The project's rules file, the one a run from here loads (found from any folder below it).
+		_, proj, err := cmdutil.FindProject(nil, opts.Getwd, opts.HomeDir)
+		if err != nil {
+			return err
+		}
+		file = layout.OfProject(proj).ProjectRules()
 	}
 	if !filepath.IsAbs(file) {
 		file = filepath.Join(wd, file)

@@ -81,6 +81,26 @@ func TestTrustProjectRules(t *testing.T) {
 	}
 }
 
+// From a folder below the project, trust without FILE approves the project's rules file: the one
+// a run started there loads.
+func TestTrustFindsTheProjectRules(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	p := newProject(t)
+	file := p.plant(t, ".massgen/permissions.yaml", plantedRules)
+	to, out, _ := p.trustOpts("")
+	to.Getwd = func() (string, error) { return filepath.Join(p.dir, "src", "golden"), nil }
+	to.HomeDir = func() (string, error) { return filepath.Join(p.dir, "outside"), nil }
+	if err := trustRun(to); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), file) || !strings.Contains(out.String(), "Approved") {
+		t.Errorf("trust from a subfolder did not approve %s:\n%s", file, out)
+	}
+	if _, err := permconfig.LoadProjectRules(filepath.Dir(file)); err != nil {
+		t.Errorf("the project's rules are still refused: %v", err)
+	}
+}
+
 func TestTrustRefusals(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	p := newProject(t)
