@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,15 +21,7 @@ func (e *testEnv) exec(args ...string) int {
 	return Execute(context.Background(), e.Factory(), args)
 }
 
-const workspaceConfig = `agents:
-  - id: a1
-    backend: {type: openai, model: gpt-5, cwd: workspace1}
-  - id: a2
-    backend: {type: claude, model: claude-sonnet-4, cwd: workspace2}
-orchestrator:
-  snapshot_storage: snapshots
-  agent_temporary_workspace: temp_workspaces
-`
+const workspaceConfig = clienv.WorkspaceConfig
 
 func TestConfigsValidate(t *testing.T) {
 	e := newTestEnv(t, "")
@@ -124,16 +115,6 @@ func TestConfigsListAndShow(t *testing.T) {
 	if e.Out.String() != string(raw) {
 		t.Errorf("show without --resolved should print the file as written")
 	}
-}
-
-// byteReader returns one byte per Read, so each huh accessible field gets exactly its line.
-type byteReader struct{ r io.Reader }
-
-func (b byteReader) Read(p []byte) (int, error) {
-	if len(p) == 0 {
-		return 0, nil
-	}
-	return b.r.Read(p[:1])
 }
 
 func TestRunErrors(t *testing.T) {

@@ -50,15 +50,7 @@ func (r *recorder) run(ctx context.Context, opts *RunOptions, t *Turn) (*orchest
 	return &orchestrator.Result{FinalAnswer: "answer to " + t.Task + "\n"}, nil
 }
 
-const workspaceConfig = `agents:
-  - id: a1
-    backend: {type: openai, model: gpt-5, cwd: workspace1}
-  - id: a2
-    backend: {type: claude, model: claude-sonnet-4, cwd: workspace2}
-orchestrator:
-  snapshot_storage: snapshots
-  agent_temporary_workspace: temp_workspaces
-`
+const workspaceConfig = clienv.WorkspaceConfig
 
 // Before any prompt or model call, a run checks every agent's key and every MCP server command
 // and lists all problems at once, naming the variables; it refuses with exit 2 and creates

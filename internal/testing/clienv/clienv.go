@@ -13,6 +13,18 @@ import (
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 )
 
+// WorkspaceConfig is a two-agent config (openai and claude) with workspaces and the
+// orchestrator's folders, for tests that set a run up without running a model.
+const WorkspaceConfig = `agents:
+  - id: a1
+    backend: {type: openai, model: gpt-5, cwd: workspace1}
+  - id: a2
+    backend: {type: claude, model: claude-sonnet-4, cwd: workspace2}
+orchestrator:
+  snapshot_storage: snapshots
+  agent_temporary_workspace: temp_workspaces
+`
+
 // Env is a working directory, a home and fake streams.
 type Env struct {
 	Wd, Home    string
