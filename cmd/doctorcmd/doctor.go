@@ -88,9 +88,11 @@ func Run(opts *Options) error {
 	if lookPath == nil {
 		lookPath = exec.LookPath
 	}
-	wd, err := opts.Getwd()
+	// The project a run from here works in (its .massgen/ found from any folder below it):
+	// the default config and the state folder are the run's, not the current directory's.
+	wd, proj, err := cmdutil.FindProject(nil, opts.Getwd, opts.HomeDir)
 	if err != nil {
-		return cmdutil.WithCode(cmdutil.ExitFailure, fmt.Errorf("current directory: %w", err))
+		return err
 	}
 	home, _ := opts.HomeDir()
 
@@ -104,7 +106,7 @@ func Run(opts *Options) error {
 	sections := []section{{Title: "Version", Checks: []check{{Status: statusInfo,
 		Name: fmt.Sprintf("massgen %s, commit %s, %s %s", v.Version, commit, v.GoVersion, v.Platform)}}}}
 
-	cfgSec, cfg, loadProbs, warnings := configSection(opts, wd, home)
+	cfgSec, cfg, loadProbs, warnings := configSection(opts, wd, proj, home)
 	sections = append(sections, cfgSec)
 	var probs []configs.Problem
 	if cfg != nil {
@@ -157,7 +159,7 @@ func Run(opts *Options) error {
 		findings = append(findings, check{Status: statusInfo, Name: "not checked: no config"})
 	}
 	sections = append(sections, section{Title: "Config findings", Checks: findings},
-		section{Title: "State", Checks: []check{stateCheck(wd)}})
+		section{Title: "State", Checks: []check{stateCheck(proj)}})
 
 	failures := render(opts.IO.Out, sections)
 	if failures > 0 {
@@ -170,13 +172,13 @@ func Run(opts *Options) error {
 
 // configSection loads the config a run would use (or --config) and says where it was looked
 // for, and which .env files are read.
-func configSection(opts *Options, wd, home string) (section, *configs.Config, []configs.Problem, []configs.Warning) {
+func configSection(opts *Options, wd, proj, home string) (section, *configs.Config, []configs.Problem, []configs.Warning) {
 	sec := section{Title: "Config"}
 	name := opts.ConfigName
 	if name == "" {
-		def, _, ok := configs.DefaultConfigName(wd, home, opts.LookupEnv)
+		def, _, ok := configs.DefaultConfigName(proj, home, opts.LookupEnv)
 		var looked []string
-		for _, c := range configs.ConfigCandidates(wd, home, opts.LookupEnv) {
+		for _, c := range configs.ConfigCandidates(proj, home, opts.LookupEnv) {
 			mark := "absent"
 			switch {
 			case ok && c == def:
@@ -308,9 +310,9 @@ func problemAt(probs []configs.Problem, key string) (configs.Problem, bool) {
 	return configs.Problem{}, false
 }
 
-// stateCheck says whether runs can keep their state in ./.massgen/: it is a writable directory,
-// or it does not exist yet and the current directory is writable. It writes and removes a
-// temporary file to know.
+// stateCheck says whether runs can keep their state in the project's .massgen/: it is a
+// writable directory, or it does not exist yet and the project folder is writable. It writes and
+// removes a temporary file to know.
 func stateCheck(wd string) check {
 	dir := layout.OfProject(wd).Dir()
 	c := check{Name: dir, Status: statusOK}

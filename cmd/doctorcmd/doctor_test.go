@@ -76,6 +76,30 @@ func (e *env) run(configName string) (int, string) {
 	return cmdutil.CodeOf(Run(opts)), e.out.String()
 }
 
+// From a folder below the project, doctor looks where a run from there looks: the project's
+// .massgen/config.yaml is the config used, and its .massgen/ the state folder.
+func TestDoctorFromASubfolder(t *testing.T) {
+	e := newEnv(t)
+	e.write(t, ".massgen/config.yaml", "agents:\n  - id: a\n    backend: {type: scripted, script: [{text: hi}], cwd: ws}\n")
+	project := e.wd
+	e.wd = filepath.Join(project, "src", "deep")
+	if err := os.MkdirAll(e.wd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, out := e.run("")
+	for _, want := range []string{
+		filepath.Join(project, ".massgen", "config.yaml") + " (used)",
+		filepath.Join(project, ".massgen") + ": writable",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor from %s lacks %q (exit %d):\n%s", e.wd, want, code, out)
+		}
+	}
+	if strings.Contains(out, filepath.Join(e.wd, ".massgen")) {
+		t.Errorf("doctor looked in the current folder's .massgen:\n%s", out)
+	}
+}
+
 func TestDoctor(t *testing.T) {
 	tests := []struct {
 		name    string
