@@ -308,7 +308,7 @@ func accessLike(word string) string {
 }
 
 // ParseContextFlag parses --context "PATH[:read|write]" (default write). The path is not
-// resolved here; AddContextPaths does that.
+// resolved here; Resolve does that.
 func ParseContextFlag(s string) (ContextPath, error) {
 	path, perm := s, vocab.AccessWrite
 	if i := strings.LastIndex(s, ":"); i >= 0 {
@@ -329,34 +329,6 @@ func ParseContextFlag(s string) (ContextPath, error) {
 		return ContextPath{}, fmt.Errorf("--context %q: empty path (want PATH[:%s])", s, strings.Join(vocab.Words[vocab.Access](), "|"))
 	}
 	return ContextPath{Path: path, Permission: perm}, nil
-}
-
-// AddContextPaths resolves cps against baseDir (protected paths against their context path),
-// defaults the permission to write, and appends them. A path already listed is replaced.
-func (c *Config) AddContextPaths(baseDir string, cps ...ContextPath) error {
-	home := c.home
-	for _, cp := range cps {
-		if strings.TrimSpace(cp.Path) == "" {
-			return errors.New("context path: empty path")
-		}
-		if cp.Permission == "" {
-			cp.Permission = vocab.AccessWrite
-		}
-		r, err := resolveContextPath(cp, baseDir, home)
-		if err != nil {
-			return fmt.Errorf("context path %s: %w", cp.Path, err)
-		}
-		replaced := false
-		for i := range c.Orchestrator.ContextPaths {
-			if c.Orchestrator.ContextPaths[i].Path == r.Path {
-				c.Orchestrator.ContextPaths[i], replaced = r, true
-			}
-		}
-		if !replaced {
-			c.Orchestrator.ContextPaths = append(c.Orchestrator.ContextPaths, r)
-		}
-	}
-	return nil
 }
 
 // LookupEnv reads a variable: real environment > ./.env > ~/.config/massgen/.env >
