@@ -459,32 +459,23 @@ func (c *Config) roundGraceSeconds() int {
 // Raw returns the config file as written.
 func (c *Config) Raw() []byte { return c.raw }
 
-// Redacted returns a copy safe to print: API keys and MCP server env values are masked.
+// Redacted returns a copy safe to print: API keys and MCP server env values are masked. The
+// copy shares nothing with c (deepCopy), so masking it leaves c as it is.
 func (c *Config) Redacted() *Config {
-	cp := *c
-	cp.Agents = make([]Agent, len(c.Agents))
-	for i, a := range c.Agents {
-		if a.Backend.APIKey != "" {
-			a.Backend.APIKey = redacted
+	cp := deepCopy(c)
+	for i := range cp.Agents {
+		b := &cp.Agents[i].Backend
+		if b.APIKey != "" {
+			b.APIKey = redacted
 		}
-		servers := make([]MCPServer, len(a.Backend.MCPServers))
-		for j, s := range a.Backend.MCPServers {
-			if len(s.Env) > 0 {
-				env := make(map[string]string, len(s.Env))
-				for k := range s.Env {
-					env[k] = redacted
-				}
-				s.Env = env
+		for _, s := range b.MCPServers {
+			for k := range s.Env {
+				s.Env[k] = redacted
 			}
-			servers[j] = s
 		}
-		if len(servers) > 0 {
-			a.Backend.MCPServers = servers
-		}
-		a.Backend.CustomTools = redactCustomTools(a.Backend.CustomTools)
-		cp.Agents[i] = a
+		b.CustomTools = redactCustomTools(b.CustomTools)
 	}
-	return &cp
+	return cp
 }
 
 const redacted = "<redacted>"
