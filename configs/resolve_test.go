@@ -2,6 +2,7 @@ package configs
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -248,6 +249,24 @@ func scribble(v reflect.Value) {
 			if f := v.Field(i); f.CanInterface() { // unexported fields: the test writes Config's own
 				scribble(f)
 			}
+		}
+	}
+}
+
+// BenchmarkResolve: what a turn's set-up (or /context) pays for a config of its own.
+func BenchmarkResolve(b *testing.B) {
+	base := b.TempDir()
+	if err := os.WriteFile(filepath.Join(base, "config.yaml"), []byte(richConfig), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	in, _, err := Load(LoadOptions{Name: "config.yaml", BaseDir: base, Home: filepath.Join(base, "home"), LookupEnv: env{}.lookup})
+	if err != nil {
+		b.Fatal(err)
+	}
+	extra := ContextPath{Path: "other", Permission: "read"}
+	for b.Loop() {
+		if _, err := Resolve(in, base, extra); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
