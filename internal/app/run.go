@@ -218,7 +218,7 @@ func runRun(ctx context.Context, opts *RunOptions) (err error) {
 		}
 	}
 
-	// The context paths this run adds come from one place: --context, else the resumed
+	// The context paths this run adds come from one source: --context, else the resumed
 	// session's, else --yes's or the prompt's (each asks only without the others).
 	extra, from := flagPaths, ""
 	if len(opts.Contexts) == 0 {
