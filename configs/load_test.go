@@ -510,11 +510,11 @@ func TestParseContextFlag(t *testing.T) {
 func TestResolveAddsContextPaths(t *testing.T) {
 	base := t.TempDir()
 	loaded, _ := mustLoad(t, base, "agents:\n  - id: a\n    backend: {type: openai}\norchestrator:\n  context_paths:\n    - path: docs\n      permission: read\n", nil)
-	cfg, err := Resolve(loaded, base,
-		ContextPath{Path: "."},
-		ContextPath{Path: "docs", Permission: "write", ProtectedPaths: []string{"keep"}},
-		ContextPath{Path: "~/notes", Permission: "read"},
-	)
+	cfg, err := Resolve(loaded, Inputs{BaseDir: base, ContextPaths: []ContextPath{
+		{Path: "."},
+		{Path: "docs", Permission: "write", ProtectedPaths: []string{"keep"}},
+		{Path: "~/notes", Permission: "read"},
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -527,7 +527,7 @@ func TestResolveAddsContextPaths(t *testing.T) {
 		t.Errorf("got  %+v\nwant %+v", cfg.Orchestrator.ContextPaths, want)
 	}
 	for _, bad := range []ContextPath{{Path: ""}, {Path: ".", ProtectedPaths: []string{"../x"}}} {
-		if _, err := Resolve(cfg, base, bad); err == nil {
+		if _, err := Resolve(cfg, Inputs{BaseDir: base, ContextPaths: []ContextPath{bad}}); err == nil {
 			t.Errorf("Resolve(%+v) accepted", bad)
 		}
 	}

@@ -3,28 +3,38 @@ package configs
 import (
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"strings"
 
 	"github.com/massgen-go/massgen/internal/vocab"
 )
 
-// Resolve returns the config a run works with: loaded with the context paths the run adds
-// (--context flags, a resumed session, --yes, the prompt or /context), each resolved against
-// baseDir (protected paths against their context path) with write access by default; a path
-// already listed is replaced. The result is a new value that shares nothing writable with
-// loaded, which Resolve never changes: a config is finished before anyone reads it, and the
-// next turn's context paths make a new one.
-func Resolve(loaded *Config, baseDir string, extra ...ContextPath) (*Config, error) {
+// Inputs are what a run adds to a loaded config: each comes from a flag, a resumed session,
+// --yes, the prompt or /context, never from writing into the loaded config.
+type Inputs struct {
+	// BaseDir is what relative context paths resolve against (the current directory).
+	BaseDir string
+	// ContextPaths are added with write access by default; a path already listed is replaced.
+	ContextPaths []ContextPath
+	// MaxCostUSD, when above 0, replaces orchestrator.max_cost_usd (--max-cost).
+	MaxCostUSD float64
+}
+
+// Resolve returns the config a run works with: loaded with in's context paths, each resolved
+// against in.BaseDir (protected paths against their context path), and in's overrides. The
+// result is a new value that shares nothing writable with loaded, which Resolve never changes:
+// a config is finished before anyone reads it, and the next turn's context paths make a new one.
+func Resolve(loaded *Config, in Inputs) (*Config, error) {
 	out := deepCopy(loaded)
-	for _, cp := range extra {
+	for _, cp := range in.ContextPaths {
 		if strings.TrimSpace(cp.Path) == "" {
 			return nil, errors.New("context path: empty path")
 		}
 		if cp.Permission == "" {
 			cp.Permission = vocab.AccessWrite
 		}
-		r, err := resolveContextPath(cp, baseDir, out.home)
+		r, err := resolveContextPath(cp, in.BaseDir, out.home)
 		if err != nil {
 			return nil, fmt.Errorf("context path %s: %w", cp.Path, err)
 		}
@@ -37,6 +47,12 @@ func Resolve(loaded *Config, baseDir string, extra ...ContextPath) (*Config, err
 		if !replaced {
 			out.Orchestrator.ContextPaths = append(out.Orchestrator.ContextPaths, r)
 		}
+	}
+	switch {
+	case in.MaxCostUSD < 0 || math.IsNaN(in.MaxCostUSD) || math.IsInf(in.MaxCostUSD, 0):
+		return nil, fmt.Errorf("max cost %v: want a budget in USD greater than 0", in.MaxCostUSD)
+	case in.MaxCostUSD > 0:
+		out.Orchestrator.MaxCostUSD = in.MaxCostUSD
 	}
 	return out, nil
 }

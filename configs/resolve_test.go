@@ -59,11 +59,11 @@ func TestResolveLeavesInputUnchanged(t *testing.T) {
 	in, _ := mustLoad(t, base, richConfig, env{})
 	want, _ := mustLoad(t, base, richConfig, env{}) // the same file loaded again: in as it was
 
-	out, err := Resolve(in, base,
-		ContextPath{Path: "docs", Permission: "write", ProtectedPaths: []string{"private"}}, // replaces docs
-		ContextPath{Path: "other"},
-		ContextPath{Path: "~/notes", Permission: "read"},
-	)
+	out, err := Resolve(in, Inputs{BaseDir: base, MaxCostUSD: 2.5, ContextPaths: []ContextPath{
+		{Path: "docs", Permission: "write", ProtectedPaths: []string{"private"}}, // replaces docs
+		{Path: "other"},
+		{Path: "~/notes", Permission: "read"},
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,9 +81,13 @@ func TestResolveLeavesInputUnchanged(t *testing.T) {
 	}
 	// Everything but the context paths is the input's.
 	rest, inRest := cmpView(out), cmpView(in)
+	if rest.Orchestrator.MaxCostUSD != 2.5 {
+		t.Errorf("max cost = %v; want the input's 2.5", rest.Orchestrator.MaxCostUSD)
+	}
 	rest.Orchestrator.ContextPaths, inRest.Orchestrator.ContextPaths = nil, nil
+	rest.Orchestrator.MaxCostUSD, inRest.Orchestrator.MaxCostUSD = 0, 0
 	if !reflect.DeepEqual(rest, inRest) {
-		t.Errorf("Resolve changed more than the context paths:\n got  %+v\nwant %+v", rest, inRest)
+		t.Errorf("Resolve changed more than the context paths and the budget:\n got  %+v\nwant %+v", rest, inRest)
 	}
 
 	// No memory in common: a slice of the result whose array (up to its capacity) overlaps one
@@ -117,7 +121,7 @@ func TestResolveErrorLeavesInputUnchanged(t *testing.T) {
 	base := t.TempDir()
 	in, _ := mustLoad(t, base, richConfig, env{})
 	want, _ := mustLoad(t, base, richConfig, env{})
-	out, err := Resolve(in, base, ContextPath{Path: "new"}, ContextPath{Path: ".", ProtectedPaths: []string{"../x"}})
+	out, err := Resolve(in, Inputs{BaseDir: base, ContextPaths: []ContextPath{{Path: "new"}, {Path: ".", ProtectedPaths: []string{"../x"}}}})
 	if err == nil || out != nil {
 		t.Fatalf("Resolve = %v, %v; want an error", out, err)
 	}
@@ -265,7 +269,7 @@ func BenchmarkResolve(b *testing.B) {
 	}
 	extra := ContextPath{Path: "other", Permission: "read"}
 	for b.Loop() {
-		if _, err := Resolve(in, base, extra); err != nil {
+		if _, err := Resolve(in, Inputs{BaseDir: base, ContextPaths: []ContextPath{extra}}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -128,7 +128,7 @@ func (f *Factory) ResolveContexts(cfg *configs.Config, contexts []string) (*conf
 		}
 		cps = append(cps, cp)
 	}
-	resolved, err := configs.Resolve(cfg, wd, cps...)
+	resolved, err := configs.Resolve(cfg, configs.Inputs{BaseDir: wd, ContextPaths: cps})
 	if err != nil {
 		return nil, &FlagError{Err: err}
 	}

@@ -176,11 +176,8 @@ func runRun(ctx context.Context, opts *RunOptions) (err error) {
 	if opts.MaxTaskBytes < 0 {
 		return cmdutil.FlagErrorf("--max-task-bytes %d: must not be negative", opts.MaxTaskBytes)
 	}
-	switch {
-	case opts.MaxCost < 0 || math.IsNaN(opts.MaxCost) || math.IsInf(opts.MaxCost, 0):
+	if opts.MaxCost < 0 || math.IsNaN(opts.MaxCost) || math.IsInf(opts.MaxCost, 0) {
 		return cmdutil.FlagErrorf("--max-cost %v: want a budget in USD greater than 0", opts.MaxCost)
-	case opts.MaxCost > 0: // the flag wins over orchestrator.max_cost_usd
-		cfg.Orchestrator.MaxCostUSD = opts.MaxCost
 	}
 	if err := checkTask(opts.Question, taskLimit(opts, cfg)); err != nil {
 		return err
@@ -245,7 +242,7 @@ func runRun(ctx context.Context, opts *RunOptions) (err error) {
 		prompted = true
 	}
 	// From here on the run reads only the finished config.
-	if cfg, err = configs.Resolve(cfg, wd, extra...); err != nil {
+	if cfg, err = configs.Resolve(cfg, configs.Inputs{BaseDir: wd, ContextPaths: extra, MaxCostUSD: opts.MaxCost}); err != nil {
 		if from != "" {
 			err = fmt.Errorf("%s: %w", from, err)
 		}

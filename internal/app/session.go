@@ -259,7 +259,7 @@ func addContext(ctx context.Context, opts *RunOptions, st *runState, arg string)
 			return nil
 		}
 	}
-	next, err := configs.Resolve(st.cfg, wd, cps...)
+	next, err := configs.Resolve(st.cfg, configs.Inputs{BaseDir: wd, ContextPaths: cps})
 	if err == nil {
 		err = next.CheckContextPaths()
 	}
