@@ -17,6 +17,7 @@ import (
 
 	"github.com/massgen-go/massgen/internal/safefs"
 	"github.com/massgen-go/massgen/internal/termtext"
+	"github.com/massgen-go/massgen/internal/textdiff"
 )
 
 // ChangeSet is what one turn changed in context paths (Journal.Finish), as kept in the session
@@ -175,7 +176,7 @@ func (cs *ChangeSet) WriteDiff(w io.Writer, color bool) error {
 			if r.After.Type == EntryAbsent {
 				nameB = "/dev/null"
 			}
-			d, _, _ := unifiedDiff(nameA, nameB, before, after, 3)
+			d, _, _ := textdiff.Unified(nameA, nameB, before, after, 3)
 			if d == "" {
 				fmt.Fprintf(&out, "(mode %v -> %v)\n", r.Before.Mode, r.After.Mode)
 			}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/massgen-go/massgen/internal/pathx"
 	"github.com/massgen-go/massgen/internal/safefs"
+	"github.com/massgen-go/massgen/internal/textdiff"
 )
 
 // Change review and undo. A Journal records, for one turn, what every entry of a writable
@@ -765,7 +766,7 @@ func countLines(r *ChangeRecord, afterData []byte) {
 		r.Binary = true
 		return
 	}
-	_, r.Added, r.Removed = unifiedDiff("a", "b", before, after, 0)
+	_, r.Added, r.Removed = textdiff.Unified("a", "b", before, after, 0)
 }
 
 // textOf is a state's text for diffs: "" for absent entries and links, the kept copy of a text
