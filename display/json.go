@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/massgen-go/massgen/filesystem"
+	"github.com/massgen-go/massgen/changes"
 	"github.com/massgen-go/massgen/internal/termtext"
 	"github.com/massgen-go/massgen/orchestrator"
 )
@@ -134,7 +134,7 @@ func JSONSpend(r *JSONResult, res *orchestrator.Result) {
 }
 
 // JSONFiles lists what a change set changed, for files_changed.
-func JSONFiles(cs *filesystem.ChangeSet) []JSONFile {
+func JSONFiles(cs *changes.ChangeSet) []JSONFile {
 	out := []JSONFile{}
 	for _, r := range cs.Files() {
 		out = append(out, JSONFile{Path: r.Path, Change: string(r.Op()), Added: r.Added, Removed: r.Removed, Binary: r.Binary})
@@ -168,7 +168,7 @@ func (j *JSON) Emit(v any) {
 }
 
 // FilesChanged writes the files_changed line of a turn (also when nothing changed).
-func (j *JSON) FilesChanged(cs *filesystem.ChangeSet) {
+func (j *JSON) FilesChanged(cs *changes.ChangeSet) {
 	j.Emit(jsonFilesChanged{Type: "files_changed", Time: time.Now(), Files: JSONFiles(cs)})
 }
 

@@ -24,8 +24,8 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/massgen-go/massgen/changes"
 	"github.com/massgen-go/massgen/configs"
-	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/internal/private"
 	"github.com/massgen-go/massgen/internal/runlock"
 	"github.com/massgen-go/massgen/snapshots"
@@ -112,7 +112,7 @@ type Turn struct {
 	ContextPaths []configs.ContextPath
 	// Changes is what the turn changed in context paths (nil: nothing); SaveTurn keeps it in
 	// turn_N/changes.json, which ChangesFile names in the turns a Session returns.
-	Changes     *filesystem.ChangeSet
+	Changes     *changes.ChangeSet
 	ChangesFile string
 	// Undone is when `massgen undo` put the turn's changes back (zero: never).
 	Undone time.Time

@@ -1,4 +1,4 @@
-package filesystem
+package changes
 
 import (
 	"context"
@@ -164,7 +164,7 @@ func (cs *ChangeSet) WriteDiff(w io.Writer, color bool) error {
 		switch {
 		case r.Before.Type == EntrySymlink || r.After.Type == EntrySymlink:
 			out.WriteString(termtext.Line(fmt.Sprintf("symlink: %s -> %s", describeState(r.Before), describeState(r.After))) + "\n")
-		case (!okB && r.Before.Size > maxDiffBytes) || (!okA && r.After.Size > maxDiffBytes):
+		case (!okB && r.Before.Size > textdiff.MaxBytes) || (!okA && r.After.Size > textdiff.MaxBytes):
 			fmt.Fprintf(&out, "File %s is too large to diff (%s -> %s)\n", path, describeState(r.Before), describeState(r.After))
 		case !okB || !okA:
 			fmt.Fprintf(&out, "Binary file %s differs (%s -> %s)\n", path, describeState(r.Before), describeState(r.After))
@@ -353,7 +353,7 @@ func stateForUndo(path string) (st EntryState, redirected bool, err error) {
 		if errors.As(err, &fe) && (errors.Is(fe.Err, fs.ErrNotExist) || errors.Is(fe.Err, syscall.ENOTDIR)) {
 			return EntryState{Type: EntryAbsent}, false, nil // a parent is gone, or a file now
 		}
-		return EntryState{}, false, pathErr(path, err)
+		return EntryState{}, false, safefs.PathError(path, err)
 	}
 	defer w.Close()
 	if w.Path != path {
@@ -368,19 +368,19 @@ func stateForUndo(path string) (st EntryState, redirected bool, err error) {
 	case w.Info.IsLink():
 		target, err := w.Dir.Readlink(w.Name)
 		if err != nil {
-			return EntryState{}, false, pathErr(path, err)
+			return EntryState{}, false, safefs.PathError(path, err)
 		}
 		return EntryState{Type: EntrySymlink, Target: target}, false, nil
 	case w.Info.IsRegular():
 		f, fi, err := w.OpenFile()
 		if err != nil {
-			return EntryState{}, false, pathErr(path, err)
+			return EntryState{}, false, safefs.PathError(path, err)
 		}
 		defer f.Close()
 		h := sha256.New()
 		n, err := io.Copy(h, f)
 		if err != nil {
-			return EntryState{}, false, pathErr(path, err)
+			return EntryState{}, false, safefs.PathError(path, err)
 		}
 		return EntryState{Type: EntryFile, Size: n, Mode: fi.Mode.Perm(), SHA256: hex.EncodeToString(h.Sum(nil))}, false, nil
 	}
@@ -393,7 +393,7 @@ func stateForUndo(path string) (st EntryState, redirected bool, err error) {
 func removeForUndo(path string, cur EntryState, o UndoOptions) (string, error) {
 	w, err := safefs.Resolve(path, true)
 	if err != nil {
-		return "", pathErr(path, err)
+		return "", safefs.PathError(path, err)
 	}
 	defer w.Close()
 	if w.Path != path || !w.Exists {
@@ -408,7 +408,7 @@ func removeForUndo(path string, cur EntryState, o UndoOptions) (string, error) {
 			return "", fmt.Errorf("the directory holds files the turn did not make; kept (use --force to move it to the trash)")
 		}
 	}
-	e, err := moveToTrash(o.TrashDir, w.Dir, w.Name, w.Path, w.Info, "massgen undo", nil)
+	e, err := MoveEntryToTrash(o.TrashDir, w.Dir, w.Name, w.Path, w.Info, "massgen undo", nil)
 	if err != nil {
 		return "", err
 	}
@@ -420,7 +420,7 @@ func removeForUndo(path string, cur EntryState, o UndoOptions) (string, error) {
 func restoreForUndo(path string, before EntryState) error {
 	w, err := safefs.Resolve(path, true)
 	if err != nil {
-		return pathErr(path, err)
+		return safefs.PathError(path, err)
 	}
 	defer w.Close()
 	if w.Path != path {
@@ -431,7 +431,7 @@ func restoreForUndo(path string, before EntryState) error {
 	}
 	dir, _, err := w.MakeParent()
 	if err != nil {
-		return pathErr(path, err)
+		return safefs.PathError(path, err)
 	}
 	defer dir.Close()
 	switch before.Type {
@@ -463,7 +463,7 @@ func chmodForUndo(path string, mode fs.FileMode) error {
 	}
 	w, err := safefs.Resolve(path, true)
 	if err != nil {
-		return pathErr(path, err)
+		return safefs.PathError(path, err)
 	}
 	defer w.Close()
 	if w.Path != path || !w.Exists || !w.Info.IsDir() {
@@ -471,7 +471,7 @@ func chmodForUndo(path string, mode fs.FileMode) error {
 	}
 	d, err := w.OpenDir()
 	if err != nil {
-		return pathErr(path, err)
+		return safefs.PathError(path, err)
 	}
 	defer d.Close()
 	return pathErr2(path, chmodDir(d, mode))
@@ -481,5 +481,5 @@ func pathErr2(p string, err error) error {
 	if err == nil {
 		return nil
 	}
-	return pathErr(p, err)
+	return safefs.PathError(p, err)
 }
