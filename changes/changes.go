@@ -82,6 +82,26 @@ func (cs *ChangeSet) Files() []ChangeRecord {
 	return out
 }
 
+// File is one file a turn changed in a context path, as a script and a session read it: the
+// files_changed of `--output json` and of a session's metadata.json.
+type File struct {
+	Path    string   `json:"path"`
+	Change  ChangeOp `json:"change"` // created, modified, deleted
+	Added   int      `json:"added"`
+	Removed int      `json:"removed"`
+	Binary  bool     `json:"binary,omitempty"`
+}
+
+// FilesChanged lists the changed files (Files) as File records; [] (never nil) when nothing
+// changed or cs is nil.
+func (cs *ChangeSet) FilesChanged() []File {
+	out := []File{}
+	for _, r := range cs.Files() {
+		out = append(out, File{Path: r.Path, Change: r.Op(), Added: r.Added, Removed: r.Removed, Binary: r.Binary})
+	}
+	return out
+}
+
 // Summary is the end-of-turn report of the changed files: one line each with its line counts,
 // and how to review and take them back. "" when nothing changed. Names are cleaned for the
 // terminal (an agent chose them).

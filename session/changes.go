@@ -24,23 +24,6 @@ const (
 	undoneFile  = "undone.json"
 )
 
-// changedFile is one line of metadata.json's files_changed.
-type changedFile struct {
-	Path    string `json:"path"`
-	Change  string `json:"change"` // created, modified, deleted
-	Added   int    `json:"added"`
-	Removed int    `json:"removed"`
-	Binary  bool   `json:"binary,omitempty"`
-}
-
-func filesChanged(cs *changes.ChangeSet) []changedFile {
-	out := []changedFile{}
-	for _, r := range cs.Files() {
-		out = append(out, changedFile{Path: r.Path, Change: string(r.Op()), Added: r.Added, Removed: r.Removed, Binary: r.Binary})
-	}
-	return out
-}
-
 // writeChanges writes cs into the turn folder being built; it returns the file's name ("" when
 // the turn changed nothing).
 func writeChanges(dir string, cs *changes.ChangeSet) (string, error) {

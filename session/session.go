@@ -181,7 +181,7 @@ type metadata struct {
 	Timeline        []Moment              `json:"timeline,omitempty"`
 	Config          string                `json:"config,omitempty"`
 	ContextPaths    []configs.ContextPath `json:"context_paths"`
-	FilesChanged    []changedFile         `json:"files_changed"`
+	FilesChanged    []changes.File        `json:"files_changed"`
 	Changes         string                `json:"changes_file,omitempty"`
 	Status          string                `json:"status,omitempty"`
 	StoppedBy       string                `json:"stopped_by,omitempty"`
@@ -544,7 +544,7 @@ func (ses *Session) buildTurn(tmp string, n int, t Turn) (string, []AgentWork, e
 		Answer: answerFile, Workspace: workspaceDir, SourceWorkspace: t.Workspace,
 		Timeline: t.Timeline,
 		Config:   t.Config, ContextPaths: nonNilSlice(t.ContextPaths),
-		FilesChanged: filesChanged(t.Changes), Changes: changes,
+		FilesChanged: t.Changes.FilesChanged(), Changes: changes,
 		Status: cmp.Or(t.Status, StatusDone), StoppedBy: t.StoppedBy, Work: work,
 		MaxCostUSD: t.MaxCostUSD, PricesDate: t.PricesDate, Run: t.Run,
 	}
