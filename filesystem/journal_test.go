@@ -420,3 +420,33 @@ func TestChangeSummaryAndDiff(t *testing.T) {
 		t.Errorf("colour: plain has escapes or coloured lacks them:\n%q", color.String())
 	}
 }
+
+// TestNilJournalRecordsNothing: a Toolset given a nil *changes.Journal (a caller's "no journal"
+// that reaches the Recorder interface typed) changes context paths like one given none.
+func TestNilJournalRecordsNothing(t *testing.T) {
+	type step struct {
+		tool string
+		path string // below the context path
+	}
+	for _, tt := range []struct {
+		name  string
+		steps []step
+	}{
+		{"write", []step{{"write_file", "index.html"}}},
+		{"mkdir", []step{{"create_directory", "new/dir"}}},
+		{"delete", []step{{"read_file", "index.html"}, {"delete_file", "index.html"}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, permissions.Final, func(_ *permissions.Spec, o *ToolsetOptions) {
+				o.Journal = (*changes.Journal)(nil)
+			})
+			for _, s := range tt.steps {
+				args := map[string]any{"path": filepath.Join(e.proj, filepath.FromSlash(s.path))}
+				if s.tool == "write_file" {
+					args["content"] = "x\n"
+				}
+				e.ok(s.tool, args)
+			}
+		})
+	}
+}

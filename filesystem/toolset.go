@@ -101,6 +101,9 @@ func NewToolset(o ToolsetOptions) (*Toolset, error) {
 	if o.Logger == nil {
 		o.Logger = zap.NewNop()
 	}
+	if j, ok := o.Journal.(*changes.Journal); ok && j == nil {
+		o.Journal = nil // a nil *Journal is no journal, not one to call
+	}
 	t := &Toolset{o: o, guard: o.Guard, pol: pol, tracker: o.Tracker, log: o.Logger, builtin: map[string]builtin{}, budget: defaultBudgets()}
 	for _, b := range registered {
 		t.builtin[b.Name()] = b

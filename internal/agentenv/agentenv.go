@@ -491,8 +491,8 @@ func (a *Agent) role(role Role) (*roleEnv, error) {
 	g := guard.New(pol, guard.Options{
 		Asker: e.o.Asker, Hooks: set, Audit: e.audit, Logger: log, Grants: a.grants,
 	})
-	var journal changes.Recorder // nil, not a nil *Journal, when there is none
-	if role == Final && e.o.Journal != nil {
+	var journal *changes.Journal
+	if role == Final {
 		journal = e.o.Journal
 	}
 	network, err := a.commandNetwork()
