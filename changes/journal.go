@@ -318,10 +318,10 @@ func (j *Journal) knownBefore(path string) (known, absent bool) {
 	}
 }
 
-// KeepOriginal records what the entry name of dir (canonical path p) is before a tool changes it, and
-// keeps a copy of it: a file's content, a link's target, a directory's whole tree (walked
-// through descriptors). An entry whose original cannot be kept must not be changed: the caller
-// fails the call.
+// KeepOriginal records what the entry name of dir (canonical path p) is before a tool changes
+// it, and keeps a copy of it: a file's content, a link's target, a directory's whole tree
+// (walked through descriptors). An entry whose original cannot be kept must not be changed: the
+// caller fails the call.
 func (j *Journal) KeepOriginal(ctx context.Context, dir *safefs.Dir, name, p string) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
