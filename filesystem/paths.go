@@ -3,7 +3,6 @@ package filesystem
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"path/filepath"
 	"syscall"
 
@@ -207,18 +206,4 @@ func withinCanonical(p, root string) bool {
 }
 
 // pathErr turns OS errors into short messages naming the path.
-func pathErr(p string, err error) error {
-	switch {
-	case errors.Is(err, errChanged):
-		return fmt.Errorf("%s: %w", p, errChanged)
-	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("%s does not exist", p)
-	case errors.Is(err, fs.ErrExist):
-		return fmt.Errorf("%s already exists", p)
-	}
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return fmt.Errorf("%s: %s: %v", p, pe.Op, pe.Err)
-	}
-	return fmt.Errorf("%s: %w", p, err)
-}
+func pathErr(p string, err error) error { return safefs.PathError(p, err) }

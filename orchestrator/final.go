@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/massgen-go/massgen/backends"
+	"github.com/massgen-go/massgen/changes"
 	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/internal/pathx"
 	"github.com/massgen-go/massgen/permissions"
@@ -125,7 +126,7 @@ func (r *run) deliveryRoots() []string {
 func deliveredPaths(res filesystem.Result, roots []string) []string {
 	var out []string
 	for _, c := range res.Changes {
-		if c.Op == filesystem.Deleted || !pathx.WithinAny(filepath.Clean(c.Path), roots) {
+		if c.Op == changes.Deleted || !pathx.WithinAny(filepath.Clean(c.Path), roots) {
 			continue
 		}
 		if fi, err := os.Lstat(c.Path); err == nil && fi.IsDir() {

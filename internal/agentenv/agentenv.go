@@ -19,6 +19,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/massgen-go/massgen/changes"
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/internal/agentenv/permconfig"
@@ -75,8 +76,8 @@ type Options struct {
 	External func(ctx context.Context, agent configs.Agent) map[string]filesystem.External
 	Logger   *zap.Logger
 	// Journal, when set, records the final role's changes to context paths for review and
-	// undo (filesystem.Journal); coordination cannot write there.
-	Journal *filesystem.Journal
+	// undo (changes.Journal); coordination cannot write there.
+	Journal *changes.Journal
 }
 
 // ConfigError is a fault of the config or the project rules (as opposed to the machine).
@@ -398,7 +399,7 @@ func (a *Agent) ClearWorkspace() error {
 	return snapshots.Clear(ws, snapshots.ClearOptions{
 		MassgenDir: a.env.cfg.MassgenDir(),
 		Trash: func(dir, name string) error {
-			return filesystem.MoveToTrash(a.env.trashDir, filepath.Join(dir, name), a.cfg.ID)
+			return changes.MoveToTrash(a.env.trashDir, filepath.Join(dir, name), a.cfg.ID)
 		},
 	})
 }
@@ -490,7 +491,7 @@ func (a *Agent) role(role Role) (*roleEnv, error) {
 	g := guard.New(pol, guard.Options{
 		Asker: e.o.Asker, Hooks: set, Audit: e.audit, Logger: log, Grants: a.grants,
 	})
-	var journal *filesystem.Journal
+	var journal *changes.Journal
 	if role == Final {
 		journal = e.o.Journal
 	}

@@ -21,12 +21,12 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/massgen-go/massgen/backends/pricing"
+	"github.com/massgen-go/massgen/changes"
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/cmd/configscmd"
 	"github.com/massgen-go/massgen/cmd/permissionscmd"
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/display"
-	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/internal/ask"
 	"github.com/massgen-go/massgen/internal/private"
 	"github.com/massgen-go/massgen/internal/project"
@@ -59,8 +59,8 @@ type Turn struct {
 	Outcome *Outcome
 	// Journal records the final agent's changes to context paths; Changes is what it found at
 	// the end of the turn (cmd/changes.go). UserDenials are the calls the user refused.
-	Journal     *filesystem.Journal
-	Changes     *filesystem.ChangeSet
+	Journal     *changes.Journal
+	Changes     *changes.ChangeSet
 	UserDenials []string
 	// JSON is the --output json display (nil otherwise).
 	JSON *display.JSON

@@ -11,9 +11,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/massgen-go/massgen/backends/pricing"
+	"github.com/massgen-go/massgen/changes"
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/configs"
-	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/internal/ask"
 	"github.com/massgen-go/massgen/internal/termtext"
 	"github.com/massgen-go/massgen/orchestrator"
@@ -105,7 +105,7 @@ func (s *sessionState) readOnly() []string {
 // save stores a finished turn (or, with res nil, an interrupted one), starting the session on
 // the first one (its folder is made with that turn), and marks the turn's change journal
 // recorded.
-func (s *sessionState) save(cfg *configs.Config, run, task string, started, ended time.Time, res *orchestrator.Result, changes *filesystem.ChangeSet) (string, error) {
+func (s *sessionState) save(cfg *configs.Config, run, task string, started, ended time.Time, res *orchestrator.Result, changes *changes.ChangeSet) (string, error) {
 	if s.cur == nil {
 		cur, err := s.store.New(started)
 		if err != nil {
