@@ -13,6 +13,7 @@ package roots
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 
 	"github.com/massgen-go/massgen/internal/safefs"
 )
@@ -116,14 +117,18 @@ func Resolved(in Input, res Resolver) (*Set, error) {
 	})
 }
 
-// Canonical is the canonical path of one absolute path, by the same walk Open uses: for the
-// commands that hold no agent environment (diff, undo) and check a recorded path against a root.
+// Canonical is the canonical path of one existing absolute path, by the same walk Open uses: for
+// the commands that hold no agent environment (diff, undo) and check a recorded path against a
+// root. A path that does not exist is an error (fs.ErrNotExist).
 func Canonical(abs string) (string, error) {
 	w, err := safefs.Resolve(abs, false)
 	if err != nil {
 		return "", err
 	}
 	defer w.Close()
+	if !w.Exists {
+		return "", &fs.PathError{Op: "resolve", Path: abs, Err: fs.ErrNotExist}
+	}
 	return w.Path, nil
 }
 
