@@ -242,7 +242,7 @@ func (e *Env) Shaped(path string) string {
 	}
 	path = filepath.Clean(path)
 	paths := []string{path}
-	if real, err := filepath.EvalSymlinks(path); err == nil && real != path {
+	if real, err := roots.Canonical(path); err == nil && real != path {
 		paths = append(paths, real)
 	}
 	for _, p := range paths {
@@ -263,7 +263,7 @@ func (e *Env) Shaped(path string) string {
 func (e *Env) buildShapers() {
 	for _, r := range permconfig.AgentContentRoots(e.cfg) {
 		e.contentRoots = append(e.contentRoots, filepath.Clean(r))
-		if real, err := filepath.EvalSymlinks(r); err == nil && real != filepath.Clean(r) {
+		if real, err := roots.Canonical(filepath.Clean(r)); err == nil && real != filepath.Clean(r) {
 			e.contentRoots = append(e.contentRoots, real)
 		}
 	}
