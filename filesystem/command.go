@@ -81,6 +81,15 @@ func sandboxPolicyOf(pol *permissions.Policy) sandbox.Policy {
 // SandboxPolicy is what the agent's commands may touch under pol (as execute_command's).
 func SandboxPolicy(pol *permissions.Policy) sandbox.Policy { return sandboxPolicyOf(pol) }
 
+// SandboxWorkspace is the agent's workspace as resolved when its environment was built (the
+// working directory of its custom tools' processes), or "" when it has none.
+func SandboxWorkspace(pol *permissions.Policy) string {
+	if ws := pol.Managed().Workspace; ws != nil {
+		return ws.Path
+	}
+	return ""
+}
+
 // trashFromDir moves what a command's clean-up takes away (name in the opened directory dir)
 // to the run's trash, when there is one.
 func (t *Toolset) trashFromDir(dir *os.File, name, path string) (string, error) {
