@@ -23,8 +23,10 @@ func (t *Toolset) journaled(p string) bool {
 	if root == "" {
 		return false
 	}
-	for _, cp := range t.pol.Spec().ContextPaths {
-		if cp.Write && resolveRoot(cp.Path) == root {
+	// The context paths as resolved once when the agent's environment was built.
+	ctx := t.pol.Managed().Context
+	for i, cp := range t.pol.Spec().ContextPaths {
+		if cp.Write && ctx[i].Path == root {
 			return true
 		}
 	}

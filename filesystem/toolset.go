@@ -358,7 +358,7 @@ func (t *Toolset) callCustom(ctx context.Context, req permissions.Request) Resul
 		return denied(d)
 	}
 	r := t.o.Custom.Call(ctx, req.Tool, req.Args, CommandSandbox{
-		Mode: t.o.Sandbox, Policy: t.sandboxPolicy(), Workspace: t.pol.Spec().Workspace, Trash: t.trashFromDir, Log: t.log,
+		Mode: t.o.Sandbox, Policy: t.sandboxPolicy(), Workspace: SandboxWorkspace(t.pol), Trash: t.trashFromDir, Log: t.log,
 		Limits: t.o.CommandLimits, Network: t.commandNetwork(ctx, req.Tool),
 	})
 	t.guard.Done(ctx, req, d, r.Content, r.IsError)

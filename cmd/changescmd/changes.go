@@ -18,6 +18,7 @@ import (
 	"github.com/massgen-go/massgen/cmd/sessionscmd"
 	"github.com/massgen-go/massgen/internal/layout"
 	"github.com/massgen-go/massgen/internal/pathx"
+	"github.com/massgen-go/massgen/internal/roots"
 	"github.com/massgen-go/massgen/internal/runlock"
 	"github.com/massgen-go/massgen/internal/termtext"
 	"github.com/massgen-go/massgen/session"
@@ -174,24 +175,26 @@ func turnChanges(o *Options, pending bool) (*session.Session, int, session.Turn,
 // and every path it names inside one of the turn's context paths. Undo writes those paths from
 // those copies, so a changes.json edited by anyone else must not steer it.
 func checkChangeSet(cs *changes.ChangeSet, trash string, t session.Turn) error {
+	// Both resolved by the walk that resolves an agent's roots (internal/roots), which follows
+	// links only as the kernel would, once.
 	same := func(a, b string) bool {
-		ra, err1 := filepath.EvalSymlinks(a)
-		rb, err2 := filepath.EvalSymlinks(b)
+		ra, err1 := roots.Canonical(a)
+		rb, err2 := roots.Canonical(b)
 		return err1 == nil && err2 == nil && ra == rb
 	}
 	if !same(cs.TrashRoot, trash) {
 		return fmt.Errorf("its changes are kept in %s, not in this folder's %s: run massgen from the folder the run was in", cs.TrashRoot, trash)
 	}
-	var roots []string
+	var within []string
 	for _, cp := range t.ContextPaths {
-		roots = append(roots, filepath.Clean(cp.Path))
-		if r, err := filepath.EvalSymlinks(cp.Path); err == nil {
-			roots = append(roots, r)
+		within = append(within, filepath.Clean(cp.Path))
+		if r, err := roots.Canonical(cp.Path); err == nil {
+			within = append(within, r)
 		}
 	}
 	for _, r := range cs.Records {
 		inside := false
-		for _, root := range roots {
+		for _, root := range within {
 			inside = inside || pathx.Within(r.Path, root)
 		}
 		if !inside {

@@ -30,6 +30,7 @@ import (
 	"github.com/massgen-go/massgen/internal/ask"
 	"github.com/massgen-go/massgen/internal/private"
 	"github.com/massgen-go/massgen/internal/project"
+	"github.com/massgen-go/massgen/internal/roots"
 	"github.com/massgen-go/massgen/internal/runlock"
 	"github.com/massgen-go/massgen/internal/termtext"
 	"github.com/massgen-go/massgen/internal/tmpsweep"
@@ -321,11 +322,18 @@ func lockProject(ctx context.Context, opts *RunOptions, cfg *configs.Config) (*r
 
 // sweepTemp removes the temp files interrupted writes left in the context paths, and says so.
 func sweepTemp(ctx context.Context, opts *RunOptions, st *runState, when string) {
-	var roots []string
+	// Each context path as the agents' environments resolve it (internal/roots): a context path
+	// given as a link is swept where it leads, not taken for a file. The sweeps run before the
+	// environments are built and after they are gone, so they resolve it themselves.
+	var sweep []string
 	for _, cp := range st.cfg.Orchestrator.ContextPaths {
-		roots = append(roots, cp.Path)
+		p := cp.Path
+		if r, err := roots.Canonical(p); err == nil {
+			p = r
+		}
+		sweep = append(sweep, p)
 	}
-	rep, err := tmpsweep.Sweep(ctx, roots, st.logger.With(zap.String("sweep", when)))
+	rep, err := tmpsweep.Sweep(ctx, sweep, st.logger.With(zap.String("sweep", when)))
 	if err != nil {
 		st.logger.Warn("sweeping temp files", zap.Error(err))
 		fmt.Fprintf(opts.IO.ErrOut, "Warning: removing the temp files of interrupted writes: %s\n", termtext.Line(err.Error()))
