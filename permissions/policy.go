@@ -258,10 +258,10 @@ func newPolicyFlavour(spec Spec, fsx fsys, foldCase bool, flav flavour) (*Policy
 		}
 	}
 	var err error
-	if p.allow, err = parseRules(spec.Allow); err != nil {
+	if p.allow, err = parseRules(spec.Allow, spec.Tools); err != nil {
 		return nil, err
 	}
-	if p.deny, err = parseRules(spec.Deny); err != nil {
+	if p.deny, err = parseRules(spec.Deny, spec.Tools); err != nil {
 		return nil, err
 	}
 	if p.foldCase {
