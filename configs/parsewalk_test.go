@@ -16,6 +16,29 @@ import (
 // walkCases are configs the one walk is held to the two walks before it with: every example,
 // the shared MassGen configs when present, and YAML that aliases, merges and refuses words.
 func walkCases(t testing.TB) map[string][]byte {
+	cases := walkSeeds()
+	for _, n := range Examples() {
+		data, err := Example(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cases["example "+n] = data
+	}
+	for _, dir := range []string{"/work/shared/massgen-0.1.91/massgen/configs", "/work/shared/massgen-configs"} {
+		_ = filepath.WalkDir(dir, func(p string, e os.DirEntry, err error) error {
+			if err == nil && !e.IsDir() && strings.HasSuffix(p, ".yaml") {
+				if data, err := os.ReadFile(p); err == nil {
+					cases[p] = data
+				}
+			}
+			return nil
+		})
+	}
+	return cases
+}
+
+// walkSeeds are the small hand-made cases (the fuzzer's seeds, with one example).
+func walkSeeds() map[string][]byte {
 	cases := map[string][]byte{
 		"words": []byte(`agents:
   - id: a
@@ -53,23 +76,6 @@ orchestrator:
 		"mcp servers":       []byte("agent: {id: a, backend: {type: openai, mcp_servers: {fs: {command: npx}, bad: 1}}}\n"),
 		"null and scalars":  []byte("agents: ~\norchestrator: 3\n"),
 		"sequence of words": []byte("agents: [{id: a, backend: {type: openai}, permissions: {mode: [acceptEdits]}}]\n"),
-	}
-	for _, n := range Examples() {
-		data, err := Example(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cases["example "+n] = data
-	}
-	for _, dir := range []string{"/work/shared/massgen-0.1.91/massgen/configs", "/work/shared/massgen-configs"} {
-		_ = filepath.WalkDir(dir, func(p string, e os.DirEntry, err error) error {
-			if err == nil && !e.IsDir() && strings.HasSuffix(p, ".yaml") {
-				if data, err := os.ReadFile(p); err == nil {
-					cases[p] = data
-				}
-			}
-			return nil
-		})
 	}
 	return cases
 }
@@ -170,7 +176,10 @@ func TestSchemaWalkAsBefore(t *testing.T) {
 
 // FuzzSchemaWalk: for any YAML, the one walk does what the two did.
 func FuzzSchemaWalk(f *testing.F) {
-	for _, data := range walkCases(f) {
+	for _, data := range walkSeeds() {
+		f.Add(data)
+	}
+	if data, err := Example("basic/single/single_agent"); err == nil {
 		f.Add(data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
