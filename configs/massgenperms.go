@@ -44,6 +44,36 @@ const (
 	classCommand = "@command"
 )
 
+// MassGen's actions are command, mcp, * and read_url, and its file actions, each named after
+// the access it judges: <access>_file. massgen maps a file action onto the engine's class of the
+// same access (read -> @read, write -> @write), which names every tool whose declaration reads
+// (or writes or deletes) a path, whatever the tool is called: the words are MassGen's grammar,
+// derived here from the classes, never a list of massgen's tools (TestBackendPermissionToolLists
+// checks each word also names the built-in tool of its class, as MassGen's tools are named).
+const (
+	actionCommand = "command"
+	actionMCP     = "mcp"
+	actionAny     = "*"
+	actionReadURL = "read_url"
+	fileObject    = "_file" // a file action is its access, then this
+)
+
+// fileClasses are the classes MassGen has a file action for, in MassGen's order.
+var fileClasses = []string{classRead, classWrite}
+
+// fileAction is MassGen's file action for a class: @read -> read_file.
+func fileAction(class string) string { return strings.TrimPrefix(class, "@") + fileObject }
+
+// backendActions lists MassGen's actions as its documentation does.
+func backendActions() string {
+	words := []string{actionCommand}
+	for _, c := range fileClasses {
+		words = append(words, fileAction(c))
+	}
+	words = append(words, actionReadURL, actionMCP)
+	return strings.Join(words, ", ") + " and " + actionAny
+}
+
 // backendRoles are MassGen's role presets massgen maps: each denies every write and command.
 var backendRoles = []string{"read-only", "researcher"}
 
@@ -113,20 +143,21 @@ func mapBackendRule(rule string) ([]string, string) {
 		target = "*"
 	}
 	switch action {
-	case "command":
+	case actionCommand:
 		return []string{classCommand + "(" + target + ")"}, ""
-	case "read_file":
-		return []string{classRead + "(" + target + ")"}, ""
-	case "write_file":
-		return []string{classWrite + "(" + target + ")"}, ""
-	case "mcp":
+	case actionMCP:
 		return []string{"mcp__" + strings.ReplaceAll(target, "/", "__")}, ""
-	case "*":
+	case actionAny:
 		return []string{"*(" + target + ")"}, ""
-	case "read_url":
+	case actionReadURL:
 		return nil, fmt.Sprintf("%q is not mapped: massgen has no rule over URLs (a command's network is command_network's, MCP tools are named by mcp__server__tool rules)", rule)
 	}
-	return nil, fmt.Sprintf("%q: unknown action %s (MassGen's are command, read_file, write_file, read_url, mcp and *)", rule, action)
+	for _, c := range fileClasses {
+		if action == fileAction(c) {
+			return []string{c + "(" + target + ")"}, ""
+		}
+	}
+	return nil, fmt.Sprintf("%q: unknown action %s (MassGen's are %s)", rule, action, backendActions())
 }
 
 // mapBackendPermissions adds each agent's mapped backend permissions to its permissions

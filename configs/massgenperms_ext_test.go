@@ -64,6 +64,32 @@ func TestBackendPermissionToolLists(t *testing.T) {
 			t.Errorf("no built-in tool is in the %s class", kind)
 		}
 	}
+	// MassGen's file actions are the names of MassGen's file tools, which massgen's share: of
+	// the built-in tools exactly read_file and write_file are MassGen actions, each mapped onto
+	// the class its declaration is in. configs derives the words (it cannot read the registry):
+	// they must name those tools.
+	var actions []string
+	for _, tool := range filesystem.Builtins() {
+		m := configs.MapBackendPermissions(&configs.BackendPermissions{Rules: configs.BackendRules{Deny: []string{tool.Name() + "(x)"}}})
+		if len(m.NotMapped) > 0 {
+			continue
+		}
+		actions = append(actions, tool.Name())
+		want := classes["read"] + "(x)"
+		if tool.Writes() {
+			want = classes["write"] + "(x)"
+		}
+		if !slices.Equal(m.Deny, []string{want}) {
+			t.Errorf("MassGen's %s(x) maps to %q, want %s (the class of massgen's %s)", tool.Name(), m.Deny, want, tool.Name())
+		}
+	}
+	if !slices.Equal(actions, []string{"read_file", "write_file"}) {
+		t.Errorf("MassGen's file actions among the built-in tools: %q, want read_file and write_file", actions)
+	}
+	m := configs.MapBackendPermissions(&configs.BackendPermissions{Rules: configs.BackendRules{Deny: []string{"delete_file(x)"}}})
+	if len(m.NotMapped) != 1 || m.NotMapped[0].Why != `"delete_file(x)": unknown action delete_file (MassGen's are command, read_file, write_file, read_url, mcp and *)` {
+		t.Errorf("delete_file(x), not a MassGen action: %+v", m)
+	}
 }
 
 // The mapped rules decide in the permission engine: MassGen's deny rule refuses the command it

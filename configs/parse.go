@@ -22,7 +22,14 @@ type document struct {
 	root  *yaml.Node // the top-level mapping
 	lines map[string]int
 
-	aliased map[*yaml.Node]bool // alias targets being walked by index (an alias may contain itself)
+	aliased map[*yaml.Node]bool // alias targets being walked (an alias may contain itself)
+
+	// walked is where index's walk began, refused the words it refused (checkWords reports them).
+	walked  walkStart
+	refused []Problem
+	// blanked holds the value of each word checkWord refused (and blanked), for the lines.
+	blanked map[*yaml.Node]string
+	fields  map[reflect.Type]schemaFields // fieldsOf
 }
 
 // lineOf returns the line of path, or of its nearest ancestor that has one.
@@ -211,54 +218,35 @@ func (d *document) normalize() []Problem {
 	return probs
 }
 
-// index walks the tree along the schema and records the line of every key and list item. What
-// massgen does with each key is checkKeys's business (keycheck.go).
+// index walks the tree along the schema once (walk): it records the line of every key and list
+// item (what massgen does with each key is checkKeys's business, keycheck.go) and checks the
+// words on the way, keeping what it refused for checkWords to report.
 func (d *document) index(n *yaml.Node, t reflect.Type, path string) {
-	n, done, ok := followAlias(&d.aliased, n)
-	if !ok {
-		return
-	}
-	defer done()
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t.Kind() {
-	case reflect.Struct:
-		if n.Kind != yaml.MappingNode {
-			return // the decoder reports the type mismatch
-		}
-		fields, inline := yamlFields(t)
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			if k.Value == "<<" { // YAML merge key
-				d.index(v, t, path)
-				continue
-			}
-			p := joinPath(path, k.Value)
-			d.lines[p] = k.Line
-			if ft, ok := fields[k.Value]; ok {
-				d.index(v, ft, p)
-			} else if inline {
-				d.indexAny(v, p)
-			}
-		}
-	case reflect.Slice:
-		if n.Kind != yaml.SequenceNode {
-			return
-		}
-		for i, item := range n.Content {
-			p := fmt.Sprintf("%s[%d]", path, i)
-			d.lines[p] = item.Line
-			d.index(item, t.Elem(), p)
-		}
-	case reflect.Map, reflect.Interface:
-		d.indexAny(n, path)
-	}
+	d.walked = walkStart{n: n, t: t, path: path}
+	d.refused = nil
+	d.walk(n, t, t, path, func(p Problem) { d.refused = append(d.refused, p) })
 }
 
-// indexAny records the lines of a value the schema does not type (Extra keys such as
-// orchestrator.coordination), so findings about its keys have lines too.
-func (d *document) indexAny(n *yaml.Node, path string) {
+// walkStart is where index's walk began: checkWords from the same place reports what it found.
+type walkStart struct {
+	n    *yaml.Node
+	t    reflect.Type
+	path string
+}
+
+// anyType stands for a value the schema does not type (a map, an interface, the extra keys of
+// an inline map): the lines of every key below it are recorded.
+var anyType = reflect.TypeFor[any]()
+
+// walk is the one walk along the schema, for its two visitors at once: lines is the schema type
+// the key lines follow (anyType: every key below; nil: none), words the type along which
+// values that decode themselves are checked (nil: none below). Where the two read a node
+// differently (a merge key in a typed map), each goes its own way.
+func (d *document) walk(n *yaml.Node, lines, words reflect.Type, path string, add func(Problem)) {
+	lines, words = linesType(lines), wordsType(words)
+	if lines == nil && words == nil {
+		return
+	}
 	n, done, ok := followAlias(&d.aliased, n)
 	if !ok {
 		return
@@ -266,22 +254,153 @@ func (d *document) indexAny(n *yaml.Node, path string) {
 	defer done()
 	switch n.Kind {
 	case yaml.MappingNode:
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k := n.Content[i]
-			if k.Value == "<<" {
-				d.indexAny(n.Content[i+1], path)
-				continue
-			}
-			p := joinPath(path, k.Value)
-			d.lines[p] = k.Line
-			d.indexAny(n.Content[i+1], p)
-		}
+		d.walkMapping(n, lines, words, path, add)
 	case yaml.SequenceNode:
-		for i, item := range n.Content {
-			p := fmt.Sprintf("%s[%d]", path, i)
-			d.lines[p] = item.Line
-			d.indexAny(item, p)
+		d.walkSequence(n, lines, words, path, add)
+	}
+}
+
+// linesType is what the lines visitor makes of a schema type: a struct or a slice is followed,
+// a map or an interface is not typed (anyType), anything else holds no keys.
+func linesType(t reflect.Type) reflect.Type {
+	t = elemType(t)
+	if t == nil {
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Slice:
+		return t
+	case reflect.Map, reflect.Interface:
+		return anyType
+	}
+	return nil
+}
+
+// wordsType is what the words visitor makes of a schema type: structs, slices and maps hold
+// values to check; anything else nothing.
+func wordsType(t reflect.Type) reflect.Type {
+	t = elemType(t)
+	if t == nil {
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Slice, reflect.Map:
+		return t
+	}
+	return nil
+}
+
+func elemType(t reflect.Type) reflect.Type {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
+}
+
+func (d *document) walkMapping(n *yaml.Node, lines, words reflect.Type, path string, add func(Problem)) {
+	linesOn := lines != nil && (lines == anyType || lines.Kind() == reflect.Struct)
+	wordsOn := words != nil && words.Kind() != reflect.Slice
+	if !linesOn && !wordsOn {
+		return
+	}
+	var lineFields, wordFields map[string]reflect.Type
+	inline := false
+	if linesOn && lines != anyType {
+		lineFields, inline = d.fieldsOf(lines)
+	}
+	if wordsOn && words.Kind() == reflect.Struct {
+		wordFields, _ = d.fieldsOf(words)
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		// Each half goes to a path with a type below this key (nil: nothing below). A merge key
+		// brings its mapping's keys to this level, for a struct or an untyped value; a typed
+		// map's values are checked under every key, "<<" too. The lines half reads a key as it
+		// was before any word was blanked (an anchored key may be a refused word elsewhere).
+		var lp, wp string
+		var lt, wt reflect.Type
+		if linesOn {
+			key := k.Value
+			if orig, ok := d.blanked[k]; ok {
+				key = orig
+			}
+			if key == "<<" {
+				lp, lt = path, lines
+			} else {
+				lp = joinPath(path, key)
+				d.lines[lp] = k.Line
+				if ft, ok := lineFields[key]; ok {
+					lt = ft
+				} else if lines == anyType || inline {
+					lt = anyType
+				}
+			}
 		}
+		if wordsOn {
+			switch {
+			case words.Kind() == reflect.Map:
+				wp = joinPath(path, k.Value)
+				wt = d.checkWord(k, v, words.Elem(), wp, add)
+			case k.Value == "<<":
+				wp, wt = path, words
+			default:
+				wp = joinPath(path, k.Value)
+				if ft, ok := wordFields[k.Value]; ok {
+					wt = d.checkWord(k, v, ft, wp, add)
+				}
+			}
+		}
+		if lp == wp || lt == nil || wt == nil {
+			if lt == nil {
+				lp = wp
+			}
+			d.walk(v, lt, wt, lp, add)
+			continue
+		}
+		d.walk(v, lt, nil, lp, add)
+		d.walk(v, nil, wt, wp, add)
+	}
+}
+
+// schemaFields are a struct's YAML keys (yamlFields), looked up once per type and walk.
+type schemaFields struct {
+	fields map[string]reflect.Type
+	inline bool
+}
+
+// fieldsOf is yamlFields(t), computed once per document.
+func (d *document) fieldsOf(t reflect.Type) (map[string]reflect.Type, bool) {
+	if f, ok := d.fields[t]; ok {
+		return f.fields, f.inline
+	}
+	fields, inline := yamlFields(t)
+	if d.fields == nil {
+		d.fields = map[reflect.Type]schemaFields{}
+	}
+	d.fields[t] = schemaFields{fields, inline}
+	return fields, inline
+}
+
+func (d *document) walkSequence(n *yaml.Node, lines, words reflect.Type, path string, add func(Problem)) {
+	linesOn := lines != nil && (lines == anyType || lines.Kind() == reflect.Slice)
+	wordsOn := words != nil && words.Kind() == reflect.Slice
+	for i, item := range n.Content {
+		if !linesOn && !wordsOn {
+			return
+		}
+		p := fmt.Sprintf("%s[%d]", path, i)
+		var childLines, childWords reflect.Type
+		if linesOn {
+			d.lines[p] = item.Line
+			childLines = anyType
+			if lines != anyType {
+				childLines = lines.Elem()
+			}
+		}
+		if wordsOn {
+			childWords = d.checkWord(item, item, words.Elem(), p, add)
+		}
+		d.walk(item, childLines, childWords, p, add)
 	}
 }
 
@@ -344,69 +463,43 @@ var textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
 // vocabularies of internal/vocab: modes, levels, permissions) and reports each one it refuses
 // at its key's line, with the words known. The refused value is blanked in the tree, so the
 // decoder goes on and the other problems of the file are found too (yaml.v3 would stop at the
-// first refusal, without a line).
+// first refusal, without a line). After index from the same place, its walk checked them
+// already: what it refused is reported; otherwise (a file without a key table) the words are
+// walked for alone.
 func (d *document) checkWords(n *yaml.Node, t reflect.Type, path string, add func(Problem)) {
-	n, done, ok := followAlias(&d.aliased, n)
-	if !ok {
+	if d.walked == (walkStart{n: n, t: t, path: path}) && n != nil {
+		for _, p := range d.refused {
+			add(p)
+		}
+		d.walked, d.refused = walkStart{}, nil
 		return
 	}
-	defer done()
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t.Kind() {
-	case reflect.Struct:
-		if n.Kind != yaml.MappingNode {
-			return
-		}
-		fields, _ := yamlFields(t)
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			if k.Value == "<<" {
-				d.checkWords(v, t, path, add)
-				continue
-			}
-			if ft, ok := fields[k.Value]; ok {
-				d.checkWord(k, v, ft, joinPath(path, k.Value), add)
-			}
-		}
-	case reflect.Slice:
-		if n.Kind != yaml.SequenceNode {
-			return
-		}
-		for i, item := range n.Content {
-			d.checkWord(item, item, t.Elem(), fmt.Sprintf("%s[%d]", path, i), add)
-		}
-	case reflect.Map:
-		if n.Kind != yaml.MappingNode {
-			return
-		}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k := n.Content[i]
-			d.checkWord(k, n.Content[i+1], t.Elem(), joinPath(path, k.Value), add)
-		}
-	}
+	d.walk(n, nil, t, path, add)
 }
 
-// checkWord checks the value v (at key k) of type t: a word when t decodes itself, else the
-// values below it.
-func (d *document) checkWord(k, v *yaml.Node, t reflect.Type, path string, add func(Problem)) {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
+// checkWord checks the value v (at key k) of type t when t decodes itself, and returns nil;
+// else it returns the type the words below v are checked along.
+func (d *document) checkWord(k, v *yaml.Node, t reflect.Type, path string, add func(Problem)) reflect.Type {
+	t = elemType(t)
 	if !reflect.PointerTo(t).Implements(textUnmarshaler) {
-		d.checkWords(v, t, path, add)
-		return
+		return t
 	}
 	s := deref(v)
 	if s == nil || s.Kind != yaml.ScalarNode || s.Tag == "!!null" {
-		return // the decoder reports a mapping or list where a word belongs
+		return nil // the decoder reports a mapping or list where a word belongs
 	}
 	u := reflect.New(t).Interface().(encoding.TextUnmarshaler)
 	if err := u.UnmarshalText([]byte(s.Value)); err != nil {
 		add(Problem{File: d.file, Line: k.Line, Key: path, Message: path + ": " + err.Error()})
+		if d.blanked == nil {
+			d.blanked = map[*yaml.Node]string{}
+		}
+		if _, ok := d.blanked[s]; !ok {
+			d.blanked[s] = s.Value
+		}
 		s.Value, s.Tag, s.Style = "", "!!str", 0
 	}
+	return nil
 }
 
 // DecodeStrict decodes a YAML file of massgen's own that has no key table (such as

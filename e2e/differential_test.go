@@ -36,6 +36,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/internal/agentenv/permconfig"
 	"github.com/massgen-go/massgen/permissions/trust"
 )
@@ -516,7 +517,7 @@ func approveRuleFiles(t *testing.T, files ...string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		progs, err := permconfig.RulesFilePrograms(f, data, filepath.Dir(files[0]), os.Environ())
+		progs, err := permconfig.RulesFilePrograms(f, data, filepath.Dir(files[0]), os.Environ(), filesystem.Table())
 		if err != nil {
 			t.Fatal(err)
 		}

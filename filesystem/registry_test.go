@@ -18,29 +18,6 @@ import (
 	"github.com/massgen-go/massgen/permissions/toolargs"
 )
 
-// nameElsewhere are the files outside a tool's declaration that may spell its name, each for a
-// fact of its own (a test below ties each to the registry, so they cannot drift from it):
-var nameElsewhere = map[string]struct {
-	names []string
-	why   string
-}{
-	// MassGen 0.1.97's backend.permissions rules are written with MassGen's action words,
-	// read_file(P) and write_file(P), which configs maps onto the engine's tool classes (@read,
-	// @write): the words are MassGen's syntax, not lists of massgen's tools (the classes are
-	// read from each tool's declaration; TestBackendPermissionToolLists).
-	"configs/massgenperms.go": {
-		names: []string{"read_file", "write_file"},
-		why:   "MassGen's action words in backend.permissions rules",
-	},
-	// The permission engine knows shell tools by name (rules such as execute_command(npm test*)
-	// are read before any call, by name); TestNamesAgreeWithPermissions checks the declaration
-	// and the name agree.
-	"permissions/toolargs/classify.go": {
-		names: []string{ExecuteCommand},
-		why:   "the names the permission engine recognises shell tools by",
-	},
-}
-
 // moduleRoot is the repository root (this package's parent).
 func moduleRoot(t *testing.T) string {
 	t.Helper()
@@ -98,18 +75,12 @@ func stringLiterals(t *testing.T, root string) map[string][]string {
 
 // TestEachToolDeclaredOnce: a built-in tool is one file. Its name is a string in exactly one
 // non-test Go file of the module, its declaration filesystem/<name>.go, beside its description
-// filesystem/<name>.md (besides the files nameElsewhere lists, each for a fact of its own): no
-// list, switch or table elsewhere names it, so adding a tool is adding its file.
+// filesystem/<name>.md: no list, switch or table elsewhere names it (the permission engine knows
+// command tools by their declarations, MassGen's action words are derived from the engine's
+// classes), so adding a tool is adding its file.
 func TestEachToolDeclaredOnce(t *testing.T) {
 	root := moduleRoot(t)
 	lits := stringLiterals(t, root)
-	allowed := map[string][]string{}
-	for file, e := range nameElsewhere {
-		for _, n := range e.names {
-			allowed[n] = append(allowed[n], file)
-		}
-	}
-	used := map[string]bool{}
 	for _, tl := range Builtins() {
 		name := tl.Name()
 		decl := "filesystem/" + name + ".go"
@@ -119,8 +90,6 @@ func TestEachToolDeclaredOnce(t *testing.T) {
 			switch {
 			case f == decl:
 				found = true
-			case slices.Contains(allowed[name], f):
-				used[f+" "+name] = true
 			default:
 				others = append(others, f)
 			}
@@ -136,14 +105,6 @@ func TestEachToolDeclaredOnce(t *testing.T) {
 			t.Errorf("%s: no description beside its declaration: %v", name, err)
 		} else if strings.TrimSpace(string(md)) == "" || (!strings.Contains(string(md), "{{") && strings.TrimSpace(string(md)) != tl.Description()) {
 			t.Errorf("%s: the description is not %s.md", name, name)
-		}
-	}
-	// Every exception is still needed: one that no longer holds is taken off the list.
-	for file, e := range nameElsewhere {
-		for _, n := range e.names {
-			if !used[file+" "+n] {
-				t.Errorf("nameElsewhere: %s no longer spells %s (%s): remove it from the list", file, n, e.why)
-			}
 		}
 	}
 }
@@ -198,8 +159,15 @@ func TestNamesAgreeWithPermissions(t *testing.T) {
 		if got := toolargs.IsWriteTool(name); got != tl.Writes() {
 			t.Errorf("%s: by its name a write tool %v, by its declaration %v", name, got, tl.Writes())
 		}
-		if got := toolargs.IsCommandTool(name); got != decl.Command {
-			t.Errorf("%s: by its name a command tool %v, by its declaration %v", name, got, decl.Command)
+		// Command-ness is the declaration's: the table says it, under any MCP prefix and in
+		// any case; the name alone (no table) says nothing of massgen's tools.
+		for _, n := range []string{name, "mcp__fs__" + name, strings.ToUpper(name)} {
+			if got := table.IsCommand(n); got != decl.Command {
+				t.Errorf("%s: the table judges it a command tool %v, its declaration %v", n, got, decl.Command)
+			}
+		}
+		if toolargs.Table(nil).IsCommand(name) || toolargs.IsShellName(name) {
+			t.Errorf("%s: a command tool by its name alone: the permission engine spells it", name)
 		}
 		if got, ok := table.Known("mcp__fs__" + name); !ok || !reflect.DeepEqual(got, decl) {
 			t.Errorf("mcp__fs__%s is judged as %+v, not by massgen's declaration", name, got)

@@ -80,9 +80,11 @@ type Spec struct {
 	// Private are paths no tool may touch, reads included, even when they lie inside a context
 	// path: other agents' workspaces and the snapshot storage (which holds real agent ids).
 	Private []string
-	// Tools declares massgen's built-in tools (filesystem.Table()): their path arguments are
+	// Tools declares massgen's built-in tools (filesystem.Table()): their path arguments, and
+	// which of them run commands (rules such as execute_command(re:...) are read with it), are
 	// known, never guessed from names. nil: only the reference MCP filesystem server's tools
-	// are known, and the rest is classified by heuristics.
+	// are known, and the rest is classified by heuristics (a massgen tool name then means
+	// nothing: the Toolset gives each call its declaration, Request.Decl).
 	Tools toolargs.Table
 	// Roots, when set, are the managed roots above (workspace, temp workspaces, read-only,
 	// context, protected and private paths) already resolved and held open, once, by the agent's

@@ -50,7 +50,7 @@ func TestRuleToolClasses(t *testing.T) {
 }
 
 func TestRuleToolClassUnknown(t *testing.T) {
-	err := ValidateRules([]string{"@delete(x)"})
+	err := ValidateRules([]string{"@delete(x)"}, testTools)
 	if err == nil || !strings.Contains(err.Error(), "unknown tool class @delete") || !strings.Contains(err.Error(), "@read, @write, @command") {
 		t.Fatalf("err = %v", err)
 	}

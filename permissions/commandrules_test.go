@@ -3,6 +3,8 @@ package permissions
 import (
 	"strings"
 	"testing"
+
+	"github.com/massgen-go/massgen/permissions/toolargs"
 )
 
 // Command rules by regular expression ("re:" and "!re:"), as MassGen's command_line_allowed_commands
@@ -88,5 +90,77 @@ func BenchmarkCommandRegexRules(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "decisions/s")
 		})
+	}
+}
+
+// Command-ness comes from the tool table the Policy is given (the tools' declarations), never
+// from a list of names in the engine: a rule naming a declared command tool takes a command
+// line or re:PATTERN, whatever the tool is called, and a tool merely named like massgen's
+// command tool, in a table that does not declare it, is judged by its declaration alone.
+func TestCommandRulesFromDeclaration(t *testing.T) {
+	tr := newTree(t)
+	runTask := toolargs.NewTable(toolargs.Tool{Name: "run_task", Command: true})
+	tests := []struct {
+		name  string
+		tools toolargs.Table
+		deny  string
+		tool  string
+		args  map[string]any
+		hit   bool
+	}{
+		{"re: on massgen's command tool", testTools, "execute_command(re:rm)", "execute_command", map[string]any{"command": "ls && rm a.txt"}, true},
+		{"glob on massgen's command tool", testTools, "execute_command(npm test*)", "execute_command", map[string]any{"command": "npm test --watch"}, true},
+		{"re: in another case", testTools, "EXECUTE_COMMAND(re:rm)", "EXECUTE_COMMAND", map[string]any{"command": "ls && rm a.txt"}, true},
+		{"re: behind an MCP prefix", testTools, "mcp__*__execute_command(re:rm)", "mcp__x__execute_command", map[string]any{"command": "rm a.txt"}, true},
+		{"re: on a command tool declared under another name", runTask, "run_task(re:rm)", "run_task", map[string]any{"command": "ls; rm a.txt"}, true},
+		{"glob on a command tool declared under another name", runTask, "run_task(npm test*)", "run_task", map[string]any{"command": "npm test --watch"}, true},
+		{"re: misses other programs", runTask, "run_task(re:rm)", "run_task", map[string]any{"command": "ls -l"}, false},
+		{"@command names the declared tool", runTask, "@command(re:rm)", "run_task", map[string]any{"command": "rm a.txt"}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := tr.spec(Final)
+			s.Tools, s.Deny, s.Sandboxed = tt.tools, []string{tt.deny}, true
+			d := mustPolicy(t, s).Decide(Request{Tool: tt.tool, Args: tt.args})
+			if hit := d.Rule == RuleDenyRule; hit != tt.hit {
+				t.Errorf("%s on %s %v: %s (%s); want denied by the rule: %v", tt.deny, tt.tool, tt.args, d.Rule, d.Reason, tt.hit)
+			}
+		})
+	}
+	// Rules are read with the table: a bad regular expression is one only for a command tool.
+	for _, tt := range []struct {
+		rule  string
+		tools toolargs.Table
+		want  string
+	}{
+		{"execute_command(re:[)", testTools, "bad regular expression"},
+		{"run_task(re:[)", runTask, "bad regular expression"},
+		{"execute_command(re:[)", runTask, "bad argument pattern"},
+		{"execute_command(re:[)", nil, "bad argument pattern"},
+	} {
+		err := ValidateRules([]string{tt.rule}, tt.tools)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s with %v: %v, want %q", tt.rule, tt.tools, err, tt.want)
+		}
+	}
+	// Without a declaration, the name says nothing: the call runs no command the engine knows
+	// of, and a rule naming it matches the tool, not a command line.
+	s := tr.spec(Final)
+	s.Tools, s.Sandboxed = runTask, true
+	p := mustPolicy(t, s)
+	for _, r := range []Request{
+		{Tool: "execute_command", Args: map[string]any{"command": "rm a.txt"}},
+		{Tool: "mcp__x__execute_command", Args: map[string]any{"command": "rm a.txt"}},
+	} {
+		if p.IsCommand(r) {
+			t.Errorf("%s is a command tool by its name alone", r.Tool)
+		}
+	}
+	decl := toolargs.Tool{Name: "execute_command"}
+	if p.IsCommand(Request{Tool: "execute_command", Decl: &decl}) {
+		t.Error("a declaration without Command is overruled by the name")
+	}
+	if !p.IsCommand(Request{Tool: "bash"}) || !p.IsCommand(Request{Tool: "mcp__x__Shell"}) {
+		t.Error("another runtime's shell tool is not a command tool")
 	}
 }

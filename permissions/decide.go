@@ -72,6 +72,7 @@ func (p *Policy) decide(r Request) (Decision, decideInfo) {
 			call.decl = &d
 		}
 	}
+	call.cmd = isCommandCall(p.spec.Tools, r.Tool, call.decl)
 	if err == nil {
 		call.command = ex.command
 	}

@@ -301,7 +301,8 @@ func TestWindowsFlavourPolicy(t *testing.T) {
 func TestWindowsFlavourCommands(t *testing.T) {
 	spec := Spec{Agent: "agent_a", Role: Final, Home: `C:\Users\u`, Workspace: `C:\Users\u\ws`,
 		ContextPaths: []ContextPath{{Path: `C:\proj`, Write: true}},
-		Allow:        []string{"execute_command(python *)", "execute_command(npm test)", "execute_command(git status*)"}}
+		Allow:        []string{"execute_command(python *)", "execute_command(npm test)", "execute_command(git status*)"},
+		Tools:        testTools}
 	p, err := newPolicyFlavour(spec, testWinFS(), true, windowsPaths)
 	if err != nil {
 		t.Fatal(err)
@@ -353,6 +354,7 @@ func TestWindowsFlavourRules(t *testing.T) {
 	spec := Spec{Agent: "agent_a", Role: Final, Home: `C:\Users\u`, Workspace: `C:\Users\u\ws`,
 		ContextPaths: []ContextPath{{Path: `C:\proj`, Write: true}},
 		Allow:        []string{"execute_command(*)"},
+		Tools:        testTools,
 		Deny: []string{"write_file(src/secret/**)", `write_file(C:\proj\private\**)`, "write_file(**/keys/**)",
 			"execute_command(del *)", "execute_command(re:rd)"}}
 	p, err := newPolicyFlavour(spec, testWinFS(), true, windowsPaths)

@@ -169,7 +169,7 @@ func FuzzDecideArgs(f *testing.F) {
 		tool := fuzzTools[int(which)%len(fuzzTools)]
 		var args map[string]any
 		if err := json.Unmarshal([]byte(argsJSON), &args); err != nil {
-			if !IsCommandTool(tool) {
+			if !p.spec.Tools.IsCommand(tool) {
 				return
 			}
 			args = map[string]any{"command": argsJSON}

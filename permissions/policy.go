@@ -234,10 +234,10 @@ func newPolicyFlavour(spec Spec, fsx fsys, foldCase bool, flav flavour) (*Policy
 			markAncestors(m.path)
 		}
 	}
-	if p.allow, err = parseRules(spec.Allow); err != nil {
+	if p.allow, err = parseRules(spec.Allow, spec.Tools); err != nil {
 		return nil, err
 	}
-	if p.deny, err = parseRules(spec.Deny); err != nil {
+	if p.deny, err = parseRules(spec.Deny, spec.Tools); err != nil {
 		return nil, err
 	}
 	if p.foldCase {

@@ -108,13 +108,17 @@ func (c *commandRE) matches(call *ruleCall, all bool) bool {
 }
 
 // ValidateRules returns the error of the first rule in list that does not parse (an allow or
-// deny list of a config or a project rules file), or nil.
-func ValidateRules(list []string) error {
-	_, err := parseRules(list)
+// deny list of a config or a project rules file), or nil. tools is the table the Policy will
+// be given (Spec.Tools): a rule naming a command tool it declares (execute_command(re:...))
+// takes a command's argument.
+func ValidateRules(list []string, tools toolargs.Table) error {
+	_, err := parseRules(list, tools)
 	return err
 }
 
-func parseRules(list []string) ([]rule, error) {
+// parseRules reads rules; tools says which tool names are command tools (by their declaration,
+// else by name: Table.IsCommand), whose argument is a command line or a regular expression.
+func parseRules(list []string, tools toolargs.Table) ([]rule, error) {
 	out := make([]rule, 0, len(list))
 	for _, t := range list {
 		s := strings.TrimSpace(t)
@@ -139,12 +143,13 @@ func parseRules(list []string) ([]rule, error) {
 		if _, err := filepath.Match(r.tool, "x"); err != nil {
 			return nil, fmt.Errorf("permissions: rule %q: bad tool pattern: %w", t, err)
 		}
-		if r.hasArgs && !isCommandBase(r.tool) {
+		command := r.tool == string(classCommand) || tools.IsCommand(r.tool)
+		if r.hasArgs && !command {
 			if !doublestar.ValidatePattern(r.arg) {
 				return nil, fmt.Errorf("permissions: rule %q: bad argument pattern", t)
 			}
 		}
-		if r.hasArgs && isCommandBase(r.tool) {
+		if r.hasArgs && command {
 			re, ok, err := parseCommandRE(r.arg)
 			if err != nil {
 				return nil, fmt.Errorf("permissions: rule %q: bad regular expression: %w", t, err)
@@ -156,10 +161,6 @@ func parseRules(list []string) ([]rule, error) {
 		out = append(out, r)
 	}
 	return out, nil
-}
-
-func isCommandBase(toolPattern string) bool {
-	return toolPattern == string(classCommand) || IsCommandTool(toolPattern)
 }
 
 // matchesTool reports whether the rule names the call's tool: by name (the full name or the name
@@ -218,6 +219,7 @@ func wildcard(pattern, s string) bool {
 type ruleCall struct {
 	tool    string
 	decl    *toolargs.Tool // the tool's declaration, when it is declared (classes match on it)
+	cmd     bool           // the tool runs shell commands (Policy.IsCommand)
 	command string         // for command tools
 	listed  bool           // progs was computed
 	progs   []string       // the programs command runs (regular-expression rules), listed once
@@ -229,10 +231,8 @@ type ruleCall struct {
 	fold bool
 }
 
-// isCommand reports whether the call runs a shell command: by name, or by its declaration.
-func (c *ruleCall) isCommand() bool {
-	return IsCommandTool(c.tool) || (c.decl != nil && c.decl.Command)
-}
+// isCommand reports whether the call runs a shell command (Policy.IsCommand).
+func (c *ruleCall) isCommand() bool { return c.cmd }
 
 // programs lists the programs the command runs (nil when they cannot be listed).
 func (c *ruleCall) programs() []string {

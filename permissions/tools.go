@@ -14,8 +14,17 @@ import (
 // BaseToolName strips every mcp__<server>__ prefix: mcp__fs__read_file -> read_file.
 func BaseToolName(tool string) string { return toolargs.BaseToolName(tool) }
 
-// IsCommandTool reports whether the tool runs shell commands.
-func IsCommandTool(tool string) bool { return toolargs.IsCommandTool(tool) }
+// IsCommand reports whether the call r runs shell commands: by its declaration (r.Decl, else
+// the one the Policy's tool table holds), or, for a tool nobody declares, by its name
+// (toolargs.Table.IsCommand). The rules, the classification and the Guard's grants all judge
+// command-ness here.
+func (p *Policy) IsCommand(r Request) bool { return isCommandCall(p.spec.Tools, r.Tool, r.Decl) }
+
+// isCommandCall: decl (the caller's declaration, may be nil) says the tool runs commands, or the
+// table judges it one (its declaration, else its name).
+func isCommandCall(tools toolargs.Table, tool string, decl *toolargs.Tool) bool {
+	return (decl != nil && decl.Command) || tools.IsCommand(tool)
+}
 
 // IsWriteTool reports whether a tool that is not massgen's own may modify files (see
 // toolargs.IsWriteTool); massgen's tools say so in their table.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/massgen-go/massgen/permissions/toolargs"
 )
 
 func pa(arg, path string, a Access) PathAccess { return PathAccess{Arg: arg, Path: path, Access: a} }
@@ -170,10 +172,20 @@ func TestToolNames(t *testing.T) {
 			t.Errorf("IsWriteTool(%q) = %v, want %v", tool, got, want)
 		}
 	}
+	// Command tools: massgen's by their declaration (the table's), in any case and behind any
+	// MCP prefix; other runtimes' shell tools by name. Without a table that declares it, a tool
+	// merely named like massgen's command tool runs no command.
 	for tool, want := range map[string]bool{"execute_command": true, "mcp__x__execute_command": true, "Bash": true,
-		"bash": true, "shell": true, "exec": true, "read_file": false} {
-		if got := IsCommandTool(tool); got != want {
-			t.Errorf("IsCommandTool(%q) = %v, want %v", tool, got, want)
+		"bash": true, "shell": true, "exec": true, "read_file": false, "EXECUTE_COMMAND": true,
+		"mcp__x__Execute_Command": true, "mcp__x__read_file": false, "frobnicate": false} {
+		if got := testTools.IsCommand(tool); got != want {
+			t.Errorf("IsCommand(%q) = %v, want %v", tool, got, want)
+		}
+	}
+	for tool, want := range map[string]bool{"execute_command": false, "mcp__x__execute_command": false,
+		"EXECUTE_COMMAND": false, "Bash": true, "mcp__x__bash": true, "read_file": false} {
+		if got := toolargs.Table(nil).IsCommand(tool); got != want {
+			t.Errorf("without a table, IsCommand(%q) = %v, want %v", tool, got, want)
 		}
 	}
 }

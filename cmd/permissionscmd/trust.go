@@ -17,6 +17,7 @@ import (
 
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/internal/agentenv/permconfig"
 	"github.com/massgen-go/massgen/internal/layout"
 	"github.com/massgen-go/massgen/permissions/trust"
@@ -150,7 +151,7 @@ func isProjectRules(file string) bool {
 
 // projectPending reads <massgenDir>/permissions.yaml (nil when there is none).
 func projectPending(massgenDir string, environ []string) (*pendingFile, error) {
-	path, data, pr, err := permconfig.ReadProjectFile(massgenDir)
+	path, data, pr, err := permconfig.ReadProjectFile(massgenDir, filesystem.Table())
 	if data == nil || err != nil {
 		return nil, err
 	}
@@ -193,7 +194,7 @@ type ApproveOptions struct {
 func RequireApproval(cfg *configs.Config, o ApproveOptions) error {
 	var pending []*pendingFile
 	var refusals []error
-	if _, err := permconfig.LoadProjectFile(cfg.MassgenDir()); err != nil {
+	if _, err := permconfig.LoadProjectFile(cfg.MassgenDir(), filesystem.Table()); err != nil {
 		var ue *trust.UntrustedError
 		if !errors.As(err, &ue) {
 			return cmdutil.WithCode(cmdutil.ExitUsage, err)

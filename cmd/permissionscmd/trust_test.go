@@ -12,6 +12,7 @@ import (
 
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/internal/agentenv/permconfig"
 	"github.com/massgen-go/massgen/internal/launch"
 	"github.com/massgen-go/massgen/permissions/trust"
@@ -71,7 +72,7 @@ func TestTrustProjectRules(t *testing.T) {
 	if strings.Contains(out.String(), "\x1b") {
 		t.Error("a control character from the file reached the terminal")
 	}
-	if _, err := permconfig.LoadProjectRules(filepath.Dir(file)); err != nil {
+	if _, err := permconfig.LoadProjectRules(filepath.Dir(file), filesystem.Table()); err != nil {
 		t.Errorf("approved file still refused: %v", err)
 	}
 	o, _, _ = p.opts("")
@@ -96,7 +97,7 @@ func TestTrustFindsTheProjectRules(t *testing.T) {
 	if !strings.Contains(out.String(), file) || !strings.Contains(out.String(), "Approved") {
 		t.Errorf("trust from a subfolder did not approve %s:\n%s", file, out)
 	}
-	if _, err := permconfig.LoadProjectRules(filepath.Dir(file)); err != nil {
+	if _, err := permconfig.LoadProjectRules(filepath.Dir(file), filesystem.Table()); err != nil {
 		t.Errorf("the project's rules are still refused: %v", err)
 	}
 }
@@ -206,7 +207,7 @@ func TestRequireApproval(t *testing.T) {
 			if tt.tty && !tt.yes && !strings.Contains(errOut.String(), "mode: bypassPermissions") {
 				t.Errorf("the file was not shown before asking:\n%s", errOut)
 			}
-			_, lerr := permconfig.LoadProjectRules(cfg.MassgenDir())
+			_, lerr := permconfig.LoadProjectRules(cfg.MassgenDir(), filesystem.Table())
 			var ue *trust.UntrustedError
 			if approved := lerr == nil; approved != tt.approved || (!approved && !errors.As(lerr, &ue)) {
 				t.Errorf("approved = %v (%v), want %v", approved, lerr, tt.approved)

@@ -133,7 +133,7 @@ func New(o Options) (*Env, error) {
 		o.Logger = zap.NewNop()
 	}
 	cfg := o.Config
-	project, err := permconfig.LoadProjectFile(cfg.MassgenDir())
+	project, err := permconfig.LoadProjectFile(cfg.MassgenDir(), filesystem.Table())
 	if err != nil {
 		return nil, &ConfigError{Err: err}
 	}
@@ -484,12 +484,13 @@ func (e *Env) spec(ac configs.Agent, project *configs.Permissions, role Role) (p
 		Sandboxed:      e.sandboxed,
 		Home:           e.o.Home,
 		ProjectRules:   project,
+		// The built-in tools' path arguments, and which of them run commands, come from their
+		// one declaration.
+		Tools: filesystem.Table(),
 	})
 	if err != nil {
 		return permissions.Spec{}, &ConfigError{Err: fmt.Errorf("agent %q: %w", ac.ID, err)}
 	}
-	// The built-in tools' path arguments come from their one declaration.
-	spec.Tools = filesystem.Table()
 	// The backend's command lists are rules like any other: every view decides by them.
 	spec.Deny = append(spec.Deny, commandRules(ac.Backend)...)
 	return spec, nil

@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/internal/agentenv/permconfig"
 	"github.com/massgen-go/massgen/internal/sandbox"
 	"github.com/massgen-go/massgen/permissions"
@@ -107,7 +108,7 @@ func approve(t *testing.T, files ...string) {
 			t.Fatal(err)
 		}
 		// A file that does not parse is approved as it is: loading it then says what is wrong.
-		progs, _ := permconfig.RulesFilePrograms(f, data, filepath.Dir(files[0]), os.Environ())
+		progs, _ := permconfig.RulesFilePrograms(f, data, filepath.Dir(files[0]), os.Environ(), filesystem.Table())
 		if err := store.Approve(f, data, progs, time.Now()); err != nil {
 			t.Fatal(err)
 		}

@@ -82,7 +82,7 @@ func (s Set) Summary(name string, args Args, short func(string) string) string {
 	var b strings.Builder
 	b.WriteString(name)
 	switch {
-	case decl.Command || toolargs.IsCommandTool(name):
+	case decl.Command || (!known && s.Table().IsCommand(name)):
 		if c, ok := m["command"].(string); ok {
 			b.WriteString(" " + squeeze(c))
 		}

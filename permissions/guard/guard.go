@@ -119,7 +119,7 @@ func (g *Guard) CheckCanonical(ctx context.Context, tool, path string, a permiss
 
 func (g *Guard) ask(ctx context.Context, r permissions.Request, d permissions.Decision, paths []string) permissions.Decision {
 	key := g.spec.Agent + "\x00" + r.Tool + "\x00" + strings.Join(paths, "\x00")
-	if permissions.IsCommandTool(r.Tool) {
+	if g.p.IsCommand(r) { // a command's grant is for that command line, not for every command
 		if c, ok := r.Args["command"].(string); ok {
 			key += "\x00" + c
 		}
@@ -130,7 +130,7 @@ func (g *Guard) ask(ctx context.Context, r permissions.Request, d permissions.De
 	if g.o.Asker == nil {
 		return permissions.Decision{Path: d.Path, Access: d.Access, Rule: "ask-no-terminal", Reason: fmt.Sprintf(
 			"Access denied: %s; nobody can be asked (no terminal). To allow it, add a rule such as %q to permissions.allow, or use mode acceptEdits",
-			d.Reason, suggestRule(r))}
+			d.Reason, suggestRule(r, g.p.IsCommand(r)))}
 	}
 	ans, err := g.o.Asker.Ask(ctx, permissions.AskRequest{Agent: g.spec.Agent, Role: g.spec.Role, Tool: r.Tool,
 		Args: r.Args, Paths: paths, Rule: d.Rule, Reason: d.Reason})
@@ -147,8 +147,9 @@ func (g *Guard) ask(ctx context.Context, r permissions.Request, d permissions.De
 	return permissions.Decision{Path: d.Path, Access: d.Access, Rule: "user-denied", Reason: "Access denied: the user refused this call"}
 }
 
-func suggestRule(r permissions.Request) string {
-	if permissions.IsCommandTool(r.Tool) {
+// suggestRule is a rule that would allow r; command: r runs a shell command (Policy.IsCommand).
+func suggestRule(r permissions.Request, command bool) string {
+	if command {
 		if c, ok := r.Args["command"].(string); ok {
 			f := strings.Fields(c)
 			if len(f) > 0 {

@@ -15,6 +15,7 @@ import (
 	"github.com/massgen-go/massgen/permissions"
 	"github.com/massgen-go/massgen/permissions/audit"
 	"github.com/massgen-go/massgen/permissions/hooks"
+	"github.com/massgen-go/massgen/permissions/toolargs"
 )
 
 type fakeAsker struct {
@@ -240,4 +241,50 @@ func hookSet(t *testing.T, pre, post []configs.Hook) hooks.Set {
 		t.Fatal(err)
 	}
 	return hooks.Set{Pre: p, Post: q}
+}
+
+// A grant for the run of one command line never covers another: the Guard knows a command tool
+// by its declaration (the request's, or the Policy's table), whatever it is named, behind an
+// MCP prefix and in any case, and suggests a rule over the command line for it.
+func TestGuardCommandGrantsByDeclaration(t *testing.T) {
+	tr := newTree(t)
+	runTask := toolargs.Tool{Name: "run_task", Command: true}
+	tests := []struct {
+		name  string
+		tools toolargs.Table
+		tool  string
+		decl  *toolargs.Tool
+	}{
+		{"massgen's command tool", testTools, "execute_command", nil},
+		{"behind an MCP prefix", testTools, "mcp__srv__execute_command", nil},
+		{"in another case", testTools, "mcp__srv__EXECUTE_COMMAND", nil},
+		{"declared in the table under another name", toolargs.NewTable(runTask), "run_task", nil},
+		{"declared by the request", nil, "run_task", &runTask},
+		{"another runtime's shell tool", nil, "mcp__srv__bash", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := askSpec(tr)
+			s.Tools = tt.tools
+			p := mustPolicy(t, s)
+			a := &fakeAsker{ans: permissions.AskAllowRun}
+			g := New(p, Options{Asker: a})
+			req := func(c string) permissions.Request {
+				return permissions.Request{Tool: tt.tool, Decl: tt.decl, Args: map[string]any{"command": c}}
+			}
+			// The same paths (the workspace, where both run): only the command line differs.
+			for _, c := range []string{"npm test", "npm test", "npm publish", "npm test"} {
+				if d := g.Check(context.Background(), req(c)); !d.Allow {
+					t.Fatalf("%s: %s (%s)", c, d.Rule, d.Reason)
+				}
+			}
+			if len(a.calls) != 2 {
+				t.Errorf("asked %d times for npm test, npm test, npm publish, npm test; want 2 (a grant for npm test covered npm publish)", len(a.calls))
+			}
+			d := New(p, Options{}).Check(context.Background(), req("npm install"))
+			if want := permissions.BaseToolName(tt.tool) + "(npm*)"; !strings.Contains(d.Reason, want) {
+				t.Errorf("the suggested rule is not %s: %s", want, d.Reason)
+			}
+		})
+	}
 }

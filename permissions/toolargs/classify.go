@@ -107,9 +107,11 @@ var cwdDefault = map[string]bool{"Grep": true, "Glob": true}
 // names are: behind an mcp__<server>__ prefix a tool of that name is an unknown tool.
 func IsWorkflow(tool string) bool { return workflowTools[tool] }
 
-// commandNames are tools that run shell commands.
-var commandNames = map[string]bool{
-	"execute_command": true, "bash": true, "shell": true, "exec": true, "sh": true,
+// shellNames are other runtimes' and MCP servers' tools that run shell commands, known by name
+// because nobody declares them. massgen's own command tools are not here: their declarations
+// say so (Tool.Command), and a table that declares them carries that (Table.IsCommand).
+var shellNames = map[string]bool{
+	"bash": true, "shell": true, "exec": true, "sh": true,
 	"run_command": true, "run_shell_command": true, "execute_shell_command": true,
 	"shell_exec": true, "exec_command": true, "terminal": true, "run_terminal_command": true,
 	"execute_bash": true, "run_bash": true, "run_shell": true, "command": true,
@@ -145,10 +147,30 @@ func BaseToolName(tool string) string {
 	return tool
 }
 
-// IsCommandTool reports whether the tool runs shell commands (by name).
-func IsCommandTool(tool string) bool {
+// IsShellName reports whether a tool nobody declares runs shell commands by its name: another
+// runtime's or an MCP server's shell tool (bash, shell, run_command, ...), in any case. It knows
+// no massgen tool: ask the table (Table.IsCommand) for those.
+func IsShellName(tool string) bool {
 	b := BaseToolName(tool)
-	return commandNames[b] || commandNames[strings.ToLower(b)]
+	return shellNames[b] || shellNames[strings.ToLower(b)]
+}
+
+// IsCommand reports whether a call to tool runs shell commands: by the declaration the table (or
+// the reference MCP filesystem server's list) holds for it; else, for a tool nobody declares,
+// by its name: a command tool the table declares, named in another case (a server's
+// EXECUTE_COMMAND is judged as a command, never as a tool that takes no command), or another
+// runtime's shell tool (IsShellName).
+func (tb Table) IsCommand(tool string) bool {
+	if t, ok := tb.Known(tool); ok {
+		return t.Command
+	}
+	b := BaseToolName(tool)
+	for name, t := range tb {
+		if t.Command && strings.EqualFold(name, b) {
+			return true
+		}
+	}
+	return IsShellName(b)
 }
 
 // IsWriteTool reports whether a tool not declared in a table may modify files (such tools are
@@ -159,7 +181,7 @@ func IsWriteTool(tool string) bool {
 		return t.Destructive()
 	}
 	b := BaseToolName(tool)
-	if IsWorkflow(tool) || nativeNonFile[tool] || IsCommandTool(b) {
+	if IsWorkflow(tool) || nativeNonFile[tool] || IsShellName(b) {
 		return false
 	}
 	return nameHas(b, writeWords)
@@ -235,7 +257,7 @@ func (tb Table) Classify(tool string, args map[string]any) (*Call, error) {
 	if decl, ok := tb.Known(tool); ok {
 		return ClassifyDeclared(decl, tool, args)
 	}
-	return classifyUnknown(tool, args)
+	return tb.classifyUnknown(tool, args)
 }
 
 // ClassifyDeclared classifies a call to a tool declared as decl. Behind an MCP prefix the server
@@ -312,13 +334,15 @@ func ClassifyDeclared(decl Tool, tool string, args map[string]any) (*Call, error
 	return c, nil
 }
 
-func classifyUnknown(tool string, args map[string]any) (*Call, error) {
+// classifyUnknown classifies a call to a tool the table does not declare, by heuristics on its
+// name and arguments; a command tool by name (Table.IsCommand) has its command analysed.
+func (tb Table) classifyUnknown(tool string, args map[string]any) (*Call, error) {
 	b := BaseToolName(tool)
 	c := &Call{}
 	if nativeNonFile[tool] {
 		return c, nil
 	}
-	if IsCommandTool(b) {
+	if tb.IsCommand(b) {
 		// Working directory arguments first.
 		if err := scanArgs(args, Read, map[string]bool{"command": true, "cmd": true, "script": true, "commands": true}, &c.Paths); err != nil {
 			return nil, fmt.Errorf("%s: %w", tool, err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/permissions"
 	"github.com/massgen-go/massgen/permissions/trust"
 )
@@ -28,8 +29,8 @@ func TestProjectRulesNeedApproval(t *testing.T) {
 	}
 	var ue *trust.UntrustedError
 	for name, load := range map[string]func() (any, error){
-		"LoadProjectRules": func() (any, error) { return LoadProjectRules(massgen) },
-		"LoadProjectFile":  func() (any, error) { return LoadProjectFile(massgen) },
+		"LoadProjectRules": func() (any, error) { return LoadProjectRules(massgen, filesystem.Table()) },
+		"LoadProjectFile":  func() (any, error) { return LoadProjectFile(massgen, filesystem.Table()) },
 	} {
 		got, err := load()
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), file) || !strings.Contains(err.Error(), "massgen permissions trust "+file) {
@@ -41,7 +42,7 @@ func TestProjectRulesNeedApproval(t *testing.T) {
 	}
 
 	// After `massgen permissions trust` (ReadProjectFile, then Approve on the bytes shown) it loads.
-	path, data, pr, err := ReadProjectFile(massgen)
+	path, data, pr, err := ReadProjectFile(massgen, filesystem.Table())
 	if err != nil || path != file || string(data) != planted || pr.Mode != "bypassPermissions" {
 		t.Fatalf("ReadProjectFile = %q %q %+v %v", path, data, pr, err)
 	}
@@ -49,14 +50,14 @@ func TestProjectRulesNeedApproval(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	progs, err := RulesFilePrograms(path, data, filepath.Dir(massgen), os.Environ())
+	progs, err := RulesFilePrograms(path, data, filepath.Dir(massgen), os.Environ(), filesystem.Table())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := st.Approve(path, data, progs, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	rules, err := LoadProjectRules(massgen)
+	rules, err := LoadProjectRules(massgen, filesystem.Table())
 	if err != nil || rules.Mode != "bypassPermissions" || len(rules.Hooks.PreToolUse) != 1 {
 		t.Fatalf("approved file: %+v %v", rules, err)
 	}
@@ -65,7 +66,7 @@ func TestProjectRulesNeedApproval(t *testing.T) {
 	if err := os.WriteFile(file, []byte(planted+"# \n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := LoadProjectRules(massgen); !errors.As(err, &ue) || !ue.Changed || !strings.Contains(err.Error(), "changed since you approved it") {
+	if _, err := LoadProjectRules(massgen, filesystem.Table()); !errors.As(err, &ue) || !ue.Changed || !strings.Contains(err.Error(), "changed since you approved it") {
 		t.Errorf("changed file: %v", err)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/massgen-go/massgen/internal/layout"
 	"github.com/massgen-go/massgen/internal/pathx"
 	"github.com/massgen-go/massgen/permissions"
+	"github.com/massgen-go/massgen/permissions/toolargs"
 	"github.com/massgen-go/massgen/permissions/trust"
 )
 
@@ -32,6 +33,9 @@ type SpecOptions struct {
 	Home string
 	// ProjectRules are .massgen/permissions.yaml's rules (LoadProjectRules), or nil.
 	ProjectRules *configs.Permissions
+	// Tools are the built-in tools' declarations (filesystem.Table()): the Spec's Tools, which
+	// the rules are read with (a rule naming a command tool takes a command line or re:).
+	Tools toolargs.Table
 }
 
 // SpecFromConfig builds the Spec of one agent in one role from a resolved config (every path
@@ -63,6 +67,7 @@ func SpecFromConfig(cfg *configs.Config, agentID string, role permissions.Role, 
 		WritePaths: append([]string(nil), agent.WritePaths...),
 		Sandboxed:  o.Sandboxed,
 		Home:       o.Home,
+		Tools:      o.Tools,
 	}
 	switch {
 	case len(o.TempWorkspaces) > 0:
@@ -95,10 +100,10 @@ func SpecFromConfig(cfg *configs.Config, agentID string, role permissions.Role, 
 	if s.Mode == "" {
 		s.Mode = permissions.ModeAcceptEdits
 	}
-	if err := permissions.ValidateRules(s.Allow); err != nil {
+	if err := permissions.ValidateRules(s.Allow, s.Tools); err != nil {
 		return permissions.Spec{}, err
 	}
-	if err := permissions.ValidateRules(s.Deny); err != nil {
+	if err := permissions.ValidateRules(s.Deny, s.Tools); err != nil {
 		return permissions.Spec{}, err
 	}
 	return s, nil
@@ -313,9 +318,9 @@ func (pr *ProjectRules) For(agentID string) *configs.Permissions {
 
 // LoadProjectRules reads <massgenDir>/permissions.yaml and returns its top-level rules (use
 // LoadProjectFile(...).For(agent) for per-agent sections). A missing file is (nil, nil); a file
-// the user has not approved (see LoadProjectFile) is an error.
-func LoadProjectRules(massgenDir string) (*configs.Permissions, error) {
-	pr, err := LoadProjectFile(massgenDir)
+// the user has not approved (see LoadProjectFile) is an error. tools: see ParseProjectFile.
+func LoadProjectRules(massgenDir string, tools toolargs.Table) (*configs.Permissions, error) {
+	pr, err := LoadProjectFile(massgenDir, tools)
 	if pr == nil || err != nil {
 		return nil, err
 	}
@@ -326,7 +331,7 @@ func LoadProjectRules(massgenDir string) (*configs.Permissions, error) {
 // file is read once; its content and the programs and scripts its hooks run must be the ones the
 // user approved (`massgen permissions trust`, kept in trust.Default()), else the error is a
 // *trust.UntrustedError and nothing is loaded.
-func LoadProjectFile(massgenDir string) (*ProjectRules, error) {
+func LoadProjectFile(massgenDir string, tools toolargs.Table) (*ProjectRules, error) {
 	st, err := trust.Default()
 	if err != nil {
 		path := layout.At(massgenDir).ProjectRules()
@@ -335,11 +340,11 @@ func LoadProjectFile(massgenDir string) (*ProjectRules, error) {
 		}
 		return nil, fmt.Errorf("permissions: %s: its approval cannot be checked: %w", path, err)
 	}
-	return LoadProjectFileWith(massgenDir, st)
+	return LoadProjectFileWith(massgenDir, st, tools)
 }
 
 // LoadProjectFileWith is LoadProjectFile with the approvals kept in st.
-func LoadProjectFileWith(massgenDir string, st trust.Store) (*ProjectRules, error) {
+func LoadProjectFileWith(massgenDir string, st trust.Store, tools toolargs.Table) (*ProjectRules, error) {
 	path, data, err := readProjectFile(massgenDir)
 	if data == nil || err != nil {
 		return nil, err
@@ -347,7 +352,7 @@ func LoadProjectFileWith(massgenDir string, st trust.Store) (*ProjectRules, erro
 	if err := st.Check(path, data, ProjectRulesWhat); err != nil {
 		return nil, fmt.Errorf("permissions: %w", err)
 	}
-	pr, err := ParseProjectFile(path, data)
+	pr, err := ParseProjectFile(path, data, tools)
 	if err != nil {
 		return nil, err
 	}
@@ -364,12 +369,12 @@ func LoadProjectFileWith(massgenDir string, st trust.Store) (*ProjectRules, erro
 // ReadProjectFile reads and parses <massgenDir>/permissions.yaml without asking whether it is
 // approved (for showing it before approving). It returns the path and the exact bytes parsed;
 // a missing file is ("", nil, nil, nil).
-func ReadProjectFile(massgenDir string) (string, []byte, *ProjectRules, error) {
+func ReadProjectFile(massgenDir string, tools toolargs.Table) (string, []byte, *ProjectRules, error) {
 	path, data, err := readProjectFile(massgenDir)
 	if data == nil || err != nil {
 		return path, nil, nil, err
 	}
-	pr, err := ParseProjectFile(path, data)
+	pr, err := ParseProjectFile(path, data, tools)
 	return path, data, pr, err
 }
 
@@ -388,8 +393,10 @@ func readProjectFile(massgenDir string) (string, []byte, error) {
 	return path, data, nil
 }
 
-// ParseProjectFile parses the content of a project rules file (path names it in errors).
-func ParseProjectFile(path string, data []byte) (*ProjectRules, error) {
+// ParseProjectFile parses the content of a project rules file (path names it in errors); its
+// rules are read as a Policy given tools (the built-in tools' declarations, filesystem.Table())
+// reads them.
+func ParseProjectFile(path string, data []byte, tools toolargs.Table) (*ProjectRules, error) {
 	var pr ProjectRules
 	if err := configs.DecodeStrict(path, data, &pr); err != nil {
 		if configs.IsValidationError(err) { // names the file and line itself
@@ -398,10 +405,10 @@ func ParseProjectFile(path string, data []byte) (*ProjectRules, error) {
 		return nil, fmt.Errorf("permissions: %s: %w", path, err)
 	}
 	check := func(where string, p configs.Permissions) error {
-		if err := permissions.ValidateRules(p.Allow); err != nil {
+		if err := permissions.ValidateRules(p.Allow, tools); err != nil {
 			return fmt.Errorf("%s: %s%w", path, where, err)
 		}
-		if err := permissions.ValidateRules(p.Deny); err != nil {
+		if err := permissions.ValidateRules(p.Deny, tools); err != nil {
 			return fmt.Errorf("%s: %s%w", path, where, err)
 		}
 		return nil

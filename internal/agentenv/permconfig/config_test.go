@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/permissions"
 	"github.com/massgen-go/massgen/permissions/trust"
 )
@@ -134,7 +135,7 @@ func TestSpecFromConfig(t *testing.T) {
 func TestLoadProjectRules(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-	if p, err := LoadProjectRules(dir); p != nil || err != nil {
+	if p, err := LoadProjectRules(dir, filesystem.Table()); p != nil || err != nil {
 		t.Fatalf("missing file: %v %v", p, err)
 	}
 	if err := os.WriteFile(filepath.Join(filepath.Dir(dir), "check.sh"), []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
@@ -151,7 +152,7 @@ func TestLoadProjectRules(t *testing.T) {
 			t.Fatal(err)
 		}
 		var progs map[string]string
-		if pr, err := ParseProjectFile(path, []byte(s)); err == nil { // a bad file is approved as it is
+		if pr, err := ParseProjectFile(path, []byte(s), filesystem.Table()); err == nil { // a bad file is approved as it is
 			if progs, err = HookPrograms(pr.AllHooks(), filepath.Dir(dir), os.Environ()); err != nil {
 				t.Fatal(err)
 			}
@@ -161,7 +162,7 @@ func TestLoadProjectRules(t *testing.T) {
 		}
 	}
 	write("mode: default\nallow:\n  - execute_command(npm test*)\ndeny:\n  - write_file(secrets/**)\nhooks:\n  pre_tool_use:\n    - command: ./check.sh\n")
-	p, err := LoadProjectRules(dir)
+	p, err := LoadProjectRules(dir, filesystem.Table())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,18 +171,18 @@ func TestLoadProjectRules(t *testing.T) {
 	}
 	for _, bad := range []string{"mode: yolo\n", "allw: [x]\n", "allow: ['execute_command(npm']\n"} {
 		write(bad)
-		if _, err := LoadProjectRules(dir); err == nil || !strings.Contains(err.Error(), "permissions.yaml") {
+		if _, err := LoadProjectRules(dir, filesystem.Table()); err == nil || !strings.Contains(err.Error(), "permissions.yaml") {
 			t.Errorf("%q: error %v does not name the file", bad, err)
 		}
 	}
 	// A mode outside the vocabulary is named with its file, line and the modes known.
 	write("deny: [Bash]\nagents:\n  agent_a:\n    mode: yolo\n")
 	want := filepath.Join(dir, "permissions.yaml") + `:4: agents.agent_a.mode: unknown mode "yolo" (known: acceptEdits, default, bypassPermissions)`
-	if _, err := LoadProjectRules(dir); err == nil || !strings.Contains(err.Error(), want) {
+	if _, err := LoadProjectRules(dir, filesystem.Table()); err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("agent mode yolo: error %v, want %q", err, want)
 	}
 	write("deny: [Bash]\nagents:\n  agent_a:\n    mode: bypassPermissions\n    allow: [write_file]\n  agent_b:\n    deny: [mcp__*]\n")
-	pr, err := LoadProjectFile(dir)
+	pr, err := LoadProjectFile(dir, filesystem.Table())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,11 +197,11 @@ func TestLoadProjectRules(t *testing.T) {
 		t.Error("For changed the file's own lists")
 	}
 	write("agents:\n  x:\n    mode: yolo\n")
-	if _, err := LoadProjectFile(dir); err == nil || !strings.Contains(err.Error(), "agents.x") {
+	if _, err := LoadProjectFile(dir, filesystem.Table()); err == nil || !strings.Contains(err.Error(), "agents.x") {
 		t.Errorf("bad agent mode error %v", err)
 	}
 	write("")
-	if p, err := LoadProjectRules(dir); err != nil || p == nil {
+	if p, err := LoadProjectRules(dir, filesystem.Table()); err != nil || p == nil {
 		t.Errorf("empty file: %v %v", p, err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/massgen-go/massgen/internal/launch"
 	"github.com/massgen-go/massgen/internal/layout"
 	"github.com/massgen-go/massgen/permissions/hooks"
+	"github.com/massgen-go/massgen/permissions/toolargs"
 	"github.com/massgen-go/massgen/permissions/trust"
 )
 
@@ -208,11 +209,11 @@ func loadHook(h configs.Hook, file string, needsApproval bool, approved map[stri
 // RulesFilePrograms are the programs and scripts the hooks of a rules file run, hashed
 // (HookPrograms): a project rules file (<project>/.massgen/permissions.yaml, relative paths
 // relative to <project>) or a config file (relative to baseDir, massgen's working directory),
-// data its content. It is what approving the file records with it.
-func RulesFilePrograms(path string, data []byte, baseDir string, environ []string) (map[string]string, error) {
+// data its content; tools: see ParseProjectFile. It is what approving the file records with it.
+func RulesFilePrograms(path string, data []byte, baseDir string, environ []string, tools toolargs.Table) (map[string]string, error) {
 	var hs []configs.Hook
 	if layout.IsProjectRules(path) {
-		pr, err := ParseProjectFile(path, data)
+		pr, err := ParseProjectFile(path, data, tools)
 		if err != nil {
 			return nil, err
 		}
