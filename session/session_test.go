@@ -57,7 +57,7 @@ func TestThreeTurns(t *testing.T) {
 			Task: task, Answer: "Done: " + task + "\nline 2", Winner: "gemini",
 			Votes: map[string]string{"gemini": "gemini", "gemini2": "gemini"}, Agents: []string{"gemini", "gemini2"},
 			Started: t0.Add(time.Duration(i) * time.Hour), Ended: t0.Add(time.Duration(i)*time.Hour + 90*time.Second),
-			Tokens:         map[string]TokenUsage{"gemini": {Input: 1000, Output: 200}, "gemini2": {Input: 900, Output: 100}},
+			Tokens: map[string]TokenUsage{"gemini": {Input: 1000, Output: 200}, "gemini2": {Input: 900, Output: 100}},
 			// What was delivered is read from the change set; a list given beside it is not kept.
 			FilesDelivered: []string{filepath.Join(base, "not-delivered.txt")},
 			Changes: &changes.ChangeSet{Version: 1, Records: []changes.ChangeRecord{
