@@ -102,6 +102,22 @@ func (cs *ChangeSet) FilesChanged() []File {
 	return out
 }
 
+// Delivered are the files (and links) the turn left in context paths that it created or
+// modified, sorted by path: what "Delivered" shows and a session keeps as files_delivered. It is
+// read from the change set, the one record of what the turn changed, so it holds what commands
+// wrote too; a file written and removed again in the turn, or rewritten as it was, is not in it
+// (Finish drops paths that ended as they began), nor are directories or deleted files. [] (never
+// nil) when nothing was delivered or cs is nil.
+func (cs *ChangeSet) Delivered() []string {
+	out := []string{}
+	for _, r := range cs.Files() {
+		if r.Op() != Deleted {
+			out = append(out, r.Path)
+		}
+	}
+	return out
+}
+
 // Summary is the end-of-turn report of the changed files: one line each with its line counts,
 // and how to review and take them back. "" when nothing changed. Names are cleaned for the
 // terminal (an agent chose them).

@@ -53,3 +53,34 @@ func TestFilesChangedJSON(t *testing.T) {
 		})
 	}
 }
+
+// TestDelivered: the delivered files are the change set's created and modified files and links,
+// sorted; directories and deleted files are not delivered; [] when nothing was (or no set).
+func TestDelivered(t *testing.T) {
+	cs := &ChangeSet{Records: []ChangeRecord{
+		{Path: "/p/b.bin", Before: EntryState{Type: EntryFile}, After: EntryState{Type: EntryFile}, Binary: true},
+		{Path: "/p/a.txt", Before: EntryState{Type: EntryAbsent}, After: EntryState{Type: EntryFile}, Added: 2},
+		{Path: "/p/d", Before: EntryState{Type: EntryAbsent}, After: EntryState{Type: EntryDir}},
+		{Path: "/p/c.txt", Before: EntryState{Type: EntryFile}, After: EntryState{Type: EntryAbsent}, Removed: 3},
+		{Path: "/p/l", Before: EntryState{Type: EntryAbsent}, After: EntryState{Type: EntrySymlink, Target: "a.txt"}},
+	}}
+	for _, tt := range []struct {
+		name string
+		cs   *ChangeSet
+		want string
+	}{
+		{"changed", cs, `["/p/a.txt","/p/b.bin","/p/l"]`},
+		{"nothing", &ChangeSet{}, `[]`},
+		{"no set", nil, `[]`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			b, err := json.Marshal(tt.cs.Delivered())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(b) != tt.want {
+				t.Errorf("Delivered = %s, want %s", b, tt.want)
+			}
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/massgen-go/massgen/internal/safefs"
@@ -90,5 +91,60 @@ func TestJournalAsRecorder(t *testing.T) {
 	}
 	if _, err := os.Lstat(made); !os.IsNotExist(err) {
 		t.Errorf("%s after undo: %v, want gone", made, err)
+	}
+}
+
+// TestJournalDelivered: what a turn delivered is read from its journal's change set: a file
+// created, one modified and one in a new directory are delivered; a file written and removed
+// again in the turn, and one rewritten as it was, are not (nothing of them changed).
+func TestJournalDelivered(t *testing.T) {
+	ctx := context.Background()
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	proj := filepath.Join(base, "proj")
+	edited, same, made, tmp := filepath.Join(proj, "a.txt"), filepath.Join(proj, "same.txt"), filepath.Join(proj, "new.txt"), filepath.Join(proj, "tmp.txt")
+	dir := filepath.Join(proj, "dir")
+	write(t, edited, "old\n")
+	write(t, same, "same\n")
+	j, err := NewJournal(filepath.Join(base, "trash", JournalPrefix+"run_turn1"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep := func(p string) { // what a tool does before it writes p
+		t.Helper()
+		w, err := safefs.Resolve(p, true)
+		if err != nil {
+			t.Fatalf("resolve %s: %v", p, err)
+		}
+		defer w.Close()
+		if err := j.KeepOriginal(ctx, w.Dir, w.Name, w.Path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []string{edited, same, made, tmp} {
+		keep(p)
+	}
+	write(t, edited, "new\n")
+	write(t, same, "same\n")
+	write(t, made, "made\n")
+	write(t, tmp, "scratch\n")
+	if err := os.Remove(tmp); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	j.Created(dir)
+	write(t, filepath.Join(dir, "in.txt"), "in\n")
+
+	cs, err := j.Finish(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, want := cs.Delivered(), []string{edited, filepath.Join(dir, "in.txt"), made}
+	if !slices.Equal(got, want) {
+		t.Errorf("Delivered = %v, want %v", got, want)
 	}
 }

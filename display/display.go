@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/massgen-go/massgen/changes"
 	"github.com/massgen-go/massgen/internal/termtext"
 	"github.com/massgen-go/massgen/internal/vocab"
 	"github.com/massgen-go/massgen/orchestrator"
@@ -81,14 +82,14 @@ func (silent) Handle(orchestrator.Event) {}
 func (silent) Close()                    {}
 
 // PrintResult prints the final answer to out (stdout), and, unless silent, a summary of the
-// outcome to errOut (stderr): vote tally, timeline, winner, delivered files, tokens, and why it
-// ended early.
-func PrintResult(m Mode, out, errOut io.Writer, res *orchestrator.Result) {
+// outcome to errOut (stderr): vote tally, timeline, winner, delivered files (read from cs, the
+// turn's record of changes), tokens, and why it ended early.
+func PrintResult(m Mode, out, errOut io.Writer, res *orchestrator.Result, cs *changes.ChangeSet) {
 	if res == nil {
 		return
 	}
 	if m != ModeSilent {
-		fmt.Fprint(errOut, Summary(res)+"\nFinal answer:\n")
+		fmt.Fprint(errOut, Summary(res, cs)+"\nFinal answer:\n")
 	}
 	answer := res.FinalAnswer
 	if !strings.HasSuffix(answer, "\n") {
@@ -98,12 +99,16 @@ func PrintResult(m Mode, out, errOut io.Writer, res *orchestrator.Result) {
 }
 
 // Summary is the end-of-run report shown on stderr, without colours (see SummaryWith).
-func Summary(res *orchestrator.Result) string { return SummaryWith(res, Style{}) }
+func Summary(res *orchestrator.Result, cs *changes.ChangeSet) string {
+	return SummaryWith(res, cs, Style{})
+}
 
 // SummaryWith is the end-of-run report: the vote tally (a bar per answer), the timeline of
 // answers, votes and restarts, the winner, why it ended early, the delivered files, the final
-// workspace, the tokens and what they cost. Everything from a model or the file system is cleaned (termtext).
-func SummaryWith(res *orchestrator.Result, st Style) string {
+// workspace, the tokens and what they cost. The delivered files are read from cs, the turn's
+// one record of what it changed (nil: nothing recorded, none shown). Everything from a model
+// or the file system is cleaned (termtext).
+func SummaryWith(res *orchestrator.Result, cs *changes.ChangeSet, st Style) string {
 	var b strings.Builder
 	b.WriteString("\n")
 	o := OutcomeOf(res)
@@ -119,9 +124,9 @@ func SummaryWith(res *orchestrator.Result, st Style) string {
 	if res.Attempts > 1 {
 		fmt.Fprintf(&b, "Attempts: %d (the winner's evaluation restarted the coordination %d times)\n", res.Attempts, res.Attempts-1)
 	}
-	if len(res.Delivered) > 0 {
+	if delivered := cs.Delivered(); len(delivered) > 0 {
 		b.WriteString("Delivered:\n")
-		for _, p := range res.Delivered {
+		for _, p := range delivered {
 			fmt.Fprintf(&b, "  %s\n", termtext.Line(p))
 		}
 	}

@@ -121,12 +121,15 @@ func TestLiveFrame(t *testing.T) {
 func TestPrintResult(t *testing.T) {
 	res := &orchestrator.Result{
 		FinalAnswer: "the answer", Winner: "alice", Votes: map[string]string{"bob": "alice", "alice": "alice"},
-		Delivered: []string{"/p/page.html"}, EndedEarly: "bob stopped",
-		Usage: map[string]backends.Usage{"alice": {InputTokens: 10, OutputTokens: 5}},
+		EndedEarly: "bob stopped",
+		Usage:      map[string]backends.Usage{"alice": {InputTokens: 10, OutputTokens: 5}},
 	}
+	cs := &changes.ChangeSet{Version: 1, Records: []changes.ChangeRecord{
+		{Path: "/p/page.html", Before: changes.EntryState{Type: changes.EntryAbsent}, After: changes.EntryState{Type: changes.EntryFile}},
+	}}
 	for _, m := range []Mode{ModePlain, ModeLive, ModeSilent} {
 		var out, errb bytes.Buffer
-		PrintResult(m, &out, &errb, res)
+		PrintResult(m, &out, &errb, res, cs)
 		if out.String() != "the answer\n" {
 			t.Errorf("%s: stdout = %q", m, out.String())
 		}
@@ -134,7 +137,7 @@ func TestPrintResult(t *testing.T) {
 			t.Errorf("silent wrote %q to stderr", errb.String())
 		}
 		if m != ModeSilent {
-			for _, want := range []string{"Winner: alice", "Votes (2 cast):\n  alice  ████████████████████  2/2  alice, bob  winner", "Ended early: bob stopped", "/p/page.html", "alice 10 in / 5 out (total 15)"} {
+			for _, want := range []string{"Winner: alice", "Votes (2 cast):\n  alice  ████████████████████  2/2  alice, bob  winner", "Ended early: bob stopped", "/p/page.html", "Delivered:\n  /p/page.html\n", "alice 10 in / 5 out (total 15)"} {
 				if !strings.Contains(errb.String(), want) {
 					t.Errorf("%s: summary lacks %q:\n%s", m, want, errb.String())
 				}
@@ -244,10 +247,13 @@ func TestDisplaysCleanHostileText(t *testing.T) {
 			}
 		}
 	}
-	res := &orchestrator.Result{Winner: hostile, Votes: map[string]string{"a": hostile}, EndedEarly: hostile, Delivered: []string{"/p/" + hostile}, FinalWorkspace: hostile,
+	res := &orchestrator.Result{Winner: hostile, Votes: map[string]string{"a": hostile}, EndedEarly: hostile, FinalWorkspace: hostile,
 		Timeline: []orchestrator.Moment{{Kind: orchestrator.EventRunStart}, {Kind: orchestrator.EventAnswer, Agent: hostile}, {Kind: orchestrator.EventStopped, Agent: "a", Text: hostile}, {Kind: orchestrator.EventDecision, Text: hostile}}}
+	hostileDelivery := &changes.ChangeSet{Version: 1, Records: []changes.ChangeRecord{
+		{Path: "/p/" + hostile, Before: changes.EntryState{Type: changes.EntryAbsent}, After: changes.EntryState{Type: changes.EntryFile}},
+	}}
 	for _, st := range []Style{{}, {Color: true}} {
-		sum := SummaryWith(res, st)
+		sum := SummaryWith(res, hostileDelivery, st)
 		if st.Color {
 			sum = regexp.MustCompile(`\x1b\[[0-9;]*m`).ReplaceAllString(sum, "") // the report's own colours
 		}

@@ -25,10 +25,10 @@ func TestPlainLinesForOrchestrationRestarts(t *testing.T) {
 }
 
 func TestSummaryCountsAttempts(t *testing.T) {
-	if got := Summary(&orchestrator.Result{Winner: "a", Attempts: 3}); !strings.Contains(got, "Attempts: 3 (the winner's evaluation restarted the coordination 2 times)") {
+	if got := Summary(&orchestrator.Result{Winner: "a", Attempts: 3}, nil); !strings.Contains(got, "Attempts: 3 (the winner's evaluation restarted the coordination 2 times)") {
 		t.Errorf("summary:\n%s", got)
 	}
-	if got := Summary(&orchestrator.Result{Winner: "a", Attempts: 1}); strings.Contains(got, "Attempts") {
+	if got := Summary(&orchestrator.Result{Winner: "a", Attempts: 1}, nil); strings.Contains(got, "Attempts") {
 		t.Errorf("summary of a run without restarts mentions attempts:\n%s", got)
 	}
 }

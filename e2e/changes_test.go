@@ -258,3 +258,86 @@ func TestOutputJSON(t *testing.T) {
 		t.Errorf("failed run: exit %d, stdout %q", bad.code, bad.stdout)
 	}
 }
+
+// TestDeliveredIsTheChangeSet: what a turn delivered has one record, the turn's change set, and
+// every place that shows or keeps it reads that record: the end summary's "Delivered:", the
+// session's files_delivered and files_changed, `sessions show` and SESSION_SUMMARY.txt. A file a
+// command wrote is delivered like one a file tool wrote (the journal's command inventory saw
+// it); a file written and removed again in the turn, and a deleted file, are not delivered.
+func TestDeliveredIsTheChangeSet(t *testing.T) {
+	dir := t.TempDir()
+	proj := filepath.Join(dir, "project")
+	writeFile(t, filepath.Join(proj, "old.txt"), "obsolete\n")
+	written, made, scratch, old := filepath.Join(proj, "written.txt"), filepath.Join(proj, "made.txt"), filepath.Join(proj, "scratch.txt"), filepath.Join(proj, "old.txt")
+	p := newProvider(t, map[string]func(turn) reply{
+		"m": deliverer(func(tr turn) ([]toolCall, string) {
+			return []toolCall{
+				tc("write_file", map[string]any{"path": written, "content": "by a tool\n"}),
+				tc("execute_command", map[string]any{"command": "echo by a command > " + made}),
+				tc("execute_command", map[string]any{"command": "echo scratch > " + scratch + " && rm " + scratch}),
+				tc("read_file", map[string]any{"path": old}),
+				tc("delete_file", map[string]any{"path": old}),
+			}, "Delivered."
+		}),
+	})
+	writeFile(t, filepath.Join(dir, "cfg.yaml"), soloConfig(p, "m"))
+
+	r := run(t, dir, "--config", "cfg.yaml", "--context", "project", "--display", "plain", "Deliver")
+	if r.code != 0 || r.stdout != "Delivered.\n" {
+		t.Fatalf("run: exit %d, stdout %q\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if got := readFile(t, made); got != "by a command\n" {
+		t.Fatalf("made.txt = %q: the command did not deliver\nstderr:\n%s", got, r.stderr)
+	}
+	if exists(scratch) || exists(old) {
+		t.Fatalf("scratch.txt or old.txt still there")
+	}
+	want := []string{made, written}
+	if s := "Delivered:\n  project/made.txt\n  project/written.txt\nFinal workspace:"; !strings.Contains(r.stderr, s) {
+		t.Errorf("the summary lacks\n%s\nstderr:\n%s", s, r.stderr)
+	}
+	if s := "Changed in context paths: 2 added, 0 modified, 1 deleted"; !strings.Contains(r.stderr, s) {
+		t.Errorf("the summary lacks %q:\n%s", s, r.stderr)
+	}
+
+	sessions, _ := filepath.Glob(filepath.Join(dir, ".massgen", "sessions", "session_*"))
+	if len(sessions) != 1 {
+		t.Fatalf("sessions: %v", sessions)
+	}
+	var md struct {
+		FilesDelivered []string `json:"files_delivered"`
+		FilesChanged   []struct {
+			Path   string `json:"path"`
+			Change string `json:"change"`
+		} `json:"files_changed"`
+	}
+	raw := readFile(t, filepath.Join(sessions[0], "turn_1", "metadata.json"))
+	if err := json.Unmarshal([]byte(raw), &md); err != nil {
+		t.Fatal(err)
+	}
+	var changed []string // created or modified, as the change set names them
+	for _, f := range md.FilesChanged {
+		if f.Change != "deleted" {
+			changed = append(changed, f.Path)
+		}
+	}
+	if !slices.Equal(md.FilesDelivered, want) || !slices.Equal(changed, want) || len(md.FilesChanged) != 3 {
+		t.Errorf("metadata.json: files_delivered %v, files_changed %+v; want %v delivered and old.txt deleted", md.FilesDelivered, md.FilesChanged, want)
+	}
+
+	show := run(t, dir, "sessions", "show", filepath.Base(sessions[0]))
+	for _, f := range want {
+		if !strings.Contains(show.stdout, "Delivered: "+f+"\n") {
+			t.Errorf("sessions show lacks %s:\n%s", f, show.stdout)
+		}
+	}
+	sum := readFile(t, filepath.Join(sessions[0], "SESSION_SUMMARY.txt"))
+	if s := "Files delivered:\n  " + made + "\n  " + written + "\n"; !strings.Contains(sum, s) {
+		t.Errorf("SESSION_SUMMARY.txt lacks\n%s\n%s", s, sum)
+	}
+	for _, out := range []string{show.stdout, sum} { // the summary's block is checked whole above
+		if strings.Contains(out, "scratch.txt") || strings.Contains(out, "Delivered: "+old) {
+			t.Errorf("a file written and removed in the turn, or a deleted one, is shown as delivered:\n%s", out)
+		}
+	}
+}

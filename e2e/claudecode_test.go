@@ -67,6 +67,11 @@ orchestrator:
 	if got := readFile(t, filepath.Join(proj, "result.txt")); got != "delivered" {
 		t.Errorf("result.txt = %q, want the final agent's delivery", got)
 	}
+	// A CLI final agent writes through massgen's tools (the bridge): the turn's record of
+	// changes, which the summary's Delivered reads, has its file.
+	if !strings.Contains(errb.String(), "Delivered:\n  project/result.txt\n") {
+		t.Errorf("the summary does not show result.txt delivered:\n%s", errb.String())
+	}
 
 	recs, err := fakeclaude.ReadLog(logPath)
 	if err != nil {

@@ -4,9 +4,11 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -16,7 +18,7 @@ import (
 
 // SIGKILL while the final agent writes many files into a context path: every file is wholly old
 // or wholly new, the next run starts cleanly (the lock is free) and its sweep leaves no temp
-// file, including one an earlier kill left.
+// file, including one an earlier kill left; the killed turn, recovered, lists what it delivered.
 func TestKillDuringDelivery(t *testing.T) {
 	const files, size = 100, 256 << 10
 	dir := t.TempDir()
@@ -117,6 +119,36 @@ func TestKillDuringDelivery(t *testing.T) {
 		t.Errorf("temp files left after the next run: %v", left)
 	}
 	check("after the next run")
+
+	// The killed turn, recovered from its journal, says what it delivered: the files wholly
+	// new, read from its change set like every turn's (nothing else keeps a list of them).
+	var want []string
+	for i := range files {
+		if isNew(i) {
+			want = append(want, filepath.Join(proj, fmt.Sprintf("f%03d.txt", i)))
+		}
+	}
+	mds, _ := filepath.Glob(filepath.Join(dir, ".massgen", "sessions", "session_*", "turn_*", "metadata.json"))
+	var recovered int
+	for _, m := range mds {
+		var md struct {
+			Status         string   `json:"status"`
+			FilesDelivered []string `json:"files_delivered"`
+		}
+		if err := json.Unmarshal([]byte(readFile(t, m)), &md); err != nil {
+			t.Fatal(err)
+		}
+		if md.Status != "interrupted" {
+			continue
+		}
+		recovered++
+		if !slices.Equal(md.FilesDelivered, want) {
+			t.Errorf("the recovered turn's files_delivered = %d files %v, want the %d wholly new ones", len(md.FilesDelivered), md.FilesDelivered, len(want))
+		}
+	}
+	if recovered != 1 {
+		t.Errorf("%d recovered turns in %v, want 1", recovered, mds)
+	}
 }
 
 // descendants lists the pids whose ancestry leads to pid.

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -26,19 +24,17 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	defer r.emit(Event{Kind: EventDone})
 
 	attempts := 1 + r.cfg.Orchestrator.Coordination.MaxOrchestrationRestarts
-	delivered := map[string]bool{}
 	for attempt := 1; ; attempt++ {
 		res, winner, err := r.coordinate(ctx)
 		if err != nil || winner == nil {
 			return r.interrupted(ctx, res, err)
 		}
 		var final string
-		var files []string
 		if spent := r.ledger.allows(winner.index); spent != nil {
 			// No model request starts once the budget is spent: the winning answer, as it is.
 			err = spent
 		} else {
-			final, files, err = r.present(ctx, winner)
+			final, err = r.present(ctx, winner)
 		}
 		presented := err == nil
 		if err != nil {
@@ -47,9 +43,6 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 			}
 			r.presentationFailed(res, winner, err)
 			final = res.Answers[winner.id]
-		}
-		for _, f := range files { // files delivered by a rejected attempt stay delivered
-			delivered[f] = true
 		}
 		if presented && attempt < attempts && res.StoppedBy == "" { // "answer now" means now
 			fb, err := r.evaluate(ctx, winner, final, attempt, attempts)
@@ -62,7 +55,6 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 			}
 		}
 		res.FinalAnswer = final
-		res.Delivered = slices.Sorted(maps.Keys(delivered))
 		res.FinalWorkspace = winner.workspace
 		res.Attempts = attempt
 		r.account(res)

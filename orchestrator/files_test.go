@@ -7,12 +7,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/massgen-go/massgen/backends"
+	"github.com/massgen-go/massgen/changes"
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem"
+	"go.uber.org/zap"
 )
 
 // fileHarness is a two-agent run with real workspaces, a writable context path holding a
@@ -140,6 +143,7 @@ func TestDeliveryRestartAndPermissions(t *testing.T) {
 		}
 	}
 	opts := fh.options(context.Background())
+	delivered := fh.journaled(&opts)
 	var r *run
 	fh.onRun = func(rr *run) { r = rr }
 	res, err := fh.runOptions(context.Background(), opts)
@@ -222,8 +226,8 @@ func TestDeliveryRestartAndPermissions(t *testing.T) {
 	if !builtinTypedResults(t, r.agents[0].toolset, filepath.Join(fh.base, "outside.txt")) {
 		t.Skip("the filesystem tools do not fill Result.Denied and Result.Changes yet (the core branch does): denials and deliveries not checked")
 	}
-	if want := []string{filepath.Join(fh.project, "hello.txt")}; strings.Join(res.Delivered, ",") != strings.Join(want, ",") {
-		t.Errorf("Delivered = %v, want %v", res.Delivered, want)
+	if got, want := delivered(), []string{filepath.Join(fh.project, "hello.txt")}; !slices.Equal(got, want) {
+		t.Errorf("delivered = %v, want %v", got, want)
 	}
 	denied := 0
 	for _, ev := range fh.ev.of(EventToolResult, "alice") {
@@ -245,6 +249,25 @@ func builtinTypedResults(t *testing.T, ts *filesystem.Toolset, outside string) b
 		t.Fatalf("a write to %s was allowed", outside)
 	}
 	return res.Denied != nil
+}
+
+// journaled gives the run the turn's journal, as the app does (the one record of what the final
+// agent changed); delivered finishes it and returns what the turn delivered.
+func (fh *fileHarness) journaled(o *Options) (delivered func() []string) {
+	fh.t.Helper()
+	j, err := changes.NewJournal(filepath.Join(fh.base, ".massgen", "trash", changes.JournalPrefix+"test_turn1"), zap.NewNop())
+	if err != nil {
+		fh.t.Fatal(err)
+	}
+	o.Journal = j
+	return func() []string {
+		fh.t.Helper()
+		cs, err := j.Finish(context.Background())
+		if err != nil {
+			fh.t.Fatal(err)
+		}
+		return cs.Delivered()
+	}
 }
 
 // An agent without cwd gets no file tools; its tool calls get an error result, not a crash.

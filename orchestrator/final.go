@@ -4,22 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/massgen-go/massgen/backends"
-	"github.com/massgen-go/massgen/changes"
 	"github.com/massgen-go/massgen/filesystem"
-	"github.com/massgen-go/massgen/internal/pathx"
 	"github.com/massgen-go/massgen/permissions"
 )
 
 // present runs the winner once more in the Final role: context paths get their configured
 // permission, it sees every answer and vote and its own earlier work, and has no workflow tools.
-// It returns the final text and the files delivered into context paths. The workspace is kept.
-func (r *run) present(ctx context.Context, w *agent) (string, []string, error) {
+// It returns the final text. What it delivers into context paths is recorded by the turn's
+// journal (Options.Journal), the one record of what the turn changed; the workspace is kept.
+func (r *run) present(ctx context.Context, w *agent) (string, error) {
 	if d := agentTimeout(r.cfg); d > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, d)
@@ -33,13 +29,13 @@ func (r *run) present(ctx context.Context, w *agent) (string, []string, error) {
 		var err error
 		ts, err = r.toolset(w, permissions.Final)
 		if err != nil {
-			return "", nil, err
+			return "", err
 		}
 		tools, _ = toolSpecs(ts)
 	}
 	if err := r.store.FillTemp(ctx, w.id); err != nil {
 		if ctx.Err() != nil {
-			return "", nil, ctx.Err()
+			return "", ctx.Err()
 		}
 		r.emit(Event{Kind: EventError, Agent: w.id, Anon: w.anon, Phase: PhaseFinal, Text: "filling the temp workspace: " + err.Error()})
 	}
@@ -54,8 +50,6 @@ func (r *run) present(ctx context.Context, w *agent) (string, []string, error) {
 		Vars:     r.vars(w, anons),
 	}
 
-	roots := deliveryRoots(w)
-	delivered := map[string]bool{}
 	text := ""
 	err := r.converse(ctx, w, &req, loopRules{
 		phase:    PhaseFinal,
@@ -73,21 +67,18 @@ func (r *run) present(ctx context.Context, w *agent) (string, []string, error) {
 				res := errorResult(tc.Name + " is not available while presenting the final answer; reply with the final answer as text.")
 				results[i] = &res
 			}
-			for _, p := range deliveredPaths(*results[i], roots) {
-				delivered[p] = true
-			}
 		}
 		return toolMessages(resp.ToolCalls, results), false
 	})
 	switch {
 	case errors.Is(err, errStepLimit):
-		return "", nil, fmt.Errorf("%d model calls without a final reply", r.maxSteps)
+		return "", fmt.Errorf("%d model calls without a final reply", r.maxSteps)
 	case errors.Is(err, errBudget):
-		return "", nil, err
+		return "", err
 	case ctx.Err() != nil:
-		return "", nil, ctx.Err()
+		return "", ctx.Err()
 	case err != nil:
-		return "", nil, fmt.Errorf("backend: %w", err)
+		return "", fmt.Errorf("backend: %w", err)
 	}
 
 	if w.workspace != "" {
@@ -100,44 +91,5 @@ func (r *run) present(ctx context.Context, w *agent) (string, []string, error) {
 			text = ans.text
 		}
 	}
-	out := make([]string, 0, len(delivered))
-	for p := range delivered {
-		out = append(out, p)
-	}
-	slices.Sort(out)
-	return text, out, nil
-}
-
-// deliveryRoots are the context paths as the winner's environment resolved them once, when it
-// was built (internal/roots): the same canonical paths its policy decided the writes on, never
-// resolved again, so a link retargeted since cannot make delivery list another folder's files.
-func deliveryRoots(w *agent) []string {
-	if w.env == nil {
-		return nil
-	}
-	set := w.env.Roots()
-	if set == nil {
-		return nil
-	}
-	out := make([]string, 0, len(set.Context))
-	for _, c := range set.Context {
-		out = append(out, c.Path)
-	}
-	return out
-}
-
-// deliveredPaths are the paths a call created or modified inside a context path, as the tool
-// reported them (Result.Changes).
-func deliveredPaths(res filesystem.Result, roots []string) []string {
-	var out []string
-	for _, c := range res.Changes {
-		if c.Op == changes.Deleted || !pathx.WithinAny(filepath.Clean(c.Path), roots) {
-			continue
-		}
-		if fi, err := os.Lstat(c.Path); err == nil && fi.IsDir() {
-			continue // a directory made on the way: the files in it are listed themselves
-		}
-		out = append(out, filepath.Clean(c.Path))
-	}
-	return out
+	return text, nil
 }

@@ -75,7 +75,8 @@ type Options struct {
 	// (tests).
 	External func(ctx context.Context, agent configs.Agent) map[string]filesystem.External
 	// Journal, when set, records the final agent's changes to context paths (change review
-	// and undo); the caller finishes it after the run.
+	// and undo); the caller finishes it after the run. It is the one record of what the run
+	// changed and delivered (changes.ChangeSet.Delivered): the Result has none of its own.
 	Journal *changes.Journal
 	// Pricing prices the agents' model calls (nil: Config.PriceCatalog()). The turn's budget is
 	// Config.Orchestrator.MaxCostUSD, each agent's its MaxCostUSD.
@@ -102,8 +103,6 @@ type Result struct {
 	PricesDate string
 	// FinalWorkspace is the winner's workspace, kept after the run ("" without one).
 	FinalWorkspace string
-	// Delivered are the files the final agent wrote into context paths (absolute, sorted).
-	Delivered []string
 	// EndedEarly says why coordination ended before every agent voted ("" when it did not);
 	// StoppedBy who ended it: StoppedByUser, StoppedByBudget or StoppedByTimeout ("" when no
 	// one did: every agent voted, or every agent stopped).

@@ -13,7 +13,7 @@ import (
 
 // A context path given as a link is resolved once, when the agent's environment is built: the
 // link retargeted afterwards (here during coordination, before the final role's tools exist)
-// moves neither what the final agent may write nor what delivery reports. Before issue 21's
+// moves neither what the final agent may write nor what the turn's record lists as delivered. Before issue 21's
 // move 4 the final role's policy and delivery resolved the link again and followed it to the
 // new target.
 func TestContextLinkRetargetedAfterBuildDeliversToTheOriginal(t *testing.T) {
@@ -51,8 +51,9 @@ func TestContextLinkRetargetedAfterBuildDeliversToTheOriginal(t *testing.T) {
 			return answerResp("the answer"), nil
 		}
 	}
-	res, err := fh.runOptions(context.Background(), fh.options(context.Background()))
-	if err != nil {
+	o := fh.options(context.Background())
+	delivered := fh.journaled(&o)
+	if _, err := fh.runOptions(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := os.ReadFile(filepath.Join(fh.project, "z.txt")); string(got) != "to the original" {
@@ -63,7 +64,9 @@ func TestContextLinkRetargetedAfterBuildDeliversToTheOriginal(t *testing.T) {
 			t.Errorf("the final agent wrote %s into the link's new target", f)
 		}
 	}
-	if want := []string{filepath.Join(fh.project, "z.txt")}; !slices.Equal(res.Delivered, want) {
-		t.Errorf("Delivered = %v, want %v", res.Delivered, want)
+	// What was delivered is the journal's record: the original target's file, as the walk
+	// resolved it, and nothing of the new target.
+	if got, want := delivered(), []string{filepath.Join(fh.project, "z.txt")}; !slices.Equal(got, want) {
+		t.Errorf("delivered = %v, want %v", got, want)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -41,8 +40,9 @@ func (e typedExternal) Call(_ context.Context, name string, _ map[string]any) fi
 
 // The orchestrator learns whether a call was denied, its message and what it changed from the
 // result's typed fields (Denied, Message, Changes), never from its content: the events carry
-// them to the displays, and Result.Delivered lists the created or modified paths inside context
-// paths.
+// them to the displays. What the turn delivered is not what a tool's result claims (an MCP
+// server's is hostile) but what the turn's journal recorded: here nothing, since this server
+// claims changes it never made.
 func TestTypedResultsDriveEventsAndDelivery(t *testing.T) {
 	fh := newFileHarness(t, "solo")
 	ext := typedExternal{project: fh.project, outside: filepath.Join(fh.base, "outside")}
@@ -62,13 +62,12 @@ func TestTypedResultsDriveEventsAndDelivery(t *testing.T) {
 	o.External = func(context.Context, configs.Agent) map[string]filesystem.External {
 		return map[string]filesystem.External{"srv": ext}
 	}
-	res, err := fh.runOptions(context.Background(), o)
-	if err != nil {
+	recorded := fh.journaled(&o)
+	if _, err := fh.runOptions(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{filepath.Join(fh.project, "index.html"), filepath.Join(fh.project, "out.txt")}
-	if !slices.Equal(res.Delivered, want) {
-		t.Errorf("Delivered = %v, want %v", res.Delivered, want)
+	if got := recorded(); len(got) != 0 {
+		t.Errorf("delivered = %v: claimed by a tool's result, never made", got)
 	}
 	var refused, delivered *Event
 	for _, ev := range fh.ev.of(EventToolResult, "solo") {

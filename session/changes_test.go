@@ -1,8 +1,10 @@
 package session
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -73,5 +75,63 @@ func TestTurnsRecordWhatResumeNeedsAndTheirChanges(t *testing.T) {
 	third, _ := st.Get(s.ID)
 	if tr, _, _ := third.Turn(2); !tr.Undone.Equal(at) {
 		t.Errorf("undone = %v", tr.Undone)
+	}
+}
+
+// TestOlderFilesDeliveredStillShown: a turn saved before the change set was the one record of
+// what was delivered (files_delivered from the orchestrator's own list, no files_changed) loads
+// with that list, and the session's summary still shows it; a turn saved now keeps the list
+// derived from its change set.
+func TestOlderFilesDeliveredStillShown(t *testing.T) {
+	root := t.TempDir()
+	st, err := Open(filepath.Join(root, "sessions"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := st.New(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := t.TempDir()
+	if _, err := s.SaveTurn(Turn{Task: "one", Answer: "a", Workspace: ws}); err != nil {
+		t.Fatal(err)
+	}
+	mdPath := filepath.Join(s.Dir, "turn_1", "metadata.json")
+	var md map[string]any
+	if err := json.Unmarshal([]byte(readFile(t, mdPath)), &md); err != nil {
+		t.Fatal(err)
+	}
+	md["files_delivered"] = []string{"/old/index.html"}
+	delete(md, "files_changed")
+	delete(md, "changes_file")
+	raw, err := json.Marshal(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(mdPath, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	again, err := st.Get(s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := again.Turns()[0].FilesDelivered; !slices.Equal(got, []string{"/old/index.html"}) {
+		t.Fatalf("older turn's files delivered = %v", got)
+	}
+	cs := &changes.ChangeSet{Version: 1, Records: []changes.ChangeRecord{
+		{Path: "/new/page.html", Before: changes.EntryState{Type: changes.EntryFile}, After: changes.EntryState{Type: changes.EntryFile}},
+	}}
+	if _, err := again.SaveTurn(Turn{Task: "two", Answer: "b", Workspace: ws, Changes: cs}); err != nil {
+		t.Fatal(err)
+	}
+	sum := readFile(t, filepath.Join(s.Dir, "SESSION_SUMMARY.txt"))
+	for _, want := range []string{"Files delivered:\n  /old/index.html\n", "Files delivered:\n  /new/page.html\n"} {
+		if !strings.Contains(sum, want) {
+			t.Errorf("summary lacks %q:\n%s", want, sum)
+		}
+	}
+	if got := again.Turns()[1].FilesDelivered; !slices.Equal(got, []string{"/new/page.html"}) {
+		t.Errorf("new turn's files delivered = %v", got)
 	}
 }

@@ -100,6 +100,11 @@ type Turn struct {
 	Agents         []string
 	Started, Ended time.Time
 	Tokens         map[string]TokenUsage
+	// FilesDelivered are the files the turn created or modified in context paths: derived from
+	// Changes, the one record of what the turn changed, when the turn is saved (SaveTurn sets
+	// it, and metadata.json keeps it as files_delivered for scripts and older readers); in the
+	// turns a Session returns, what metadata.json says (sessions saved before the change set
+	// was the one record kept the orchestrator's own list there, shown as they were).
 	FilesDelivered []string
 	// Workspace is the final agent's workspace: SaveTurn copies it to turn_N/workspace/; in the
 	// turns a Session returns it is that copy.
@@ -417,6 +422,7 @@ func (ses *Session) load() error {
 func (ses *Session) SaveTurn(t Turn) (string, error) {
 	ses.mu.Lock()
 	defer ses.mu.Unlock()
+	t.FilesDelivered = t.Changes.Delivered() // read from the one record, never given beside it
 	if ses.store != nil {
 		lock, err := ses.store.lock()
 		if err != nil {
@@ -540,7 +546,7 @@ func (ses *Session) buildTurn(tmp string, n int, t Turn) (string, []AgentWork, e
 	md := metadata{
 		Session: ses.ID, Turn: n, Task: t.Task, Winner: t.Winner, Votes: nonNil(t.Votes),
 		Agents: nonNilSlice(t.Agents), Started: t.Started, Ended: t.Ended,
-		Tokens: nonNil(t.Tokens), FilesDelivered: nonNilSlice(t.FilesDelivered),
+		Tokens: nonNil(t.Tokens), FilesDelivered: t.FilesDelivered,
 		Answer: answerFile, Workspace: workspaceDir, SourceWorkspace: t.Workspace,
 		Timeline: t.Timeline,
 		Config:   t.Config, ContextPaths: nonNilSlice(t.ContextPaths),

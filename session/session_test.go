@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/massgen-go/massgen/changes"
 )
 
 func writeFile(t *testing.T, p, content string) {
@@ -55,9 +57,13 @@ func TestThreeTurns(t *testing.T) {
 			Task: task, Answer: "Done: " + task + "\nline 2", Winner: "gemini",
 			Votes: map[string]string{"gemini": "gemini", "gemini2": "gemini"}, Agents: []string{"gemini", "gemini2"},
 			Started: t0.Add(time.Duration(i) * time.Hour), Ended: t0.Add(time.Duration(i)*time.Hour + 90*time.Second),
-			Tokens:         map[string]TokenUsage{"gemini": {Input: 1000, Output: 200}, "gemini2": {Input: 900, Output: 100}},
-			FilesDelivered: []string{filepath.Join(base, "src", "App.js")},
-			Workspace:      ws,
+			Tokens: map[string]TokenUsage{"gemini": {Input: 1000, Output: 200}, "gemini2": {Input: 900, Output: 100}},
+			// What was delivered is read from the change set; a list given beside it is not kept.
+			FilesDelivered: []string{filepath.Join(base, "not-delivered.txt")},
+			Changes: &changes.ChangeSet{Version: 1, Records: []changes.ChangeRecord{
+				{Path: filepath.Join(base, "src", "App.js"), Before: changes.EntryState{Type: changes.EntryAbsent}, After: changes.EntryState{Type: changes.EntryFile}},
+			}},
+			Workspace: ws,
 		}
 		dir, err := ses.SaveTurn(turn)
 		if err != nil {
@@ -88,8 +94,8 @@ func TestThreeTurns(t *testing.T) {
 		if v := md["votes"].(map[string]any); v["gemini2"] != "gemini" {
 			t.Errorf("votes = %v", v)
 		}
-		if f := md["files_delivered"].([]any); len(f) != 1 {
-			t.Errorf("files_delivered = %v", f)
+		if f := md["files_delivered"].([]any); len(f) != 1 || f[0] != filepath.Join(base, "src", "App.js") {
+			t.Errorf("files_delivered = %v, want the change set's created file", f)
 		}
 		if ses.LastWorkspace() != filepath.Join(dir, "workspace") {
 			t.Errorf("LastWorkspace = %q", ses.LastWorkspace())

@@ -120,7 +120,7 @@ func orchestrateTurn(ctx context.Context, opts *RunOptions, t *Turn) (*orchestra
 		}
 		sw := summaryWidth(width) // fit.go
 		var sum strings.Builder
-		sum.WriteString(display.SummaryWith(&shown, display.Style{Color: color, Width: sw}))
+		sum.WriteString(display.SummaryWith(&shown, cs, display.Style{Color: color, Width: sw}))
 		sum.WriteString(cs.Summary())
 		sum.WriteString(filesLine(cfg, t.Outcome.Denied, cs))
 		if n := len(t.UserDenials); n > 0 {

@@ -123,7 +123,7 @@ func (s *sessionState) save(cfg *configs.Config, run, task string, started, ende
 	}
 	if res != nil {
 		t.Answer, t.Winner, t.Votes = res.FinalAnswer, res.Winner, res.Votes
-		t.FilesDelivered, t.Workspace = res.Delivered, res.FinalWorkspace
+		t.Workspace = res.FinalWorkspace // what it delivered: SaveTurn reads it from Changes
 		for _, m := range res.Timeline {
 			t.Timeline = append(t.Timeline, session.Moment{Time: m.Time, Kind: string(m.Kind), Agent: m.Agent, Target: m.Target, Text: m.Text})
 		}

@@ -16,7 +16,9 @@ import (
 // sessionConfig: one scripted agent that, every turn, copies what the previous turn left (its
 // final workspace, read-only via ${READ_ONLY_0}, and the file it delivered into the context
 // path) into its workspace, writes notes.txt, answers, and as the final agent delivers
-// delivered.txt. In turn 1 the two copies fail (nothing before it): error results, not failures.
+// delivered.txt, a new version each turn (it names the turn before's workspace: a rewrite as it
+// was changes nothing, so delivers nothing). In turn 1 the two copies fail (nothing before it):
+// error results, not failures.
 const sessionConfig = `agents:
   - id: agent_a
     backend:
@@ -36,7 +38,7 @@ const sessionConfig = `agents:
         - phase: final
           tool_calls:
             - name: write_file
-              args: {path: "${CONTEXT_0}/delivered.txt", content: "delivered"}
+              args: {path: "${CONTEXT_0}/delivered.txt", content: "delivered after ${READ_ONLY_0}"}
         - phase: final
           text: "Final answer: delivered.txt is in the project."
 orchestrator:

@@ -12,6 +12,7 @@ import (
 
 	"github.com/massgen-go/massgen/backends"
 	"github.com/massgen-go/massgen/cmd/cmdutil"
+	"github.com/massgen-go/massgen/internal/safefs"
 	"github.com/massgen-go/massgen/orchestrator"
 )
 
@@ -45,13 +46,28 @@ func (r *sessionRunner) run(ctx context.Context, opts *RunOptions, t *Turn) (*or
 	if err := os.WriteFile(filepath.Join(ws, "turn"+string(rune('0'+n))+".txt"), []byte(task), 0o644); err != nil {
 		return nil, err
 	}
+	// As the final agent's tools do: the journal keeps the original, then the file is written.
+	delivered := filepath.Join(r.root, "delivered.txt")
+	if t.Journal != nil {
+		w, err := safefs.Resolve(delivered, true)
+		if err != nil {
+			return nil, err
+		}
+		err = t.Journal.KeepOriginal(ctx, w.Dir, w.Name, w.Path)
+		w.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	if err := os.WriteFile(delivered, []byte(task), 0o644); err != nil {
+		return nil, err
+	}
 	answer := "answer " + string(rune('0'+n))
 	return &orchestrator.Result{
 		FinalAnswer: answer, Winner: "a1", WinnerAnon: "agent1",
 		Votes:          map[string]string{"a1": "a1", "a2": "a1"},
 		Usage:          map[string]backends.Usage{"a1": {InputTokens: 100, OutputTokens: 10}},
 		FinalWorkspace: ws,
-		Delivered:      []string{filepath.Join(r.root, "delivered.txt")},
 	}, nil
 }
 
