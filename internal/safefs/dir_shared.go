@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
+	"syscall"
 )
 
 func (d *Dir) pathErr(op, name string, err error) error {
@@ -108,3 +110,96 @@ func (d *Dir) MkdirAll(names []string) (innermost *Dir, created string, err erro
 // TempName is a hidden name beside name for an entry being built (".<name>.massgen-tmp-<hex>",
 // the pattern internal/tmpsweep recognises).
 func TempName(name string) string { return tempName(name) }
+
+// OpenDirPath resolves abs once (see Resolve; a link as its last component is followed) and
+// opens the directory it leads to.
+func OpenDirPath(abs string) (*Dir, error) {
+	w, err := Resolve(abs, false)
+	if err != nil {
+		return nil, err
+	}
+	defer w.Close()
+	if w.Exists && !w.Info.IsDir() {
+		return nil, &fs.PathError{Op: "open", Path: abs, Err: syscall.ENOTDIR}
+	}
+	return w.OpenDir()
+}
+
+// SubPath opens the directory rel below d (names joined with '/'), one Sub at a time: a link
+// anywhere on the way is refused (ErrChanged). An empty rel gives a new handle on d.
+func (d *Dir) SubPath(rel string) (*Dir, error) {
+	cur, err := d.reopen()
+	if err != nil {
+		return nil, err
+	}
+	if rel == "" {
+		return cur, nil
+	}
+	for _, n := range strings.Split(rel, "/") {
+		next, err := cur.Sub(n)
+		cur.Close()
+		if err != nil {
+			return nil, err
+		}
+		cur = next
+	}
+	return cur, nil
+}
+
+// WalkTree calls fn for everything below d, parents before children, in name order. It descends
+// through descriptors: each directory is opened in its parent by name, never through a link,
+// and only if it is still the directory listed (SubSame), so a directory swapped for a link
+// while the walk runs is reported to fn, never followed out of d.
+func (d *Dir) WalkTree(fn WalkFunc) error {
+	ents, _, err := d.Entries(0)
+	if err != nil {
+		return err
+	}
+	return d.walkEntries("", ents, fn, 0)
+}
+
+func (d *Dir) walkEntries(prefix string, ents []Entry, fn WalkFunc, depth int) error {
+	for _, e := range ents {
+		rel := e.Name
+		if prefix != "" {
+			rel = prefix + "/" + e.Name
+		}
+		err := fn(rel, d, e, nil)
+		if errors.Is(err, fs.SkipDir) {
+			if e.Info.IsDir() {
+				continue
+			}
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if e.Info.IsDir() {
+			if err := d.walkSub(rel, e, fn, depth+1); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (d *Dir) walkSub(rel string, e Entry, fn WalkFunc, depth int) error {
+	var (
+		sub  *Dir
+		ents []Entry
+		err  error
+	)
+	if depth > maxDepth {
+		err = d.pathErr("open", e.Name, syscall.ELOOP)
+	} else if sub, err = d.SubSame(e.Name, e.Info); err == nil {
+		defer sub.Close()
+		ents, _, err = sub.Entries(0)
+	}
+	if err != nil {
+		if err := fn(rel, d, e, err); err != nil && !errors.Is(err, fs.SkipDir) {
+			return err
+		}
+		return nil
+	}
+	return sub.walkEntries(rel, ents, fn, depth)
+}

@@ -208,6 +208,28 @@ func (d *Dir) Remove(name string) error {
 	return nil
 }
 
+// RemoveSame removes the file or link name in d only if it is still the entry described by want
+// (a directory is refused): what a caller checked is what goes.
+func (d *Dir) RemoveSame(name string, want Info) error {
+	if !ValidName(name) {
+		return d.pathErr("remove", name, unix.EINVAL)
+	}
+	got, err := d.Lstat(name)
+	if err != nil {
+		return err
+	}
+	if !got.Same(want) {
+		return fmt.Errorf("%s: %w", Join(d.Path, name), ErrChanged)
+	}
+	if got.IsDir() {
+		return d.pathErr("remove", name, unix.EISDIR)
+	}
+	if err := unix.Unlinkat(d.fd, name, 0); err != nil {
+		return d.pathErr("remove", name, err)
+	}
+	return nil
+}
+
 // maxDepth bounds RemoveAll and tree walks (each level holds a descriptor).
 const maxDepth = 512
 

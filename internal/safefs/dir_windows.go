@@ -243,6 +243,33 @@ func (d *Dir) Remove(name string) error {
 	return nil
 }
 
+// RemoveSame removes the file or link name in d only if it is still the entry described by want
+// (a directory is refused): the entry is opened, checked and deleted through one handle.
+func (d *Dir) RemoveSame(name string, want Info) error {
+	if !validName(name) {
+		return d.nameErr("remove", name)
+	}
+	h, err := ntOpen(d.h, name, windows.DELETE|windows.FILE_READ_ATTRIBUTES, shareAll, windows.FILE_OPEN, 0, 0)
+	if err != nil {
+		return d.pathErr("remove", name, err)
+	}
+	defer closeH(h)
+	got, err := statHandle(h)
+	if err != nil {
+		return d.pathErr("remove", name, err)
+	}
+	if !got.Same(want) {
+		return fmt.Errorf("%s: %w", Join(d.Path, name), ErrChanged)
+	}
+	if got.IsDir() {
+		return d.pathErr("remove", name, syscall.EISDIR)
+	}
+	if err := deleteHandle(h); err != nil {
+		return d.pathErr("remove", name, err)
+	}
+	return nil
+}
+
 // maxDepth bounds RemoveAll and tree walks (each level holds a handle).
 const maxDepth = 512
 

@@ -42,6 +42,9 @@ type Entry struct {
 	Info Info
 }
 
+// OpenDirPath fails closed on this platform.
+func OpenDirPath(abs string) (*Dir, error) { return nil, ErrUnsupported }
+
 // FromFile fails closed on this platform.
 func FromFile(f *os.File, path string) (*Dir, error) { return nil, ErrUnsupported }
 
@@ -58,6 +61,9 @@ func (d *Dir) Mkdir(name string, perm fs.FileMode) error     { return ErrUnsuppo
 func (d *Dir) MkdirAll(names []string) (*Dir, string, error) { return nil, "", ErrUnsupported }
 func (d *Dir) Sync()                                         {}
 func (d *Dir) Remove(name string) error                      { return ErrUnsupported }
+func (d *Dir) RemoveSame(name string, want Info) error       { return ErrUnsupported }
+func (d *Dir) SubPath(rel string) (*Dir, error)              { return nil, ErrUnsupported }
+func (d *Dir) WalkTree(fn WalkFunc) error                    { return ErrUnsupported }
 func (d *Dir) RemoveAll(name string) error                   { return ErrUnsupported }
 func (d *Dir) RemoveContents(depth int) error                { return ErrUnsupported }
 func (d *Dir) OpenFileSame(name string, want Info) (*os.File, Info, error) {

@@ -1,0 +1,220 @@
+//go:build linux || darwin
+
+package safefs
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/massgen-go/massgen/internal/testing/lane"
+)
+
+func openDir(t *testing.T, p string) *Dir {
+	t.Helper()
+	d, err := OpenDirPath(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+// WalkTree lists everything below the directory, parents first, links as links (never
+// followed), and fs.SkipDir leaves a directory out.
+func TestWalkTree(t *testing.T) {
+	base := tree(t)
+	tests := []struct {
+		name string
+		skip string
+		want []string
+	}{
+		{"all", "", []string{"a", "a/abs", "a/b", "a/b/c", "a/b/c/f.txt", "a/b/outer", "a/chain", "a/dangle",
+			"a/file", "a/loop1", "a/loop2", "a/rel", "a/up", "x", "x/y", "x/y/g.txt"}},
+		{"skip a/b", "a/b", []string{"a", "a/abs", "a/b", "a/chain", "a/dangle", "a/file", "a/loop1", "a/loop2",
+			"a/rel", "a/up", "x", "x/y", "x/y/g.txt"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			err := openDir(t, base).WalkTree(func(rel string, dir *Dir, e Entry, err error) error {
+				if err != nil {
+					t.Errorf("%s: %v", rel, err)
+					return nil
+				}
+				if want := JoinRel(base, rel); Join(dir.Path, e.Name) != want {
+					t.Errorf("%s: reached at %s, want %s", rel, Join(dir.Path, e.Name), want)
+				}
+				if strings.HasPrefix(rel, "a/abs/") || strings.HasPrefix(rel, "a/rel/") {
+					t.Errorf("%s: a link was followed", rel)
+				}
+				got = append(got, rel)
+				if rel == tt.skip {
+					return fs.SkipDir
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("walked %v\nwant %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// A directory swapped for a link to a folder outside while WalkTree runs, thousands of times:
+// the walk never lists anything outside the walked directory.
+func TestWalkTreeSwapRace(t *testing.T) {
+	lane.Long(t)
+	base := t.TempDir()
+	root := filepath.Join(base, "root")
+	outside := filepath.Join(base, "outside")
+	for _, d := range []string{filepath.Join(root, "d", "e"), outside} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(outside, "secret"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "d", "e", "inside"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := openDir(t, root)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		dir, aside := filepath.Join(root, "d"), filepath.Join(root, "aside")
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			_ = os.Rename(dir, aside)
+			_ = os.Symlink(outside, dir)
+			_ = os.Remove(dir)
+			_ = os.Rename(aside, dir)
+		}
+	})
+	refused := 0
+	for range 3000 {
+		err := d.WalkTree(func(rel string, _ *Dir, e Entry, err error) error {
+			if err != nil {
+				refused++
+				return nil
+			}
+			if e.Name == "secret" {
+				t.Errorf("walked outside the directory: %s", rel)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	t.Logf("%d descents refused", refused)
+}
+
+// SubPath opens a directory below d by descriptor and refuses a link on the way.
+func TestSubPath(t *testing.T) {
+	base := tree(t)
+	d := openDir(t, base)
+	tests := []struct {
+		rel  string
+		want string // error text, "" for success
+	}{
+		{"", ""},
+		{"a/b/c", ""},
+		{"a/rel", "changed"},
+		{"a/abs/y", "changed"},
+		{"a/file", "not a directory"},
+		{"a/none", "no such file"},
+	}
+	for _, tt := range tests {
+		sub, err := d.SubPath(tt.rel)
+		if tt.want == "" {
+			if err != nil {
+				t.Errorf("%q: %v", tt.rel, err)
+				continue
+			}
+			if want := JoinRel(base, tt.rel); tt.rel != "" && sub.Path != want {
+				t.Errorf("%q: path %s, want %s", tt.rel, sub.Path, want)
+			}
+			sub.Close()
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q: error %v, want %q", tt.rel, err, tt.want)
+			sub.Close()
+		}
+	}
+}
+
+// RemoveSame removes only the entry that was checked: another file (or a link) put at the name
+// since stays, and a directory is refused.
+func TestRemoveSame(t *testing.T) {
+	tests := []struct {
+		name  string
+		swap  func(t *testing.T, p string)
+		want  error
+		stays bool
+	}{
+		{"unchanged", func(*testing.T, string) {}, nil, false},
+		{"replaced by another file", func(t *testing.T, p string) {
+			must(t, os.Remove(p))
+			must(t, os.WriteFile(p, nil, 0o644))
+		}, ErrChanged, true},
+		{"replaced by a link", func(t *testing.T, p string) {
+			must(t, os.Remove(p))
+			must(t, os.Symlink("elsewhere", p))
+		}, ErrChanged, true},
+		{"removed", func(t *testing.T, p string) { must(t, os.Remove(p)) }, fs.ErrNotExist, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base := t.TempDir()
+			p := filepath.Join(base, "f")
+			must(t, os.WriteFile(p, []byte("x"), 0o644))
+			d := openDir(t, base)
+			info, err := d.Lstat("f")
+			must(t, err)
+			// A second file keeps the inode of f in use so that a new file cannot reuse it.
+			keep, err := os.Open(p)
+			must(t, err)
+			defer keep.Close()
+			tt.swap(t, p)
+			err = d.RemoveSame("f", info)
+			if tt.want == nil && err != nil || tt.want != nil && !errors.Is(err, tt.want) {
+				t.Fatalf("RemoveSame: %v, want %v", err, tt.want)
+			}
+			if _, err := os.Lstat(p); (err == nil) != tt.stays {
+				t.Errorf("after RemoveSame: lstat %v, want it to stay: %v", err, tt.stays)
+			}
+		})
+	}
+	base := t.TempDir()
+	must(t, os.Mkdir(filepath.Join(base, "sub"), 0o755))
+	d := openDir(t, base)
+	info, err := d.Lstat("sub")
+	must(t, err)
+	if err := d.RemoveSame("sub", info); err == nil {
+		t.Error("a directory was removed")
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
