@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 )
@@ -202,4 +203,154 @@ func (d *Dir) walkSub(rel string, e Entry, fn WalkFunc, depth int) error {
 		return nil
 	}
 	return sub.walkEntries(rel, ents, fn, depth)
+}
+
+// OpenFileAt opens the regular file rel below d (names joined with '/') for reading, never
+// through a link: on the way or at the end, a link is refused (ErrChanged), as is a name that is
+// not a plain one ("", ".", "..").
+func (d *Dir) OpenFileAt(rel string) (*os.File, Info, error) {
+	dir, name := "", rel
+	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+		dir, name = rel[:i], rel[i+1:]
+	}
+	if dir == "" {
+		return d.OpenFile(name)
+	}
+	for _, n := range append(strings.Split(dir, "/"), name) {
+		if !ValidName(n) {
+			return nil, Info{}, d.pathErr("open", rel, syscall.EINVAL)
+		}
+	}
+	if f, info, ok, err := d.openFileBeneath(rel); ok {
+		return f, info, err
+	}
+	sub, err := d.SubPath(dir)
+	if err != nil {
+		return nil, Info{}, err
+	}
+	defer sub.Close()
+	return sub.OpenFile(name)
+}
+
+// ErrEscapes is returned by StatBeneath for a path that leads out of the directory.
+var ErrEscapes = errors.New("the path leads outside the directory")
+
+// StatBeneath describes what rel (relative, names separated by '/' or, on Windows, '\') leads to
+// below d, following links as the system would but never out of d, with os.Root's rules: a
+// link with an absolute target, or a ".." above d, is refused (ErrEscapes). Each directory on
+// the way is opened by descriptor from d, never through a link.
+func (d *Dir) StatBeneath(rel string) (Info, error) {
+	if isAbsTarget(rel) {
+		return Info{}, d.pathErr("stat", rel, ErrEscapes)
+	}
+	parts, slash := splitBeneath(rel)
+	links := 0
+	for {
+		if lexicalDotDot {
+			var ok bool
+			if parts, ok = cleanParts(parts); !ok {
+				return Info{}, d.pathErr("stat", rel, ErrEscapes)
+			}
+		}
+		info, at, target, err := d.walkBeneath(parts)
+		switch {
+		case err != nil:
+			return Info{}, d.pathErr("stat", rel, err)
+		case at < 0:
+			if slash && !info.IsDir() {
+				return Info{}, d.pathErr("stat", rel, syscall.ENOTDIR)
+			}
+			return info, nil
+		case parts[at] == "..":
+			// The names before it are directories reached: drop the last one and walk again.
+			if at == 0 {
+				return Info{}, d.pathErr("stat", rel, ErrEscapes)
+			}
+			parts = append(append([]string(nil), parts[:at-1]...), parts[at+1:]...)
+			continue
+		}
+		if links++; links > MaxLinks {
+			return Info{}, d.pathErr("stat", rel, syscall.ELOOP)
+		}
+		if isAbsTarget(target) {
+			return Info{}, d.pathErr("stat", rel, ErrEscapes)
+		}
+		tparts, tslash := splitBeneath(target)
+		if at == len(parts)-1 && tslash {
+			slash = true
+		}
+		parts = append(append(append([]string(nil), parts[:at]...), tparts...), parts[at+1:]...)
+	}
+}
+
+// walkBeneath walks parts from d to the end (at = -1: info describes what it reached), a link
+// (at is its index, target what it holds) or a ".." (at is its index).
+func (d *Dir) walkBeneath(parts []string) (info Info, at int, target string, err error) {
+	cur, err := d.reopen()
+	if err != nil {
+		return Info{}, 0, "", err
+	}
+	defer func() { cur.Close() }()
+	for i, n := range parts {
+		switch n {
+		case ".":
+			continue
+		case "..":
+			return Info{}, i, "", nil
+		}
+		info, err := cur.Lstat(n)
+		if err != nil {
+			return Info{}, 0, "", err
+		}
+		if info.IsLink() {
+			target, err := cur.Readlink(n)
+			return info, i, target, err
+		}
+		if i == len(parts)-1 {
+			return info, -1, "", nil
+		}
+		if !info.IsDir() {
+			return Info{}, 0, "", syscall.ENOTDIR
+		}
+		next, err := cur.SubSame(n, info)
+		if err != nil {
+			return Info{}, 0, "", err
+		}
+		cur.Close()
+		cur = next
+	}
+	info, err = cur.Stat()
+	return info, -1, "", err
+}
+
+// splitBeneath splits a relative path into its names (empty ones dropped) and says whether it
+// ends in a separator.
+func splitBeneath(p string) (parts []string, slash bool) {
+	parts = strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == rune(os.PathSeparator) })
+	slash = len(p) > 0 && (p[len(p)-1] == '/' || p[len(p)-1] == os.PathSeparator)
+	return parts, slash
+}
+
+// isAbsTarget: an absolute path, or on Windows one with a volume or a leading separator.
+func isAbsTarget(p string) bool {
+	return filepath.IsAbs(p) || filepath.VolumeName(p) != "" || (len(p) > 0 && (p[0] == '/' || p[0] == os.PathSeparator))
+}
+
+// cleanParts applies every ".." to the name before it (lexically); false when one goes above
+// the start.
+func cleanParts(parts []string) ([]string, bool) {
+	out := make([]string, 0, len(parts))
+	for _, n := range parts {
+		switch n {
+		case ".":
+		case "..":
+			if len(out) == 0 {
+				return nil, false
+			}
+			out = out[:len(out)-1]
+		default:
+			out = append(out, n)
+		}
+	}
+	return out, true
 }

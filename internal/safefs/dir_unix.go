@@ -164,6 +164,42 @@ func (d *Dir) OpenFile(name string) (*os.File, Info, error) {
 	return os.NewFile(uintptr(fd), Join(d.Path, name)), info, nil
 }
 
+// lexicalDotDot: ".." in a path is applied to the directory actually reached.
+const lexicalDotDot = false
+
+// openFileBeneath opens the regular file rel (several names) below d in one call that refuses
+// every link on the way and at the end; ok is false where the system cannot (then the caller
+// walks).
+func (d *Dir) openFileBeneath(rel string) (f *os.File, info Info, ok bool, err error) {
+	if d.f&featFast == 0 {
+		return nil, Info{}, false, nil
+	}
+	fd, err := openBeneath(d.fd, rel, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC)
+	switch {
+	case errors.Is(err, unix.ENOSYS):
+		return nil, Info{}, false, nil
+	case errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EMLINK) || errors.Is(err, unix.EXDEV):
+		return nil, Info{}, true, fmt.Errorf("%s: %w", JoinRel(d.Path, rel), ErrChanged)
+	case err != nil:
+		return nil, Info{}, true, &fs.PathError{Op: "open", Path: JoinRel(d.Path, rel), Err: err}
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return nil, Info{}, true, &fs.PathError{Op: "stat", Path: JoinRel(d.Path, rel), Err: err}
+	}
+	info = infoOf(&st)
+	if !info.IsRegular() {
+		unix.Close(fd)
+		if info.IsDir() {
+			return nil, info, true, fmt.Errorf("%s is a directory", JoinRel(d.Path, rel))
+		}
+		return nil, info, true, fmt.Errorf("%s is not a regular file", JoinRel(d.Path, rel))
+	}
+	_ = unix.SetNonblock(fd, false)
+	return os.NewFile(uintptr(fd), JoinRel(d.Path, rel)), info, true, nil
+}
+
 // Mkdir creates the directory name in d.
 func (d *Dir) Mkdir(name string, perm fs.FileMode) error {
 	if !ValidName(name) {

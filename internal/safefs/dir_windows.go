@@ -208,6 +208,12 @@ func (d *Dir) OpenFile(name string) (*os.File, Info, error) {
 	return os.NewFile(uintptr(h), Join(d.Path, name)), info, nil
 }
 
+// lexicalDotDot: Windows applies ".." to the path as written, before following links.
+const lexicalDotDot = true
+
+// openFileBeneath: no one-call open here; the caller walks.
+func (d *Dir) openFileBeneath(string) (*os.File, Info, bool, error) { return nil, Info{}, false, nil }
+
 // Mkdir creates the directory name in d (FILE_CREATE: never an existing one). Windows has no
 // permission bits: perm is not used.
 func (d *Dir) Mkdir(name string, perm fs.FileMode) error {

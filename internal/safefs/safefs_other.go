@@ -81,3 +81,6 @@ func (d *Dir) Symlink(target, name string) error { return ErrUnsupported }
 
 // TempName is a hidden name beside name for an entry being built.
 func TempName(name string) string { return "." + name + ".massgen-tmp-000000000000" }
+
+func (d *Dir) OpenFileAt(rel string) (*os.File, Info, error) { return nil, Info{}, ErrUnsupported }
+func (d *Dir) StatBeneath(rel string) (Info, error)          { return Info{}, ErrUnsupported }

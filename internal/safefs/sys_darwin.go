@@ -23,6 +23,12 @@ func openNoLinks(path string, flags int) (int, error) {
 	return openRetry(unix.AT_FDCWD, path, flags|unix.O_NOFOLLOW_ANY)
 }
 
+// openBeneath opens rel (several names, none "..") below dirfd, refusing every link on the way
+// and at the end (O_NOFOLLOW_ANY).
+func openBeneath(dirfd int, rel string, flags int) (int, error) {
+	return openRetry(dirfd, rel, flags|unix.O_NOFOLLOW_ANY)
+}
+
 // openPath is not available (no O_PATH); the native strategy never asks for it.
 func openPath(dirfd int, name string) (int, error) { return -1, unix.ENOTSUP }
 

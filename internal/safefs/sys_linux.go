@@ -22,6 +22,12 @@ func openNoLinks(path string, flags int) (int, error) {
 	return openat2(unix.AT_FDCWD, path, flags, unix.RESOLVE_NO_SYMLINKS|unix.RESOLVE_NO_MAGICLINKS)
 }
 
+// openBeneath opens rel (several names, none "..") below dirfd, refusing every link on the way
+// and at the end and any way out of dirfd. ENOSYS means "walk instead".
+func openBeneath(dirfd int, rel string, flags int) (int, error) {
+	return openat2(dirfd, rel, flags, unix.RESOLVE_BENEATH|unix.RESOLVE_NO_SYMLINKS|unix.RESOLVE_NO_MAGICLINKS)
+}
+
 // openPath opens one name in dirfd as an O_PATH handle, never following it.
 func openPath(dirfd int, name string) (int, error) {
 	return openat2(dirfd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, unix.RESOLVE_NO_SYMLINKS|unix.RESOLVE_NO_MAGICLINKS)

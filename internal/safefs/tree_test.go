@@ -4,12 +4,14 @@ package safefs
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/massgen-go/massgen/internal/testing/lane"
@@ -217,4 +219,147 @@ func must(t *testing.T, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+func openDirWith(t *testing.T, f feat, p string) *Dir {
+	t.Helper()
+	w, err := resolve(f, p, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	d, err := w.OpenDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+// OpenFileAt opens a file below the directory and refuses a link anywhere on the way, with
+// every strategy (one openat2 / O_NOFOLLOW_ANY call, or a walk).
+func TestOpenFileAt(t *testing.T) {
+	each(t, func(t *testing.T, f feat) {
+		base := tree(t)
+		d := openDirWith(t, f, base)
+		tests := []struct {
+			rel  string
+			want string // content, or "!" and the error text
+		}{
+			{"a/b/c/f.txt", "a/b/c/f.txt"},
+			{"a/file", "a/file"},
+			{"a/rel/f.txt", "!changed"},
+			{"a/abs/y/g.txt", "!changed"},
+			{"a/up", "!changed"},
+			{"a/b", "!directory"},
+			{"a/b/none", "!no such file"},
+			{"a/../x/y/g.txt", "!invalid argument"},
+			{"a/b/c/..", "!"},
+		}
+		for _, tt := range tests {
+			file, _, err := d.OpenFileAt(tt.rel)
+			if strings.HasPrefix(tt.want, "!") {
+				if err == nil || !strings.Contains(err.Error(), tt.want[1:]) {
+					t.Errorf("%s: error %v, want %q", tt.rel, err, tt.want[1:])
+				}
+				if err == nil {
+					file.Close()
+				}
+				continue
+			}
+			if err != nil {
+				t.Errorf("%s: %v", tt.rel, err)
+				continue
+			}
+			got, _ := io.ReadAll(file)
+			file.Close()
+			if string(got) != tt.want {
+				t.Errorf("%s: read %q, want %q", tt.rel, got, tt.want)
+			}
+		}
+	})
+}
+
+// StatBeneath reaches what os.Root reaches (the oracle) and refuses what it refuses.
+func TestStatBeneathMatchesRoot(t *testing.T) {
+	base := tree(t)
+	must(t, os.Symlink("../../..", filepath.Join(base, "a", "b", "c", "top")))
+	must(t, os.Symlink("../..", filepath.Join(base, "a", "b", "c", "base")))
+	must(t, os.Symlink("c/base/x/", filepath.Join(base, "a", "b", "slash")))
+	must(t, os.Symlink("f.txt/", filepath.Join(base, "a", "b", "c", "fslash")))
+	root, err := os.OpenRoot(base)
+	must(t, err)
+	defer root.Close()
+	d := openDir(t, base)
+	for _, rel := range []string{"a", "a/b/c/f.txt", "a/abs", "a/rel", "a/rel/f.txt", "a/up", "a/chain",
+		"a/dangle", "a/loop1", "a/b/outer", "a/b/c/top", "a/b/c/base", "a/b/c/base/x/y/g.txt", "a/b/slash",
+		"a/b/c/fslash", "a/b/..", "a/b/../..", "..", "a/../..", "x/y/../../a/file", "a/rel/../../x", "a/file/",
+		"a/rel/", ".", "x/./y"} {
+		want, werr := root.Stat(rel)
+		got, gerr := d.StatBeneath(rel)
+		if (werr == nil) != (gerr == nil) {
+			t.Errorf("%s: StatBeneath %v, os.Root %v", rel, gerr, werr)
+			continue
+		}
+		if werr == nil && !os.SameFile(want, fileInfo(t, base, rel, got)) {
+			t.Errorf("%s: reached another file than os.Root", rel)
+		}
+	}
+}
+
+// fileInfo finds the file got describes among the oracle's view (by device and inode).
+func fileInfo(t *testing.T, base, rel string, got Info) os.FileInfo {
+	t.Helper()
+	var found os.FileInfo
+	_ = filepath.WalkDir(base, func(p string, de fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return nil
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && uint64(st.Dev) == got.Dev && st.Ino == got.Ino {
+			found = fi
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	if found == nil {
+		t.Fatalf("%s: StatBeneath reached a file outside %s", rel, base)
+	}
+	return found
+}
+
+// OpenNoFollow refuses a link as the last component; CreateNew refuses any existing entry, a
+// link (even a dangling one) included, and never writes through it.
+func TestPathHelpers(t *testing.T) {
+	base := t.TempDir()
+	file, link, dangling := filepath.Join(base, "f"), filepath.Join(base, "l"), filepath.Join(base, "d")
+	must(t, os.WriteFile(file, []byte("x"), 0o644))
+	must(t, os.Symlink(file, link))
+	must(t, os.Symlink(filepath.Join(base, "new"), dangling))
+	if f, err := OpenNoFollow(file); err != nil {
+		t.Errorf("OpenNoFollow(file): %v", err)
+	} else {
+		f.Close()
+	}
+	if f, err := OpenNoFollow(link); err == nil {
+		f.Close()
+		t.Error("OpenNoFollow followed a link")
+	}
+	for _, p := range []string{file, link, dangling} {
+		if f, err := CreateNew(p, 0o600); !errors.Is(err, fs.ErrExist) {
+			if f != nil {
+				f.Close()
+			}
+			t.Errorf("CreateNew(%s): %v, want it to exist", p, err)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(base, "new")); err == nil {
+		t.Error("CreateNew wrote through a dangling link")
+	}
+	f, err := CreateNew(filepath.Join(base, "made"), 0o600)
+	must(t, err)
+	f.Close()
 }
