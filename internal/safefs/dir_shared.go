@@ -354,3 +354,68 @@ func cleanParts(parts []string) ([]string, bool) {
 	}
 	return out, true
 }
+
+// WalkTypes is WalkTree for walks that need the lstat of directories only: a file, link or other
+// entry carries its type alone (Info.Mode's type bits, from the listing where the system gives
+// them: one stat less per entry), a directory the stat of the directory opened (fn is called
+// for it once it is open, and once only, with the error, when it cannot be opened).
+func (d *Dir) WalkTypes(fn WalkFunc) error {
+	ents, err := d.typedEntries()
+	if err != nil {
+		return err
+	}
+	return d.walkTyped("", ents, fn, 0)
+}
+
+func (d *Dir) walkTyped(prefix string, ents []Entry, fn WalkFunc, depth int) error {
+	for _, e := range ents {
+		rel := e.Name
+		if prefix != "" {
+			rel = prefix + "/" + e.Name
+		}
+		if !e.Info.IsDir() {
+			err := fn(rel, d, e, nil)
+			if errors.Is(err, fs.SkipDir) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		if err := d.walkTypedSub(rel, e, fn, depth+1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *Dir) walkTypedSub(rel string, e Entry, fn WalkFunc, depth int) error {
+	if depth > maxDepth {
+		return skipErr(fn(rel, d, e, d.pathErr("open", e.Name, syscall.ELOOP)))
+	}
+	sub, err := d.Sub(e.Name)
+	if err != nil {
+		return skipErr(fn(rel, d, e, err))
+	}
+	defer sub.Close()
+	if e.Info, err = sub.Stat(); err != nil {
+		return skipErr(fn(rel, d, e, err))
+	}
+	if err := fn(rel, d, e, nil); err != nil {
+		return skipErr(err)
+	}
+	ents, err := sub.typedEntries()
+	if err != nil {
+		return skipErr(fn(rel, d, e, err))
+	}
+	return sub.walkTyped(rel, ents, fn, depth)
+}
+
+// skipErr is err, fs.SkipDir aside.
+func skipErr(err error) error {
+	if errors.Is(err, fs.SkipDir) {
+		return nil
+	}
+	return err
+}

@@ -127,6 +127,48 @@ func (d *Dir) Entries(max int) (ents []Entry, more bool, err error) {
 	return ents, false, nil
 }
 
+// typedEntries lists d (sorted by name) with each entry's type alone (Info.Mode's type bits)
+// where the listing tells it (getdents' d_type); elsewhere, and for an entry of unknown type,
+// with its lstat.
+func (d *Dir) typedEntries() ([]Entry, error) {
+	if d.f&featGetdents == 0 {
+		ents, _, err := d.Entries(0)
+		return ents, err
+	}
+	fd, err := openRetry(d.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
+	if err != nil {
+		return nil, d.pathErr("open", ".", err)
+	}
+	defer unix.Close(fd)
+	ents, known, err := getdentsTyped(fd)
+	if err != nil {
+		return nil, d.pathErr("readdir", ".", err)
+	}
+	out := ents[:0]
+	for i, e := range ents {
+		if !known[i] {
+			var st unix.Stat_t
+			if err := unix.Fstatat(fd, e.Name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+				continue // vanished
+			}
+			e.Info = infoOf(&st)
+		}
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// FromFD is a Dir on the directory descriptor fd (an O_PATH handle will do), reached by path: its
+// own duplicate; fd stays the caller's.
+func FromFD(fd uintptr, path string) (*Dir, error) {
+	nfd, err := unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "dup", Path: path, Err: err}
+	}
+	return &Dir{fd: nfd, f: native, Path: path}, nil
+}
+
 // Readlink reads the link name in d.
 func (d *Dir) Readlink(name string) (string, error) {
 	target, err := readlinkAt(d.fd, name)

@@ -208,6 +208,22 @@ func (d *Dir) OpenFile(name string) (*os.File, Info, error) {
 	return os.NewFile(uintptr(h), Join(d.Path, name)), info, nil
 }
 
+// typedEntries: the listing gives no types here; every entry is lstat'ed.
+func (d *Dir) typedEntries() ([]Entry, error) {
+	ents, _, err := d.Entries(0)
+	return ents, err
+}
+
+// FromFD is a Dir on the directory handle fd (its own duplicate), reached by path; fd stays the
+// caller's.
+func FromFD(fd uintptr, path string) (*Dir, error) {
+	h, err := dupHandle(windows.Handle(fd))
+	if err != nil {
+		return nil, &fs.PathError{Op: "dup", Path: path, Err: err}
+	}
+	return &Dir{h: h, Path: path}, nil
+}
+
 // lexicalDotDot: Windows applies ".." to the path as written, before following links.
 const lexicalDotDot = true
 

@@ -45,6 +45,9 @@ type Entry struct {
 // OpenDirPath fails closed on this platform.
 func OpenDirPath(abs string) (*Dir, error) { return nil, ErrUnsupported }
 
+// FromFD fails closed on this platform.
+func FromFD(fd uintptr, path string) (*Dir, error) { return nil, ErrUnsupported }
+
 // FromFile fails closed on this platform.
 func FromFile(f *os.File, path string) (*Dir, error) { return nil, ErrUnsupported }
 
@@ -84,3 +87,4 @@ func TempName(name string) string { return "." + name + ".massgen-tmp-0000000000
 
 func (d *Dir) OpenFileAt(rel string) (*os.File, Info, error) { return nil, Info{}, ErrUnsupported }
 func (d *Dir) StatBeneath(rel string) (Info, error)          { return Info{}, ErrUnsupported }
+func (d *Dir) WalkTypes(fn WalkFunc) error                   { return ErrUnsupported }

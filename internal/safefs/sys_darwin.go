@@ -60,5 +60,8 @@ func renameNoReplace(fromfd int, from string, tofd int, to string) error {
 	return unix.RenameatxNp(fromfd, from, tofd, to, unix.RENAME_EXCL)
 }
 
+// getdentsTyped is not available (featGetdents is off).
+func getdentsTyped(fd int) ([]Entry, []bool, error) { return nil, nil, unix.ENOTSUP }
+
 // getdents is not available; listings go through readdir (featGetdents is off).
 func getdents(fd int) ([]string, error) { return nil, unix.ENOTSUP }

@@ -3,7 +3,9 @@
 package safefs
 
 import (
+	"bytes"
 	"errors"
+	"io/fs"
 	"strconv"
 	"strings"
 
@@ -79,6 +81,65 @@ func linkTmp(fd, dirfd int, name string) error {
 // EINVAL or ENOSYS: the filesystem or kernel cannot.
 func renameNoReplace(fromfd int, from string, tofd int, to string) error {
 	return unix.Renameat2(fromfd, from, tofd, to, unix.RENAME_NOREPLACE)
+}
+
+// getdentsTyped lists the entries of the directory fd with their types from d_type (known is
+// false for DT_UNKNOWN: the caller stats those).
+func getdentsTyped(fd int) (ents []Entry, known []bool, err error) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := unix.Getdents(fd, buf)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		if n <= 0 {
+			return ents, known, nil
+		}
+		for off := 0; off < n; {
+			// struct linux_dirent64 { u64 ino; s64 off; u16 reclen; u8 type; char name[]; }
+			rec := buf[off:n]
+			if len(rec) < 19 {
+				break
+			}
+			reclen := int(uint16(rec[16]) | uint16(rec[17])<<8)
+			if reclen < 19 || reclen > len(rec) {
+				break
+			}
+			name := rec[19:reclen]
+			if i := bytes.IndexByte(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			off += reclen
+			if s := string(name); s != "." && s != ".." {
+				mode, ok := direntMode(rec[18])
+				ents = append(ents, Entry{Name: s, Info: Info{Mode: mode}})
+				known = append(known, ok)
+			}
+		}
+	}
+}
+
+func direntMode(t byte) (fs.FileMode, bool) {
+	switch t {
+	case unix.DT_REG:
+		return 0, true
+	case unix.DT_DIR:
+		return fs.ModeDir, true
+	case unix.DT_LNK:
+		return fs.ModeSymlink, true
+	case unix.DT_FIFO:
+		return fs.ModeNamedPipe, true
+	case unix.DT_SOCK:
+		return fs.ModeSocket, true
+	case unix.DT_CHR:
+		return fs.ModeDevice | fs.ModeCharDevice, true
+	case unix.DT_BLK:
+		return fs.ModeDevice, true
+	}
+	return 0, false
 }
 
 // getdents lists the names in the directory fd (read from its current offset).

@@ -71,7 +71,8 @@ func TestWalkTree(t *testing.T) {
 	}
 }
 
-// A directory swapped for a link to a folder outside while WalkTree runs, thousands of times:
+// A directory swapped for a link to a folder outside while WalkTree or WalkTypes runs, thousands
+// of times:
 // the walk never lists anything outside the walked directory.
 func TestWalkTreeSwapRace(t *testing.T) {
 	lane.Long(t)
@@ -107,8 +108,12 @@ func TestWalkTreeSwapRace(t *testing.T) {
 		}
 	})
 	refused := 0
-	for range 3000 {
-		err := d.WalkTree(func(rel string, _ *Dir, e Entry, err error) error {
+	for i := range 3000 {
+		walk := d.WalkTree
+		if i%2 == 1 {
+			walk = d.WalkTypes
+		}
+		err := walk(func(rel string, _ *Dir, e Entry, err error) error {
 			if err != nil {
 				refused++
 				return nil
@@ -362,4 +367,47 @@ func TestPathHelpers(t *testing.T) {
 	f, err := CreateNew(filepath.Join(base, "made"), 0o600)
 	must(t, err)
 	f.Close()
+}
+
+// WalkTypes lists what WalkTree lists, with the same types, and directories with their full
+// stat, with every strategy; it starts from a Dir made from a descriptor (FromFD).
+func TestWalkTypes(t *testing.T) {
+	each(t, func(t *testing.T, f feat) {
+		base := tree(t)
+		d := openDirWith(t, f, base)
+		type seen struct {
+			rel  string
+			mode fs.FileMode
+		}
+		var want []seen
+		must(t, d.WalkTree(func(rel string, _ *Dir, e Entry, err error) error {
+			must(t, err)
+			want = append(want, seen{rel, e.Info.Mode.Type()})
+			return nil
+		}))
+		file, err := os.Open(base)
+		must(t, err)
+		defer file.Close()
+		fd, err := FromFD(file.Fd(), base)
+		must(t, err)
+		defer fd.Close()
+		for _, start := range []*Dir{d, fd} {
+			var got []seen
+			must(t, start.WalkTypes(func(rel string, dir *Dir, e Entry, err error) error {
+				must(t, err)
+				if e.Info.IsDir() {
+					li, err := dir.Lstat(e.Name)
+					must(t, err)
+					if !li.Same(e.Info) || e.Info.Ino == 0 {
+						t.Errorf("%s: directory stat %+v, lstat %+v", rel, e.Info, li)
+					}
+				}
+				got = append(got, seen{rel, e.Info.Mode.Type()})
+				return nil
+			}))
+			if !slices.Equal(got, want) {
+				t.Errorf("WalkTypes %v\nWalkTree  %v", got, want)
+			}
+		}
+	})
 }
