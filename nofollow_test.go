@@ -27,8 +27,10 @@ var noFollowCalls = []string{
 var noFollowAllowed = map[string]string{
 	"internal/safefs": "the resolve-once walker itself",
 	"internal/sandbox": "the sandbox plan holds an O_PATH handle for every path of the policy and " +
-		"hands them to bubblewrap and the clean-up as descriptors (plan_linux.go, bwrap_linux.go, " +
-		"sweep_linux.go): a tree of raw handles shared with a child process, not a Dir",
+		"hands them to bubblewrap as descriptors (plan_linux.go, bwrap_linux.go): a tree of raw " +
+		"handles shared with a child process, not a Dir; the clean-up (sweep_linux.go) walks and " +
+		"removes through safefs and keeps only walkTo, O_PATH steps that pass a search-only (--x) " +
+		"directory a command made, which a Dir (opened for reading) cannot",
 	"internal/sandbox/internal/confine": "Landlock rules and the namespace view are built from " +
 		"O_PATH handles inside the confined child (between clone and exec), where no Go library " +
 		"code may run",
