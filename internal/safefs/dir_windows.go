@@ -250,24 +250,25 @@ func (d *Dir) Sync() {}
 
 // Remove removes the file, link or empty directory name in d, through a handle on it (a link is
 // removed, never followed).
-func (d *Dir) Remove(name string) error {
-	if !validName(name) {
-		return d.nameErr("remove", name)
-	}
-	h, err := ntOpen(d.h, name, windows.DELETE|windows.FILE_READ_ATTRIBUTES, shareAll, windows.FILE_OPEN, 0, 0)
-	if err != nil {
-		return d.pathErr("remove", name, err)
-	}
-	defer closeH(h)
-	if err := deleteHandle(h); err != nil {
-		return d.pathErr("remove", name, err)
-	}
-	return nil
-}
+func (d *Dir) Remove(name string) error { return d.removeChecked(name, nil) }
 
 // RemoveSame removes the file or link name in d only if it is still the entry described by want
 // (a directory is refused): the entry is opened, checked and deleted through one handle.
 func (d *Dir) RemoveSame(name string, want Info) error {
+	return d.removeChecked(name, func(got Info) error {
+		if !got.Same(want) {
+			return fmt.Errorf("%s: %w", Join(d.Path, name), ErrChanged)
+		}
+		if got.IsDir() {
+			return d.pathErr("remove", name, syscall.EISDIR)
+		}
+		return nil
+	})
+}
+
+// removeChecked opens name for deletion, lets check (when set) refuse what it holds, and
+// deletes it through that handle.
+func (d *Dir) removeChecked(name string, check func(Info) error) error {
 	if !validName(name) {
 		return d.nameErr("remove", name)
 	}
@@ -276,15 +277,14 @@ func (d *Dir) RemoveSame(name string, want Info) error {
 		return d.pathErr("remove", name, err)
 	}
 	defer closeH(h)
-	got, err := statHandle(h)
-	if err != nil {
-		return d.pathErr("remove", name, err)
-	}
-	if !got.Same(want) {
-		return fmt.Errorf("%s: %w", Join(d.Path, name), ErrChanged)
-	}
-	if got.IsDir() {
-		return d.pathErr("remove", name, syscall.EISDIR)
+	if check != nil {
+		got, err := statHandle(h)
+		if err != nil {
+			return d.pathErr("remove", name, err)
+		}
+		if err := check(got); err != nil {
+			return err
+		}
 	}
 	if err := deleteHandle(h); err != nil {
 		return d.pathErr("remove", name, err)

@@ -144,19 +144,13 @@ func direntMode(t byte) (fs.FileMode, bool) {
 
 // getdents lists the names in the directory fd (read from its current offset).
 func getdents(fd int) ([]string, error) {
-	var names []string
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := unix.Getdents(fd, buf)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		if n <= 0 {
-			return names, nil
-		}
-		_, _, names = unix.ParseDirent(buf[:n], -1, names)
+	ents, _, err := getdentsTyped(fd)
+	if err != nil {
+		return nil, err
 	}
+	names := make([]string, len(ents))
+	for i, e := range ents {
+		names[i] = e.Name
+	}
+	return names, nil
 }
