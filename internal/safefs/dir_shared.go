@@ -112,16 +112,24 @@ func (d *Dir) MkdirAll(names []string) (innermost *Dir, created string, err erro
 // the pattern internal/tmpsweep recognises).
 func TempName(name string) string { return tempName(name) }
 
-// OpenDirPath resolves abs once (see Resolve; a link as its last component is followed) and
-// opens the directory it leads to.
-func OpenDirPath(abs string) (*Dir, error) {
+// OpenDirPath resolves p once (see Resolve; a link as its last component is followed) and
+// opens the directory it leads to. As with os.Open, a relative p starts from the working
+// directory and an empty one does not exist.
+func OpenDirPath(p string) (*Dir, error) {
+	if p == "" {
+		return nil, &fs.PathError{Op: "open", Path: p, Err: fs.ErrNotExist}
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: p, Err: err}
+	}
 	w, err := Resolve(abs, false)
 	if err != nil {
 		return nil, err
 	}
 	defer w.Close()
 	if w.Exists && !w.Info.IsDir() {
-		return nil, &fs.PathError{Op: "open", Path: abs, Err: syscall.ENOTDIR}
+		return nil, &fs.PathError{Op: "open", Path: p, Err: syscall.ENOTDIR}
 	}
 	return w.OpenDir()
 }

@@ -43,7 +43,7 @@ type Entry struct {
 }
 
 // OpenDirPath fails closed on this platform.
-func OpenDirPath(abs string) (*Dir, error) { return nil, ErrUnsupported }
+func OpenDirPath(p string) (*Dir, error) { return nil, ErrUnsupported }
 
 // FromFD fails closed on this platform.
 func FromFD(fd uintptr, path string) (*Dir, error) { return nil, ErrUnsupported }

@@ -411,3 +411,30 @@ func TestWalkTypes(t *testing.T) {
 		}
 	})
 }
+
+// OpenDirPath takes a relative path from the working directory, says an empty one does not
+// exist and refuses a file.
+func TestOpenDirPath(t *testing.T) {
+	base := tree(t)
+	t.Chdir(base)
+	tests := []struct {
+		p    string
+		want error // nil: opened
+	}{
+		{"a/b", nil},
+		{filepath.Join(base, "x"), nil},
+		{"a/rel", nil}, // a link as the last component is followed
+		{"", fs.ErrNotExist},
+		{"none", fs.ErrNotExist},
+		{"a/file", syscall.ENOTDIR},
+	}
+	for _, tt := range tests {
+		d, err := OpenDirPath(tt.p)
+		if tt.want == nil && err != nil || tt.want != nil && !errors.Is(err, tt.want) {
+			t.Errorf("OpenDirPath(%q): %v, want %v", tt.p, err, tt.want)
+		}
+		if err == nil {
+			d.Close()
+		}
+	}
+}
