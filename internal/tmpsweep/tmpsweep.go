@@ -152,7 +152,8 @@ func find(ctx context.Context, root string) ([]candidate, *safefs.Dir, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	err = dir.WalkTree(func(rel string, in *safefs.Dir, e safefs.Entry, err error) error {
+	// WalkTypes: a stat for directories and temp-named files only, as filepath.WalkDir did.
+	err = dir.WalkTypes(func(rel string, in *safefs.Dir, e safefs.Entry, err error) error {
 		if err != nil {
 			return nil // unreadable or replaced folder: nothing massgen could have written there either
 		}
@@ -163,6 +164,9 @@ func find(ctx context.Context, root string) ([]candidate, *safefs.Dir, error) {
 			return fs.SkipDir
 		}
 		if e.Info.IsRegular() && IsTempName(e.Name) {
+			if e.Info, err = in.Lstat(e.Name); err != nil || !e.Info.IsRegular() {
+				return nil // vanished or replaced meanwhile
+			}
 			out = append(out, candidate{path: filepath.Join(root, filepath.FromSlash(rel)), dir: dir,
 				rel: path.Dir(rel), name: e.Name, info: e.Info})
 		}
