@@ -4,6 +4,7 @@ package safefs
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"io/fs"
 	"strconv"
@@ -104,7 +105,7 @@ func getdentsTyped(fd int) (ents []Entry, known []bool, err error) {
 			if len(rec) < 19 {
 				break
 			}
-			reclen := int(uint16(rec[16]) | uint16(rec[17])<<8)
+			reclen := int(binary.NativeEndian.Uint16(rec[16:18]))
 			if reclen < 19 || reclen > len(rec) {
 				break
 			}
