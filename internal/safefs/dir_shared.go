@@ -331,11 +331,17 @@ func (d *Dir) walkBeneath(parts []string) (info Info, at int, target string, err
 	return info, -1, "", err
 }
 
-// splitBeneath splits a relative path into its names (empty ones dropped) and says whether it
-// ends in a separator.
+// splitBeneath splits a relative path into its names, empty ones and "." dropped (so that a ".."
+// always follows the name it undoes), and says whether it must lead to a directory (it ends in a
+// separator or ".").
 func splitBeneath(p string) (parts []string, slash bool) {
-	parts = strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == rune(os.PathSeparator) })
-	slash = len(p) > 0 && (p[len(p)-1] == '/' || p[len(p)-1] == os.PathSeparator)
+	all := strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == rune(os.PathSeparator) })
+	slash = len(p) > 0 && (p[len(p)-1] == '/' || p[len(p)-1] == os.PathSeparator) || len(all) > 0 && all[len(all)-1] == "."
+	for _, n := range all {
+		if n != "." {
+			parts = append(parts, n)
+		}
+	}
 	return parts, slash
 }
 

@@ -292,6 +292,10 @@ func TestStatBeneathMatchesRoot(t *testing.T) {
 	must(t, os.Symlink("../..", filepath.Join(base, "a", "b", "c", "base")))
 	must(t, os.Symlink("c/base/x/", filepath.Join(base, "a", "b", "slash")))
 	must(t, os.Symlink("f.txt/", filepath.Join(base, "a", "b", "c", "fslash")))
+	must(t, os.Symlink("./..", filepath.Join(base, "a", "b", "c", "dotup"))) // ".." after "."
+	must(t, os.Symlink("dotup/c/f.txt", filepath.Join(base, "a", "b", "c", "viadot")))
+	must(t, os.Symlink("dotup/dotup", filepath.Join(base, "a", "b", "c", "viadot2")))
+	must(t, os.Symlink("f.txt/.", filepath.Join(base, "a", "b", "c", "fdot")))
 	root, err := os.OpenRoot(base)
 	must(t, err)
 	defer root.Close()
@@ -299,7 +303,8 @@ func TestStatBeneathMatchesRoot(t *testing.T) {
 	for _, rel := range []string{"a", "a/b/c/f.txt", "a/abs", "a/rel", "a/rel/f.txt", "a/up", "a/chain",
 		"a/dangle", "a/loop1", "a/b/outer", "a/b/c/top", "a/b/c/base", "a/b/c/base/x/y/g.txt", "a/b/slash",
 		"a/b/c/fslash", "a/b/..", "a/b/../..", "..", "a/../..", "x/y/../../a/file", "a/rel/../../x", "a/file/",
-		"a/rel/", ".", "x/./y"} {
+		"a/rel/", ".", "x/./y", "a/b/c/dotup", "a/b/c/viadot", "a/b/c/viadot2", "a/b/c/fdot", "a/file/.",
+		"a/./../x", "./a/b/c/dotup/../../file", "a/b/./../b/c/f.txt"} {
 		want, werr := root.Stat(rel)
 		got, gerr := d.StatBeneath(rel)
 		if (werr == nil) != (gerr == nil) {
