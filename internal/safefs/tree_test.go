@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -442,4 +443,55 @@ func TestOpenDirPath(t *testing.T) {
 			d.Close()
 		}
 	}
+}
+
+// FuzzStatBeneathMatchesRoot builds trees of links whose targets are made of ".", "..",
+// directory, file and link names (and the odd absolute path) and checks that StatBeneath
+// reaches what os.Root reaches, for every link and a few paths through them.
+func FuzzStatBeneathMatchesRoot(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7})
+	f.Add([]byte("2ay1107Y1y11102y"))
+	f.Add([]byte{5, 2, 1, 1, 6, 3, 0, 1, 7, 1, 1, 1, 1})
+	parts := []string{".", "..", "d", "d/e", "l0", "l1", "l2", "f", "/", "l3", ""}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		base := t.TempDir()
+		must(t, os.MkdirAll(filepath.Join(base, "d", "e"), 0o755))
+		must(t, os.WriteFile(filepath.Join(base, "f"), []byte("f"), 0o644))
+		var links []string
+		for n := 0; len(data) >= 2 && n < 4; n++ {
+			loc, l := int(data[0])%3, int(data[1])%5+1
+			data = data[2:]
+			var tgt []string
+			for i := 0; i < l && len(data) > 0; i++ {
+				tgt = append(tgt, parts[int(data[0])%len(parts)])
+				data = data[1:]
+			}
+			target := strings.Join(tgt, "/")
+			if target == "" {
+				continue
+			}
+			dir := []string{"", "d", "d/e"}[loc]
+			name := path.Join(dir, "l"+string(rune('0'+n)))
+			if os.Symlink(target, filepath.Join(base, name)) == nil {
+				links = append(links, name)
+			}
+		}
+		root, err := os.OpenRoot(base)
+		must(t, err)
+		defer root.Close()
+		d := openDir(t, base)
+		for _, l := range links {
+			for _, rel := range []string{l, l + "/", l + "/.", l + "/f", l + "/..", l + "/e", "d/../" + l} {
+				want, werr := root.Stat(rel)
+				got, gerr := d.StatBeneath(rel)
+				if (werr == nil) != (gerr == nil) {
+					t.Errorf("%s: StatBeneath %v, os.Root %v", rel, gerr, werr)
+					continue
+				}
+				if werr == nil && !os.SameFile(want, fileInfo(t, base, rel, got)) {
+					t.Errorf("%s: reached another file than os.Root", rel)
+				}
+			}
+		}
+	})
 }
