@@ -129,6 +129,9 @@ func removeUnlocked(tmp *safefs.Dir, e safefs.Entry) error {
 	if lockFile(f) != nil {
 		return errLive
 	}
+	if runtime.GOOS == "windows" { // an open file cannot be removed there (as in Remove)
+		_ = f.Close()
+	}
 	if err := d.RemoveContents(0); err != nil {
 		return err
 	}
