@@ -308,7 +308,7 @@ func accessLike(word string) string {
 }
 
 // ParseContextFlag parses --context "PATH[:read|write]" (default write). The path is not
-// resolved here; AddContextPaths does that.
+// resolved here; Resolve does that.
 func ParseContextFlag(s string) (ContextPath, error) {
 	path, perm := s, vocab.AccessWrite
 	if i := strings.LastIndex(s, ":"); i >= 0 {
@@ -329,34 +329,6 @@ func ParseContextFlag(s string) (ContextPath, error) {
 		return ContextPath{}, fmt.Errorf("--context %q: empty path (want PATH[:%s])", s, strings.Join(vocab.Words[vocab.Access](), "|"))
 	}
 	return ContextPath{Path: path, Permission: perm}, nil
-}
-
-// AddContextPaths resolves cps against baseDir (protected paths against their context path),
-// defaults the permission to write, and appends them. A path already listed is replaced.
-func (c *Config) AddContextPaths(baseDir string, cps ...ContextPath) error {
-	home := c.home
-	for _, cp := range cps {
-		if strings.TrimSpace(cp.Path) == "" {
-			return errors.New("context path: empty path")
-		}
-		if cp.Permission == "" {
-			cp.Permission = vocab.AccessWrite
-		}
-		r, err := resolveContextPath(cp, baseDir, home)
-		if err != nil {
-			return fmt.Errorf("context path %s: %w", cp.Path, err)
-		}
-		replaced := false
-		for i := range c.Orchestrator.ContextPaths {
-			if c.Orchestrator.ContextPaths[i].Path == r.Path {
-				c.Orchestrator.ContextPaths[i], replaced = r, true
-			}
-		}
-		if !replaced {
-			c.Orchestrator.ContextPaths = append(c.Orchestrator.ContextPaths, r)
-		}
-	}
-	return nil
 }
 
 // LookupEnv reads a variable: real environment > ./.env > ~/.config/massgen/.env >
@@ -487,32 +459,23 @@ func (c *Config) roundGraceSeconds() int {
 // Raw returns the config file as written.
 func (c *Config) Raw() []byte { return c.raw }
 
-// Redacted returns a copy safe to print: API keys and MCP server env values are masked.
+// Redacted returns a copy safe to print: API keys and MCP server env values are masked. The
+// copy shares nothing with c (deepCopy), so masking it leaves c as it is.
 func (c *Config) Redacted() *Config {
-	cp := *c
-	cp.Agents = make([]Agent, len(c.Agents))
-	for i, a := range c.Agents {
-		if a.Backend.APIKey != "" {
-			a.Backend.APIKey = redacted
+	cp := deepCopy(c)
+	for i := range cp.Agents {
+		b := &cp.Agents[i].Backend
+		if b.APIKey != "" {
+			b.APIKey = redacted
 		}
-		servers := make([]MCPServer, len(a.Backend.MCPServers))
-		for j, s := range a.Backend.MCPServers {
-			if len(s.Env) > 0 {
-				env := make(map[string]string, len(s.Env))
-				for k := range s.Env {
-					env[k] = redacted
-				}
-				s.Env = env
+		for _, s := range b.MCPServers {
+			for k := range s.Env {
+				s.Env[k] = redacted
 			}
-			servers[j] = s
 		}
-		if len(servers) > 0 {
-			a.Backend.MCPServers = servers
-		}
-		a.Backend.CustomTools = redactCustomTools(a.Backend.CustomTools)
-		cp.Agents[i] = a
+		b.CustomTools = redactCustomTools(b.CustomTools)
 	}
-	return &cp
+	return cp
 }
 
 const redacted = "<redacted>"

@@ -507,14 +507,14 @@ func TestParseContextFlag(t *testing.T) {
 	}
 }
 
-func TestAddContextPaths(t *testing.T) {
+func TestResolveAddsContextPaths(t *testing.T) {
 	base := t.TempDir()
-	cfg, _ := mustLoad(t, base, "agents:\n  - id: a\n    backend: {type: openai}\norchestrator:\n  context_paths:\n    - path: docs\n      permission: read\n", nil)
-	err := cfg.AddContextPaths(base,
-		ContextPath{Path: "."},
-		ContextPath{Path: "docs", Permission: "write", ProtectedPaths: []string{"keep"}},
-		ContextPath{Path: "~/notes", Permission: "read"},
-	)
+	loaded, _ := mustLoad(t, base, "agents:\n  - id: a\n    backend: {type: openai}\norchestrator:\n  context_paths:\n    - path: docs\n      permission: read\n", nil)
+	cfg, err := Resolve(loaded, Inputs{BaseDir: base, ContextPaths: []ContextPath{
+		{Path: "."},
+		{Path: "docs", Permission: "write", ProtectedPaths: []string{"keep"}},
+		{Path: "~/notes", Permission: "read"},
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -527,8 +527,8 @@ func TestAddContextPaths(t *testing.T) {
 		t.Errorf("got  %+v\nwant %+v", cfg.Orchestrator.ContextPaths, want)
 	}
 	for _, bad := range []ContextPath{{Path: ""}, {Path: ".", ProtectedPaths: []string{"../x"}}} {
-		if err := cfg.AddContextPaths(base, bad); err == nil {
-			t.Errorf("AddContextPaths(%+v) accepted", bad)
+		if _, err := Resolve(cfg, Inputs{BaseDir: base, ContextPaths: []ContextPath{bad}}); err == nil {
+			t.Errorf("Resolve(%+v) accepted", bad)
 		}
 	}
 }

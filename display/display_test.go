@@ -14,7 +14,7 @@ import (
 
 	"github.com/massgen-go/massgen/backends"
 	"github.com/massgen-go/massgen/backends/pricing"
-	"github.com/massgen-go/massgen/filesystem"
+	"github.com/massgen-go/massgen/changes"
 	"github.com/massgen-go/massgen/orchestrator"
 )
 
@@ -55,7 +55,7 @@ var sample = []orchestrator.Event{
 	{Kind: orchestrator.EventToolCall, Agent: "bob", Anon: "agent2", Status: orchestrator.StatusWorking, Tool: "write_file", Args: `{"path":"/p/x"}`},
 	{Kind: orchestrator.EventToolResult, Agent: "bob", Anon: "agent2", Status: orchestrator.StatusWorking, Tool: "write_file", Denied: true, Rule: "context-read-only", IsError: true, Text: "Access denied: /p/x is read-only"},
 	{Kind: orchestrator.EventToolResult, Agent: "bob", Anon: "agent2", Tool: "read_file", Text: `{"content":"ok"}`},
-	{Kind: orchestrator.EventToolResult, Agent: "bob", Anon: "agent2", Tool: "move_file", Text: `{}`, Changes: []filesystem.Change{{Path: "/w/b", Op: filesystem.Created}, {Path: "/w/a", Op: filesystem.Deleted}}},
+	{Kind: orchestrator.EventToolResult, Agent: "bob", Anon: "agent2", Tool: "move_file", Text: `{}`, Changes: []changes.Change{{Path: "/w/b", Op: changes.Created}, {Path: "/w/a", Op: changes.Deleted}}},
 	{Kind: orchestrator.EventUsage, Agent: "alice", Anon: "agent1", Usage: backends.Usage{InputTokens: 100, OutputTokens: 20}},
 	{Kind: orchestrator.EventAnswer, Agent: "alice", Anon: "agent1", Status: orchestrator.StatusAnswered, Text: "hello\nworld"},
 	{Kind: orchestrator.EventRestart, Agent: "bob", Anon: "agent2", Status: orchestrator.StatusRestarting, Text: "new answer from agent1"},

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/massgen-go/massgen/filesystem"
+	"github.com/massgen-go/massgen/changes"
 	"github.com/massgen-go/massgen/internal/termtext"
 	"github.com/massgen-go/massgen/orchestrator"
 )
@@ -59,18 +59,9 @@ type JSONEvent struct {
 
 // jsonFilesChanged is the files_changed line: files is there also when nothing changed ([]).
 type jsonFilesChanged struct {
-	Type  string     `json:"type"`
-	Time  time.Time  `json:"time"`
-	Files []JSONFile `json:"files"`
-}
-
-// JSONFile is one file a turn changed in a context path.
-type JSONFile struct {
-	Path    string `json:"path"`
-	Change  string `json:"change"` // created, modified, deleted
-	Added   int    `json:"added"`
-	Removed int    `json:"removed"`
-	Binary  bool   `json:"binary,omitempty"`
+	Type  string         `json:"type"`
+	Time  time.Time      `json:"time"`
+	Files []changes.File `json:"files"`
 }
 
 // JSONResult is the last line of a turn.
@@ -79,7 +70,7 @@ type JSONResult struct {
 	FinalAnswer  string            `json:"final_answer"`
 	Winner       string            `json:"winner"`
 	Votes        map[string]string `json:"votes"`
-	FilesChanged []JSONFile        `json:"files_changed"`
+	FilesChanged []changes.File    `json:"files_changed"`
 	// DeniedByUser are the calls the user refused at the permission prompt.
 	DeniedByUser []string `json:"denied_by_user"`
 	// DeniedChanges counts the final agent's changes to files that the permission layer
@@ -133,15 +124,6 @@ func JSONSpend(r *JSONResult, res *orchestrator.Result) {
 	r.CostUSD = CostJSON(res.TotalCost)
 }
 
-// JSONFiles lists what a change set changed, for files_changed.
-func JSONFiles(cs *filesystem.ChangeSet) []JSONFile {
-	out := []JSONFile{}
-	for _, r := range cs.Files() {
-		out = append(out, JSONFile{Path: r.Path, Change: string(r.Op()), Added: r.Added, Removed: r.Removed, Binary: r.Binary})
-	}
-	return out
-}
-
 // Handle writes the line of an event (events of no interest to scripts write nothing).
 func (j *JSON) Handle(ev orchestrator.Event) {
 	if line, ok := jsonEvent(ev); ok {
@@ -168,8 +150,8 @@ func (j *JSON) Emit(v any) {
 }
 
 // FilesChanged writes the files_changed line of a turn (also when nothing changed).
-func (j *JSON) FilesChanged(cs *filesystem.ChangeSet) {
-	j.Emit(jsonFilesChanged{Type: "files_changed", Time: time.Now(), Files: JSONFiles(cs)})
+func (j *JSON) FilesChanged(cs *changes.ChangeSet) {
+	j.Emit(jsonFilesChanged{Type: "files_changed", Time: time.Now(), Files: cs.FilesChanged()})
 }
 
 // Results is the number of result lines written.
@@ -189,7 +171,7 @@ func (j *JSON) Result(r JSONResult) {
 		r.Votes = map[string]string{}
 	}
 	if r.FilesChanged == nil {
-		r.FilesChanged = []JSONFile{}
+		r.FilesChanged = []changes.File{}
 	}
 	if r.DeniedByUser == nil {
 		r.DeniedByUser = []string{}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/massgen-go/massgen/backends"
 	"github.com/massgen-go/massgen/backends/pricing"
-	"github.com/massgen-go/massgen/filesystem"
+	"github.com/massgen-go/massgen/changes"
 	"github.com/massgen-go/massgen/orchestrator"
 )
 
@@ -62,7 +62,7 @@ func TestLiveFrameContent(t *testing.T) {
 			e.Tool, e.Args, e.Summary = "write_file", `{"path":"index.html","content":"\u003ch1\u003e"}`, "write_file index.html (38 B)"
 		})),
 		at(2.5, with(ev(orchestrator.EventToolResult, alice, orchestrator.StatusWorking), func(e *orchestrator.Event) {
-			e.Tool, e.Summary, e.Changes = "write_file", "write_file index.html (38 B)", []filesystem.Change{{Path: "/w/index.html", Op: filesystem.Created}}
+			e.Tool, e.Summary, e.Changes = "write_file", "write_file index.html (38 B)", []changes.Change{{Path: "/w/index.html", Op: changes.Created}}
 		})),
 		at(3, with(ev(orchestrator.EventToolResult, bob, orchestrator.StatusWorking), func(e *orchestrator.Event) {
 			e.Tool, e.Summary, e.Denied, e.IsError, e.Rule, e.Text = "write_file", "write_file /etc/passwd (4 B)", true, true, "outside-allowed", "Access denied: /etc/passwd is outside the allowed paths"

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/massgen-go/massgen/filesystem"
+	"github.com/massgen-go/massgen/changes"
 	"github.com/massgen-go/massgen/internal/termtext"
 	"github.com/massgen-go/massgen/orchestrator"
 )
@@ -102,7 +102,7 @@ func ruleNote(rule string) string {
 }
 
 // changesText lists what a call changed: "created /p/a, modified /p/b".
-func changesText(changes []filesystem.Change) string {
+func changesText(changes []changes.Change) string {
 	parts := make([]string, len(changes))
 	for i, c := range changes {
 		parts[i] = string(c.Op) + " " + c.Path

@@ -1,6 +1,7 @@
 // Package filesystem owns what agents call: the workspace and context-path file tools, the
 // command tool (confined by internal/sandbox), deletion with trash, and the Toolset that puts every call
-// (ours and external MCP tools alike) through the permission layer first.
+// (ours and external MCP tools alike) through the permission layer first. What the tools change
+// in context paths is recorded by package changes (ToolsetOptions.Journal).
 package filesystem
 
 import (
@@ -9,6 +10,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/massgen-go/massgen/changes"
 	"github.com/massgen-go/massgen/internal/sandbox"
 	"github.com/massgen-go/massgen/permissions"
 )
@@ -42,22 +44,7 @@ type Result struct {
 	// Message is the one-line error or denial reason ("" on success).
 	Message string
 	// Changes are the resolved paths the call created, modified or deleted, in order.
-	Changes []Change
-}
-
-// ChangeOp is what a call did to a path.
-type ChangeOp string
-
-const (
-	Created  ChangeOp = "created"
-	Modified ChangeOp = "modified"
-	Deleted  ChangeOp = "deleted"
-)
-
-// Change is one path a call changed (absolute, resolved: the path the decision was made on).
-type Change struct {
-	Path string
-	Op   ChangeOp
+	Changes []changes.Change
 }
 
 // External is a provider of tools that are not ours (an MCP server). The Toolset checks every

@@ -66,3 +66,14 @@ func BenchmarkDecodeOnce(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSandboxPolicy: what each command pays to compute its sandbox policy (the roots, the
+// read-only paths found under writable roots, private paths).
+func BenchmarkSandboxPolicy(b *testing.B) {
+	e := newEnv(b, permissions.Final)
+	for b.Loop() {
+		if p := e.ts.sandboxPolicy(); len(p.Write) == 0 {
+			b.Fatal("no writable root")
+		}
+	}
+}

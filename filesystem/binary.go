@@ -1,10 +1,11 @@
 package filesystem
 
 import (
-	"bytes"
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"github.com/massgen-go/massgen/internal/textdiff"
 )
 
 // binaryKinds maps extensions of files that text tools refuse to a kind used in the message.
@@ -26,18 +27,12 @@ var binaryKinds = func() map[string]string {
 	return m
 }()
 
-// sniffLen is how much of a file is inspected for NUL bytes.
-const sniffLen = 8000
-
 // binaryKind returns the kind of binary file for a name and its first bytes, or "" for text.
 func binaryKind(name string, head []byte) string {
 	if k, ok := binaryKinds[strings.ToLower(filepath.Ext(name))]; ok {
 		return k
 	}
-	if len(head) > sniffLen {
-		head = head[:sniffLen]
-	}
-	if bytes.IndexByte(head, 0) >= 0 {
+	if textdiff.Binary(head) {
 		return "binary"
 	}
 	return ""

@@ -40,54 +40,54 @@ func (r commandResult) failure() string {
 }
 
 // sandboxPolicy is what commands may touch: the agent's roots, with protected and
-// default-excluded paths under writable roots kept read-only and private paths hidden. Roots
-// and private paths are resolved; a Keep path only up to its parent, so that a Keep path that
-// is a symbolic link (`ln -s /anywhere node_modules`) is protected as the link, never as what
-// it points to.
-func (t *Toolset) sandboxPolicy() sandbox.Policy {
+// default-excluded paths under writable roots kept read-only and private paths hidden. Every
+// root is the canonical path resolved once when the agent's environment was built (the Policy's
+// roots.Set): nothing is resolved again here, and the sandbox's own walk from / follows no link,
+// so a link retargeted since cannot move a mount. Keep paths are found below those canonical
+// roots without following links: a Keep path that is a symbolic link (`ln -s /anywhere
+// node_modules`) is protected as the link, never as what it points to.
+func (t *Toolset) sandboxPolicy() sandbox.Policy { return sandboxPolicyOf(t.pol) }
+
+func sandboxPolicyOf(pol *permissions.Policy) sandbox.Policy {
 	var p sandbox.Policy
+	set := pol.Managed()
 	// ReadableRoots drops roots nested in others; a temp workspace nested in a private path
 	// (<project>/.massgen/temp_workspaces/<id> with the temp workspace root private) must be
 	// listed on its own to stay visible: the deeper entry decides.
-	readable := t.pol.ReadableRoots()
-	for _, r := range append(slices.Clone(t.pol.Spec().TempWorkspaces), t.pol.Spec().ReadOnly...) {
-		if t.pol.CheckPath(r, permissions.Read).Allow {
-			readable = append(readable, r)
+	p.Read = pol.ReadableRoots()
+	for _, r := range append(slices.Clone(set.Temp), set.ReadOnly...) {
+		if pol.CheckCanonical(r.Path, permissions.Read).Allow {
+			p.Read = append(p.Read, r.Path)
 		}
 	}
-	for _, r := range readable {
-		p.Read = append(p.Read, resolveRoot(r))
-	}
-	writable := t.pol.WritableRoots()
-	ws := t.pol.Spec().Workspace
-	if ws != "" && t.pol.CheckPath(ws, permissions.Write).Allow {
+	writable := pol.WritableRoots()
+	if ws := set.Workspace; ws != nil && pol.CheckCanonical(ws.Path, permissions.Write).Allow {
 		// WritableRoots drops roots nested in others; the workspace is listed on its own so
 		// that it stays writable when it lies in a read-only part of a writable root (the
 		// default <project>/.massgen/workspaces/<id> with the project a writable context path).
-		writable = append(writable, ws)
-		p.Own = append(p.Own, resolveRoot(ws))
+		writable = append(writable, ws.Path)
+		p.Own = append(p.Own, ws.Path)
 	}
 	for _, w := range writable {
-		p.Write = append(p.Write, resolveRoot(w))
-		for _, k := range t.pol.ExcludedUnder(w) {
-			p.Keep = append(p.Keep, resolveParent(k))
-		}
+		p.Write = append(p.Write, w)
+		p.Keep = append(p.Keep, pol.ExcludedUnder(w)...)
 	}
-	for _, h := range t.pol.Spec().Private {
-		p.Hide = append(p.Hide, resolveRoot(h))
+	for _, h := range set.Private {
+		p.Hide = append(p.Hide, h.Path)
 	}
 	return p
 }
 
 // SandboxPolicy is what the agent's commands may touch under pol (as execute_command's).
-func SandboxPolicy(pol *permissions.Policy) sandbox.Policy {
-	return (&Toolset{pol: pol}).sandboxPolicy()
-}
+func SandboxPolicy(pol *permissions.Policy) sandbox.Policy { return sandboxPolicyOf(pol) }
 
-// resolveParent resolves the directories leading to p, not p itself.
-func resolveParent(p string) string {
-	p = filepath.Clean(p)
-	return filepath.Join(resolveRoot(filepath.Dir(p)), filepath.Base(p))
+// SandboxWorkspace is the agent's workspace as resolved when its environment was built (the
+// working directory of its custom tools' processes), or "" when it has none.
+func SandboxWorkspace(pol *permissions.Policy) string {
+	if ws := pol.Managed().Workspace; ws != nil {
+		return ws.Path
+	}
+	return ""
 }
 
 // trashFromDir moves what a command's clean-up takes away (name in the opened directory dir)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"path"
 
+	"github.com/massgen-go/massgen/internal/textdiff"
 	"github.com/massgen-go/massgen/internal/tooldecl"
 )
 
@@ -79,7 +80,7 @@ func (t *Toolset) compareDirectories(ctx context.Context, c *call, p compareDire
 			if bin1 || bin2 {
 				diffs[f] = "Binary files differ"
 			} else {
-				diffs[f], _, _ = unifiedDiff(path.Join("dir1", f), path.Join("dir2", f), string(a), string(b), 3)
+				diffs[f], _, _ = textdiff.Unified(path.Join("dir1", f), path.Join("dir2", f), string(a), string(b), 3)
 			}
 		}
 	}

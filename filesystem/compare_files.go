@@ -6,6 +6,7 @@ import (
 	_ "embed"
 	"fmt"
 
+	"github.com/massgen-go/massgen/internal/textdiff"
 	"github.com/massgen-go/massgen/internal/tooldecl"
 )
 
@@ -49,7 +50,7 @@ func (t *Toolset) compareFiles(ctx context.Context, c *call, p compareFilesParam
 			"diff": "", "message": "binary files are compared by content only, not diffed",
 			"stats": map[string]int{"added": 0, "removed": 0}}, nil
 	}
-	diff, added, removed := unifiedDiff(a1, a2, string(a), string(b), n)
+	diff, added, removed := textdiff.Unified(a1, a2, string(a), string(b), n)
 	return map[string]any{"file1": a1, "file2": a2, "identical": bytes.Equal(a, b), "binary": false,
 		"diff": diff, "stats": map[string]int{"added": added, "removed": removed, "changed": min(added, removed)}}, nil
 }

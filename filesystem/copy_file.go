@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"fmt"
 
+	"github.com/massgen-go/massgen/changes"
 	"github.com/massgen-go/massgen/internal/safefs"
 	"github.com/massgen-go/massgen/internal/tooldecl"
 	"github.com/massgen-go/massgen/permissions"
@@ -63,7 +64,7 @@ func (t *Toolset) copyFile(ctx context.Context, c *call, p copyFileParams) (any,
 			dir, made, err = dst.MakeParent()
 			if made != "" {
 				t.noteCreated(made)
-				c.changed(made, Created)
+				c.changed(made, changes.Created)
 			}
 		}
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/massgen-go/massgen/changes"
 	"github.com/massgen-go/massgen/internal/safefs"
 	"github.com/massgen-go/massgen/permissions"
 )
@@ -31,7 +32,7 @@ func (t *Toolset) copyInto(ctx context.Context, c *call, src *os.File, info safe
 		return err
 	}
 	t.tracker.Mark(p)
-	c.changed(p, map[bool]ChangeOp{true: Created, false: Modified}[created])
+	c.changed(p, map[bool]changes.ChangeOp{true: changes.Created, false: changes.Modified}[created])
 	return nil
 }
 
@@ -95,7 +96,7 @@ func (t *Toolset) destDir(c *call, w *safefs.Walk) (*safefs.Dir, error) {
 	d, made, err := w.Dir.MkdirAll(names)
 	if made != "" {
 		t.noteCreated(made)
-		c.changed(made, Created)
+		c.changed(made, changes.Created)
 	}
 	if err != nil {
 		return nil, pathErr(w.Path, err)

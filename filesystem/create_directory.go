@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/massgen-go/massgen/changes"
 	"github.com/massgen-go/massgen/internal/tooldecl"
 )
 
@@ -53,7 +54,7 @@ func (t *Toolset) createDirectory(ctx context.Context, c *call, _ createDirector
 		// as a context path's root, must not make the user's files in it deletable).
 		t.tracker.MarkTree(made)
 		t.noteCreated(made)
-		c.changed(made, Created)
+		c.changed(made, changes.Created)
 	}
 	return map[string]any{"path": w.Path, "created": made != ""}, nil
 }

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/massgen-go/massgen/changes"
 	"github.com/massgen-go/massgen/internal/safefs"
 )
 
@@ -89,7 +90,7 @@ func (t *Toolset) deleteIn(c *call, d *safefs.Dir, f treeFile, abs string, res *
 		t.noteTrashed(abs, e)
 		res.TrashIDs = append(res.TrashIDs, e.ID)
 	}
-	c.changed(abs, Deleted)
+	c.changed(abs, changes.Deleted)
 	return nil
 }
 

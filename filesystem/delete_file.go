@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"fmt"
 
+	"github.com/massgen-go/massgen/changes"
 	"github.com/massgen-go/massgen/internal/tooldecl"
 )
 
@@ -77,6 +78,6 @@ func (t *Toolset) deleteFile(ctx context.Context, c *call, p deleteFileParams) (
 		out["note"] = "moved to the trash; the user can restore it with `massgen trash restore " + e.ID + "`"
 	}
 	t.tracker.forget(w.Path)
-	c.changed(w.Path, Deleted)
+	c.changed(w.Path, changes.Deleted)
 	return out, nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/massgen-go/massgen/internal/textdiff"
 	"github.com/massgen-go/massgen/internal/tooldecl"
 )
 
@@ -84,7 +85,7 @@ func (t *Toolset) editFile(ctx context.Context, c *call, p editFileParams) (any,
 	if err != nil {
 		return nil, err
 	}
-	diff, added, removed := unifiedDiff(w.Path, w.Path, data, updated, 3)
+	diff, added, removed := textdiff.Unified(w.Path, w.Path, data, updated, 3)
 	if !p.DryRun && updated != data {
 		if _, _, err := t.writeWalk(ctx, c, w, strings.NewReader(updated), 0); err != nil {
 			return nil, err

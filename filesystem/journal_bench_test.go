@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/massgen-go/massgen/changes"
 	"github.com/massgen-go/massgen/internal/sandbox"
 	"github.com/massgen-go/massgen/permissions"
 )
@@ -21,7 +22,7 @@ func BenchmarkJournal(b *testing.B) {
 		b.Run(fmt.Sprintf("write_file/journal=%v", journal), func(b *testing.B) {
 			var opts []envOpt
 			if journal {
-				var j *Journal
+				var j *changes.Journal
 				opts = append(opts, withJournal(&j))
 			}
 			e := newEnv(b, permissions.Final, opts...)
@@ -35,7 +36,7 @@ func BenchmarkJournal(b *testing.B) {
 		})
 	}
 	b.Run("command_inventory/1000x10KiB", func(b *testing.B) {
-		var j *Journal
+		var j *changes.Journal
 		e := newEnv(b, permissions.Final, withJournal(&j))
 		for i := 0; i < 1000; i++ {
 			write(b, filepath.Join(e.proj, "src", fmt.Sprintf("d%d", i%20), fmt.Sprintf("f%d.go", i)), content)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/massgen-go/massgen/changes"
 	"github.com/massgen-go/massgen/permissions"
 )
 
@@ -21,7 +22,7 @@ func BenchmarkJournalFirstChange(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/journal=%v", kind, journal), func(b *testing.B) {
 				var opts []envOpt
 				if journal {
-					var j *Journal
+					var j *changes.Journal
 					opts = append(opts, withJournal(&j))
 				}
 				e := newEnv(b, permissions.Final, opts...)

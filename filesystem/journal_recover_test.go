@@ -10,22 +10,23 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/massgen-go/massgen/changes"
 	"github.com/massgen-go/massgen/internal/safefs"
 	"github.com/massgen-go/massgen/permissions"
 )
 
 // recoverAndUndo recovers the journal of e (as the next start would after a kill), checks the
 // change set against want, undoes it and checks the context path is as before.
-func recoverAndUndo(t *testing.T, e *env, j *Journal, before map[string]string, want []wantChange) {
+func recoverAndUndo(t *testing.T, e *env, j *changes.Journal, before map[string]string, want []wantChange) {
 	t.Helper()
-	pending, err := PendingJournals(filepath.Dir(j.Dir()))
+	pending, err := changes.PendingJournals(filepath.Dir(j.Dir()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(want) > 0 && (len(pending) != 1 || pending[0].Dir != j.Dir() || pending[0].Finished || string(pending[0].Meta) != "{\n  \"turn\": 1\n}\n") {
 		t.Fatalf("pending journals: %+v", pending)
 	}
-	cs, err := RecoverJournal(context.Background(), j.Dir(), nil)
+	cs, err := changes.RecoverJournal(context.Background(), j.Dir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,17 +48,17 @@ func recoverAndUndo(t *testing.T, e *env, j *Journal, before map[string]string, 
 		return
 	}
 	// A second recovery reads the same set (changes.json), and a recorded journal is not pending.
-	again, err := RecoverJournal(context.Background(), j.Dir(), nil)
+	again, err := changes.RecoverJournal(context.Background(), j.Dir(), nil)
 	if err != nil || len(again.Records) != len(cs.Records) {
 		t.Fatalf("second recovery: %v, %d records (first: %d)", err, len(again.Records), len(cs.Records))
 	}
-	if err := MarkRecorded(j.Dir(), map[string]int{"turn": 1}); err != nil {
+	if err := changes.MarkRecorded(j.Dir(), map[string]int{"turn": 1}); err != nil {
 		t.Fatal(err)
 	}
-	if p, _ := PendingJournals(filepath.Dir(j.Dir())); len(p) != 0 {
+	if p, _ := changes.PendingJournals(filepath.Dir(j.Dir())); len(p) != 0 {
 		t.Errorf("a recorded journal is pending: %+v", p)
 	}
-	rep, err := cs.Undo(context.Background(), UndoOptions{TrashDir: filepath.Join(e.massgen, "trash", "undo")})
+	rep, err := cs.Undo(context.Background(), changes.UndoOptions{TrashDir: filepath.Join(e.massgen, "trash", "undo")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +77,7 @@ func TestRecoverJournalAfterAKill(t *testing.T) {
 	modes := sandboxModes(t)
 	for _, tt := range journalScenarios {
 		t.Run(tt.name, func(t *testing.T) {
-			var j *Journal
+			var j *changes.Journal
 			e := newEnv(t, permissions.Final, withJournal(&j), withSandbox(modes[0]))
 			for rel, content := range tt.setup {
 				write(t, filepath.Join(e.proj, rel), content)
@@ -91,7 +92,7 @@ func TestRecoverJournalAfterAKill(t *testing.T) {
 // TestRecoverJournalKilledDuringACommand: the run is killed while a command runs (after the
 // inventory, before the comparison): the inventory kept on disk tells what it changed.
 func TestRecoverJournalKilledDuringACommand(t *testing.T) {
-	var j *Journal
+	var j *changes.Journal
 	e := newEnv(t, permissions.Final, withJournal(&j))
 	write(t, filepath.Join(e.proj, "app", "main.c"), "int main;\n")
 	write(t, filepath.Join(e.proj, "app", "old.c"), "old\n")
@@ -107,14 +108,14 @@ func TestRecoverJournalKilledDuringACommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	write(t, filepath.Join(e.proj, "app", "gen", "out.txt"), "built\n")
-	recoverAndUndo(t, e, j, before, []wantChange{{"app/gen/out.txt", Created, 1, 0}, {"app/main.c", Modified, 1, 0}, {"app/old.c", Deleted, 0, 1}})
+	recoverAndUndo(t, e, j, before, []wantChange{{"app/gen/out.txt", changes.Created, 1, 0}, {"app/main.c", changes.Modified, 1, 0}, {"app/old.c", changes.Deleted, 0, 1}})
 }
 
 // TestRecoverJournalKilledAfterTheMoveToTrash: a deletion is in the journal before the entry
 // moves to the trash: a run killed right after the move (before the tool records the trashed
 // tree) still has it.
 func TestRecoverJournalKilledAfterTheMoveToTrash(t *testing.T) {
-	var j *Journal
+	var j *changes.Journal
 	e := newEnv(t, permissions.Final, withJournal(&j))
 	write(t, filepath.Join(e.proj, "old", "a.txt"), "a\n")
 	before := treeState(t, e.proj)
@@ -123,31 +124,31 @@ func TestRecoverJournalKilledAfterTheMoveToTrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.Close()
-	recoverAndUndo(t, e, j, before, []wantChange{{"old/a.txt", Deleted, 0, 1}})
+	recoverAndUndo(t, e, j, before, []wantChange{{"old/a.txt", changes.Deleted, 0, 1}})
 }
 
 // TestRecoverJournalDropsALineCutShort: the last line of journal.jsonl cut short by the kill
 // (its change never landed) is dropped; a damaged line before it fails the recovery, naming it.
 func TestRecoverJournalDropsALineCutShort(t *testing.T) {
-	var j *Journal
+	var j *changes.Journal
 	e := newEnv(t, permissions.Final, withJournal(&j))
 	before := treeState(t, e.proj)
 	e.ok("write_file", map[string]any{"path": filepath.Join(e.proj, "index.html"), "content": "new\n"})
-	lines := filepath.Join(j.Dir(), journalLines)
+	lines := filepath.Join(j.Dir(), "journal.jsonl")
 	f, err := os.OpenFile(lines, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.WriteString(`{"path":"` + filepath.Join(e.proj, "styles.css") + `","before":{"ty`)
 	f.Close()
-	recoverAndUndo(t, e, j, before, []wantChange{{"index.html", Modified, 1, 1}})
+	recoverAndUndo(t, e, j, before, []wantChange{{"index.html", changes.Modified, 1, 1}})
 
-	var j2 *Journal
+	var j2 *changes.Journal
 	e2 := newEnv(t, permissions.Final, withJournal(&j2))
 	e2.ok("write_file", map[string]any{"path": filepath.Join(e2.proj, "index.html"), "content": "new\n"})
-	raw, _ := os.ReadFile(filepath.Join(j2.Dir(), journalLines))
-	os.WriteFile(filepath.Join(j2.Dir(), journalLines), append([]byte("{not json\n"), raw...), 0o600)
-	if _, err := RecoverJournal(context.Background(), j2.Dir(), nil); err == nil || !strings.Contains(err.Error(), "line 1") {
+	raw, _ := os.ReadFile(filepath.Join(j2.Dir(), "journal.jsonl"))
+	os.WriteFile(filepath.Join(j2.Dir(), "journal.jsonl"), append([]byte("{not json\n"), raw...), 0o600)
+	if _, err := changes.RecoverJournal(context.Background(), j2.Dir(), nil); err == nil || !strings.Contains(err.Error(), "line 1") {
 		t.Errorf("a damaged journal: %v", err)
 	}
 }
@@ -156,7 +157,7 @@ func TestRecoverJournalDropsALineCutShort(t *testing.T) {
 // cannot be made), the set is Incomplete (failures are counted after the after-states), the
 // hashes and line counts are still right, and undo restores without claiming a conflict.
 func TestFinishIncompleteKeepsWhatItCan(t *testing.T) {
-	var j *Journal
+	var j *changes.Journal
 	e := newEnv(t, permissions.Final, withJournal(&j))
 	before := treeState(t, e.proj)
 	e.ok("write_file", map[string]any{"path": filepath.Join(e.proj, "index.html"), "content": "one\ntwo\nthree\n"})
@@ -168,7 +169,7 @@ func TestFinishIncompleteKeepsWhatItCan(t *testing.T) {
 	if !strings.Contains(cs.Incomplete, "keeping "+filepath.Join(e.proj, "index.html")+" as the turn left it") {
 		t.Fatalf("incomplete = %q", cs.Incomplete)
 	}
-	saved, err := LoadChangeSet(filepath.Join(j.Dir(), changesFile))
+	saved, err := changes.LoadChangeSet(filepath.Join(j.Dir(), "changes.json"))
 	if err != nil || saved.Incomplete == "" {
 		t.Fatalf("changes.json: %v, incomplete %q", err, saved.Incomplete)
 	}
@@ -176,7 +177,7 @@ func TestFinishIncompleteKeepsWhatItCan(t *testing.T) {
 	if r.After.SHA256 == "" || r.After.Kept != "" || r.Binary || r.Added != 3 || r.Removed != 1 {
 		t.Errorf("record = %+v", r)
 	}
-	rep, err := saved.Undo(context.Background(), UndoOptions{TrashDir: filepath.Join(e.massgen, "trash", "undo")})
+	rep, err := saved.Undo(context.Background(), changes.UndoOptions{TrashDir: filepath.Join(e.massgen, "trash", "undo")})
 	if err != nil || len(rep.Skipped) > 0 {
 		t.Fatalf("undo: %v %+v", err, rep.Skipped)
 	}
@@ -185,9 +186,9 @@ func TestFinishIncompleteKeepsWhatItCan(t *testing.T) {
 	}
 	// An "after" the journal could not read at all is unknown: undo does not call it a conflict.
 	r.After.SHA256 = ""
-	unknown := &ChangeSet{Version: 1, TrashRoot: saved.TrashRoot, Records: []ChangeRecord{r}}
+	unknown := &changes.ChangeSet{Version: 1, TrashRoot: saved.TrashRoot, Records: []changes.ChangeRecord{r}}
 	write(t, r.Path, "one\ntwo\nthree\n")
-	rep, err = unknown.Undo(context.Background(), UndoOptions{TrashDir: filepath.Join(e.massgen, "trash", "undo2")})
+	rep, err = unknown.Undo(context.Background(), changes.UndoOptions{TrashDir: filepath.Join(e.massgen, "trash", "undo2")})
 	if err != nil || len(rep.Skipped) > 0 || read(t, r.Path) != "<h1>hi</h1>\n" {
 		t.Errorf("undo with an unknown after-state: %v %+v", err, rep.Skipped)
 	}
@@ -197,7 +198,7 @@ func TestFinishIncompleteKeepsWhatItCan(t *testing.T) {
 // modes whatever the umask (0775, 0700), even one without write permission holding files (0555:
 // set once its files are back).
 func TestUndoRestoresDirectoryModesExactly(t *testing.T) {
-	var j *Journal
+	var j *changes.Journal
 	e := newEnv(t, permissions.Final, withJournal(&j))
 	dirs := map[string]fs.FileMode{"shared": 0o775, "shared/private": 0o700, "ro": 0o555}
 	write(t, filepath.Join(e.proj, "shared", "private", "key.txt"), "k\n")
@@ -215,7 +216,7 @@ func TestUndoRestoresDirectoryModesExactly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := cs.Undo(context.Background(), UndoOptions{TrashDir: filepath.Join(e.massgen, "trash", "undo")})
+	rep, err := cs.Undo(context.Background(), changes.UndoOptions{TrashDir: filepath.Join(e.massgen, "trash", "undo")})
 	if err != nil || len(rep.Skipped) > 0 {
 		t.Fatalf("undo: %v %+v", err, rep.Skipped)
 	}
@@ -233,14 +234,18 @@ func TestUndoRestoresDirectoryModesExactly(t *testing.T) {
 // The journal's lines are JSON objects naming only absolute paths and copies in the trash: a
 // line pointing a copy elsewhere fails the recovery.
 func TestRecoverJournalRefusesCopiesOutsideTheTrash(t *testing.T) {
-	var j *Journal
+	var j *changes.Journal
 	e := newEnv(t, permissions.Final, withJournal(&j))
 	e.ok("write_file", map[string]any{"path": filepath.Join(e.proj, "index.html"), "content": "new\n"})
-	b, _ := json.Marshal(journalLine{Path: filepath.Join(e.proj, "styles.css"), Before: EntryState{Type: EntryFile, Kept: filepath.Join(e.out, "secret.txt")}})
-	f, _ := os.OpenFile(filepath.Join(j.Dir(), journalLines), os.O_WRONLY|os.O_APPEND, 0)
+	line := struct {
+		Path   string             `json:"path"`
+		Before changes.EntryState `json:"before"`
+	}{filepath.Join(e.proj, "styles.css"), changes.EntryState{Type: changes.EntryFile, Kept: filepath.Join(e.out, "secret.txt")}}
+	b, _ := json.Marshal(line)
+	f, _ := os.OpenFile(filepath.Join(j.Dir(), "journal.jsonl"), os.O_WRONLY|os.O_APPEND, 0)
 	f.Write(append(b, '\n'))
 	f.Close()
-	if _, err := RecoverJournal(context.Background(), j.Dir(), nil); err == nil || !strings.Contains(err.Error(), "outside") {
+	if _, err := changes.RecoverJournal(context.Background(), j.Dir(), nil); err == nil || !strings.Contains(err.Error(), "outside") {
 		t.Errorf("recovery with a copy outside the trash: %v", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"syscall"
 
+	"github.com/massgen-go/massgen/changes"
 	"github.com/massgen-go/massgen/internal/safefs"
 	"github.com/massgen-go/massgen/internal/tooldecl"
 )
@@ -67,7 +68,7 @@ func (t *Toolset) moveFile(ctx context.Context, c *call, _ moveFileParams) (any,
 	defer dir.Close()
 	if made != "" {
 		t.noteCreated(made)
-		c.changed(made, Created)
+		c.changed(made, changes.Created)
 	}
 	if err := t.keepOriginal(ctx, src.Dir, src.Name, src.Path); err != nil {
 		return nil, err
@@ -85,7 +86,7 @@ func (t *Toolset) moveFile(ctx context.Context, c *call, _ moveFileParams) (any,
 	// What the agent had read or created moves with the entry; files it never read stay
 	// unread under their new name (a move must not make the user's files deletable).
 	t.tracker.move(src.Path, dst.Path)
-	c.changed(src.Path, Deleted)
-	c.changed(dst.Path, Created)
+	c.changed(src.Path, changes.Deleted)
+	c.changed(dst.Path, changes.Created)
 	return map[string]any{"source": src.Path, "destination": dst.Path}, nil
 }

@@ -2,7 +2,6 @@ package filesystem
 
 import (
 	"context"
-	"errors"
 	"io/fs"
 	"path"
 	"path/filepath"
@@ -12,18 +11,19 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/massgen-go/massgen/internal/safefs"
+	"github.com/massgen-go/massgen/internal/textdiff"
 	"github.com/massgen-go/massgen/permissions"
 )
 
 // Limits that keep results model-sized.
 const (
 	maxReadBytes  = 10 << 20 // text tools refuse larger files
-	maxDiffBytes  = 5 << 20
+	maxDiffBytes  = textdiff.MaxBytes
 	maxTreeItems  = 5000
 	maxListItems  = 5000
 	maxSearchHits = 1000
 	maxDiffs      = 50
-	maxTreeDepth  = 256
+	maxTreeDepth  = safefs.MaxTreeDepth
 )
 
 // Budgets of the tools that gather: what one call may cost massgen (memory for the result, and
@@ -96,17 +96,7 @@ func excludedIn(rel string) string {
 	return permissions.ExcludedComponent(filepath.ToSlash(rel))
 }
 
-func typeOf(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "directory"
-	case m&fs.ModeSymlink != 0:
-		return "symlink"
-	case m.IsRegular():
-		return "file"
-	}
-	return "other"
-}
+func typeOf(m fs.FileMode) string { return safefs.TypeName(m) }
 
 // matchAny matches a slash path relative to a base against globs: the whole relative path, the
 // base name for patterns without a slash (so "*.py" finds files at any depth, like MassGen's
@@ -135,59 +125,13 @@ func matchAny(patterns []string, rel string) bool {
 // hasGlob reports whether s has glob syntax.
 func hasGlob(s string) bool { return strings.ContainsAny(s, "*?[{") }
 
-// errStop ends a tree walk early without an error.
-var errStop = errors.New("stop")
+// The tree walk is safefs's; these are its names here.
+var errStop = safefs.ErrStopWalk
 
-// treeVisit is called for each entry below the walked directory: dir holds it (dir.Path is
-// canonical), rel is its slash path below the walk's root. For a directory, descend says whether
-// to walk into it.
-type treeVisit func(dir *safefs.Dir, rel string, e safefs.Entry) (descend bool, err error)
+type treeVisit = safefs.TreeVisit
 
-// walkTree visits everything below d, sorted, depth first, through directory descriptors: each
-// subdirectory is opened in the one holding it, never following a link (a link swapped in for a
-// directory mid-walk is not entered). Unreadable subdirectories are left out.
 func walkTree(ctx context.Context, d *safefs.Dir, visit treeVisit) error {
-	err := walkTreeIn(ctx, d, "", visit, 0)
-	if errors.Is(err, errStop) {
-		return nil
-	}
-	return err
-}
-
-func walkTreeIn(ctx context.Context, d *safefs.Dir, prefix string, visit treeVisit, depth int) error {
-	ents, _, err := d.Entries(0)
-	if err != nil {
-		if depth == 0 {
-			return err
-		}
-		return nil
-	}
-	for _, e := range ents {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		rel := e.Name
-		if prefix != "" {
-			rel = prefix + "/" + e.Name
-		}
-		descend, err := visit(d, rel, e)
-		if err != nil {
-			return err
-		}
-		if !descend || !e.Info.IsDir() || depth >= maxTreeDepth {
-			continue
-		}
-		sub, err := d.SubSame(e.Name, e.Info)
-		if err != nil {
-			continue // gone, swapped or unreadable: not entered
-		}
-		err = walkTreeIn(ctx, sub, rel, visit, depth+1)
-		sub.Close()
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return safefs.WalkTree(ctx, d, visit)
 }
 
 // dirRel opens the directory holding rel below d (creating missing ones with create) and

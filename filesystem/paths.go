@@ -3,11 +3,11 @@ package filesystem
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"path/filepath"
 	"syscall"
 
 	"github.com/massgen-go/massgen/internal/pathx"
+	"github.com/massgen-go/massgen/internal/roots"
 	"github.com/massgen-go/massgen/internal/safefs"
 	"github.com/massgen-go/massgen/internal/winpath"
 	"github.com/massgen-go/massgen/permissions"
@@ -119,15 +119,23 @@ func (t *Toolset) visible(dir string, e safefs.Entry) bool {
 	return t.readable(p)
 }
 
-// rootPaths are the configured roots as written and resolved (workspace, temp workspaces,
-// read-only paths, context paths): never deleted or moved, nor any directory holding one.
+// rootPaths are the managed roots as written and as resolved when the agent's environment was
+// built (workspace, temp workspaces, read-only paths, context paths): never deleted or moved,
+// nor any directory holding one.
 func (t *Toolset) rootPaths() []string {
-	var out []string
-	for _, r := range t.configuredRoots() {
-		if r == "" {
-			continue
-		}
-		out = append(out, filepath.Clean(r), resolveRoot(r))
+	set := t.pol.Managed()
+	var rs []roots.Root
+	if set.Workspace != nil {
+		rs = append(rs, *set.Workspace)
+	}
+	rs = append(rs, set.Temp...)
+	rs = append(rs, set.ReadOnly...)
+	for _, c := range set.Context {
+		rs = append(rs, c.Root)
+	}
+	out := make([]string, 0, 2*len(rs))
+	for _, r := range rs {
+		out = append(out, filepath.Clean(r.Given), r.Path)
 	}
 	return out
 }
@@ -151,41 +159,13 @@ func (t *Toolset) excludedBelowRoot(p string) string {
 // inWorkspace reports whether p is in the agent's own workspace (deletions there are final;
 // elsewhere, i.e. in context paths, they go to the trash).
 func (t *Toolset) inWorkspace(p string) bool {
-	ws := t.pol.Spec().Workspace
-	if ws == "" {
+	ws := t.pol.Managed().Workspace
+	if ws == nil {
 		return false
 	}
 	// The same root, named the same way (on Windows without case).
-	r, w := t.pol.ManagedRoot(p), resolveRoot(ws)
+	r, w := t.pol.ManagedRoot(p), ws.Path
 	return r != "" && t.pol.Within(r, w) && t.pol.Within(w, r)
-}
-
-// The helpers below serve the command sandbox's set-up, which is given paths (the sandbox is the
-// actor there).
-
-// resolveRoot resolves symlinks in a root path (roots are under the user's control, not the
-// agent's); a root that does not exist is kept as given.
-func resolveRoot(r string) string {
-	if p, err := filepath.EvalSymlinks(r); err == nil {
-		return p
-	}
-	return filepath.Clean(r)
-}
-
-// configuredRoots are the roots as the Spec names them (not resolved): the workspace (when
-// set), temp workspaces, read-only paths and context paths.
-func (t *Toolset) configuredRoots() []string {
-	sp := t.pol.Spec()
-	var rs []string
-	if sp.Workspace != "" {
-		rs = append(rs, sp.Workspace)
-	}
-	rs = append(rs, sp.TempWorkspaces...)
-	rs = append(rs, sp.ReadOnly...)
-	for _, cp := range sp.ContextPaths {
-		rs = append(rs, cp.Path)
-	}
-	return rs
 }
 
 // isPrivate reports whether abs is inside a private path (another agent's live workspace, the
@@ -207,18 +187,4 @@ func withinCanonical(p, root string) bool {
 }
 
 // pathErr turns OS errors into short messages naming the path.
-func pathErr(p string, err error) error {
-	switch {
-	case errors.Is(err, errChanged):
-		return fmt.Errorf("%s: %w", p, errChanged)
-	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("%s does not exist", p)
-	case errors.Is(err, fs.ErrExist):
-		return fmt.Errorf("%s already exists", p)
-	}
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return fmt.Errorf("%s: %s: %v", p, pe.Op, pe.Err)
-	}
-	return fmt.Errorf("%s: %w", p, err)
-}
+func pathErr(p string, err error) error { return safefs.PathError(p, err) }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/massgen-go/massgen/internal/safefs"
+	"github.com/massgen-go/massgen/internal/textdiff"
 )
 
 // PreviewChange is what a call would change, for the permission prompt: each built-in tool's
@@ -49,7 +50,7 @@ func previewDiff(path string, change func(cur string) (string, error)) string {
 	if !exists {
 		nameA = "/dev/null"
 	}
-	d, _, _ := unifiedDiff(nameA, path, cur, updated, 3)
+	d, _, _ := textdiff.Unified(nameA, path, cur, updated, 3)
 	if d == "" {
 		return "no change to " + path
 	}

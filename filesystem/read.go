@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/massgen-go/massgen/internal/safefs"
+	"github.com/massgen-go/massgen/internal/textdiff"
 )
 
 // readWalk reads the text file a walk found, refusing binary files and directories.
@@ -59,7 +60,7 @@ func (t *Toolset) readWalkUpTo(tool string, w *safefs.Walk, limit int64) (string
 		return "", tooLarge(n)
 	}
 	data := sb.String()
-	if k := binaryKind(w.Path, []byte(data[:min(len(data), sniffLen)])); k != "" {
+	if k := binaryKind(w.Path, []byte(data[:min(len(data), textdiff.SniffLen)])); k != "" {
 		return "", errors.New(binaryMessage(tool, w.Path, k))
 	}
 	return data, nil

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/massgen-go/massgen/internal/textdiff"
 	"github.com/massgen-go/massgen/internal/tooldecl"
 )
 
@@ -39,7 +40,7 @@ func (t *Toolset) readFile(ctx context.Context, c *call, p readFileParams) (any,
 		return nil, err
 	}
 	if p.Head > 0 || p.Tail > 0 {
-		lines := splitLines(content)
+		lines := textdiff.SplitLines(content)
 		if p.Head > 0 && p.Head < len(lines) {
 			lines = lines[:p.Head]
 		}

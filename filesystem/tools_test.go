@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/massgen-go/massgen/changes"
 	"github.com/massgen-go/massgen/permissions"
 	"github.com/massgen-go/massgen/permissions/guard"
 	"github.com/massgen-go/massgen/permissions/toolargs"
@@ -330,17 +331,17 @@ func TestDeleteFromContextPathGoesToTrash(t *testing.T) {
 	if id == "" || exists(target) {
 		t.Fatalf("delete = %v", m)
 	}
-	entries, err := ListTrash(e.massgen)
+	entries, err := changes.ListTrash(e.massgen)
 	if err != nil || len(entries) != 1 || entries[0].OriginalPath != target || entries[0].ID != id || entries[0].Agent != "agent_a" {
 		t.Fatalf("ListTrash = %+v, %v", entries, err)
 	}
-	if err := RestoreTrash(e.massgen, id); err != nil {
+	if err := changes.RestoreTrash(e.massgen, id); err != nil {
 		t.Fatal(err)
 	}
 	if read(t, target) != "body { color: red; }\n" {
 		t.Fatal("restored content differs")
 	}
-	if entries, _ := ListTrash(e.massgen); len(entries) != 0 {
+	if entries, _ := changes.ListTrash(e.massgen); len(entries) != 0 {
 		t.Fatalf("entry still listed after restore: %v", entries)
 	}
 	// A directory too; restoring over an existing path is refused.
@@ -349,15 +350,15 @@ func TestDeleteFromContextPathGoesToTrash(t *testing.T) {
 	m = e.ok("delete_file", map[string]any{"path": filepath.Join(e.proj, "old"), "recursive": true})
 	id = m["trash_id"].(string)
 	write(t, filepath.Join(e.proj, "old", "b.txt"), "new")
-	if err := RestoreTrash(e.massgen, id); err == nil || !strings.Contains(err.Error(), "exists") {
+	if err := changes.RestoreTrash(e.massgen, id); err == nil || !strings.Contains(err.Error(), "exists") {
 		t.Fatalf("restore over existing: %v", err)
 	}
 	os.RemoveAll(filepath.Join(e.proj, "old"))
-	if err := RestoreTrash(e.massgen, id); err != nil || read(t, filepath.Join(e.proj, "old", "a.txt")) != "a" {
+	if err := changes.RestoreTrash(e.massgen, id); err != nil || read(t, filepath.Join(e.proj, "old", "a.txt")) != "a" {
 		t.Fatalf("restore dir: %v", err)
 	}
 	for _, bad := range []string{"", "x", "../x/1", "run1/..", "run1/9999"} {
-		if err := RestoreTrash(e.massgen, bad); err == nil {
+		if err := changes.RestoreTrash(e.massgen, bad); err == nil {
 			t.Errorf("RestoreTrash(%q) succeeded", bad)
 		}
 	}

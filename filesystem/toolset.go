@@ -14,6 +14,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/massgen-go/massgen/changes"
 	"github.com/massgen-go/massgen/internal/pathx"
 	"github.com/massgen-go/massgen/internal/sandbox"
 	"github.com/massgen-go/massgen/internal/tooldecl"
@@ -48,8 +49,9 @@ type ToolsetOptions struct {
 	Planning bool
 	Logger   *zap.Logger
 	// Journal, when set, keeps the original of every entry of a writable context path before a
-	// tool first changes it in this turn (change review and undo; see journal.go).
-	Journal *Journal
+	// tool first changes it in this turn (change review and undo: a *changes.Journal). Leave it
+	// nil (not a nil *changes.Journal) when there is none.
+	Journal changes.Recorder
 }
 
 // Toolset is the set of tools one agent is offered in one role. It is safe for concurrent use.
@@ -76,12 +78,12 @@ type call struct {
 	name    string
 	args    map[string]any
 	walks   *walks
-	changes []Change
+	changes []changes.Change
 }
 
 // changed records a path the call changed (canonical).
-func (c *call) changed(path string, op ChangeOp) {
-	c.changes = append(c.changes, Change{Path: path, Op: op})
+func (c *call) changed(path string, op changes.ChangeOp) {
+	c.changes = append(c.changes, changes.Change{Path: path, Op: op})
 }
 
 // NewToolset builds a Toolset.
@@ -98,6 +100,9 @@ func NewToolset(o ToolsetOptions) (*Toolset, error) {
 	}
 	if o.Logger == nil {
 		o.Logger = zap.NewNop()
+	}
+	if j, ok := o.Journal.(*changes.Journal); ok && j == nil {
+		o.Journal = nil // a nil *Journal is no journal, not one to call
 	}
 	t := &Toolset{o: o, guard: o.Guard, pol: pol, tracker: o.Tracker, log: o.Logger, builtin: map[string]builtin{}, budget: defaultBudgets()}
 	for _, b := range registered {
@@ -353,7 +358,7 @@ func (t *Toolset) callCustom(ctx context.Context, req permissions.Request) Resul
 		return denied(d)
 	}
 	r := t.o.Custom.Call(ctx, req.Tool, req.Args, CommandSandbox{
-		Mode: t.o.Sandbox, Policy: t.sandboxPolicy(), Workspace: t.pol.Spec().Workspace, Trash: t.trashFromDir, Log: t.log,
+		Mode: t.o.Sandbox, Policy: t.sandboxPolicy(), Workspace: SandboxWorkspace(t.pol), Trash: t.trashFromDir, Log: t.log,
 		Limits: t.o.CommandLimits, Network: t.commandNetwork(ctx, req.Tool),
 	})
 	t.guard.Done(ctx, req, d, r.Content, r.IsError)

@@ -240,7 +240,7 @@ func TestWindowsToolsEndToEnd(t *testing.T) {
 	// What was deleted in the context path is in the trash.
 	var trashed []string
 	_ = filepath.WalkDir(e.trash, func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && filepath.Base(p) != trashMeta {
+		if err == nil && !d.IsDir() && filepath.Base(p) != "meta.json" {
 			trashed = append(trashed, p)
 		}
 		return nil

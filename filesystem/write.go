@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/massgen-go/massgen/changes"
 	"github.com/massgen-go/massgen/internal/safefs"
 )
 
@@ -23,7 +24,7 @@ func (t *Toolset) writeWalk(ctx context.Context, c *call, w *safefs.Walk, src io
 	defer dir.Close()
 	if made != "" {
 		t.noteCreated(made)
-		c.changed(made, Created)
+		c.changed(made, changes.Created)
 	}
 	if err := t.keepOriginal(ctx, dir, w.Name, w.Path); err != nil {
 		return false, 0, err
@@ -32,7 +33,7 @@ func (t *Toolset) writeWalk(ctx context.Context, c *call, w *safefs.Walk, src io
 	if err != nil {
 		return false, 0, pathErr(w.Path, err)
 	}
-	c.changed(w.Path, map[bool]ChangeOp{true: Created, false: Modified}[created])
+	c.changed(w.Path, map[bool]changes.ChangeOp{true: changes.Created, false: changes.Modified}[created])
 	return created, n, nil
 }
 

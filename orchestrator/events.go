@@ -5,7 +5,7 @@ import (
 
 	"github.com/massgen-go/massgen/backends"
 	"github.com/massgen-go/massgen/backends/pricing"
-	"github.com/massgen-go/massgen/filesystem"
+	"github.com/massgen-go/massgen/changes"
 )
 
 // EventKind says what happened.
@@ -71,7 +71,7 @@ type Event struct {
 	Denied  bool
 	Rule    string
 	IsError bool
-	Changes []filesystem.Change
+	Changes []changes.Change
 	Usage   backends.Usage // cumulative for Agent (EventUsage)
 	// Cost is Agent's cost so far, TotalCost the turn's (EventUsage); unknown when a model has
 	// no price (backends/pricing).

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/massgen-go/massgen/backends"
+	"github.com/massgen-go/massgen/changes"
 	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/internal/pathx"
 	"github.com/massgen-go/massgen/permissions"
@@ -53,7 +54,7 @@ func (r *run) present(ctx context.Context, w *agent) (string, []string, error) {
 		Vars:     r.vars(w, anons),
 	}
 
-	roots := r.deliveryRoots()
+	roots := deliveryRoots(w)
 	delivered := map[string]bool{}
 	text := ""
 	err := r.converse(ctx, w, &req, loopRules{
@@ -107,17 +108,22 @@ func (r *run) present(ctx context.Context, w *agent) (string, []string, error) {
 	return text, out, nil
 }
 
-// deliveryRoots are the context paths, resolved as the tools resolve the paths they change.
-func (r *run) deliveryRoots() []string {
-	roots := make([]string, 0, len(r.cfg.Orchestrator.ContextPaths))
-	for _, cp := range r.cfg.Orchestrator.ContextPaths {
-		root := filepath.Clean(cp.Path)
-		if resolved, err := filepath.EvalSymlinks(root); err == nil {
-			root = resolved
-		}
-		roots = append(roots, root)
+// deliveryRoots are the context paths as the winner's environment resolved them once, when it
+// was built (internal/roots): the same canonical paths its policy decided the writes on, never
+// resolved again, so a link retargeted since cannot make delivery list another folder's files.
+func deliveryRoots(w *agent) []string {
+	if w.env == nil {
+		return nil
 	}
-	return roots
+	set := w.env.Roots()
+	if set == nil {
+		return nil
+	}
+	out := make([]string, 0, len(set.Context))
+	for _, c := range set.Context {
+		out = append(out, c.Path)
+	}
+	return out
 }
 
 // deliveredPaths are the paths a call created or modified inside a context path, as the tool
@@ -125,7 +131,7 @@ func (r *run) deliveryRoots() []string {
 func deliveredPaths(res filesystem.Result, roots []string) []string {
 	var out []string
 	for _, c := range res.Changes {
-		if c.Op == filesystem.Deleted || !pathx.WithinAny(filepath.Clean(c.Path), roots) {
+		if c.Op == changes.Deleted || !pathx.WithinAny(filepath.Clean(c.Path), roots) {
 			continue
 		}
 		if fi, err := os.Lstat(c.Path); err == nil && fi.IsDir() {

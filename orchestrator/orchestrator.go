@@ -19,6 +19,7 @@ import (
 
 	"github.com/massgen-go/massgen/backends"
 	"github.com/massgen-go/massgen/backends/pricing"
+	"github.com/massgen-go/massgen/changes"
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/internal/pubsub"
@@ -75,7 +76,7 @@ type Options struct {
 	External func(ctx context.Context, agent configs.Agent) map[string]filesystem.External
 	// Journal, when set, records the final agent's changes to context paths (change review
 	// and undo); the caller finishes it after the run.
-	Journal *filesystem.Journal
+	Journal *changes.Journal
 	// Pricing prices the agents' model calls (nil: Config.PriceCatalog()). The turn's budget is
 	// Config.Orchestrator.MaxCostUSD, each agent's its MaxCostUSD.
 	Pricing *pricing.Catalog

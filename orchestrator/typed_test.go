@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/massgen-go/massgen/backends"
+	"github.com/massgen-go/massgen/changes"
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/permissions"
@@ -30,11 +31,11 @@ func (e typedExternal) Call(_ context.Context, name string, _ map[string]any) fi
 		return filesystem.Result{Content: "opaque refusal", IsError: true, Message: "refused by the test server",
 			Denied: &permissions.Decision{Rule: "test-rule", Reason: "refused by the test server"}}
 	}
-	return filesystem.Result{Content: "opaque success", Changes: []filesystem.Change{
-		{Path: filepath.Join(e.project, "out.txt"), Op: filesystem.Created},
-		{Path: filepath.Join(e.project, "index.html"), Op: filesystem.Modified},
-		{Path: filepath.Join(e.project, "old.txt"), Op: filesystem.Deleted},
-		{Path: filepath.Join(e.outside, "elsewhere.txt"), Op: filesystem.Created},
+	return filesystem.Result{Content: "opaque success", Changes: []changes.Change{
+		{Path: filepath.Join(e.project, "out.txt"), Op: changes.Created},
+		{Path: filepath.Join(e.project, "index.html"), Op: changes.Modified},
+		{Path: filepath.Join(e.project, "old.txt"), Op: changes.Deleted},
+		{Path: filepath.Join(e.outside, "elsewhere.txt"), Op: changes.Created},
 	}}
 }
 
@@ -93,7 +94,7 @@ func TestTypedResultsDriveEventsAndDelivery(t *testing.T) {
 // A result cut to maxToolResultBytes keeps its typed fields.
 func TestCapResultKeepsTypedFields(t *testing.T) {
 	in := filesystem.Result{Content: strings.Repeat("x", maxToolResultBytes+1), IsError: true, Message: "m",
-		Denied: &permissions.Decision{Rule: "r"}, Changes: []filesystem.Change{{Path: "/p", Op: filesystem.Created}}}
+		Denied: &permissions.Decision{Rule: "r"}, Changes: []changes.Change{{Path: "/p", Op: changes.Created}}}
 	out := capResult(in)
 	if !strings.Contains(out.Content, `"truncated"`) || !json.Valid([]byte(out.Content)) {
 		t.Errorf("content not capped: %.100s", out.Content)

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/massgen-go/massgen/internal/roots"
 	"github.com/massgen-go/massgen/internal/vocab"
 	"github.com/massgen-go/massgen/permissions/toolargs"
 )
@@ -83,6 +84,11 @@ type Spec struct {
 	// known, never guessed from names. nil: only the reference MCP filesystem server's tools
 	// are known, and the rest is classified by heuristics.
 	Tools toolargs.Table
+	// Roots, when set, are the managed roots above (workspace, temp workspaces, read-only,
+	// context, protected and private paths) already resolved and held open, once, by the agent's
+	// environment (RootsInput, roots.Open): the Policy decides on their canonical paths. nil: New
+	// resolves them itself.
+	Roots *roots.Set
 }
 
 // Request is one tool call.

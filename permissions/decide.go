@@ -512,14 +512,12 @@ func minimal(f flavour, roots []string) []string {
 	return out
 }
 
-// ExcludedUnder lists the paths under root that must stay read-only although root is writable:
-// protected paths, read-only managed roots, and (outside the own workspace) default-excluded
-// names found in the tree.
+// ExcludedUnder lists the paths under root (canonical, as WritableRoots and Managed name it)
+// that must stay read-only although root is writable: protected paths, read-only managed roots,
+// and (outside the own workspace) default-excluded names found in the tree, which is walked
+// without following links.
 func (p *Policy) ExcludedUnder(root string) []string {
-	r, err := p.Resolve(root)
-	if err != nil {
-		return nil
-	}
+	r := root
 	var out []string
 	for pr := range p.protected {
 		if p.flav.within(pr, r) {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/massgen-go/massgen/internal/layout"
+	"github.com/massgen-go/massgen/internal/roots"
 )
 
 // DefaultExcluded are path components that make a path read-only (spec 000, "Default Excluded
@@ -59,7 +60,8 @@ type Policy struct {
 	fs        fsys
 	flav      flavour // how paths are written and compared; chosen at construction
 	home      string
-	workspace string // resolved; "" when the agent has none
+	workspace string     // resolved; "" when the agent has none
+	set       *roots.Set // the managed roots decided on: the environment's, or resolved by New
 
 	roots       map[string]*managed
 	fileParents map[string]string   // parent dir of a file context path -> that file
@@ -125,23 +127,11 @@ func newPolicyFlavour(spec Spec, fsx fsys, foldCase bool, flav flavour) (*Policy
 			p.home = h
 		}
 	}
-	resolveRoot := func(what, path string) (string, error) {
-		if path == "" {
-			return "", fmt.Errorf("permissions: %s: empty path", what)
-		}
-		abs, err := p.flav.expandHome(path, p.home)
-		if err != nil {
-			return "", fmt.Errorf("permissions: %s: %w", what, err)
-		}
-		if !p.flav.isAbs(abs) {
-			return "", fmt.Errorf("permissions: %s: path %q is not absolute", what, path)
-		}
-		r, err := p.flav.resolve(fsx, abs)
-		if err != nil {
-			return "", fmt.Errorf("permissions: %s: %w", what, err)
-		}
-		return r, nil
+	set, err := p.managedRoots(spec)
+	if err != nil {
+		return nil, err
 	}
+	p.set = set
 	add := func(m *managed) {
 		old, ok := p.roots[m.path]
 		if !ok {
@@ -163,58 +153,45 @@ func newPolicyFlavour(spec Spec, fsx fsys, foldCase bool, flav flavour) (*Policy
 			}
 		}
 	}
-	if spec.Workspace != "" {
-		ws, err := resolveRoot("workspace", spec.Workspace)
-		if err != nil {
-			return nil, err
-		}
-		p.workspace = ws
-		add(&managed{path: ws, kind: kindWorkspace, write: true})
+	if set.Workspace != nil {
+		p.workspace = set.Workspace.Path
+		add(&managed{path: p.workspace, kind: kindWorkspace, write: true})
 	}
-	for _, t := range spec.TempWorkspaces {
-		r, err := resolveRoot("temp workspace", t)
-		if err != nil {
-			return nil, err
-		}
-		add(&managed{path: r, kind: kindTemp})
+	for _, r := range set.Temp {
+		add(&managed{path: r.Path, kind: kindTemp})
 	}
-	for _, t := range spec.ReadOnly {
-		r, err := resolveRoot("read-only path", t)
-		if err != nil {
-			return nil, err
-		}
-		add(&managed{path: r, kind: kindReadOnly})
+	for _, r := range set.ReadOnly {
+		add(&managed{path: r.Path, kind: kindReadOnly})
 	}
-	for i, cp := range spec.ContextPaths {
-		r, err := resolveRoot(fmt.Sprintf("context path %d", i), cp.Path)
-		if err != nil {
-			return nil, err
-		}
+	for i, c := range set.Context {
+		r := c.Path
 		isFile := false
-		if fi, err := fsx.Lstat(r); err == nil && !fi.IsDir() { // r is resolved: no link
+		if c.Held() {
+			isFile = c.Exists() && !c.IsDir()
+		} else if fi, err := fsx.Lstat(r); err == nil && !fi.IsDir() { // r is resolved: no link
 			isFile = true
 		}
-		add(&managed{path: r, kind: kindContext, write: cp.Write && spec.Role == Final, file: isFile})
+		add(&managed{path: r, kind: kindContext, write: spec.ContextPaths[i].Write && spec.Role == Final, file: isFile})
 		if isFile {
 			p.fileParents[p.flav.parent(r)] = r
 		}
-		for _, pp := range cp.Protected {
-			if !p.flav.isAbs(pp) && !strings.HasPrefix(pp, "~") {
-				pp = p.flav.joinRel(cp.Path, pp)
-			}
-			pr, err := resolveRoot(fmt.Sprintf("context path %s: protected path", cp.Path), pp)
-			if err != nil {
-				return nil, err
-			}
-			p.protected[pr] = r
+		for _, pr := range c.Protected {
+			p.protected[pr.Path] = r
 		}
 	}
-	for _, t := range spec.Private {
-		r, err := resolveRoot("private path", t)
+	for _, r := range set.Private {
+		add(&managed{path: r.Path, kind: kindPrivate})
+	}
+	resolveRoot := func(what, path string) (string, error) {
+		abs, err := p.rootInput(what, path)
 		if err != nil {
-			return nil, err
+			return "", err
 		}
-		add(&managed{path: r, kind: kindPrivate})
+		r, err := p.flav.resolve(fsx, abs)
+		if err != nil {
+			return "", fmt.Errorf("permissions: %s: %w", what, err)
+		}
+		return r, nil
 	}
 	if len(spec.ReadPaths) > 0 || len(spec.WritePaths) > 0 {
 		p.guardOn = true
@@ -257,7 +234,6 @@ func newPolicyFlavour(spec Spec, fsx fsys, foldCase bool, flav flavour) (*Policy
 			markAncestors(m.path)
 		}
 	}
-	var err error
 	if p.allow, err = parseRules(spec.Allow); err != nil {
 		return nil, err
 	}
@@ -269,6 +245,108 @@ func newPolicyFlavour(spec Spec, fsx fsys, foldCase bool, flav flavour) (*Policy
 	}
 	return p, nil
 }
+
+// rootInput is a configured root made absolute (~ expanded), or the error naming it.
+func (p *Policy) rootInput(what, path string) (string, error) {
+	if path == "" {
+		return "", fmt.Errorf("permissions: %s: empty path", what)
+	}
+	abs, err := p.flav.expandHome(path, p.home)
+	if err != nil {
+		return "", fmt.Errorf("permissions: %s: %w", what, err)
+	}
+	if !p.flav.isAbs(abs) {
+		return "", fmt.Errorf("permissions: %s: path %q is not absolute", what, path)
+	}
+	return abs, nil
+}
+
+// RootsInput lists the managed roots of spec as absolute paths: the one place their ~ and
+// relative protected paths are expanded. The agent's environment opens them (roots.Open) and
+// gives the Set back in Spec.Roots.
+func RootsInput(spec Spec) (roots.Input, error) {
+	p := &Policy{flav: nativeFlavour(), home: spec.Home}
+	if p.home == "" {
+		if h, err := os.UserHomeDir(); err == nil {
+			p.home = h
+		}
+	}
+	return p.rootsInput(spec)
+}
+
+func (p *Policy) rootsInput(spec Spec) (roots.Input, error) {
+	var in roots.Input
+	var err error
+	if spec.Workspace != "" {
+		if in.Workspace, err = p.rootInput("workspace", spec.Workspace); err != nil {
+			return in, err
+		}
+	}
+	for _, t := range spec.TempWorkspaces {
+		abs, err := p.rootInput("temp workspace", t)
+		if err != nil {
+			return in, err
+		}
+		in.Temp = append(in.Temp, abs)
+	}
+	for _, t := range spec.ReadOnly {
+		abs, err := p.rootInput("read-only path", t)
+		if err != nil {
+			return in, err
+		}
+		in.ReadOnly = append(in.ReadOnly, abs)
+	}
+	for i, cp := range spec.ContextPaths {
+		abs, err := p.rootInput(fmt.Sprintf("context path %d", i), cp.Path)
+		if err != nil {
+			return in, err
+		}
+		ci := roots.ContextInput{Path: abs}
+		for _, pp := range cp.Protected {
+			if !p.flav.isAbs(pp) && !strings.HasPrefix(pp, "~") {
+				pp = p.flav.joinRel(cp.Path, pp)
+			}
+			pabs, err := p.rootInput(fmt.Sprintf("context path %s: protected path", cp.Path), pp)
+			if err != nil {
+				return in, err
+			}
+			ci.Protected = append(ci.Protected, pabs)
+		}
+		in.Context = append(in.Context, ci)
+	}
+	for _, t := range spec.Private {
+		abs, err := p.rootInput("private path", t)
+		if err != nil {
+			return in, err
+		}
+		in.Private = append(in.Private, abs)
+	}
+	return in, nil
+}
+
+// managedRoots are the roots the Policy decides on: spec.Roots, opened once by the agent's
+// environment (checked to be this spec's), or else resolved here with the Policy's file system.
+func (p *Policy) managedRoots(spec Spec) (*roots.Set, error) {
+	in, err := p.rootsInput(spec)
+	if err != nil {
+		return nil, err
+	}
+	if spec.Roots != nil {
+		if err := spec.Roots.Match(in); err != nil {
+			return nil, fmt.Errorf("permissions: %w", err)
+		}
+		return spec.Roots, nil
+	}
+	set, err := roots.Resolved(in, func(abs string) (string, error) { return p.flav.resolve(p.fs, abs) })
+	if err != nil {
+		return nil, fmt.Errorf("permissions: %w", err)
+	}
+	return set, nil
+}
+
+// Managed is the managed roots this Policy decides on, with their canonical paths: the command
+// sandbox, the journal and delivery read them instead of resolving a root again.
+func (p *Policy) Managed() *roots.Set { return p.set }
 
 // Within reports whether the path p is root or lies below it, both clean and absolute (resolved
 // paths from this Policy): component by component, and on Windows without case (winpath).

@@ -12,11 +12,11 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/massgen-go/massgen/changes"
 	"github.com/massgen-go/massgen/configs"
-	"github.com/massgen-go/massgen/filesystem"
 )
 
-// What a turn changed in context paths (turn_N/changes.json, from filesystem.Journal), whether
+// What a turn changed in context paths (turn_N/changes.json, from changes.Journal), whether
 // it was undone (turn_N/undone.json), and what a resumed session runs with.
 
 const (
@@ -24,26 +24,9 @@ const (
 	undoneFile  = "undone.json"
 )
 
-// changedFile is one line of metadata.json's files_changed.
-type changedFile struct {
-	Path    string `json:"path"`
-	Change  string `json:"change"` // created, modified, deleted
-	Added   int    `json:"added"`
-	Removed int    `json:"removed"`
-	Binary  bool   `json:"binary,omitempty"`
-}
-
-func filesChanged(cs *filesystem.ChangeSet) []changedFile {
-	out := []changedFile{}
-	for _, r := range cs.Files() {
-		out = append(out, changedFile{Path: r.Path, Change: string(r.Op()), Added: r.Added, Removed: r.Removed, Binary: r.Binary})
-	}
-	return out
-}
-
 // writeChanges writes cs into the turn folder being built; it returns the file's name ("" when
 // the turn changed nothing).
-func writeChanges(dir string, cs *filesystem.ChangeSet) (string, error) {
+func writeChanges(dir string, cs *changes.ChangeSet) (string, error) {
 	if cs == nil || (len(cs.Records) == 0 && cs.Incomplete == "") {
 		return "", nil
 	}
@@ -92,7 +75,7 @@ func (ses *Session) Turn(n int) (Turn, int, error) {
 
 // Changes loads what turn n (0: the last) changed in context paths; nil when it changed
 // nothing.
-func (ses *Session) Changes(n int) (*filesystem.ChangeSet, int, error) {
+func (ses *Session) Changes(n int) (*changes.ChangeSet, int, error) {
 	t, n, err := ses.Turn(n)
 	if err != nil {
 		return nil, 0, err
@@ -100,7 +83,7 @@ func (ses *Session) Changes(n int) (*filesystem.ChangeSet, int, error) {
 	if t.ChangesFile == "" {
 		return nil, n, nil
 	}
-	cs, err := filesystem.LoadChangeSet(t.ChangesFile)
+	cs, err := changes.LoadChangeSet(t.ChangesFile)
 	if err != nil {
 		return nil, n, fmt.Errorf("session: %w", err)
 	}

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/massgen-go/massgen/changes"
 	"github.com/massgen-go/massgen/configs"
-	"github.com/massgen-go/massgen/filesystem"
 )
 
 // TestTurnsRecordWhatResumeNeedsAndTheirChanges: a turn keeps its config, context paths and
@@ -33,8 +33,8 @@ func TestTurnsRecordWhatResumeNeedsAndTheirChanges(t *testing.T) {
 	if err := os.WriteFile(kept, []byte("old\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cs := &filesystem.ChangeSet{Version: 1, Dir: filepath.Join(trash, "j"), TrashRoot: trash, Records: []filesystem.ChangeRecord{
-		{Path: "/p/a.txt", Before: filesystem.EntryState{Type: filesystem.EntryFile, Kept: kept}, After: filesystem.EntryState{Type: filesystem.EntryAbsent}, Removed: 1},
+	cs := &changes.ChangeSet{Version: 1, Dir: filepath.Join(trash, "j"), TrashRoot: trash, Records: []changes.ChangeRecord{
+		{Path: "/p/a.txt", Before: changes.EntryState{Type: changes.EntryFile, Kept: kept}, After: changes.EntryState{Type: changes.EntryAbsent}, Removed: 1},
 	}}
 	if _, err := s.SaveTurn(Turn{Task: "one", Answer: "a", Workspace: ws, Config: "/c.yaml", ContextPaths: cps}); err != nil {
 		t.Fatal(err)

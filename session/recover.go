@@ -11,8 +11,8 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/massgen-go/massgen/changes"
 	"github.com/massgen-go/massgen/configs"
-	"github.com/massgen-go/massgen/filesystem"
 )
 
 // Interrupted turns. A run gives each turn's change journal a JournalMeta (the journal's
@@ -42,14 +42,14 @@ type Recorded struct {
 
 // MarkRecorded says in the journal of cs that turn n of ses keeps its change set (no-op when the
 // turn changed nothing: no journal folder is left).
-func MarkRecorded(cs *filesystem.ChangeSet, ses *Session, n int) error {
+func MarkRecorded(cs *changes.ChangeSet, ses *Session, n int) error {
 	if cs == nil || cs.Dir == "" {
 		return nil
 	}
 	if _, err := os.Stat(cs.Dir); err != nil {
 		return nil
 	}
-	return filesystem.MarkRecorded(cs.Dir, Recorded{Session: ses.ID, Turn: n})
+	return changes.MarkRecorded(cs.Dir, Recorded{Session: ses.ID, Turn: n})
 }
 
 // RecoveredTurn is an interrupted turn Recover saved.
@@ -69,7 +69,7 @@ func Recover(ctx context.Context, trashRoot string, logger *zap.Logger) ([]Recov
 	if logger == nil {
 		logger = zap.NewNop()
 	}
-	pending, err := filesystem.PendingJournals(trashRoot)
+	pending, err := changes.PendingJournals(trashRoot)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +96,7 @@ func Recover(ctx context.Context, trashRoot string, logger *zap.Logger) ([]Recov
 	return out, errors.Join(errs...)
 }
 
-func recoverOne(ctx context.Context, p filesystem.PendingJournal, logger *zap.Logger) (*RecoveredTurn, error) {
+func recoverOne(ctx context.Context, p changes.PendingJournal, logger *zap.Logger) (*RecoveredTurn, error) {
 	var m JournalMeta
 	if err := json.Unmarshal(p.Meta, &m); err != nil {
 		return nil, fmt.Errorf("meta.json: %w", err)
@@ -110,9 +110,9 @@ func recoverOne(ctx context.Context, p filesystem.PendingJournal, logger *zap.Lo
 	}
 	// A run killed between saving the turn and marking the journal: the turn is there already.
 	if ses, n := store.keeping(p.Dir, m); ses != nil {
-		return nil, filesystem.MarkRecorded(p.Dir, Recorded{Session: ses.ID, Turn: n})
+		return nil, changes.MarkRecorded(p.Dir, Recorded{Session: ses.ID, Turn: n})
 	}
-	cs, err := filesystem.RecoverJournal(ctx, p.Dir, logger)
+	cs, err := changes.RecoverJournal(ctx, p.Dir, logger)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/massgen-go/massgen/changes"
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/permissions"
@@ -19,9 +20,9 @@ import (
 
 // journalOf makes a change journal in trash as a run's final agent leaves it when killed before
 // its turn is saved: it wrote file (absent before) through the file tools.
-func journalOf(t *testing.T, trash, name string, meta JournalMeta, file string) *filesystem.Journal {
+func journalOf(t *testing.T, trash, name string, meta JournalMeta, file string) *changes.Journal {
 	t.Helper()
-	j, err := filesystem.NewJournal(filepath.Join(trash, filesystem.JournalPrefix+name), nil)
+	j, err := changes.NewJournal(filepath.Join(trash, changes.JournalPrefix+name), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,8 +24,8 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/massgen-go/massgen/changes"
 	"github.com/massgen-go/massgen/configs"
-	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/internal/private"
 	"github.com/massgen-go/massgen/internal/runlock"
 	"github.com/massgen-go/massgen/snapshots"
@@ -112,7 +112,7 @@ type Turn struct {
 	ContextPaths []configs.ContextPath
 	// Changes is what the turn changed in context paths (nil: nothing); SaveTurn keeps it in
 	// turn_N/changes.json, which ChangesFile names in the turns a Session returns.
-	Changes     *filesystem.ChangeSet
+	Changes     *changes.ChangeSet
 	ChangesFile string
 	// Undone is when `massgen undo` put the turn's changes back (zero: never).
 	Undone time.Time
@@ -181,7 +181,7 @@ type metadata struct {
 	Timeline        []Moment              `json:"timeline,omitempty"`
 	Config          string                `json:"config,omitempty"`
 	ContextPaths    []configs.ContextPath `json:"context_paths"`
-	FilesChanged    []changedFile         `json:"files_changed"`
+	FilesChanged    []changes.File        `json:"files_changed"`
 	Changes         string                `json:"changes_file,omitempty"`
 	Status          string                `json:"status,omitempty"`
 	StoppedBy       string                `json:"stopped_by,omitempty"`
@@ -544,7 +544,7 @@ func (ses *Session) buildTurn(tmp string, n int, t Turn) (string, []AgentWork, e
 		Answer: answerFile, Workspace: workspaceDir, SourceWorkspace: t.Workspace,
 		Timeline: t.Timeline,
 		Config:   t.Config, ContextPaths: nonNilSlice(t.ContextPaths),
-		FilesChanged: filesChanged(t.Changes), Changes: changes,
+		FilesChanged: t.Changes.FilesChanged(), Changes: changes,
 		Status: cmp.Or(t.Status, StatusDone), StoppedBy: t.StoppedBy, Work: work,
 		MaxCostUSD: t.MaxCostUSD, PricesDate: t.PricesDate, Run: t.Run,
 	}

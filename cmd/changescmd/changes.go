@@ -13,11 +13,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/massgen-go/massgen/changes"
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/cmd/sessionscmd"
-	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/internal/layout"
 	"github.com/massgen-go/massgen/internal/pathx"
+	"github.com/massgen-go/massgen/internal/roots"
 	"github.com/massgen-go/massgen/internal/runlock"
 	"github.com/massgen-go/massgen/internal/termtext"
 	"github.com/massgen-go/massgen/session"
@@ -101,7 +102,7 @@ project's run lock: during a run it refuses (exit 5), or with --wait waits for t
 
 // turnChanges finds the session and turn and loads what the turn changed (nil: nothing). pending
 // (undo) passes over undone turns when --turn is not given.
-func turnChanges(o *Options, pending bool) (*session.Session, int, session.Turn, *filesystem.ChangeSet, error) {
+func turnChanges(o *Options, pending bool) (*session.Session, int, session.Turn, *changes.ChangeSet, error) {
 	if o.Turn < 0 {
 		return nil, 0, session.Turn{}, nil, cmdutil.FlagErrorf("--turn %d: turns are numbered from 1", o.Turn)
 	}
@@ -109,7 +110,7 @@ func turnChanges(o *Options, pending bool) (*session.Session, int, session.Turn,
 	if err != nil {
 		return nil, 0, session.Turn{}, nil, err
 	}
-	fail := func(err error) (*session.Session, int, session.Turn, *filesystem.ChangeSet, error) {
+	fail := func(err error) (*session.Session, int, session.Turn, *changes.ChangeSet, error) {
 		return nil, 0, session.Turn{}, nil, err
 	}
 	if !session.Exists(dir) {
@@ -173,25 +174,27 @@ func turnChanges(o *Options, pending bool) (*session.Session, int, session.Turn,
 // project's trash (massgen keeps them there; run diff and undo from the folder the run was in)
 // and every path it names inside one of the turn's context paths. Undo writes those paths from
 // those copies, so a changes.json edited by anyone else must not steer it.
-func checkChangeSet(cs *filesystem.ChangeSet, trash string, t session.Turn) error {
+func checkChangeSet(cs *changes.ChangeSet, trash string, t session.Turn) error {
+	// Both resolved by the walk that resolves an agent's roots (internal/roots), which follows
+	// links only as the kernel would, once.
 	same := func(a, b string) bool {
-		ra, err1 := filepath.EvalSymlinks(a)
-		rb, err2 := filepath.EvalSymlinks(b)
+		ra, err1 := roots.Canonical(a)
+		rb, err2 := roots.Canonical(b)
 		return err1 == nil && err2 == nil && ra == rb
 	}
 	if !same(cs.TrashRoot, trash) {
 		return fmt.Errorf("its changes are kept in %s, not in this folder's %s: run massgen from the folder the run was in", cs.TrashRoot, trash)
 	}
-	var roots []string
+	var within []string
 	for _, cp := range t.ContextPaths {
-		roots = append(roots, filepath.Clean(cp.Path))
-		if r, err := filepath.EvalSymlinks(cp.Path); err == nil {
-			roots = append(roots, r)
+		within = append(within, filepath.Clean(cp.Path))
+		if r, err := roots.Canonical(cp.Path); err == nil {
+			within = append(within, r)
 		}
 	}
 	for _, r := range cs.Records {
 		inside := false
-		for _, root := range roots {
+		for _, root := range within {
 			inside = inside || pathx.Within(r.Path, root)
 		}
 		if !inside {
@@ -316,7 +319,7 @@ func undoRun(ctx context.Context, o *Options) error {
 	}
 	now := o.Now()
 	trash := filepath.Join(cs.TrashRoot, "undo_"+now.Format("20060102_150405"))
-	rep, err := cs.Undo(ctx, filesystem.UndoOptions{Force: o.Force, TrashDir: trash})
+	rep, err := cs.Undo(ctx, changes.UndoOptions{Force: o.Force, TrashDir: trash})
 	if err != nil {
 		return cmdutil.WithCode(cmdutil.ExitFailure, err)
 	}

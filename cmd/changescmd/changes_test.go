@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/massgen-go/massgen/changes"
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem"
@@ -37,7 +38,7 @@ func turnWith(t *testing.T, dir string, calls map[string]map[string]any) string 
 		t.Fatal(err)
 	}
 	trash := filepath.Join(dir, ".massgen", "trash")
-	j, err := filesystem.NewJournal(filepath.Join(trash, "changes_turn1"), nil)
+	j, err := changes.NewJournal(filepath.Join(trash, "changes_turn1"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -113,28 +113,29 @@ func AddAgentFlags(cmd *cobra.Command, r *AgentRequest) {
 	AddContextFlag(cmd, &r.Contexts)
 }
 
-// AddContexts adds --context values to cfg, relative to the working directory, and checks
-// every context path as a run does.
-func (f *Factory) AddContexts(cfg *configs.Config, contexts []string) error {
+// ResolveContexts returns cfg with the --context values (relative to the working directory)
+// added by configs.Resolve, every context path checked as a run checks them.
+func (f *Factory) ResolveContexts(cfg *configs.Config, contexts []string) (*configs.Config, error) {
 	wd, err := f.Getwd()
 	if err != nil {
-		return WithCode(ExitFailure, fmt.Errorf("current directory: %w", err))
+		return nil, WithCode(ExitFailure, fmt.Errorf("current directory: %w", err))
 	}
 	var cps []configs.ContextPath
 	for _, c := range contexts {
 		cp, err := configs.ParseContextFlag(c)
 		if err != nil {
-			return &FlagError{Err: err}
+			return nil, &FlagError{Err: err}
 		}
 		cps = append(cps, cp)
 	}
-	if err := cfg.AddContextPaths(wd, cps...); err != nil {
-		return &FlagError{Err: err}
+	resolved, err := configs.Resolve(cfg, configs.Inputs{BaseDir: wd, ContextPaths: cps})
+	if err != nil {
+		return nil, &FlagError{Err: err}
 	}
-	if err := cfg.CheckContextPaths(); err != nil {
-		return WithCode(ExitUsage, err)
+	if err := resolved.CheckContextPaths(); err != nil {
+		return nil, WithCode(ExitUsage, err)
 	}
-	return nil
+	return resolved, nil
 }
 
 // AgentRequest names the agent whose environment an inspection command opens.
@@ -177,14 +178,15 @@ func (f *Factory) OpenAgent(ctx context.Context, r AgentRequest) (*AgentEnv, err
 	if r.Agent == "" {
 		return nil, FlagErrorf("--agent is required")
 	}
-	cfg, warnings, err := f.LoadConfig(r.Config)
+	loaded, warnings, err := f.LoadConfig(r.Config)
 	for _, w := range warnings {
 		fmt.Fprintln(f.IO.ErrOut, w.String())
 	}
 	if err != nil {
 		return nil, err
 	}
-	if err := f.AddContexts(cfg, r.Contexts); err != nil {
+	cfg, err := f.ResolveContexts(loaded, r.Contexts)
+	if err != nil {
 		return nil, err
 	}
 	e := &AgentEnv{Config: cfg, Role: agentenv.Coordination, Logger: zap.NewNop()}

@@ -18,10 +18,10 @@ import (
 
 	"github.com/massgen-go/massgen/backends"
 	"github.com/massgen-go/massgen/backends/pricing"
+	"github.com/massgen-go/massgen/changes"
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/display"
-	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/internal/layout"
 	"github.com/massgen-go/massgen/internal/termtext"
 	"github.com/massgen-go/massgen/orchestrator"
@@ -294,7 +294,7 @@ func printChanges(w io.Writer, id string, n int, t session.Turn) {
 	if t.ChangesFile == "" {
 		return
 	}
-	cs, err := filesystem.LoadChangeSet(t.ChangesFile)
+	cs, err := changes.LoadChangeSet(t.ChangesFile)
 	if err != nil {
 		fmt.Fprintf(w, "Changes: unreadable (%s)\n", termtext.Line(err.Error()))
 		return

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/massgen-go/massgen/changes"
 	"github.com/massgen-go/massgen/cmd/cmdutil"
-	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/session"
 )
 
@@ -156,8 +156,8 @@ func TestShowListsChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	trash := filepath.Join(wd, ".massgen", "trash")
-	cs := &filesystem.ChangeSet{Version: 1, Dir: filepath.Join(trash, "j"), TrashRoot: trash, Records: []filesystem.ChangeRecord{
-		{Path: "/p/new.txt", Before: filesystem.EntryState{Type: filesystem.EntryAbsent}, After: filesystem.EntryState{Type: filesystem.EntryFile}, Added: 3},
+	cs := &changes.ChangeSet{Version: 1, Dir: filepath.Join(trash, "j"), TrashRoot: trash, Records: []changes.ChangeRecord{
+		{Path: "/p/new.txt", Before: changes.EntryState{Type: changes.EntryAbsent}, After: changes.EntryState{Type: changes.EntryFile}, Added: 3},
 	}}
 	if _, err := s.SaveTurn(session.Turn{Task: "t", Answer: "a", Workspace: t.TempDir(), Changes: cs}); err != nil {
 		t.Fatal(err)

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/massgen-go/massgen/filesystem"
+	"github.com/massgen-go/massgen/changes"
 	"github.com/massgen-go/massgen/internal/runlock"
 	"github.com/massgen-go/massgen/internal/testing/testbin"
 )
@@ -55,7 +55,7 @@ func TestTrashEmpty(t *testing.T) {
 		if err := os.WriteFile(f, []byte(name), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if err := filesystem.MoveToTrash(slot, f, "agent_a"); err != nil {
+		if err := changes.MoveToTrash(slot, f, "agent_a"); err != nil {
 			t.Fatal(err)
 		}
 	}

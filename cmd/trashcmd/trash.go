@@ -15,8 +15,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/massgen-go/massgen/changes"
 	"github.com/massgen-go/massgen/cmd/cmdutil"
-	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/internal/layout"
 	"github.com/massgen-go/massgen/internal/termtext"
 )
@@ -161,7 +161,7 @@ func emptyRun(ctx context.Context, o *Options) error {
 		return err
 	}
 	defer func() { _ = lock.Release() }()
-	entries, err := filesystem.ListTrash(dir)
+	entries, err := changes.ListTrash(dir)
 	if err != nil {
 		return cmdutil.WithCode(cmdutil.ExitFailure, err)
 	}
@@ -188,13 +188,13 @@ func listRun(o *Options) error {
 	if err != nil {
 		return err
 	}
-	entries, err := filesystem.ListTrash(dir)
+	entries, err := changes.ListTrash(dir)
 	if err != nil {
 		return cmdutil.WithCode(cmdutil.ExitFailure, err)
 	}
 	if o.JSON {
 		if entries == nil {
-			entries = []filesystem.TrashEntry{}
+			entries = []changes.TrashEntry{}
 		}
 		enc := json.NewEncoder(termtext.JSONWriter(o.IO.Out))
 		enc.SetIndent("", "  ")
@@ -235,13 +235,13 @@ func restoreRun(ctx context.Context, o *Options) error {
 		defer func() { _ = lock.Release() }()
 	}
 	var failed error
-	entries, _ := filesystem.ListTrash(dir)
+	entries, _ := changes.ListTrash(dir)
 	where := map[string]string{}
 	for _, e := range entries {
 		where[e.ID] = e.OriginalPath
 	}
 	for _, id := range o.IDs {
-		if err := filesystem.RestoreTrash(dir, id); err != nil {
+		if err := changes.RestoreTrash(dir, id); err != nil {
 			fmt.Fprintf(o.IO.ErrOut, "massgen trash restore: %s\n", termtext.Line(err.Error()))
 			failed = err
 			continue

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/massgen-go/massgen/changes"
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/permissions"
@@ -78,7 +79,7 @@ func TestListAndRestore(t *testing.T) {
 	if err := listRun(o); err != nil {
 		t.Fatal(err)
 	}
-	var entries []filesystem.TrashEntry
+	var entries []changes.TrashEntry
 	if err := json.Unmarshal(out.Bytes(), &entries); err != nil || len(entries) != 1 || entries[0].ID != id {
 		t.Fatalf("json list = %q (%v)", out, err)
 	}

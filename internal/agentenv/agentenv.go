@@ -19,6 +19,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/massgen-go/massgen/changes"
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/internal/agentenv/permconfig"
@@ -26,6 +27,7 @@ import (
 	"github.com/massgen-go/massgen/internal/launch"
 	"github.com/massgen-go/massgen/internal/mcpclient"
 	"github.com/massgen-go/massgen/internal/pathx"
+	"github.com/massgen-go/massgen/internal/roots"
 	"github.com/massgen-go/massgen/internal/sandbox"
 	"github.com/massgen-go/massgen/internal/wsowner"
 	"github.com/massgen-go/massgen/permissions"
@@ -75,8 +77,8 @@ type Options struct {
 	External func(ctx context.Context, agent configs.Agent) map[string]filesystem.External
 	Logger   *zap.Logger
 	// Journal, when set, records the final role's changes to context paths for review and
-	// undo (filesystem.Journal); coordination cannot write there.
-	Journal *filesystem.Journal
+	// undo (changes.Journal); coordination cannot write there.
+	Journal *changes.Journal
 }
 
 // ConfigError is a fault of the config or the project rules (as opposed to the machine).
@@ -177,6 +179,7 @@ func (e *Env) Close() error {
 		if a.external != nil {
 			errs = append(errs, mcpclient.Close(a.external))
 		}
+		errs = append(errs, a.roots.Close())
 	}
 	if e.audit != nil {
 		errs = append(errs, e.audit.Close())
@@ -240,7 +243,7 @@ func (e *Env) Shaped(path string) string {
 	}
 	path = filepath.Clean(path)
 	paths := []string{path}
-	if real, err := filepath.EvalSymlinks(path); err == nil && real != path {
+	if real, err := roots.Canonical(path); err == nil && real != path {
 		paths = append(paths, real)
 	}
 	for _, p := range paths {
@@ -261,7 +264,7 @@ func (e *Env) Shaped(path string) string {
 func (e *Env) buildShapers() {
 	for _, r := range permconfig.AgentContentRoots(e.cfg) {
 		e.contentRoots = append(e.contentRoots, filepath.Clean(r))
-		if real, err := filepath.EvalSymlinks(r); err == nil && real != filepath.Clean(r) {
+		if real, err := roots.Canonical(filepath.Clean(r)); err == nil && real != filepath.Clean(r) {
 			e.contentRoots = append(e.contentRoots, real)
 		}
 	}
@@ -292,6 +295,11 @@ type Agent struct {
 	customs  *customtools.Provider // nil: no custom_tools
 	// pre and post are its hooks, loaded (permconfig.LoadHooks) when it is built.
 	pre, post []hooks.Hook
+
+	// roots are its managed roots, resolved and held open once, here (internal/roots): both
+	// roles' policies, the command sandbox, the journal and delivery read them. Closed at
+	// Env.Close.
+	roots *roots.Set
 
 	mu    sync.Mutex
 	roles map[Role]*roleEnv
@@ -353,6 +361,17 @@ func (e *Env) Agent(ctx context.Context, id string) (*Agent, error) {
 		}
 		e.log.Info("workspace", zap.String("agent", id), zap.String("dir", ws), zap.String("owned", how))
 	}
+	// The roots are resolved once, now that the workspace exists: every later view of them
+	// (policy, sandbox, journal, delivery) reads this value.
+	if err := a.openRoots(); err != nil {
+		return nil, err
+	}
+	built := false
+	defer func() {
+		if !built {
+			a.roots.Close()
+		}
+	}()
 	var err error
 	if a.customs, err = a.customTools(ctx, !e.o.DecideOnly); err != nil {
 		return nil, err
@@ -383,6 +402,7 @@ func (e *Env) Agent(ctx context.Context, id string) (*Agent, error) {
 		a.external = ext
 	}
 	e.agents[id] = a
+	built = true
 	return a, nil
 }
 
@@ -398,7 +418,7 @@ func (a *Agent) ClearWorkspace() error {
 	return snapshots.Clear(ws, snapshots.ClearOptions{
 		MassgenDir: a.env.cfg.MassgenDir(),
 		Trash: func(dir, name string) error {
-			return filesystem.MoveToTrash(a.env.trashDir, filepath.Join(dir, name), a.cfg.ID)
+			return changes.MoveToTrash(a.env.trashDir, filepath.Join(dir, name), a.cfg.ID)
 		},
 	})
 }
@@ -422,8 +442,31 @@ func (a *Agent) Hooks() configs.Hooks {
 // config's global section, the project file (top level, then its section for this agent) and
 // the agent's own section; the most specific mode wins.
 func (a *Agent) Spec(role Role) (permissions.Spec, error) {
-	return a.env.spec(a.cfg, a.project, role)
+	spec, err := a.env.spec(a.cfg, a.project, role)
+	spec.Roots = a.roots
+	return spec, err
 }
+
+// openRoots resolves the agent's managed roots once and holds them (a.roots).
+func (a *Agent) openRoots() error {
+	spec, err := a.env.spec(a.cfg, a.project, Final)
+	if err != nil {
+		return err
+	}
+	in, err := permissions.RootsInput(spec)
+	if err != nil {
+		return &ConfigError{Err: fmt.Errorf("agent %q: %w", a.cfg.ID, err)}
+	}
+	set, err := roots.Open(in)
+	if err != nil {
+		return &ConfigError{Err: fmt.Errorf("agent %q: permissions: %w", a.cfg.ID, err)}
+	}
+	a.roots = set
+	return nil
+}
+
+// Roots are the agent's managed roots, resolved once when its environment was built.
+func (a *Agent) Roots() *roots.Set { return a.roots }
 
 // spec is the Spec of the agent ac (project: the project file's rules for it) in role.
 func (e *Env) spec(ac configs.Agent, project *configs.Permissions, role Role) (permissions.Spec, error) {
@@ -490,7 +533,7 @@ func (a *Agent) role(role Role) (*roleEnv, error) {
 	g := guard.New(pol, guard.Options{
 		Asker: e.o.Asker, Hooks: set, Audit: e.audit, Logger: log, Grants: a.grants,
 	})
-	var journal *filesystem.Journal
+	var journal *changes.Journal
 	if role == Final {
 		journal = e.o.Journal
 	}

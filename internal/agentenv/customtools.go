@@ -77,7 +77,7 @@ func (a *Agent) commandSandbox(role Role) (filesystem.CommandSandbox, error) {
 		return filesystem.CommandSandbox{}, err
 	}
 	return filesystem.CommandSandbox{
-		Mode: a.env.cfg.CommandSandbox, Policy: filesystem.SandboxPolicy(pol), Workspace: pol.Spec().Workspace, Log: a.env.log,
+		Mode: a.env.cfg.CommandSandbox, Policy: filesystem.SandboxPolicy(pol), Workspace: filesystem.SandboxWorkspace(pol), Log: a.env.log,
 		Limits: a.commandLimits(),
 	}, nil
 }

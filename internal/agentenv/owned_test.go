@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/massgen-go/massgen/filesystem"
+	"github.com/massgen-go/massgen/changes"
 	"github.com/massgen-go/massgen/internal/wsowner"
 )
 
@@ -48,7 +48,7 @@ func TestClearWorkspaceByOwnership(t *testing.T) {
 	if ents, _ := os.ReadDir(user); len(ents) != 0 {
 		t.Errorf("the owned folder was not cleared: %v", ents)
 	}
-	entries, err := filesystem.ListTrash(cfg.MassgenDir())
+	entries, err := changes.ListTrash(cfg.MassgenDir())
 	if err != nil || len(entries) != 2 {
 		t.Fatalf("trash = %+v, %v; want the 2 entries of the owned folder", entries, err)
 	}
@@ -56,7 +56,7 @@ func TestClearWorkspaceByOwnership(t *testing.T) {
 		if e.Agent != "given" || !strings.HasPrefix(e.OriginalPath, user) {
 			t.Errorf("trash entry %+v", e)
 		}
-		if err := filesystem.RestoreTrash(cfg.MassgenDir(), e.ID); err != nil {
+		if err := changes.RestoreTrash(cfg.MassgenDir(), e.ID); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -10,12 +10,12 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/massgen-go/massgen/filesystem"
+	"github.com/massgen-go/massgen/changes"
 	"github.com/massgen-go/massgen/internal/termtext"
 	"github.com/massgen-go/massgen/session"
 )
 
-// Change review: each turn's changes to context paths are journaled (filesystem.Journal, wired
+// Change review: each turn's changes to context paths are journaled (changes.Journal, wired
 // through the orchestrator into the final agent's tools), summed up at the end of the turn and
 // kept in the session for `massgen diff` and `massgen undo`.
 
@@ -23,9 +23,9 @@ import (
 // <.massgen>/trash/changes_<log folder>_turn<N>/ (private to agents). Its meta.json says which
 // turn of which session it is, so that a run ending before the turn is saved leaves what the
 // next start needs to save it as an interrupted turn (session.Recover).
-func newJournal(st *runState, t *Turn, started time.Time) *filesystem.Journal {
-	name := filesystem.JournalPrefix + filepath.Base(st.runDir) + "_turn" + strconv.Itoa(t.Number)
-	j, err := filesystem.NewJournal(filepath.Join(st.cfg.Layout().Trash(), name), st.logger)
+func newJournal(st *runState, t *Turn, started time.Time) *changes.Journal {
+	name := changes.JournalPrefix + filepath.Base(st.runDir) + "_turn" + strconv.Itoa(t.Number)
+	j, err := changes.NewJournal(filepath.Join(st.cfg.Layout().Trash(), name), st.logger)
 	if err != nil { // only for a relative .massgen, which configs never yield
 		st.logger.Error("change journal", zap.Error(err))
 		return nil
@@ -49,7 +49,7 @@ func newJournal(st *runState, t *Turn, started time.Time) *filesystem.Journal {
 
 // finishChanges finishes turn t's journal (once) and returns what the turn changed in context
 // paths (nil when nothing was journaled).
-func finishChanges(ctx context.Context, t *Turn) *filesystem.ChangeSet {
+func finishChanges(ctx context.Context, t *Turn) *changes.ChangeSet {
 	if t.Changes != nil || t.Journal == nil {
 		return t.Changes
 	}
@@ -67,7 +67,7 @@ func finishChanges(ctx context.Context, t *Turn) *filesystem.ChangeSet {
 }
 
 // changesNote is what a turn that failed tells about the changes it made before it stopped.
-func changesNote(cs *filesystem.ChangeSet) string {
+func changesNote(cs *changes.ChangeSet) string {
 	files := cs.Files()
 	if len(files) == 0 {
 		return ""

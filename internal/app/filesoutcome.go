@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/massgen-go/massgen/changes"
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/orchestrator"
@@ -100,7 +101,7 @@ func (d *DeniedChanges) noteDenial(ev orchestrator.Event) {
 // logs`", with a hint when no context path was shared), or that nothing changed although a
 // context path was writable. "" when there is
 // nothing to add to the list of changes (or no context path was shared and nothing tried).
-func filesLine(cfg *configs.Config, denied DeniedChanges, cs *filesystem.ChangeSet) string {
+func filesLine(cfg *configs.Config, denied DeniedChanges, cs *changes.ChangeSet) string {
 	changed := len(cs.Files())
 	if denied.Total() > 0 {
 		what := "no file changed"

@@ -86,7 +86,7 @@ func emitResult(st *runState, t *Turn, res *orchestrator.Result, err error) {
 	}
 	st.json.FilesChanged(t.Changes)
 	r := display.JSONResult{
-		ExitCode: cmdutil.CodeOf(err), FilesChanged: display.JSONFiles(t.Changes), DeniedByUser: t.UserDenials,
+		ExitCode: cmdutil.CodeOf(err), FilesChanged: t.Changes.FilesChanged(), DeniedByUser: t.UserDenials,
 	}
 	if err != nil {
 		r.Error = errorText(err)

@@ -91,23 +91,21 @@ func recoverBeforeResume(ctx context.Context, opts *RunOptions, massgenDir strin
 	recoverTurns(ctx, opts.IO.ErrOut, layout.At(massgenDir).Trash(), nil)
 }
 
-// resumeContextPaths adds the resumed session's context paths to cfg, unless --context was
-// given (explicit flags override what the session ran with).
-func resumeContextPaths(opts *RunOptions, s *sessionState, cfg *configs.Config, wd string) error {
-	if s == nil || s.cur == nil || len(opts.Contexts) > 0 {
-		return nil
+// resumeContextPaths returns the resumed session's context paths, for configs.Resolve, and the
+// session that names them in messages ("session ID"). An older session without them gives
+// none: the config's own context paths only.
+func resumeContextPaths(s *sessionState) ([]configs.ContextPath, string, error) {
+	if s == nil || s.cur == nil {
+		return nil, "", nil
 	}
 	_, cps, err := s.cur.Resume()
 	if errors.Is(err, session.ErrNoResumeInfo) {
-		return nil // an older session: the config's own context paths only
+		return nil, "", nil
 	}
 	if err != nil {
-		return cmdutil.WithCode(cmdutil.ExitUsage, err)
+		return nil, "", cmdutil.WithCode(cmdutil.ExitUsage, err)
 	}
-	if err := cfg.AddContextPaths(wd, cps...); err != nil {
-		return cmdutil.WithCode(cmdutil.ExitUsage, fmt.Errorf("session %s: %w", s.cur.ID, err))
-	}
-	return nil
+	return cps, "session " + s.cur.ID, nil
 }
 
 // printResumeHint tells, when leaving interactive mode, how to come back to the session.

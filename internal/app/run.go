@@ -21,15 +21,16 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/massgen-go/massgen/backends/pricing"
+	"github.com/massgen-go/massgen/changes"
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/cmd/configscmd"
 	"github.com/massgen-go/massgen/cmd/permissionscmd"
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/display"
-	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/internal/ask"
 	"github.com/massgen-go/massgen/internal/private"
 	"github.com/massgen-go/massgen/internal/project"
+	"github.com/massgen-go/massgen/internal/roots"
 	"github.com/massgen-go/massgen/internal/runlock"
 	"github.com/massgen-go/massgen/internal/termtext"
 	"github.com/massgen-go/massgen/internal/tmpsweep"
@@ -59,8 +60,8 @@ type Turn struct {
 	Outcome *Outcome
 	// Journal records the final agent's changes to context paths; Changes is what it found at
 	// the end of the turn (cmd/changes.go). UserDenials are the calls the user refused.
-	Journal     *filesystem.Journal
-	Changes     *filesystem.ChangeSet
+	Journal     *changes.Journal
+	Changes     *changes.ChangeSet
 	UserDenials []string
 	// JSON is the --output json display (nil otherwise).
 	JSON *display.JSON
@@ -176,11 +177,8 @@ func runRun(ctx context.Context, opts *RunOptions) (err error) {
 	if opts.MaxTaskBytes < 0 {
 		return cmdutil.FlagErrorf("--max-task-bytes %d: must not be negative", opts.MaxTaskBytes)
 	}
-	switch {
-	case opts.MaxCost < 0 || math.IsNaN(opts.MaxCost) || math.IsInf(opts.MaxCost, 0):
+	if opts.MaxCost < 0 || math.IsNaN(opts.MaxCost) || math.IsInf(opts.MaxCost, 0) {
 		return cmdutil.FlagErrorf("--max-cost %v: want a budget in USD greater than 0", opts.MaxCost)
-	case opts.MaxCost > 0: // the flag wins over orchestrator.max_cost_usd
-		cfg.Orchestrator.MaxCostUSD = opts.MaxCost
 	}
 	if err := checkTask(opts.Question, taskLimit(opts, cfg)); err != nil {
 		return err
@@ -198,9 +196,6 @@ func runRun(ctx context.Context, opts *RunOptions) (err error) {
 			return cmdutil.WithCode(cmdutil.ExitUsage, err)
 		}
 		flagPaths = append(flagPaths, cp)
-	}
-	if err := cfg.AddContextPaths(wd, flagPaths...); err != nil {
-		return cmdutil.WithCode(cmdutil.ExitUsage, err)
 	}
 	// A new .massgen/ keeps itself out of git (internal/project).
 	if err := project.Init(filepath.Dir(cfg.MassgenDir())); err != nil {
@@ -220,16 +215,19 @@ func runRun(ctx context.Context, opts *RunOptions) (err error) {
 			return err
 		}
 	}
-	if err := resumeContextPaths(opts, resumed, cfg, wd); err != nil {
-		return err
-	}
 
+	// The context paths this run adds come from one source: --context, else the resumed
+	// session's, else --yes's or the prompt's (each asks only without the others).
+	extra, from := flagPaths, ""
+	if len(opts.Contexts) == 0 {
+		if extra, from, err = resumeContextPaths(resumed); err != nil {
+			return err
+		}
+	}
 	prompted := false
 	if cp, ok, note := yesContextPath(opts, cfg, wd, home); note != "" { // yes.go
 		if ok {
-			if err := cfg.AddContextPaths(wd, cp); err != nil {
-				return cmdutil.WithCode(cmdutil.ExitUsage, err)
-			}
+			extra = append(extra, cp)
 			prompted = true
 		}
 		if opts.Display != "silent" {
@@ -237,22 +235,19 @@ func runRun(ctx context.Context, opts *RunOptions) (err error) {
 		}
 	}
 	if shouldPromptContext(opts, cfg) {
-		askPaths := opts.PromptContextPaths
-		if askPaths == nil {
-			askPaths = ask.AskContextPaths
-		}
-		_, accessible := opts.LookupEnv("ACCESSIBLE") // huh's convention for screen readers
-		cps, err := askPaths(ctx, ask.ContextPathOptions{
-			In: opts.IO.In, Out: opts.IO.ErrOut, Accessible: accessible,
-			Cwd: wd, Home: home, Existing: cfg.Orchestrator.ContextPaths,
-		})
+		cps, err := askContextPaths(ctx, opts, cfg, wd)
 		if err != nil {
 			return cancelOr(err, cmdutil.ExitFailure)
 		}
-		if err := cfg.AddContextPaths(wd, cps...); err != nil {
-			return cmdutil.WithCode(cmdutil.ExitUsage, err)
-		}
+		extra = append(extra, cps...)
 		prompted = true
+	}
+	// From here on the run reads only the finished config.
+	if cfg, err = configs.Resolve(cfg, configs.Inputs{BaseDir: wd, ContextPaths: extra, MaxCostUSD: opts.MaxCost}); err != nil {
+		if from != "" {
+			err = fmt.Errorf("%s: %w", from, err)
+		}
+		return cmdutil.WithCode(cmdutil.ExitUsage, err)
 	}
 	if opts.Display != "silent" {
 		switch {
@@ -327,11 +322,18 @@ func lockProject(ctx context.Context, opts *RunOptions, cfg *configs.Config) (*r
 
 // sweepTemp removes the temp files interrupted writes left in the context paths, and says so.
 func sweepTemp(ctx context.Context, opts *RunOptions, st *runState, when string) {
-	var roots []string
+	// Each context path as the agents' environments resolve it (internal/roots): a context path
+	// given as a link is swept where it leads, not taken for a file. The sweeps run before the
+	// environments are built and after they are gone, so they resolve it themselves.
+	var sweep []string
 	for _, cp := range st.cfg.Orchestrator.ContextPaths {
-		roots = append(roots, cp.Path)
+		p := cp.Path
+		if r, err := roots.Canonical(p); err == nil {
+			p = r
+		}
+		sweep = append(sweep, p)
 	}
-	rep, err := tmpsweep.Sweep(ctx, roots, st.logger.With(zap.String("sweep", when)))
+	rep, err := tmpsweep.Sweep(ctx, sweep, st.logger.With(zap.String("sweep", when)))
 	if err != nil {
 		st.logger.Warn("sweeping temp files", zap.Error(err))
 		fmt.Fprintf(opts.IO.ErrOut, "Warning: removing the temp files of interrupted writes: %s\n", termtext.Line(err.Error()))
@@ -339,6 +341,22 @@ func sweepTemp(ctx context.Context, opts *RunOptions, st *runState, when string)
 	if n := len(rep.Removed); n > 0 && opts.Display != "silent" {
 		fmt.Fprintf(opts.IO.ErrOut, "Removed %s left in context paths by an interrupted write (see the log).\n", plural(n, "temp file"))
 	}
+}
+
+// askContextPaths asks the context-path prompt (ask.AskContextPaths, or opts'), as a run asks
+// it before its first turn and /context between turns, showing cfg's context paths first. It
+// returns the paths the user chose, for configs.Resolve.
+func askContextPaths(ctx context.Context, opts *RunOptions, cfg *configs.Config, wd string) ([]configs.ContextPath, error) {
+	askPaths := opts.PromptContextPaths
+	if askPaths == nil {
+		askPaths = ask.AskContextPaths
+	}
+	home, _ := opts.HomeDir()
+	_, accessible := opts.LookupEnv("ACCESSIBLE") // huh's convention for screen readers
+	return askPaths(ctx, ask.ContextPathOptions{
+		In: opts.IO.In, Out: opts.IO.ErrOut, Accessible: accessible,
+		Cwd: wd, Home: home, Existing: cfg.Orchestrator.ContextPaths,
+	})
 }
 
 // shouldPromptContext: a terminal is attached (the prompt reads stdin and draws on stderr),

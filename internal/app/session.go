@@ -5,16 +5,15 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/massgen-go/massgen/backends/pricing"
+	"github.com/massgen-go/massgen/changes"
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/configs"
-	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/internal/ask"
 	"github.com/massgen-go/massgen/internal/termtext"
 	"github.com/massgen-go/massgen/orchestrator"
@@ -106,7 +105,7 @@ func (s *sessionState) readOnly() []string {
 // save stores a finished turn (or, with res nil, an interrupted one), starting the session on
 // the first one (its folder is made with that turn), and marks the turn's change journal
 // recorded.
-func (s *sessionState) save(cfg *configs.Config, run, task string, started, ended time.Time, res *orchestrator.Result, changes *filesystem.ChangeSet) (string, error) {
+func (s *sessionState) save(cfg *configs.Config, run, task string, started, ended time.Time, res *orchestrator.Result, changes *changes.ChangeSet) (string, error) {
 	if s.cur == nil {
 		cur, err := s.store.New(started)
 		if err != nil {
@@ -201,7 +200,7 @@ func slashCommand(ctx context.Context, opts *RunOptions, st *runState, line stri
 		}
 		fmt.Fprintln(w, "New session: the next task starts a fresh conversation.")
 	case "/context":
-		return false, addContext(ctx, opts, st.cfg, arg)
+		return false, addContext(ctx, opts, st, arg)
 	default:
 		fmt.Fprintf(w, "Unknown command %s (/help lists the commands)\n", name)
 	}
@@ -235,8 +234,9 @@ func printStatus(w io.Writer, st *runState) {
 }
 
 // addContext adds a context path from "/context PATH[:perm]", or asks with the context-path
-// prompt (protected paths included) when no PATH is given and a terminal is attached.
-func addContext(ctx context.Context, opts *RunOptions, cfg *configs.Config, arg string) error {
+// prompt (protected paths included) when no PATH is given and a terminal is attached. The next
+// turn works with a new config (configs.Resolve); on any error st keeps the one it has.
+func addContext(ctx context.Context, opts *RunOptions, st *runState, arg string) error {
 	wd, err := opts.Getwd()
 	if err != nil {
 		return err
@@ -254,35 +254,24 @@ func addContext(ctx context.Context, opts *RunOptions, cfg *configs.Config, arg 
 			fmt.Fprintln(opts.IO.ErrOut, "Usage: /context PATH[:read|write] (the prompt needs a terminal)")
 			return nil
 		}
-		askPaths := opts.PromptContextPaths
-		if askPaths == nil {
-			askPaths = ask.AskContextPaths
-		}
-		home, _ := opts.HomeDir()
-		_, accessible := opts.LookupEnv("ACCESSIBLE")
-		cps, err = askPaths(ctx, ask.ContextPathOptions{
-			In: opts.IO.In, Out: opts.IO.ErrOut, Accessible: accessible,
-			Cwd: wd, Home: home, Existing: cfg.Orchestrator.ContextPaths,
-		})
-		if err != nil {
+		if cps, err = askContextPaths(ctx, opts, st.cfg, wd); err != nil {
 			fmt.Fprintln(opts.IO.ErrOut, "Context path not added:", termtext.Text(err.Error()))
 			return nil
 		}
 	}
-	before := len(cfg.Orchestrator.ContextPaths)
-	if err := cfg.AddContextPaths(wd, cps...); err != nil {
+	next, err := configs.Resolve(st.cfg, configs.Inputs{BaseDir: wd, ContextPaths: cps})
+	if err == nil {
+		err = next.CheckContextPaths()
+	}
+	if err != nil {
 		fmt.Fprintln(opts.IO.ErrOut, "Error:", termtext.Text(err.Error()))
 		return nil
 	}
-	if err := cfg.CheckContextPaths(); err != nil {
-		// Keep the config valid: drop what was just added.
-		cfg.Orchestrator.ContextPaths = slices.Clip(cfg.Orchestrator.ContextPaths[:before])
-		fmt.Fprintln(opts.IO.ErrOut, "Error:", termtext.Text(err.Error()))
-		return nil
-	}
-	for _, cp := range cfg.Orchestrator.ContextPaths[before:] {
+	// A path already listed is replaced in place; the new ones come last.
+	for _, cp := range next.Orchestrator.ContextPaths[len(st.cfg.Orchestrator.ContextPaths):] {
 		fmt.Fprintf(opts.IO.ErrOut, "Added %s (%s)\n", cp.Path, cp.Permission)
 	}
+	st.cfg = next
 	return nil
 }
 

@@ -47,7 +47,7 @@ type ContextPathOptions struct {
 
 // AskContextPaths asks "Add current directory as context path?" with Yes (default, write) /
 // Protected / No / Custom path, and returns the context paths to add: Path absolute, protected
-// paths as typed (relative to the context path; configs.Config.AddContextPaths resolves them).
+// paths as typed (relative to the context path; configs.Resolve resolves them).
 func AskContextPaths(ctx context.Context, o ContextPathOptions) ([]configs.ContextPath, error) {
 	p := &prompter{ctx: ctx, in: &eofReader{r: o.In}, rawIn: o.In, out: o.Out, accessible: o.Accessible}
 

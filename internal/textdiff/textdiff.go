@@ -1,12 +1,16 @@
-package filesystem
+// Package textdiff diffs text: unified diffs (Myers, bounded), line splitting and the sniff that
+// tells text from binary content. The file tools (edit_file, compare_files, previews) and the
+// change record (massgen diff) share it.
+package textdiff
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 )
 
-// splitLines splits text into lines keeping their "\n" so a missing final newline is visible.
-func splitLines(s string) []string {
+// SplitLines splits text into lines keeping their "\n" so a missing final newline is visible.
+func SplitLines(s string) []string {
 	if s == "" {
 		return nil
 	}
@@ -167,13 +171,13 @@ func backtrack(trace []vSnap, a, b []string, d, off int) []diffOp {
 	return ops
 }
 
-// unifiedDiff returns a unified diff of a and b with ctx lines of context, and the numbers of
+// Unified returns a unified diff of a and b with ctx lines of context, and the numbers of
 // added and removed lines. Identical inputs give "".
-func unifiedDiff(nameA, nameB, a, b string, ctx int) (diff string, added, removed int) {
+func Unified(nameA, nameB, a, b string, ctx int) (diff string, added, removed int) {
 	if ctx < 0 {
 		ctx = 0
 	}
-	la, lb := splitLines(a), splitLines(b)
+	la, lb := SplitLines(a), SplitLines(b)
 	ops := myers(la, lb)
 	for _, o := range ops {
 		switch o.kind {
@@ -270,4 +274,19 @@ func hunkRange(start, n int) string {
 		return fmt.Sprintf("%d,0", start+1)
 	}
 	return fmt.Sprintf("%d,%d", start+1, n)
+}
+
+// MaxBytes is the largest file that is diffed (larger ones are named, not diffed).
+const MaxBytes = 5 << 20
+
+// SniffLen is how much of a file is inspected for NUL bytes.
+const SniffLen = 8000
+
+// Binary reports whether content starting with head is binary: a NUL byte in its first 8000
+// bytes (git's rule).
+func Binary(head []byte) bool {
+	if len(head) > SniffLen {
+		head = head[:SniffLen]
+	}
+	return bytes.IndexByte(head, 0) >= 0
 }

@@ -1,4 +1,4 @@
-package filesystem
+package changes
 
 import (
 	"encoding/json"
@@ -29,28 +29,11 @@ type TrashEntry struct {
 	IsDir        bool      `json:"is_dir"`
 	Size         int64     `json:"size"`
 	Mode         string    `json:"mode,omitempty"`
+	// Data is where the entry is kept now (<slot>/data); not in meta.json.
+	Data string `json:"-"`
 }
 
 const trashMeta = "meta.json"
-
-// trash moves the entry name of dir (canonical path p, lstat info) into a new trash slot. The
-// move is a renameat from the held directory; across filesystems the data is copied through
-// descriptors and then removed.
-func (t *Toolset) trash(dir *safefs.Dir, name, p string, info safefs.Info) (TrashEntry, error) {
-	if t.o.TrashDir == "" {
-		return TrashEntry{}, errNoTrash
-	}
-	var journal func(string) error
-	if t.journaled(p) { // the change journal hears of the deletion before it happens
-		journal = func(data string) error {
-			if err := t.o.Journal.aboutToTrash(p, data); err != nil {
-				return fmt.Errorf("not deleted: recording the deletion of %s for `massgen undo` failed: %w", p, err)
-			}
-			return nil
-		}
-	}
-	return moveToTrash(t.o.TrashDir, dir, name, p, info, t.pol.Spec().Agent, journal)
-}
 
 // MoveToTrash moves the entry at path (a final link itself, not its target) into a new slot of
 // trashDir, recorded as removed by by: what massgen clears from a folder the config gave it
@@ -64,15 +47,16 @@ func MoveToTrash(trashDir, path, by string) error {
 	if !w.Exists {
 		return fmt.Errorf("moving %s to the trash: %w", path, fs.ErrNotExist)
 	}
-	_, err = moveToTrash(trashDir, w.Dir, w.Name, w.Path, w.Info, by, nil)
+	_, err = MoveEntryToTrash(trashDir, w.Dir, w.Name, w.Path, w.Info, by, nil)
 	return err
 }
 
-// moveToTrash moves the entry name of dir (canonical path p, lstat info) into a new slot of
+// MoveEntryToTrash moves the entry name of dir (canonical path p, lstat info) into a new slot of
 // trashDir, recording who removed it (an agent, or "massgen undo"). before (may be nil) is told
 // where the entry's data will be, once the slot is ready and before the move; its error stops
-// the move.
-func moveToTrash(trashDir string, dir *safefs.Dir, name, p string, info safefs.Info, by string, before func(data string) error) (TrashEntry, error) {
+// the move. The move is a renameat from the held directory; across filesystems the data is
+// copied through descriptors and then removed.
+func MoveEntryToTrash(trashDir string, dir *safefs.Dir, name, p string, info safefs.Info, by string, before func(data string) error) (TrashEntry, error) {
 	if err := os.MkdirAll(trashDir, 0o700); err != nil {
 		return TrashEntry{}, fmt.Errorf("trash: %w", err)
 	}
@@ -117,6 +101,7 @@ func moveToTrash(trashDir string, dir *safefs.Dir, name, p string, info safefs.I
 		os.RemoveAll(slot)
 		return TrashEntry{}, fmt.Errorf("moving %s to the trash: %w", p, err)
 	}
+	e.Data = filepath.Join(slot, "data")
 	return e, nil
 }
 
@@ -210,6 +195,7 @@ func ListTrash(massgenDir string) ([]TrashEntry, error) {
 		}
 		slot := filepath.Dir(m)
 		e.Run, e.ID = filepath.Base(filepath.Dir(slot)), filepath.Base(filepath.Dir(slot))+"/"+filepath.Base(slot)
+		e.Data = filepath.Join(slot, "data")
 		if _, err := os.Lstat(filepath.Join(slot, "data")); err != nil {
 			continue // interrupted before the move: nothing to restore
 		}
@@ -321,7 +307,7 @@ func restoreWalkErr(orig string, err error) error {
 	if errors.Is(err, safefs.ErrChanged) {
 		return errors.New(linkOnTheWay(orig))
 	}
-	return pathErr(orig, err)
+	return safefs.PathError(orig, err)
 }
 
 // linkOnTheWay names the symbolic link that now stands on the way to p (for the message only:
@@ -376,8 +362,8 @@ func copyInto(from *safefs.Dir, name string, to *safefs.Dir, toName string, dept
 		}
 		return to.Symlink(target, toName)
 	case fi.IsDir():
-		if depth > maxTreeDepth {
-			return fmt.Errorf("%s: deeper than %d folders", safefs.Join(from.Path, name), maxTreeDepth)
+		if depth > safefs.MaxTreeDepth {
+			return fmt.Errorf("%s: deeper than %d folders", safefs.Join(from.Path, name), safefs.MaxTreeDepth)
 		}
 		src, err := from.SubSame(name, fi)
 		if err != nil {

@@ -1,4 +1,4 @@
-package filesystem
+package textdiff
 
 import (
 	"fmt"
@@ -7,13 +7,13 @@ import (
 	"testing"
 )
 
-// applyUnified applies a unified diff produced by unifiedDiff to a (test helper: hunks in order).
+// applyUnified applies a unified diff produced by Unified to a (test helper: hunks in order).
 func applyUnified(t *testing.T, a, diff string) string {
 	t.Helper()
 	if diff == "" {
 		return a
 	}
-	src := splitLines(a)
+	src := SplitLines(a)
 	lines := strings.SplitAfter(diff, "\n")
 	var out []string
 	pos := 0
@@ -67,7 +67,7 @@ func TestUnifiedDiff(t *testing.T) {
 		{"a\nb", "a\nb\n"}, {"1\n2\n3\n4\n5\n6\n7\n8\n9\n", "0\n1\n2\n3\n4\nfive\n6\n7\n8\n9\nten\n"},
 	}
 	for _, tt := range tests {
-		d, added, removed := unifiedDiff("a", "b", tt.a, tt.b, 2)
+		d, added, removed := Unified("a", "b", tt.a, tt.b, 2)
 		if got := applyUnified(t, tt.a, d); got != tt.b {
 			t.Errorf("diff of %q -> %q does not apply: got %q\n%s", tt.a, tt.b, got, d)
 		}
@@ -90,7 +90,7 @@ func FuzzUnifiedDiff(f *testing.F) {
 		if ctx < 0 {
 			ctx = -ctx
 		}
-		d, added, removed := unifiedDiff("a", "b", a, b, ctx)
+		d, added, removed := Unified("a", "b", a, b, ctx)
 		if got := applyUnified(t, a, d); got != b {
 			t.Fatalf("does not apply: %q -> %q gave %q\n%s", a, b, got, d)
 		}
@@ -133,7 +133,7 @@ func TestUnifiedDiffLargeInputsStayBounded(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			d, added, removed := unifiedDiff("a", "b", tc.a, tc.b, 3)
+			d, added, removed := Unified("a", "b", tc.a, tc.b, 3)
 			if added != tc.wantAdded || removed != tc.wantRemoved {
 				t.Fatalf("added/removed = %d/%d, want %d/%d", added, removed, tc.wantAdded, tc.wantRemoved)
 			}
@@ -154,6 +154,6 @@ func BenchmarkUnifiedDiffUnrelated(b *testing.B) {
 		fmt.Fprintf(&y, "new %d\n", i)
 	}
 	for b.Loop() {
-		unifiedDiff("a", "b", x.String(), y.String(), 3)
+		Unified("a", "b", x.String(), y.String(), 3)
 	}
 }

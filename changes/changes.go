@@ -1,4 +1,4 @@
-package filesystem
+package changes
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 
 	"github.com/massgen-go/massgen/internal/safefs"
 	"github.com/massgen-go/massgen/internal/termtext"
+	"github.com/massgen-go/massgen/internal/textdiff"
 )
 
 // ChangeSet is what one turn changed in context paths (Journal.Finish), as kept in the session
@@ -78,6 +79,26 @@ func (cs *ChangeSet) Files() []ChangeRecord {
 		}
 	}
 	slices.SortFunc(out, func(a, b ChangeRecord) int { return strings.Compare(a.Path, b.Path) })
+	return out
+}
+
+// File is one file a turn changed in a context path, as a script and a session read it: the
+// files_changed of `--output json` and of a session's metadata.json.
+type File struct {
+	Path    string   `json:"path"`
+	Change  ChangeOp `json:"change"` // created, modified, deleted
+	Added   int      `json:"added"`
+	Removed int      `json:"removed"`
+	Binary  bool     `json:"binary,omitempty"`
+}
+
+// FilesChanged lists the changed files (Files) as File records; [] (never nil) when nothing
+// changed or cs is nil.
+func (cs *ChangeSet) FilesChanged() []File {
+	out := []File{}
+	for _, r := range cs.Files() {
+		out = append(out, File{Path: r.Path, Change: r.Op(), Added: r.Added, Removed: r.Removed, Binary: r.Binary})
+	}
 	return out
 }
 
@@ -163,7 +184,7 @@ func (cs *ChangeSet) WriteDiff(w io.Writer, color bool) error {
 		switch {
 		case r.Before.Type == EntrySymlink || r.After.Type == EntrySymlink:
 			out.WriteString(termtext.Line(fmt.Sprintf("symlink: %s -> %s", describeState(r.Before), describeState(r.After))) + "\n")
-		case (!okB && r.Before.Size > maxDiffBytes) || (!okA && r.After.Size > maxDiffBytes):
+		case (!okB && r.Before.Size > textdiff.MaxBytes) || (!okA && r.After.Size > textdiff.MaxBytes):
 			fmt.Fprintf(&out, "File %s is too large to diff (%s -> %s)\n", path, describeState(r.Before), describeState(r.After))
 		case !okB || !okA:
 			fmt.Fprintf(&out, "Binary file %s differs (%s -> %s)\n", path, describeState(r.Before), describeState(r.After))
@@ -175,7 +196,7 @@ func (cs *ChangeSet) WriteDiff(w io.Writer, color bool) error {
 			if r.After.Type == EntryAbsent {
 				nameB = "/dev/null"
 			}
-			d, _, _ := unifiedDiff(nameA, nameB, before, after, 3)
+			d, _, _ := textdiff.Unified(nameA, nameB, before, after, 3)
 			if d == "" {
 				fmt.Fprintf(&out, "(mode %v -> %v)\n", r.Before.Mode, r.After.Mode)
 			}
@@ -352,7 +373,7 @@ func stateForUndo(path string) (st EntryState, redirected bool, err error) {
 		if errors.As(err, &fe) && (errors.Is(fe.Err, fs.ErrNotExist) || errors.Is(fe.Err, syscall.ENOTDIR)) {
 			return EntryState{Type: EntryAbsent}, false, nil // a parent is gone, or a file now
 		}
-		return EntryState{}, false, pathErr(path, err)
+		return EntryState{}, false, safefs.PathError(path, err)
 	}
 	defer w.Close()
 	if w.Path != path {
@@ -367,19 +388,19 @@ func stateForUndo(path string) (st EntryState, redirected bool, err error) {
 	case w.Info.IsLink():
 		target, err := w.Dir.Readlink(w.Name)
 		if err != nil {
-			return EntryState{}, false, pathErr(path, err)
+			return EntryState{}, false, safefs.PathError(path, err)
 		}
 		return EntryState{Type: EntrySymlink, Target: target}, false, nil
 	case w.Info.IsRegular():
 		f, fi, err := w.OpenFile()
 		if err != nil {
-			return EntryState{}, false, pathErr(path, err)
+			return EntryState{}, false, safefs.PathError(path, err)
 		}
 		defer f.Close()
 		h := sha256.New()
 		n, err := io.Copy(h, f)
 		if err != nil {
-			return EntryState{}, false, pathErr(path, err)
+			return EntryState{}, false, safefs.PathError(path, err)
 		}
 		return EntryState{Type: EntryFile, Size: n, Mode: fi.Mode.Perm(), SHA256: hex.EncodeToString(h.Sum(nil))}, false, nil
 	}
@@ -392,7 +413,7 @@ func stateForUndo(path string) (st EntryState, redirected bool, err error) {
 func removeForUndo(path string, cur EntryState, o UndoOptions) (string, error) {
 	w, err := safefs.Resolve(path, true)
 	if err != nil {
-		return "", pathErr(path, err)
+		return "", safefs.PathError(path, err)
 	}
 	defer w.Close()
 	if w.Path != path || !w.Exists {
@@ -407,7 +428,7 @@ func removeForUndo(path string, cur EntryState, o UndoOptions) (string, error) {
 			return "", fmt.Errorf("the directory holds files the turn did not make; kept (use --force to move it to the trash)")
 		}
 	}
-	e, err := moveToTrash(o.TrashDir, w.Dir, w.Name, w.Path, w.Info, "massgen undo", nil)
+	e, err := MoveEntryToTrash(o.TrashDir, w.Dir, w.Name, w.Path, w.Info, "massgen undo", nil)
 	if err != nil {
 		return "", err
 	}
@@ -419,7 +440,7 @@ func removeForUndo(path string, cur EntryState, o UndoOptions) (string, error) {
 func restoreForUndo(path string, before EntryState) error {
 	w, err := safefs.Resolve(path, true)
 	if err != nil {
-		return pathErr(path, err)
+		return safefs.PathError(path, err)
 	}
 	defer w.Close()
 	if w.Path != path {
@@ -430,7 +451,7 @@ func restoreForUndo(path string, before EntryState) error {
 	}
 	dir, _, err := w.MakeParent()
 	if err != nil {
-		return pathErr(path, err)
+		return safefs.PathError(path, err)
 	}
 	defer dir.Close()
 	switch before.Type {
@@ -462,7 +483,7 @@ func chmodForUndo(path string, mode fs.FileMode) error {
 	}
 	w, err := safefs.Resolve(path, true)
 	if err != nil {
-		return pathErr(path, err)
+		return safefs.PathError(path, err)
 	}
 	defer w.Close()
 	if w.Path != path || !w.Exists || !w.Info.IsDir() {
@@ -470,7 +491,7 @@ func chmodForUndo(path string, mode fs.FileMode) error {
 	}
 	d, err := w.OpenDir()
 	if err != nil {
-		return pathErr(path, err)
+		return safefs.PathError(path, err)
 	}
 	defer d.Close()
 	return pathErr2(path, chmodDir(d, mode))
@@ -480,5 +501,5 @@ func pathErr2(p string, err error) error {
 	if err == nil {
 		return nil
 	}
-	return pathErr(p, err)
+	return safefs.PathError(p, err)
 }

@@ -1,4 +1,4 @@
-package filesystem
+package changes
 
 import (
 	"bytes"
@@ -19,6 +19,7 @@ import (
 
 	"github.com/massgen-go/massgen/internal/pathx"
 	"github.com/massgen-go/massgen/internal/safefs"
+	"github.com/massgen-go/massgen/internal/textdiff"
 )
 
 // Change review and undo. A Journal records, for one turn, what every entry of a writable
@@ -317,11 +318,11 @@ func (j *Journal) knownBefore(path string) (known, absent bool) {
 	}
 }
 
-// keep records what the entry name of dir (canonical path p) is before a tool changes it, and
-// keeps a copy of it: a file's content, a link's target, a directory's whole tree (walked
-// through descriptors). An entry whose original cannot be kept must not be changed: the caller
-// fails the call.
-func (j *Journal) keep(ctx context.Context, dir *safefs.Dir, name, p string) error {
+// KeepOriginal records what the entry name of dir (canonical path p) is before a tool changes
+// it, and keeps a copy of it: a file's content, a link's target, a directory's whole tree
+// (walked through descriptors). An entry whose original cannot be kept must not be changed: the
+// caller fails the call.
+func (j *Journal) KeepOriginal(ctx context.Context, dir *safefs.Dir, name, p string) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	known, absent := j.knownBefore(p)
@@ -366,7 +367,7 @@ func (j *Journal) keepTree(ctx context.Context, dir *safefs.Dir, name, p string,
 		return err
 	}
 	defer sub.Close()
-	return walkTree(ctx, sub, func(d *safefs.Dir, rel string, e safefs.Entry) (bool, error) {
+	return safefs.WalkTree(ctx, sub, func(d *safefs.Dir, rel string, e safefs.Entry) (bool, error) {
 		ep := safefs.JoinRel(p, rel)
 		if _, ok := j.byPath[ep]; ok {
 			return e.Info.IsDir(), nil
@@ -408,7 +409,7 @@ func (j *Journal) keepEntry(dir *safefs.Dir, name, p string, info safefs.Info) (
 		}
 		return EntryState{Type: EntryFile, Size: n, Mode: fi.Mode.Perm(), SHA256: sum, Kept: dst}, nil
 	}
-	return EntryState{}, fmt.Errorf("%s is a special file (%s): massgen cannot keep its original, so it does not change it", p, typeOf(info.Mode))
+	return EntryState{}, fmt.Errorf("%s is a special file (%s): massgen cannot keep its original, so it does not change it", p, safefs.TypeName(info.Mode))
 }
 
 // copyHashed copies src to the new file dst (0600: the trash is massgen's), synced with its
@@ -483,8 +484,8 @@ func syncDir(dir string) error {
 	return nil
 }
 
-// created records that a tool made the directory p, which did not exist.
-func (j *Journal) created(p string) {
+// Created records that a tool made the directory p, which did not exist.
+func (j *Journal) Created(p string) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if known, _ := j.knownBefore(p); known {
@@ -493,10 +494,10 @@ func (j *Journal) created(p string) {
 	j.note(j.add(p, EntryState{Type: EntryAbsent}))
 }
 
-// aboutToTrash records, before the move, that the entry p goes to the trash slot whose data is
+// AboutToTrash records, before the move, that the entry p goes to the trash slot whose data is
 // data: a run killed after the move still has the record (a recovery reads the slot). A
 // deletion that cannot be recorded must not happen: the caller fails the call.
-func (j *Journal) aboutToTrash(p, data string) error {
+func (j *Journal) AboutToTrash(p, data string) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if known, absent := j.knownBefore(p); known || absent {
@@ -510,10 +511,10 @@ func (j *Journal) aboutToTrash(p, data string) error {
 	return nil
 }
 
-// trashed records the entry p a tool moved to the trash: data is its copy there (a file, a link
+// Trashed records the entry p a tool moved to the trash: data is its copy there (a file, a link
 // or a whole tree), which is the original undo puts back. The trash is massgen's own folder,
 // which agents cannot reach, so it is walked by path.
-func (j *Journal) trashed(p, data string) {
+func (j *Journal) Trashed(p, data string) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.beginBatch()
@@ -672,7 +673,7 @@ func (j *Journal) addCreatedBelow(ctx context.Context, p string) {
 		return
 	}
 	defer d.Close()
-	_ = walkTree(ctx, d, func(_ *safefs.Dir, rel string, e safefs.Entry) (bool, error) {
+	_ = safefs.WalkTree(ctx, d, func(_ *safefs.Dir, rel string, e safefs.Entry) (bool, error) {
 		ep := safefs.JoinRel(p, rel)
 		if _, ok := j.byPath[ep]; !ok {
 			j.remember(ep, EntryState{Type: EntryAbsent}) // in changes.json: the journal's lines are closed
@@ -693,7 +694,7 @@ func (j *Journal) stateNow(path string) (EntryState, []byte) {
 	}
 	defer f.Close()
 	h := sha256.New()
-	if st.Size > maxDiffBytes { // too large to diff: its hash is enough to tell later changes
+	if st.Size > textdiff.MaxBytes { // too large to diff: its hash is enough to tell later changes
 		if _, err := io.Copy(h, f); err != nil {
 			j.note(fmt.Errorf("reading %s as the turn left it: %w", path, err))
 			return st, nil
@@ -701,7 +702,7 @@ func (j *Journal) stateNow(path string) (EntryState, []byte) {
 		st.SHA256 = hex.EncodeToString(h.Sum(nil))
 		return st, nil
 	}
-	data, err := io.ReadAll(io.LimitReader(f, maxDiffBytes+1))
+	data, err := io.ReadAll(io.LimitReader(f, textdiff.MaxBytes+1))
 	if err != nil {
 		j.note(fmt.Errorf("reading %s as the turn left it: %w", path, err))
 		return st, nil
@@ -759,13 +760,13 @@ func countLines(r *ChangeRecord, afterData []byte) {
 	before, okB := textOf(r.Before)
 	after, okA := textOf(r.After)
 	if afterData != nil && r.After.Type == EntryFile {
-		after, okA = string(afterData), binaryKind("", afterData) == ""
+		after, okA = string(afterData), !textdiff.Binary(afterData)
 	}
 	if !okB || !okA {
 		r.Binary = true
 		return
 	}
-	_, r.Added, r.Removed = unifiedDiff("a", "b", before, after, 0)
+	_, r.Added, r.Removed = textdiff.Unified("a", "b", before, after, 0)
 }
 
 // textOf is a state's text for diffs: "" for absent entries and links, the kept copy of a text
@@ -777,14 +778,14 @@ func textOf(s EntryState) (string, bool) {
 	case EntrySymlink:
 		return "", true
 	}
-	if s.Kept == "" || s.Size > maxDiffBytes {
+	if s.Kept == "" || s.Size > textdiff.MaxBytes {
 		return "", false
 	}
 	b, err := os.ReadFile(s.Kept)
 	if err != nil {
 		return "", false
 	}
-	if binaryKind("", b) != "" {
+	if textdiff.Binary(b) {
 		return "", false
 	}
 	return string(b), true

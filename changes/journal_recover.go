@@ -1,4 +1,4 @@
-package filesystem
+package changes
 
 import (
 	"bytes"
@@ -269,7 +269,7 @@ func (j *Journal) recoverInventory(ctx context.Context, index string) error {
 		if err != nil {
 			continue
 		}
-		err = walkTree(ctx, d, func(_ *safefs.Dir, rel string, e safefs.Entry) (bool, error) {
+		err = safefs.WalkTree(ctx, d, func(_ *safefs.Dir, rel string, e safefs.Entry) (bool, error) {
 			p := safefs.JoinRel(r, rel)
 			switch {
 			case skipped(p):
