@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"syscall"
 
 	"go.uber.org/zap"
 
@@ -47,10 +48,14 @@ func (e entry) sameStat(o entry) bool {
 // while it was listed.
 func scan(ctx context.Context, root *safefs.Dir, log *zap.Logger) ([]entry, error) {
 	var out []entry
-	err := root.WalkTree(func(rel string, dir *safefs.Dir, de safefs.Entry, err error) error {
+	err := root.WalkEntries(func(rel string, dir *safefs.Dir, de safefs.Entry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, safefs.ErrChanged) {
 				return nil // vanished or replaced while we looked
+			}
+			if errors.Is(err, syscall.ELOOP) {
+				log.Warn("snapshot: folder deeper than massgen walks left out", zap.String("path", rel), zap.Int("max", safefs.MaxTreeDepth))
+				return nil
 			}
 			return err
 		}

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/massgen-go/massgen/internal/safefs"
 	"github.com/massgen-go/massgen/internal/testing/lane"
 	"github.com/massgen-go/massgen/internal/wsowner"
 )
@@ -113,5 +114,23 @@ func TestClearWithFolderSwappedForLink(t *testing.T) {
 		if b, err := os.ReadFile(filepath.Join(user, "precious.txt")); err != nil || string(b) != "keep me" {
 			t.Fatalf("clear %d reached the user's folder: %q %v", i, b, err)
 		}
+	}
+}
+
+// A workspace nested deeper than safefs walks (an agent's attempt to make its snapshot fail) is
+// saved all the same, the part past the limit left out.
+func TestDeepWorkspaceSaved(t *testing.T) {
+	f := newFixture(t, "a")
+	deep := f.ws["a"]
+	for range safefs.MaxTreeDepth + 20 {
+		deep = filepath.Join(deep, "d")
+	}
+	must(t, os.MkdirAll(deep, 0o755))
+	f.write("a", "top.txt", "top")
+	if _, err := f.store.Save(context.Background(), "a", f.ws["a"], "deep"); err != nil {
+		t.Fatalf("a deep workspace failed the save: %v", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(f.store.SnapshotDir("a"), "top.txt")); err != nil || string(b) != "top" {
+		t.Fatalf("snapshot: %q %v", b, err)
 	}
 }

@@ -155,11 +155,13 @@ func (d *Dir) SubPath(rel string) (*Dir, error) {
 	return cur, nil
 }
 
-// WalkTree calls fn for everything below d, parents before children, in name order. It descends
-// through descriptors: each directory is opened in its parent by name, never through a link,
-// and only if it is still the directory listed (SubSame), so a directory swapped for a link
-// while the walk runs is reported to fn, never followed out of d.
-func (d *Dir) WalkTree(fn WalkFunc) error {
+// WalkEntries calls fn for everything below d, parents before children, in name order, and
+// reports to fn each directory it could not enter (WalkTree, built on it, leaves those out). It
+// descends through descriptors: each directory is opened in its parent by name, never through a
+// link, and only if it is still the directory listed (SubSame), so a directory swapped for a
+// link while the walk runs is reported to fn, never followed out of d. It goes MaxTreeDepth
+// levels deep at most (a deeper directory is reported as ELOOP).
+func (d *Dir) WalkEntries(fn WalkFunc) error {
 	ents, _, err := d.Entries(0)
 	if err != nil {
 		return err
@@ -198,7 +200,7 @@ func (d *Dir) walkSub(rel string, e Entry, fn WalkFunc, depth int) error {
 		ents []Entry
 		err  error
 	)
-	if depth > maxDepth {
+	if depth > MaxTreeDepth {
 		err = d.pathErr("open", e.Name, syscall.ELOOP)
 	} else if sub, err = d.SubSame(e.Name, e.Info); err == nil {
 		defer sub.Close()
@@ -369,7 +371,7 @@ func cleanParts(parts []string) ([]string, bool) {
 	return out, true
 }
 
-// WalkTypes is WalkTree for walks that need the lstat of directories only: a file, link or other
+// WalkTypes is WalkEntries for walks that need the lstat of directories only: a file, link or other
 // entry carries its type alone (Info.Mode's type bits, from the listing where the system gives
 // them: one stat less per entry), a directory the stat of the directory opened (fn is called
 // for it once it is open, and once only, with the error, when it cannot be opened).
@@ -405,7 +407,7 @@ func (d *Dir) walkTyped(prefix string, ents []Entry, fn WalkFunc, depth int) err
 }
 
 func (d *Dir) walkTypedSub(rel string, e Entry, fn WalkFunc, depth int) error {
-	if depth > maxDepth {
+	if depth > MaxTreeDepth {
 		return skipErr(fn(rel, d, e, d.pathErr("open", e.Name, syscall.ELOOP)))
 	}
 	sub, err := d.Sub(e.Name)

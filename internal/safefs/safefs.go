@@ -55,7 +55,7 @@ func (i Info) IsDir() bool     { return i.Mode.IsDir() }
 func (i Info) IsRegular() bool { return i.Mode.IsRegular() }
 func (i Info) IsLink() bool    { return i.Mode&fs.ModeSymlink != 0 }
 
-// WalkFunc is called by Dir.WalkTree for each entry below the directory walked, parents before
+// WalkFunc is called by Dir.WalkEntries and Dir.WalkTypes for each entry below the directory walked, parents before
 // children: rel is the entry's path relative to it (names joined with '/'), dir the open
 // directory that holds the entry (valid during the call only) and e the entry with its lstat.
 // err is not nil in a second call for a directory that could not be opened or listed (it

@@ -66,7 +66,7 @@ func (d *Dir) Sync()                                         {}
 func (d *Dir) Remove(name string) error                      { return ErrUnsupported }
 func (d *Dir) RemoveSame(name string, want Info) error       { return ErrUnsupported }
 func (d *Dir) SubPath(rel string) (*Dir, error)              { return nil, ErrUnsupported }
-func (d *Dir) WalkTree(fn WalkFunc) error                    { return ErrUnsupported }
+func (d *Dir) WalkEntries(fn WalkFunc) error                 { return ErrUnsupported }
 func (d *Dir) RemoveAll(name string) error                   { return ErrUnsupported }
 func (d *Dir) RemoveContents(depth int) error                { return ErrUnsupported }
 func (d *Dir) OpenFileSame(name string, want Info) (*os.File, Info, error) {

@@ -28,9 +28,9 @@ func openDir(t *testing.T, p string) *Dir {
 	return d
 }
 
-// WalkTree lists everything below the directory, parents first, links as links (never
+// WalkEntries lists everything below the directory, parents first, links as links (never
 // followed), and fs.SkipDir leaves a directory out.
-func TestWalkTree(t *testing.T) {
+func TestWalkEntries(t *testing.T) {
 	base := tree(t)
 	tests := []struct {
 		name string
@@ -45,7 +45,7 @@ func TestWalkTree(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []string
-			err := openDir(t, base).WalkTree(func(rel string, dir *Dir, e Entry, err error) error {
+			err := openDir(t, base).WalkEntries(func(rel string, dir *Dir, e Entry, err error) error {
 				if err != nil {
 					t.Errorf("%s: %v", rel, err)
 					return nil
@@ -72,10 +72,10 @@ func TestWalkTree(t *testing.T) {
 	}
 }
 
-// A directory swapped for a link to a folder outside while WalkTree or WalkTypes runs, thousands
+// A directory swapped for a link to a folder outside while WalkEntries or WalkTypes runs, thousands
 // of times:
 // the walk never lists anything outside the walked directory.
-func TestWalkTreeSwapRace(t *testing.T) {
+func TestWalkEntriesSwapRace(t *testing.T) {
 	lane.Long(t)
 	base := t.TempDir()
 	root := filepath.Join(base, "root")
@@ -110,7 +110,7 @@ func TestWalkTreeSwapRace(t *testing.T) {
 	})
 	refused := 0
 	for i := range 3000 {
-		walk := d.WalkTree
+		walk := d.WalkEntries
 		if i%2 == 1 {
 			walk = d.WalkTypes
 		}
@@ -375,7 +375,7 @@ func TestPathHelpers(t *testing.T) {
 	f.Close()
 }
 
-// WalkTypes lists what WalkTree lists, with the same types, and directories with their full
+// WalkTypes lists what WalkEntries lists, with the same types, and directories with their full
 // stat, with every strategy; it starts from a Dir made from a descriptor (FromFD).
 func TestWalkTypes(t *testing.T) {
 	each(t, func(t *testing.T, f feat) {
@@ -386,7 +386,7 @@ func TestWalkTypes(t *testing.T) {
 			mode fs.FileMode
 		}
 		var want []seen
-		must(t, d.WalkTree(func(rel string, _ *Dir, e Entry, err error) error {
+		must(t, d.WalkEntries(func(rel string, _ *Dir, e Entry, err error) error {
 			must(t, err)
 			want = append(want, seen{rel, e.Info.Mode.Type()})
 			return nil
@@ -412,7 +412,7 @@ func TestWalkTypes(t *testing.T) {
 				return nil
 			}))
 			if !slices.Equal(got, want) {
-				t.Errorf("WalkTypes %v\nWalkTree  %v", got, want)
+				t.Errorf("WalkTypes %v\nWalkEntries %v", got, want)
 			}
 		}
 	})
