@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -62,16 +61,10 @@ func TestNoPrivateNoFollowCode(t *testing.T) {
 			return err
 		}
 		sys := map[string]bool{} // local names of syscall, x/sys/unix, x/sys/windows
-		for _, imp := range f.Imports {
-			path, _ := strconv.Unquote(imp.Path.Value)
-			if path != "syscall" && path != "golang.org/x/sys/unix" && path != "golang.org/x/sys/windows" {
-				continue
+		for _, path := range []string{"syscall", "golang.org/x/sys/unix", "golang.org/x/sys/windows"} {
+			if name := importName(f, path); name != "" {
+				sys[name] = true
 			}
-			name := path[strings.LastIndexByte(path, '/')+1:]
-			if imp.Name != nil {
-				name = imp.Name.Name
-			}
-			sys[name] = true
 		}
 		pkg := filepath.ToSlash(filepath.Dir(p))
 		ast.Inspect(f, func(n ast.Node) bool {

@@ -306,15 +306,22 @@ func TestStatBeneathMatchesRoot(t *testing.T) {
 		"a/b/c/fslash", "a/b/..", "a/b/../..", "..", "a/../..", "x/y/../../a/file", "a/rel/../../x", "a/file/",
 		"a/rel/", ".", "x/./y", "a/b/c/dotup", "a/b/c/viadot", "a/b/c/viadot2", "a/b/c/fdot", "a/file/.",
 		"a/./../x", "./a/b/c/dotup/../../file", "a/b/./../b/c/f.txt"} {
-		want, werr := root.Stat(rel)
-		got, gerr := d.StatBeneath(rel)
-		if (werr == nil) != (gerr == nil) {
-			t.Errorf("%s: StatBeneath %v, os.Root %v", rel, gerr, werr)
-			continue
-		}
-		if werr == nil && !os.SameFile(want, fileInfo(t, base, rel, got)) {
-			t.Errorf("%s: reached another file than os.Root", rel)
-		}
+		matchesRoot(t, root, d, base, rel)
+	}
+}
+
+// matchesRoot checks that StatBeneath of rel succeeds where os.Root's Stat does, and reaches the
+// same file.
+func matchesRoot(t *testing.T, root *os.Root, d *Dir, base, rel string) {
+	t.Helper()
+	want, werr := root.Stat(rel)
+	got, gerr := d.StatBeneath(rel)
+	if (werr == nil) != (gerr == nil) {
+		t.Errorf("%s: StatBeneath %v, os.Root %v", rel, gerr, werr)
+		return
+	}
+	if werr == nil && !os.SameFile(want, fileInfo(t, base, rel, got)) {
+		t.Errorf("%s: reached another file than os.Root", rel)
 	}
 }
 
@@ -482,15 +489,7 @@ func FuzzStatBeneathMatchesRoot(f *testing.F) {
 		d := openDir(t, base)
 		for _, l := range links {
 			for _, rel := range []string{l, l + "/", l + "/.", l + "/f", l + "/..", l + "/e", "d/../" + l} {
-				want, werr := root.Stat(rel)
-				got, gerr := d.StatBeneath(rel)
-				if (werr == nil) != (gerr == nil) {
-					t.Errorf("%s: StatBeneath %v, os.Root %v", rel, gerr, werr)
-					continue
-				}
-				if werr == nil && !os.SameFile(want, fileInfo(t, base, rel, got)) {
-					t.Errorf("%s: reached another file than os.Root", rel)
-				}
+				matchesRoot(t, root, d, base, rel)
 			}
 		}
 	})
