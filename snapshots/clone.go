@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/massgen-go/massgen/internal/private"
+	"github.com/massgen-go/massgen/internal/safefs"
 )
 
 // cloneMode is how a file already in a snapshot reaches another tree of ours.
@@ -93,13 +94,24 @@ func cloneFile(src, dst string, m cloneMode) error {
 			return nil
 		}
 	}
-	in, err := openNoFollow(src)
+	in, err := safefs.OpenNoFollow(src)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	_, err = copyOpen(in, dst, nil)
-	return err
+	fi, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s: not a regular file", src)
+	}
+	return copyOpen(in, safefs.Info{Mode: fi.Mode(), Size: fi.Size(), Mtime: fi.ModTime()}, dst, nil)
+}
+
+// createCopy creates dst, a copy of a file with mode, writable by massgen while it fills it.
+func createCopy(dst string, mode fs.FileMode) (*os.File, error) {
+	return safefs.CreateNew(dst, mode.Perm()|0o200)
 }
 
 func chtimes(p string, t time.Time) error { return os.Chtimes(p, t, t) }
@@ -127,61 +139,55 @@ func (e *WriteError) Error() string {
 }
 func (e *WriteError) Unwrap() error { return e.Err }
 
-// copyOpen copies the open regular file in to the new file dst, keeping mode, mtime and holes
-// (copyData). It returns in's stat as copied. Once in is open and stat'ed, any failure is a
-// *WriteError: an agent can make its file unreadable or vanish before that, not after. The
-// file's apparent size is taken from b (nil: no cap) before anything is written.
-func copyOpen(in *os.File, dst string, b *copyBudget) (fs.FileInfo, error) {
-	fi, err := in.Stat()
+// copyOpen copies the open regular file in, whose stat is fi, to the new file dst, keeping mode,
+// mtime and holes (copyData). Once in is open and stat'ed, any failure is a *WriteError: an
+// agent can make its file unreadable or vanish before that, not after. The file's apparent size
+// is taken from b (nil: no cap) before anything is written.
+func copyOpen(in *os.File, fi safefs.Info, dst string, b *copyBudget) error {
+	if err := b.take(in.Name(), fi.Size); err != nil {
+		return &WriteError{Err: err}
+	}
+	out, err := createCopy(dst, fi.Mode)
 	if err != nil {
-		return nil, err
+		return &WriteError{Err: err}
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", in.Name())
-	}
-	if err := b.take(in.Name(), fi.Size()); err != nil {
-		return nil, &WriteError{Err: err}
-	}
-	out, err := createExcl(dst, fi.Mode())
-	if err != nil {
-		return nil, &WriteError{Err: err}
-	}
-	err = copyData(out, in, fi.Size())
+	err = copyData(out, in, fi.Size)
 	if err == nil {
-		err = out.Chmod(fi.Mode().Perm())
+		err = out.Chmod(fi.Mode.Perm())
 	}
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil {
-		err = chtimes(dst, fi.ModTime())
+		err = chtimes(dst, fi.Mtime)
 	}
 	if err != nil {
 		_ = removeFile(dst)
-		return nil, &WriteError{Err: err}
+		return &WriteError{Err: err}
 	}
-	return fi, nil
+	return nil
 }
 
-// copyFromWorkspace copies the workspace file rel (read through root, so it cannot lead outside
-// the workspace) to the new file dst, within the budget b.
-func copyFromWorkspace(root *os.Root, rel, dst string, b *copyBudget) (fs.FileInfo, error) {
-	in, err := openInRoot(root, rel)
+// copyFromWorkspace copies the workspace file rel (opened below root by descriptor, never
+// through a link, so it cannot lead outside the workspace) to the new file dst, within the
+// budget b. It returns the stat of what it copied.
+func copyFromWorkspace(root *safefs.Dir, rel, dst string, b *copyBudget) (safefs.Info, error) {
+	in, fi, err := root.OpenFileAt(rel)
 	if err != nil {
-		return nil, err
+		return fi, err
 	}
 	defer in.Close()
-	return copyOpen(in, dst, b)
+	return fi, copyOpen(in, fi, dst, b)
 }
 
 // sameContent compares the workspace file rel with the snapshot file snap byte for byte.
-func sameContent(root *os.Root, rel, snap string) (bool, error) {
-	a, err := openInRoot(root, rel)
+func sameContent(root *safefs.Dir, rel, snap string) (bool, error) {
+	a, _, err := root.OpenFileAt(rel)
 	if err != nil {
 		return false, err
 	}
 	defer a.Close()
-	b, err := openNoFollow(snap)
+	b, err := safefs.OpenNoFollow(snap)
 	if err != nil {
 		return false, err
 	}
@@ -305,39 +311,6 @@ func mkdir(p string, perm fs.FileMode) error {
 	}
 	return os.Chmod(p, perm)
 }
-
-// openInRoot opens the workspace file rel for reading, never through a symlink (os.Root
-// follows one that stays inside the root, whatever the flags say).
-func openInRoot(root *os.Root, rel string) (*os.File, error) {
-	return openChecked(rel, func(string) (fs.FileInfo, error) { return root.Lstat(rel) }, func() (*os.File, error) { return root.Open(rel) })
-}
-
-// openChecked opens p only if it is the regular file or directory that lstat sees, and still
-// is once opened: a symlink, or an entry swapped in between, is refused.
-func openChecked(p string, lstat func(string) (fs.FileInfo, error), open func() (*os.File, error)) (*os.File, error) {
-	before, err := lstat(p)
-	if err != nil {
-		return nil, err
-	}
-	if before.Mode()&(fs.ModeSymlink|fs.ModeIrregular) != 0 {
-		return nil, &fs.PathError{Op: "open", Path: p, Err: errNotPlain}
-	}
-	f, err := open()
-	if err != nil {
-		return nil, err
-	}
-	after, err := f.Stat()
-	if err == nil && !os.SameFile(before, after) {
-		err = &fs.PathError{Op: "open", Path: p, Err: errNotPlain}
-	}
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
-}
-
-var errNotPlain = errors.New("a symbolic link, or replaced while being opened")
 
 // renameErr is err (from renaming a to b) in the form os.Rename reports, nil when err is nil.
 func renameErr(a, b string, err error) error {

@@ -11,10 +11,12 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/massgen-go/massgen/internal/private"
+	"github.com/massgen-go/massgen/internal/safefs"
 )
 
 // CopyTree copies the workspace src to dst (created; it must not exist or be empty) with the
-// rules snapshots follow: src is read through os.Root, so nothing outside it is ever read;
+// rules snapshots follow: src is read by descriptor (internal/safefs), never through a link, so
+// nothing outside it is ever read;
 // regular files are copied (never linked: the workspace stays writable), keeping mode, mtime and
 // holes; symlinks are kept as symlinks only when they resolve inside src; other file types and
 // unreadable files are left out (and logged). A missing src gives an empty dst. A workspace
@@ -29,7 +31,7 @@ func copyTree(ctx context.Context, src, dst string, maxBytes int64, log *zap.Log
 	if log == nil {
 		log = zap.NewNop()
 	}
-	root, err := os.OpenRoot(src)
+	root, err := safefs.OpenDirPath(src)
 	if errors.Is(err, fs.ErrNotExist) {
 		if err := os.MkdirAll(dst, private.DirMode); err != nil {
 			return fmt.Errorf("snapshots: copy %s: %w", src, err)

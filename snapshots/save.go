@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/massgen-go/massgen/internal/private"
+	"github.com/massgen-go/massgen/internal/safefs"
 )
 
 // Save makes workspace agentID's latest snapshot. reason ("answer", "vote", "restart", "final")
@@ -39,7 +40,7 @@ func (s *Store) Save(ctx context.Context, agentID, workspace, reason string) (bo
 	defer a.saveMu.Unlock()
 	s.probe()
 
-	root, err := os.OpenRoot(workspace)
+	root, err := safefs.OpenDirPath(workspace)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			s.log.Info("snapshot: no workspace, previous snapshot kept", zap.String("agent", agentID), zap.String("workspace", workspace))
@@ -64,7 +65,7 @@ func (s *Store) Save(ctx context.Context, agentID, workspace, reason string) (bo
 	dst := s.SnapshotDir(agentID)
 	changed := true
 	if _, serr := os.Lstat(dst); a.index == nil || serr != nil {
-		err = s.saveFull(ctx, a, root, ents, start)
+		err = s.saveFull(ctx, a, root, workspace, ents, start)
 	} else {
 		changed, err = s.saveDelta(ctx, a, root, workspace, ents, start)
 	}
@@ -81,7 +82,7 @@ func (s *Store) Save(ctx context.Context, agentID, workspace, reason string) (bo
 }
 
 // saveFull builds the whole snapshot in the staging area and swaps it in.
-func (s *Store) saveFull(ctx context.Context, a *agentState, root *os.Root, ents []entry, start int64) error {
+func (s *Store) saveFull(ctx context.Context, a *agentState, root *safefs.Dir, workspace string, ents []entry, start int64) error {
 	if err := os.MkdirAll(s.stagingRoot(), private.DirMode); err != nil {
 		return err
 	}
@@ -110,7 +111,7 @@ func (s *Store) saveFull(ctx context.Context, a *agentState, root *os.Root, ents
 			files = append(files, e)
 		}
 	}
-	failed, err := s.copyFiles(ctx, a, root, files, func(e *entry) string { return filepath.Join(stage, e.rel) }, start)
+	failed, err := s.copyFiles(ctx, a, root, workspace, files, func(e *entry) string { return filepath.Join(stage, e.rel) }, start)
 	if err != nil {
 		return err
 	}
@@ -146,10 +147,10 @@ func (s *Store) saveFull(ctx context.Context, a *agentState, root *os.Root, ents
 // copied. Files that cannot be read are left out with a warning (an agent cannot make its own
 // snapshot fail) and returned; a failure to write a copy (*WriteError: a full disk) is an error,
 // and the caller keeps the previous snapshot.
-func (s *Store) copyFiles(ctx context.Context, a *agentState, root *os.Root, files []*entry, to func(*entry) string, start int64) (map[string]bool, error) {
+func (s *Store) copyFiles(ctx context.Context, a *agentState, root *safefs.Dir, workspace string, files []*entry, to func(*entry) string, start int64) (map[string]bool, error) {
 	var mu sync.Mutex
 	failed := map[string]bool{}
-	budget := newCopyBudget(root.Name(), s.o.MaxBytes)
+	budget := newCopyBudget(workspace, s.o.MaxBytes)
 	err := parallel(ctx, files, func(e *entry) error {
 		fi, err := copyFromWorkspace(root, e.rel, to(e), budget)
 		var we *WriteError
@@ -164,7 +165,7 @@ func (s *Store) copyFiles(ctx context.Context, a *agentState, root *os.Root, fil
 			return nil
 		}
 		// What was copied is what the next save compares against.
-		e.mode, e.size, e.mtime = fi.Mode().Perm(), fi.Size(), fi.ModTime().UnixNano()
+		e.mode = fi.Mode.Perm()
 		fillStat(e, fi)
 		e.readAt = start
 		return nil
@@ -173,7 +174,7 @@ func (s *Store) copyFiles(ctx context.Context, a *agentState, root *os.Root, fil
 }
 
 // saveDelta updates the existing snapshot with what changed since the last save.
-func (s *Store) saveDelta(ctx context.Context, a *agentState, root *os.Root, workspace string, ents []entry, start int64) (bool, error) {
+func (s *Store) saveDelta(ctx context.Context, a *agentState, root *safefs.Dir, workspace string, ents []entry, start int64) (bool, error) {
 	dst := s.SnapshotDir(a.id)
 	window := racyWindow(workspace)
 	var (
@@ -239,7 +240,7 @@ func (s *Store) saveDelta(ctx context.Context, a *agentState, root *os.Root, wor
 			staged[e] = filepath.Join(stage, strconv.Itoa(i))
 		}
 	}
-	failed, err := s.copyFiles(ctx, a, root, files, func(e *entry) string { return staged[e] }, start)
+	failed, err := s.copyFiles(ctx, a, root, workspace, files, func(e *entry) string { return staged[e] }, start)
 	if err != nil {
 		return false, err
 	}

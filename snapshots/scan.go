@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"os"
+	"syscall"
 
 	"go.uber.org/zap"
+
+	"github.com/massgen-go/massgen/internal/safefs"
 )
 
 type kind uint8
@@ -37,36 +39,33 @@ func (e entry) sameStat(o entry) bool {
 		e.ctime == o.ctime && e.ino == o.ino && e.dev == o.dev
 }
 
-// scan lists the workspace through root, which cannot be left: directories, regular files and
-// symlinks, parents before children. A symlink is kept (as a symlink) only if it resolves inside
-// the workspace, to something that exists; dangling links and links that point outside (absolute
-// targets included) are dropped, so no snapshot or temp workspace ever leads out of the copied
-// tree. Other file types (fifos, sockets, devices) are dropped.
-func scan(ctx context.Context, root *os.Root, log *zap.Logger) ([]entry, error) {
+// scan lists the workspace through root, descending by descriptor and never through a link:
+// directories, regular files and symlinks, parents before children. A symlink is kept (as a
+// symlink) only if it resolves inside the workspace, to something that exists; dangling links
+// and links that point outside (absolute targets included) are dropped, so no snapshot or temp
+// workspace ever leads out of the copied tree. Other file types (fifos, sockets, devices) are
+// dropped, and so is the content of a directory that vanished or was replaced (by a link, say)
+// while it was listed.
+func scan(ctx context.Context, root *safefs.Dir, log *zap.Logger) ([]entry, error) {
 	var out []entry
-	err := fs.WalkDir(root.FS(), ".", func(rel string, d fs.DirEntry, err error) error {
+	err := root.WalkEntries(func(rel string, dir *safefs.Dir, de safefs.Entry, err error) error {
 		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) && rel != "." {
-				return nil // vanished while we looked
+			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, safefs.ErrChanged) {
+				return nil // vanished or replaced while we looked
 			}
-			return err
-		}
-		if rel == "." {
-			return nil
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		info, err := d.Info()
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
+			if errors.Is(err, syscall.ELOOP) {
+				log.Warn("snapshot: folder deeper than massgen walks left out", zap.String("path", rel), zap.Int("max", safefs.MaxTreeDepth))
 				return nil
 			}
 			return err
 		}
-		e := entry{rel: rel, mode: info.Mode().Perm()}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		info := de.Info
+		e := entry{rel: rel, mode: info.Mode.Perm()}
 		fillStat(&e, info)
-		switch t := info.Mode().Type(); {
+		switch t := info.Mode.Type(); {
 		case t == fs.ModeDir:
 			e.kind = kindDir
 			e.mode |= 0o700 // the store must be able to update its copies
@@ -75,13 +74,13 @@ func scan(ctx context.Context, root *os.Root, log *zap.Logger) ([]entry, error) 
 			e.kind = kindFile
 		case t == fs.ModeSymlink:
 			e.kind = kindSymlink
-			target, err := root.Readlink(rel)
+			target, err := dir.Readlink(de.Name)
 			if err != nil {
 				log.Warn("snapshot: unreadable symlink dropped", zap.String("path", rel), zap.Error(err))
 				return nil
 			}
 			e.target = target
-			if _, err := root.Stat(rel); err != nil {
+			if _, err := root.StatBeneath(rel); err != nil {
 				log.Info("snapshot: symlink that is dangling or leads outside the workspace dropped",
 					zap.String("path", rel), zap.String("target", target), zap.Error(err))
 				return nil
@@ -95,4 +94,12 @@ func scan(ctx context.Context, root *os.Root, log *zap.Logger) ([]entry, error) 
 		return nil
 	})
 	return out, err
+}
+
+// fillStat records the stat fields that tell whether a file changed since the last save.
+func fillStat(e *entry, info safefs.Info) {
+	e.size = info.Size
+	e.mtime = info.Mtime.UnixNano()
+	e.ctime = info.Ctime.UnixNano()
+	e.ino, e.dev = info.Ino, info.Dev
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/massgen-go/massgen/internal/wsowner"
 
 	"github.com/massgen-go/massgen/internal/private"
+	"github.com/massgen-go/massgen/internal/safefs"
 )
 
 // MaxWorkspaceBytes is how much a workspace's files may add up to, by apparent size (a sparse
@@ -297,7 +298,7 @@ func Clear(dir string, o ClearOptions) error {
 	if fi, err := os.Stat(abs); err == nil && !fi.IsDir() {
 		return fmt.Errorf("snapshots: ClearWorkspace: %q is not a directory", abs)
 	}
-	root, err := os.OpenRoot(abs)
+	root, err := safefs.OpenDirPath(abs)
 	if errors.Is(err, fs.ErrNotExist) {
 		_, err = wsowner.Claim(abs, o.MassgenDir, false)
 		return err
@@ -313,21 +314,16 @@ func Clear(dir string, o ClearOptions) error {
 	if how == wsowner.Owned && o.Trash == nil {
 		return &wsowner.NotOwnedError{Dir: abs, Reason: "it is a folder of yours that the config gives massgen (cwd_owned), and no trash was given to move its files to"}
 	}
-	d, err := root.Open(".")
-	if err != nil {
-		return fmt.Errorf("snapshots: ClearWorkspace: %w", err)
-	}
-	ents, err := d.ReadDir(-1)
-	d.Close()
+	ents, _, err := root.Entries(0)
 	if err != nil {
 		return fmt.Errorf("snapshots: ClearWorkspace: %w", err)
 	}
 	var errs []error
 	for _, e := range ents {
 		if how == wsowner.Owned {
-			err = o.Trash(abs, e.Name())
+			err = o.Trash(abs, e.Name)
 		} else {
-			err = root.RemoveAll(e.Name())
+			err = root.RemoveAll(e.Name)
 		}
 		if err != nil {
 			errs = append(errs, err)

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/massgen-go/massgen/internal/safefs"
 	"github.com/massgen-go/massgen/internal/testing/lane"
 	"go.uber.org/zap/zaptest"
 )
@@ -168,12 +169,17 @@ func TestCopyBudgetStopsGrowth(t *testing.T) {
 	src := filepath.Join(dir, "src")
 	sparse(t, src, 10<<20, 0)
 	b := newCopyBudget(dir, 8<<20)
-	in, err := os.Open(src)
+	d, err := safefs.OpenDirPath(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	in, fi, err := d.OpenFileAt("src")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer in.Close()
-	_, err = copyOpen(in, filepath.Join(dir, "dst"), b)
+	err = copyOpen(in, fi, filepath.Join(dir, "dst"), b)
 	var we *WriteError
 	var tl *TooLargeError
 	if !errors.As(err, &we) || !errors.As(err, &tl) {
@@ -183,7 +189,7 @@ func TestCopyBudgetStopsGrowth(t *testing.T) {
 		t.Error("a copy was written past the cap")
 	}
 	// Within the cap, the copy is made.
-	if _, err := copyOpen(in, filepath.Join(dir, "dst2"), newCopyBudget(dir, 16<<20)); err != nil {
+	if err := copyOpen(in, fi, filepath.Join(dir, "dst2"), newCopyBudget(dir, 16<<20)); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -2,20 +2,9 @@ package snapshots
 
 import (
 	"io/fs"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
-
-func fillStat(e *entry, info fs.FileInfo) {
-	e.size = info.Size()
-	e.mtime = info.ModTime().UnixNano()
-	if st, ok := info.Sys().(*syscall.Stat_t); ok {
-		e.ctime = st.Ctimespec.Nano()
-		e.ino = st.Ino
-		e.dev = uint64(uint32(st.Dev))
-	}
-}
 
 // racyWindow: APFS keeps ns timestamps; HFS+ whole seconds, other volumes (FAT, SMB) coarser.
 func racyWindow(dir string) int64 {

@@ -2,20 +2,11 @@ package snapshots
 
 import (
 	"io/fs"
-	"syscall"
 
 	"golang.org/x/sys/unix"
-)
 
-func fillStat(e *entry, info fs.FileInfo) {
-	e.size = info.Size()
-	e.mtime = info.ModTime().UnixNano()
-	if st, ok := info.Sys().(*syscall.Stat_t); ok {
-		e.ctime = st.Ctim.Nano()
-		e.ino = st.Ino
-		e.dev = uint64(st.Dev)
-	}
-}
+	"github.com/massgen-go/massgen/internal/safefs"
+)
 
 // racyWindow is the timestamp granularity to allow for: a file whose ctime is within it of the
 // moment its content was read may have changed again without a visible ctime change. Local Linux
@@ -45,12 +36,12 @@ func renameNoReplace(a, b string) error {
 
 // reflink clones src into the new file dst (copy-on-write; fails where unsupported).
 func reflink(src, dst string, mode fs.FileMode) error {
-	in, err := openNoFollow(src)
+	in, err := safefs.OpenNoFollow(src)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	out, err := createExcl(dst, mode)
+	out, err := createCopy(dst, mode)
 	if err != nil {
 		return err
 	}

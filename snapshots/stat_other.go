@@ -9,12 +9,6 @@ import (
 	"os"
 )
 
-func fillStat(e *entry, info fs.FileInfo) {
-	e.size = info.Size()
-	e.mtime = info.ModTime().UnixNano()
-	e.ctime = e.mtime // no ctime here: every recent file gets its content compared
-}
-
 func racyWindow(string) int64 { return 2e9 }
 
 // exchange is not atomic here: the old snapshot is moved aside first.

@@ -127,6 +127,48 @@ func (d *Dir) Entries(max int) (ents []Entry, more bool, err error) {
 	return ents, false, nil
 }
 
+// typedEntries lists d (sorted by name) with each entry's type alone (Info.Mode's type bits)
+// where the listing tells it (getdents' d_type); elsewhere, and for an entry of unknown type,
+// with its lstat.
+func (d *Dir) typedEntries() ([]Entry, error) {
+	if d.f&featGetdents == 0 {
+		ents, _, err := d.Entries(0)
+		return ents, err
+	}
+	fd, err := openRetry(d.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
+	if err != nil {
+		return nil, d.pathErr("open", ".", err)
+	}
+	defer unix.Close(fd)
+	ents, known, err := getdentsTyped(fd)
+	if err != nil {
+		return nil, d.pathErr("readdir", ".", err)
+	}
+	out := ents[:0]
+	for i, e := range ents {
+		if !known[i] {
+			var st unix.Stat_t
+			if err := unix.Fstatat(fd, e.Name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+				continue // vanished
+			}
+			e.Info = infoOf(&st)
+		}
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// FromFD is a Dir on the directory descriptor fd (an O_PATH handle will do), reached by path: its
+// own duplicate; fd stays the caller's.
+func FromFD(fd uintptr, path string) (*Dir, error) {
+	nfd, err := unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "dup", Path: path, Err: err}
+	}
+	return &Dir{fd: nfd, f: native, Path: path}, nil
+}
+
 // Readlink reads the link name in d.
 func (d *Dir) Readlink(name string) (string, error) {
 	target, err := readlinkAt(d.fd, name)
@@ -162,6 +204,42 @@ func (d *Dir) OpenFile(name string) (*os.File, Info, error) {
 	// Reads block normally from here on (regular files never block anyway).
 	_ = unix.SetNonblock(fd, false)
 	return os.NewFile(uintptr(fd), Join(d.Path, name)), info, nil
+}
+
+// lexicalDotDot: ".." in a path is applied to the directory actually reached.
+const lexicalDotDot = false
+
+// openFileBeneath opens the regular file rel (several names) below d in one call that refuses
+// every link on the way and at the end; ok is false where the system cannot (then the caller
+// walks).
+func (d *Dir) openFileBeneath(rel string) (f *os.File, info Info, ok bool, err error) {
+	if d.f&featFast == 0 {
+		return nil, Info{}, false, nil
+	}
+	fd, err := openBeneath(d.fd, rel, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC)
+	switch {
+	case errors.Is(err, unix.ENOSYS):
+		return nil, Info{}, false, nil
+	case errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EMLINK) || errors.Is(err, unix.EXDEV):
+		return nil, Info{}, true, fmt.Errorf("%s: %w", JoinRel(d.Path, rel), ErrChanged)
+	case err != nil:
+		return nil, Info{}, true, &fs.PathError{Op: "open", Path: JoinRel(d.Path, rel), Err: err}
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return nil, Info{}, true, &fs.PathError{Op: "stat", Path: JoinRel(d.Path, rel), Err: err}
+	}
+	info = infoOf(&st)
+	if !info.IsRegular() {
+		unix.Close(fd)
+		if info.IsDir() {
+			return nil, info, true, fmt.Errorf("%s is a directory", JoinRel(d.Path, rel))
+		}
+		return nil, info, true, fmt.Errorf("%s is not a regular file", JoinRel(d.Path, rel))
+	}
+	_ = unix.SetNonblock(fd, false)
+	return os.NewFile(uintptr(fd), JoinRel(d.Path, rel)), info, true, nil
 }
 
 // Mkdir creates the directory name in d.
@@ -203,6 +281,28 @@ func (d *Dir) Remove(name string) error {
 		}
 	}
 	if err != nil {
+		return d.pathErr("remove", name, err)
+	}
+	return nil
+}
+
+// RemoveSame removes the file or link name in d only if it is still the entry described by want
+// (a directory is refused): what a caller checked is what goes.
+func (d *Dir) RemoveSame(name string, want Info) error {
+	if !ValidName(name) {
+		return d.pathErr("remove", name, unix.EINVAL)
+	}
+	got, err := d.Lstat(name)
+	if err != nil {
+		return err
+	}
+	if !got.Same(want) {
+		return fmt.Errorf("%s: %w", Join(d.Path, name), ErrChanged)
+	}
+	if got.IsDir() {
+		return d.pathErr("remove", name, unix.EISDIR)
+	}
+	if err := unix.Unlinkat(d.fd, name, 0); err != nil {
 		return d.pathErr("remove", name, err)
 	}
 	return nil

@@ -208,6 +208,28 @@ func (d *Dir) OpenFile(name string) (*os.File, Info, error) {
 	return os.NewFile(uintptr(h), Join(d.Path, name)), info, nil
 }
 
+// typedEntries: the listing gives no types here; every entry is lstat'ed.
+func (d *Dir) typedEntries() ([]Entry, error) {
+	ents, _, err := d.Entries(0)
+	return ents, err
+}
+
+// FromFD is a Dir on the directory handle fd (its own duplicate), reached by path; fd stays the
+// caller's.
+func FromFD(fd uintptr, path string) (*Dir, error) {
+	h, err := dupHandle(windows.Handle(fd))
+	if err != nil {
+		return nil, &fs.PathError{Op: "dup", Path: path, Err: err}
+	}
+	return &Dir{h: h, Path: path}, nil
+}
+
+// lexicalDotDot: Windows applies ".." to the path as written, before following links.
+const lexicalDotDot = true
+
+// openFileBeneath: no one-call open here; the caller walks.
+func (d *Dir) openFileBeneath(string) (*os.File, Info, bool, error) { return nil, Info{}, false, nil }
+
 // Mkdir creates the directory name in d (FILE_CREATE: never an existing one). Windows has no
 // permission bits: perm is not used.
 func (d *Dir) Mkdir(name string, perm fs.FileMode) error {
@@ -228,7 +250,25 @@ func (d *Dir) Sync() {}
 
 // Remove removes the file, link or empty directory name in d, through a handle on it (a link is
 // removed, never followed).
-func (d *Dir) Remove(name string) error {
+func (d *Dir) Remove(name string) error { return d.removeChecked(name, nil) }
+
+// RemoveSame removes the file or link name in d only if it is still the entry described by want
+// (a directory is refused): the entry is opened, checked and deleted through one handle.
+func (d *Dir) RemoveSame(name string, want Info) error {
+	return d.removeChecked(name, func(got Info) error {
+		if !got.Same(want) {
+			return fmt.Errorf("%s: %w", Join(d.Path, name), ErrChanged)
+		}
+		if got.IsDir() {
+			return d.pathErr("remove", name, syscall.EISDIR)
+		}
+		return nil
+	})
+}
+
+// removeChecked opens name for deletion, lets check (when set) refuse what it holds, and
+// deletes it through that handle.
+func (d *Dir) removeChecked(name string, check func(Info) error) error {
 	if !validName(name) {
 		return d.nameErr("remove", name)
 	}
@@ -237,6 +277,15 @@ func (d *Dir) Remove(name string) error {
 		return d.pathErr("remove", name, err)
 	}
 	defer closeH(h)
+	if check != nil {
+		got, err := statHandle(h)
+		if err != nil {
+			return d.pathErr("remove", name, err)
+		}
+		if err := check(got); err != nil {
+			return err
+		}
+	}
 	if err := deleteHandle(h); err != nil {
 		return d.pathErr("remove", name, err)
 	}

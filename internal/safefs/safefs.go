@@ -47,12 +47,22 @@ type Info struct {
 	Nlink        uint64
 	Mtime, Atime time.Time
 	Ctime        time.Time
+	Uid          uint32 // the owner's user id (Unix; 0 elsewhere)
 }
 
 // IsDir, IsRegular and IsLink classify the entry.
 func (i Info) IsDir() bool     { return i.Mode.IsDir() }
 func (i Info) IsRegular() bool { return i.Mode.IsRegular() }
 func (i Info) IsLink() bool    { return i.Mode&fs.ModeSymlink != 0 }
+
+// WalkFunc is called by Dir.WalkEntries and Dir.WalkTypes for each entry below the directory walked, parents before
+// children: rel is the entry's path relative to it (names joined with '/'), dir the open
+// directory that holds the entry (valid during the call only) and e the entry with its lstat.
+// err is not nil in a second call for a directory that could not be opened or listed (it
+// vanished, or a link or another directory was swapped in since it was listed): return nil to
+// go on without it. fs.SkipDir skips a directory (or, for a file, the rest of its directory);
+// any other error stops the walk and is returned.
+type WalkFunc func(rel string, dir *Dir, e Entry, err error) error
 
 // Same reports whether both describe the same file.
 func (i Info) Same(o Info) bool { return i.Dev == o.Dev && i.Ino == o.Ino }

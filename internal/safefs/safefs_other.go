@@ -42,6 +42,12 @@ type Entry struct {
 	Info Info
 }
 
+// OpenDirPath fails closed on this platform.
+func OpenDirPath(p string) (*Dir, error) { return nil, ErrUnsupported }
+
+// FromFD fails closed on this platform.
+func FromFD(fd uintptr, path string) (*Dir, error) { return nil, ErrUnsupported }
+
 // FromFile fails closed on this platform.
 func FromFile(f *os.File, path string) (*Dir, error) { return nil, ErrUnsupported }
 
@@ -58,6 +64,9 @@ func (d *Dir) Mkdir(name string, perm fs.FileMode) error     { return ErrUnsuppo
 func (d *Dir) MkdirAll(names []string) (*Dir, string, error) { return nil, "", ErrUnsupported }
 func (d *Dir) Sync()                                         {}
 func (d *Dir) Remove(name string) error                      { return ErrUnsupported }
+func (d *Dir) RemoveSame(name string, want Info) error       { return ErrUnsupported }
+func (d *Dir) SubPath(rel string) (*Dir, error)              { return nil, ErrUnsupported }
+func (d *Dir) WalkEntries(fn WalkFunc) error                 { return ErrUnsupported }
 func (d *Dir) RemoveAll(name string) error                   { return ErrUnsupported }
 func (d *Dir) RemoveContents(depth int) error                { return ErrUnsupported }
 func (d *Dir) OpenFileSame(name string, want Info) (*os.File, Info, error) {
@@ -75,3 +84,7 @@ func (d *Dir) Symlink(target, name string) error { return ErrUnsupported }
 
 // TempName is a hidden name beside name for an entry being built.
 func TempName(name string) string { return "." + name + ".massgen-tmp-000000000000" }
+
+func (d *Dir) OpenFileAt(rel string) (*os.File, Info, error) { return nil, Info{}, ErrUnsupported }
+func (d *Dir) StatBeneath(rel string) (Info, error)          { return Info{}, ErrUnsupported }
+func (d *Dir) WalkTypes(fn WalkFunc) error                   { return ErrUnsupported }

@@ -23,6 +23,12 @@ func openNoLinks(path string, flags int) (int, error) {
 	return openRetry(unix.AT_FDCWD, path, flags|unix.O_NOFOLLOW_ANY)
 }
 
+// openBeneath opens rel (several names, none "..") below dirfd, refusing every link on the way
+// and at the end (O_NOFOLLOW_ANY).
+func openBeneath(dirfd int, rel string, flags int) (int, error) {
+	return openRetry(dirfd, rel, flags|unix.O_NOFOLLOW_ANY)
+}
+
 // openPath is not available (no O_PATH); the native strategy never asks for it.
 func openPath(dirfd int, name string) (int, error) { return -1, unix.ENOTSUP }
 
@@ -53,6 +59,9 @@ func linkTmp(fd, dirfd int, name string) error { return unix.ENOTSUP }
 func renameNoReplace(fromfd int, from string, tofd int, to string) error {
 	return unix.RenameatxNp(fromfd, from, tofd, to, unix.RENAME_EXCL)
 }
+
+// getdentsTyped is not available (featGetdents is off).
+func getdentsTyped(fd int) ([]Entry, []bool, error) { return nil, nil, unix.ENOTSUP }
 
 // getdents is not available; listings go through readdir (featGetdents is off).
 func getdents(fd int) ([]string, error) { return nil, unix.ENOTSUP }

@@ -3,7 +3,10 @@
 package safefs
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
+	"io/fs"
 	"strconv"
 	"strings"
 
@@ -20,6 +23,12 @@ const oPath = unix.O_PATH
 // and on the last component: openat2 with RESOLVE_NO_SYMLINKS. ENOSYS means "walk instead".
 func openNoLinks(path string, flags int) (int, error) {
 	return openat2(unix.AT_FDCWD, path, flags, unix.RESOLVE_NO_SYMLINKS|unix.RESOLVE_NO_MAGICLINKS)
+}
+
+// openBeneath opens rel (several names, none "..") below dirfd, refusing every link on the way
+// and at the end and any way out of dirfd. ENOSYS means "walk instead".
+func openBeneath(dirfd int, rel string, flags int) (int, error) {
+	return openat2(dirfd, rel, flags, unix.RESOLVE_BENEATH|unix.RESOLVE_NO_SYMLINKS|unix.RESOLVE_NO_MAGICLINKS)
 }
 
 // openPath opens one name in dirfd as an O_PATH handle, never following it.
@@ -75,9 +84,9 @@ func renameNoReplace(fromfd int, from string, tofd int, to string) error {
 	return unix.Renameat2(fromfd, from, tofd, to, unix.RENAME_NOREPLACE)
 }
 
-// getdents lists the names in the directory fd (read from its current offset).
-func getdents(fd int) ([]string, error) {
-	var names []string
+// getdentsTyped lists the entries of the directory fd with their types from d_type (known is
+// false for DT_UNKNOWN: the caller stats those).
+func getdentsTyped(fd int) (ents []Entry, known []bool, err error) {
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := unix.Getdents(fd, buf)
@@ -85,11 +94,64 @@ func getdents(fd int) ([]string, error) {
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if n <= 0 {
-			return names, nil
+			return ents, known, nil
 		}
-		_, _, names = unix.ParseDirent(buf[:n], -1, names)
+		for off := 0; off < n; {
+			// struct linux_dirent64 { u64 ino; s64 off; u16 reclen; u8 type; char name[]; }
+			rec := buf[off:n]
+			if len(rec) < 19 {
+				break
+			}
+			reclen := int(binary.NativeEndian.Uint16(rec[16:18]))
+			if reclen < 19 || reclen > len(rec) {
+				break
+			}
+			name := rec[19:reclen]
+			if i := bytes.IndexByte(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			off += reclen
+			if s := string(name); s != "." && s != ".." {
+				mode, ok := direntMode(rec[18])
+				ents = append(ents, Entry{Name: s, Info: Info{Mode: mode}})
+				known = append(known, ok)
+			}
+		}
 	}
+}
+
+func direntMode(t byte) (fs.FileMode, bool) {
+	switch t {
+	case unix.DT_REG:
+		return 0, true
+	case unix.DT_DIR:
+		return fs.ModeDir, true
+	case unix.DT_LNK:
+		return fs.ModeSymlink, true
+	case unix.DT_FIFO:
+		return fs.ModeNamedPipe, true
+	case unix.DT_SOCK:
+		return fs.ModeSocket, true
+	case unix.DT_CHR:
+		return fs.ModeDevice | fs.ModeCharDevice, true
+	case unix.DT_BLK:
+		return fs.ModeDevice, true
+	}
+	return 0, false
+}
+
+// getdents lists the names in the directory fd (read from its current offset).
+func getdents(fd int) ([]string, error) {
+	ents, _, err := getdentsTyped(fd)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(ents))
+	for i, e := range ents {
+		names[i] = e.Name
+	}
+	return names, nil
 }

@@ -20,49 +20,29 @@ type TreeVisit func(dir *Dir, rel string, e Entry) (descend bool, err error)
 
 // WalkTree visits everything below d, sorted, depth first, through directory descriptors: each
 // subdirectory is opened in the one holding it, never following a link (a link swapped in for a
-// directory mid-walk is not entered). Unreadable subdirectories are left out.
+// directory mid-walk is not entered). Unreadable subdirectories are left out. It is
+// Dir.WalkEntries with those left out in silence.
 func WalkTree(ctx context.Context, d *Dir, visit TreeVisit) error {
-	err := walkTreeIn(ctx, d, "", visit, 0)
+	err := d.WalkEntries(func(rel string, dir *Dir, e Entry, err error) error {
+		if err != nil {
+			return nil // gone, swapped or unreadable: not entered
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		descend, err := visit(dir, rel, e)
+		if err != nil {
+			return err
+		}
+		if e.Info.IsDir() && !descend {
+			return fs.SkipDir
+		}
+		return nil
+	})
 	if errors.Is(err, ErrStopWalk) {
 		return nil
 	}
 	return err
-}
-
-func walkTreeIn(ctx context.Context, d *Dir, prefix string, visit TreeVisit, depth int) error {
-	ents, _, err := d.Entries(0)
-	if err != nil {
-		if depth == 0 {
-			return err
-		}
-		return nil
-	}
-	for _, e := range ents {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		rel := e.Name
-		if prefix != "" {
-			rel = prefix + "/" + e.Name
-		}
-		descend, err := visit(d, rel, e)
-		if err != nil {
-			return err
-		}
-		if !descend || !e.Info.IsDir() || depth >= MaxTreeDepth {
-			continue
-		}
-		sub, err := d.SubSame(e.Name, e.Info)
-		if err != nil {
-			continue // gone, swapped or unreadable: not entered
-		}
-		err = walkTreeIn(ctx, sub, rel, visit, depth+1)
-		sub.Close()
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // PathError words err, met on the way to or at the path p, for a message that names p.

@@ -406,6 +406,6 @@ func infoOf(st *unix.Stat_t) Info {
 		mode |= fs.ModeSticky
 	}
 	// Dev and Nlink differ in type between Linux and macOS.
-	return Info{Mode: mode, Size: st.Size, Dev: uint64(st.Dev), Ino: st.Ino, Nlink: uint64(st.Nlink),
+	return Info{Mode: mode, Size: st.Size, Dev: uint64(st.Dev), Ino: st.Ino, Nlink: uint64(st.Nlink), Uid: st.Uid,
 		Mtime: time.Unix(st.Mtim.Unix()), Atime: time.Unix(st.Atim.Unix()), Ctime: time.Unix(st.Ctim.Unix())}
 }

@@ -5,6 +5,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -12,18 +13,16 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/massgen-go/massgen/internal/pathx"
+	"github.com/massgen-go/massgen/internal/safefs"
 	"github.com/massgen-go/massgen/internal/sandbox/internal/confine"
 )
-
-// maxSweepDepth bounds the clean-up's descent (and the descriptors it holds at once).
-const maxSweepDepth = 256
 
 // sweeper is the clean-up after a command. Before it runs, it takes an inventory of the
 // .git/.env/.massgen entries in every writable root that is not the agent's own (name and
 // inode); afterwards every such entry not in the inventory (new, or another inode moved or
 // linked to that name) is taken away, Keep paths that were absent and now exist are taken
 // away, and Keep paths that are symbolic links are put back if the command replaced them.
-// Both walks go through directory descriptors and never follow a link.
+// Both walks go through directory descriptors and never follow a link (internal/safefs).
 type sweeper struct {
 	roots   []*node
 	skip    map[fileID]bool
@@ -69,56 +68,54 @@ func (pl *plan) inventory() *sweeper {
 		}
 	}
 	for i, r := range s.roots {
-		s.walk(r.fd, 0, func(dir int, name, rel string, id fileID) {
+		s.walk(r, func(dir *safefs.Dir, name, rel string, id fileID) {
 			s.before[sweepKey{i, rel}] = id
 		})
 	}
 	return s
 }
 
-// walk calls found for every entry with a system name under the directory handle dir, and
-// descends into the other directories (opened O_NOFOLLOW under their parent's descriptor),
-// except the skipped ones.
-func (s *sweeper) walk(dir int, depth int, found func(dir int, name, rel string, id fileID)) {
-	s.walkRel(dir, "", depth, found)
-}
-
-func (s *sweeper) walkRel(dir int, rel string, depth int, found func(dir int, name, rel string, id fileID)) {
-	if depth > maxSweepDepth {
-		return
-	}
-	ents, err := confine.ReadDir(dir)
+// walk calls found for every entry with a system name under the root r (with the directory
+// that holds it, open during the call), and descends into the other directories (opened by
+// descriptor under their parent, never through a link: safefs.WalkTypes), except the skipped
+// ones.
+func (s *sweeper) walk(r *node, found func(dir *safefs.Dir, name, rel string, id fileID)) {
+	root, err := safefs.FromFD(uintptr(r.fd), r.path)
 	if err != nil {
 		return
 	}
-	for _, e := range ents {
-		r := filepath.Join(rel, e.Name)
-		if isSystemName(e.Name) {
-			var st unix.Stat_t
-			if err := unix.Fstatat(dir, e.Name, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil && !s.skip[confine.StatID(&st)] {
-				found(dir, e.Name, r, confine.StatID(&st))
+	defer root.Close()
+	_ = root.WalkTypes(func(rel string, dir *safefs.Dir, e safefs.Entry, err error) error {
+		if !isSystemName(e.Name) {
+			if err != nil || (e.Info.IsDir() && s.skip[idOf(e.Info)]) {
+				return fs.SkipDir
 			}
-			continue
+			return nil
 		}
-		if e.Typ != unix.DT_DIR && e.Typ != unix.DT_UNKNOWN {
-			continue
+		// A system name is found whatever it is (a directory that cannot be opened, a link
+		// swapped in for one), never descended into.
+		info := e.Info
+		if err != nil || !info.IsDir() {
+			if info, err = dir.Lstat(e.Name); err != nil {
+				return nil
+			}
 		}
-		sub, err := unix.Openat(dir, e.Name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		if err != nil {
-			continue // not a directory (or a link) now
+		if id := idOf(info); !s.skip[id] {
+			found(dir, e.Name, rel, id)
 		}
-		var st unix.Stat_t
-		if unix.Fstat(sub, &st) == nil && !s.skip[confine.StatID(&st)] {
-			s.walkRel(sub, r, depth+1, found)
+		if e.Info.IsDir() {
+			return fs.SkipDir
 		}
-		unix.Close(sub)
-	}
+		return nil
+	})
 }
+
+func idOf(info safefs.Info) fileID { return fileID{Dev: info.Dev, Ino: info.Ino} }
 
 // after cleans up once the command has ended, and says what it did in the result.
 func (s *sweeper) after(res *Result, trash func(dir *os.File, name, path string) (string, error), log *zap.Logger) {
 	var notes []string
-	take := func(dir int, name, path string) {
+	take := func(dir *safefs.Dir, name, path string) {
 		how, err := takeAway(dir, name, path, trash)
 		if err != nil {
 			log.Warn("could not take away an entry a command created", zap.String("path", path), zap.Error(err))
@@ -129,7 +126,7 @@ func (s *sweeper) after(res *Result, trash func(dir *os.File, name, path string)
 		notes = append(notes, fmt.Sprintf("massgen: %s %s: .git, .env, .massgen and protected paths are never created outside your workspace", how, path))
 	}
 	for i, r := range s.roots {
-		s.walk(r.fd, 0, func(dir int, name, rel string, id fileID) {
+		s.walk(r, func(dir *safefs.Dir, name, rel string, id fileID) {
 			if old, ok := s.before[sweepKey{i, rel}]; ok && old == id {
 				return
 			}
@@ -137,38 +134,23 @@ func (s *sweeper) after(res *Result, trash func(dir *os.File, name, path string)
 		})
 	}
 	for _, m := range s.missing {
-		dir, name, err := walkTo(m.dir, m.rest)
+		dir, name, err := walkTo(m.dir, m.rest, m.path)
 		if err != nil {
 			continue // still absent
 		}
-		var st unix.Stat_t
-		if unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+		if _, err := dir.Lstat(name); err == nil {
 			take(dir, name, m.path)
 		}
-		if dir != m.dir {
-			unix.Close(dir)
-		}
+		dir.Close()
 	}
 	for _, l := range s.links {
-		var st unix.Stat_t
-		err := unix.Fstatat(l.dir, l.name, &st, unix.AT_SYMLINK_NOFOLLOW)
-		if err == nil && confine.StatID(&st) == l.id {
+		dir, err := safefs.FromFD(uintptr(l.dir), filepath.Dir(l.path))
+		if err != nil {
+			log.Warn("could not check a protected link", zap.String("path", l.path), zap.Error(err))
 			continue
 		}
-		if err == nil {
-			if _, err := takeAway(l.dir, l.name, l.path, trash); err != nil {
-				log.Warn("could not put back a protected link", zap.String("path", l.path), zap.Error(err))
-				notes = append(notes, fmt.Sprintf("massgen: could not put back %s: %v", l.path, err))
-				continue
-			}
-		}
-		if err := unix.Symlinkat(l.target, l.dir, l.name); err != nil {
-			log.Warn("could not put back a protected link", zap.String("path", l.path), zap.Error(err))
-			notes = append(notes, fmt.Sprintf("massgen: could not put back %s: %v", l.path, err))
-			continue
-		}
-		res.Restored = append(res.Restored, l.path)
-		notes = append(notes, fmt.Sprintf("massgen: put back %s (protected): the command had replaced or removed it", l.path))
+		s.putBack(dir, l, res, &notes, trash, log)
+		dir.Close()
 	}
 	if len(notes) > 0 {
 		if res.Stderr != "" && res.Stderr[len(res.Stderr)-1] != '\n' {
@@ -180,9 +162,32 @@ func (s *sweeper) after(res *Result, trash func(dir *os.File, name, path string)
 	}
 }
 
+// putBack puts the protected link l back in dir when the command replaced or removed it.
+func (s *sweeper) putBack(dir *safefs.Dir, l keepLink, res *Result, notes *[]string, trash func(dir *os.File, name, path string) (string, error), log *zap.Logger) {
+	info, err := dir.Lstat(l.name)
+	if err == nil && idOf(info) == l.id {
+		return
+	}
+	if err == nil {
+		if _, err := takeAway(dir, l.name, l.path, trash); err != nil {
+			log.Warn("could not put back a protected link", zap.String("path", l.path), zap.Error(err))
+			*notes = append(*notes, fmt.Sprintf("massgen: could not put back %s: %v", l.path, err))
+			return
+		}
+	}
+	if err := dir.Symlink(l.target, l.name); err != nil {
+		log.Warn("could not put back a protected link", zap.String("path", l.path), zap.Error(err))
+		*notes = append(*notes, fmt.Sprintf("massgen: could not put back %s: %v", l.path, err))
+		return
+	}
+	res.Restored = append(res.Restored, l.path)
+	*notes = append(*notes, fmt.Sprintf("massgen: put back %s (protected): the command had replaced or removed it", l.path))
+}
+
 // walkTo opens the directories of rest but the last under dir (no link followed) and returns
-// the last directory and the final name.
-func walkTo(dir int, rest []string) (int, string, error) {
+// the last directory and the final name. The steps are O_PATH handles, as the plan's: a
+// directory the command made search-only (--x) is walked through all the same.
+func walkTo(dir int, rest []string, path string) (*safefs.Dir, string, error) {
 	cur := dir
 	for _, c := range rest[:len(rest)-1] {
 		next, err := unix.Openat(cur, c, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
@@ -190,65 +195,39 @@ func walkTo(dir int, rest []string) (int, string, error) {
 			unix.Close(cur)
 		}
 		if err != nil {
-			return -1, "", err
+			return nil, "", err
 		}
 		cur = next
 	}
-	return cur, rest[len(rest)-1], nil
+	d, err := safefs.FromFD(uintptr(cur), filepath.Dir(path))
+	if cur != dir {
+		unix.Close(cur)
+	}
+	return d, rest[len(rest)-1], err
 }
 
-// takeAway moves name (in the directory handle dir) to the trash, or deletes it without one;
-// it returns what it did ("moved to the trash (ID)", "removed").
-func takeAway(dir int, name, path string, trash func(dir *os.File, name, path string) (string, error)) (string, error) {
+// takeAway moves name (in dir) to the trash, or deletes it without one; it returns what it did
+// ("moved to the trash (ID)", "removed").
+func takeAway(dir *safefs.Dir, name, path string, trash func(dir *os.File, name, path string) (string, error)) (string, error) {
 	if trash != nil {
-		d, err := unix.FcntlInt(uintptr(dir), unix.F_DUPFD_CLOEXEC, 0)
+		f, err := dir.File()
 		if err == nil {
-			f := os.NewFile(uintptr(d), path)
-			id, terr := trash(f, name, path)
+			var id string
+			id, err = trash(f, name, path)
 			f.Close()
-			if terr == nil {
+			if err == nil {
 				return fmt.Sprintf("moved to the trash (massgen trash restore %s)", id), nil
 			}
-			err = terr
 		}
 		// A planted .git or .env must not stay: removed all the same (the log says why the
 		// trash failed).
-		if rerr := removeAt(dir, name, 0); rerr != nil {
+		if rerr := dir.RemoveAll(name); rerr != nil {
 			return "", errors.Join(err, rerr)
 		}
 		return "removed (the trash failed: " + err.Error() + ")", nil
 	}
-	if err := removeAt(dir, name, 0); err != nil {
+	if err := dir.RemoveAll(name); err != nil {
 		return "", err
 	}
 	return "removed", nil
-}
-
-// removeAt deletes name under the directory handle dir, recursively, never following a link.
-func removeAt(dir int, name string, depth int) error {
-	if depth > maxSweepDepth {
-		return errors.New("too deep")
-	}
-	err := unix.Unlinkat(dir, name, 0)
-	if err == nil || errors.Is(err, unix.ENOENT) {
-		return nil
-	}
-	if !errors.Is(err, unix.EISDIR) && !errors.Is(err, unix.EPERM) {
-		return err
-	}
-	sub, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return err
-	}
-	ents, err := confine.ReadDir(sub)
-	for _, e := range ents {
-		if rerr := removeAt(sub, e.Name, depth+1); rerr != nil && err == nil {
-			err = rerr
-		}
-	}
-	unix.Close(sub)
-	if err != nil {
-		return err
-	}
-	return unix.Unlinkat(dir, name, unix.AT_REMOVEDIR)
 }

@@ -11,6 +11,8 @@ import (
 	"sync"
 
 	"go.uber.org/zap"
+
+	"github.com/massgen-go/massgen/internal/safefs"
 )
 
 // A private folder is a folder of massgen's own in the system temp folder (mode 0700), such as
@@ -74,37 +76,31 @@ func SweepPrivate(prefix string, log *zap.Logger) ([]string, error) {
 		return nil, fmt.Errorf("tmpsweep: private folder prefix %q must start with massgen-", prefix)
 	}
 	tmp := os.TempDir()
-	ents, err := os.ReadDir(tmp)
+	td, err := safefs.OpenDirPath(tmp)
+	if err != nil {
+		return nil, err
+	}
+	defer td.Close()
+	ents, _, err := td.Entries(0)
 	if err != nil {
 		return nil, err
 	}
 	var removed []string
 	var errs []error
 	for _, e := range ents {
-		if !e.IsDir() || !strings.HasPrefix(e.Name(), prefix+"-") {
+		if !e.Info.IsDir() || !strings.HasPrefix(e.Name, prefix+"-") || !ownedDir(e.Info) {
 			continue
 		}
-		dir := filepath.Join(tmp, e.Name())
-		if !ownedDir(dir) {
+		dir := filepath.Join(tmp, e.Name)
+		err := removeUnlocked(td, e)
+		switch {
+		case errors.Is(err, errLive):
 			continue
-		}
-		f, err := os.OpenFile(filepath.Join(dir, lockName), os.O_RDWR, 0)
-		if errors.Is(err, fs.ErrNotExist) {
-			// A folder being created (its lock not yet made) or a stray: without the lock file
-			// it cannot be told from a live one, so it stays.
+		case errors.Is(err, fs.ErrNotExist) || errors.Is(err, safefs.ErrChanged):
+			// Gone or replaced meanwhile; or a folder being created (its lock not yet made) or a
+			// stray: without the lock file it cannot be told from a live one, so it stays.
 			continue
-		}
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if lockFile(f) != nil { // held: its owner lives
-			_ = f.Close()
-			continue
-		}
-		err = os.RemoveAll(dir)
-		_ = f.Close()
-		if err != nil {
+		case err != nil:
 			errs = append(errs, fmt.Errorf("removing %s: %w", dir, err))
 			continue
 		}
@@ -112,4 +108,35 @@ func SweepPrivate(prefix string, log *zap.Logger) ([]string, error) {
 		log.Info("removed a private folder left by a massgen that ended without cleaning up", zap.String("path", dir))
 	}
 	return removed, errors.Join(errs...)
+}
+
+// errLive: the folder's lock is held, its owner lives.
+var errLive = errors.New("held by a live process")
+
+// removeUnlocked removes the private folder e of tmp if its lock can be taken, through
+// descriptors: the folder is the one listed, and nothing below it is followed.
+func removeUnlocked(tmp *safefs.Dir, e safefs.Entry) error {
+	d, err := tmp.SubSame(e.Name, e.Info)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	f, _, err := d.OpenFile(lockName)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if lockFile(f) != nil {
+		return errLive
+	}
+	if runtime.GOOS == "windows" { // an open file cannot be removed there (as in Remove)
+		_ = f.Close()
+	}
+	if err := d.RemoveContents(0); err != nil {
+		return err
+	}
+	if now, err := tmp.Lstat(e.Name); err != nil || !now.Same(e.Info) {
+		return safefs.ErrChanged
+	}
+	return tmp.Remove(e.Name)
 }

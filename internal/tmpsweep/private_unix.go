@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/massgen-go/massgen/internal/safefs"
 )
 
 // lockFile takes an exclusive flock on f without waiting.
@@ -38,11 +40,5 @@ func createLocked(dir string) (*os.File, error) {
 	return f, nil
 }
 
-// ownedDir reports whether dir is a real folder (not a link) owned by this user.
-func ownedDir(dir string) bool {
-	var st unix.Stat_t
-	if err := unix.Lstat(dir, &st); err != nil {
-		return false
-	}
-	return st.Mode&unix.S_IFMT == unix.S_IFDIR && int(st.Uid) == os.Geteuid()
-}
+// ownedDir reports whether the folder entry info is owned by this user.
+func ownedDir(info safefs.Info) bool { return int(info.Uid) == os.Geteuid() }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 
 	"golang.org/x/sys/windows"
+
+	"github.com/massgen-go/massgen/internal/safefs"
 )
 
 // lockFile locks f's first byte without waiting.
@@ -30,9 +32,6 @@ func createLocked(dir string) (*os.File, error) {
 	return f, nil
 }
 
-// ownedDir reports whether dir is a real folder (not a link). The temp folder is the user's own
-// on Windows.
-func ownedDir(dir string) bool {
-	fi, err := os.Lstat(dir)
-	return err == nil && fi.IsDir()
-}
+// ownedDir: the temp folder is the user's own on Windows (the entry was listed without
+// following it).
+func ownedDir(safefs.Info) bool { return true }

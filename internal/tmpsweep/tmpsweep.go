@@ -13,13 +13,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
 
 	"go.uber.org/zap"
 
+	"github.com/massgen-go/massgen/internal/safefs"
 	"github.com/massgen-go/massgen/permissions"
 )
 
@@ -41,10 +42,18 @@ type Kept struct {
 	Reason string
 }
 
-// candidate is a file with a temp name, as found.
+// fileID is a file's device and inode.
+type fileID struct{ dev, ino uint64 }
+
+// candidate is a file with a temp name, as found: its folder is reached again from dir (a folder
+// held open from the start of the sweep) through rel, one folder at a time and never through a
+// link, and the file is removed only if it is still the one found.
 type candidate struct {
-	path string
-	id   fileID
+	path string // as shown: the root as given and the names below it
+	dir  *safefs.Dir
+	rel  string // the folder below dir that holds the file ("" for dir itself)
+	name string
+	info safefs.Info
 }
 
 // Sweep removes abandoned temp files under roots (files or folders; a file's temp files are
@@ -58,7 +67,10 @@ func Sweep(ctx context.Context, roots []string, log *zap.Logger) (Report, error)
 	var cands []candidate
 	var errs []error
 	for _, root := range roots {
-		found, err := find(ctx, root)
+		found, dir, err := find(ctx, root)
+		if dir != nil {
+			defer dir.Close()
+		}
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -79,12 +91,14 @@ func Sweep(ctx context.Context, roots []string, log *zap.Logger) (Report, error)
 			cands = nil
 		}
 		for _, c := range cands {
-			if open[c.id] {
+			if open[fileID{dev: c.info.Dev, ino: c.info.Ino}] {
 				rep.Kept = append(rep.Kept, Kept{Path: c.path, Reason: "a process has it open (a write in progress)"})
 				continue
 			}
-			if err := removeIfSame(c); errors.Is(err, fs.ErrNotExist) {
-				continue // renamed into place or removed meanwhile: not abandoned after all
+			if err := removeIfSame(c); errors.Is(err, fs.ErrNotExist) || errors.Is(err, safefs.ErrChanged) {
+				// Renamed into place or removed meanwhile (not abandoned after all), or its
+				// folder moved: left for the next sweep.
+				continue
 			} else if err != nil {
 				errs = append(errs, fmt.Errorf("removing %s: %w", c.path, err))
 				continue
@@ -100,56 +114,78 @@ func Sweep(ctx context.Context, roots []string, log *zap.Logger) (Report, error)
 	return rep, errors.Join(errs...)
 }
 
-// find lists the files with a temp name under root (root's folder when it is a file).
-func find(ctx context.Context, root string) ([]candidate, error) {
-	fi, err := os.Lstat(root)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+// find lists the files with a temp name under root (root's folder when it is a file), walking
+// from one descriptor on root (or its folder) that it returns for the removal to start from.
+func find(ctx context.Context, root string) ([]candidate, *safefs.Dir, error) {
+	w, err := safefs.Resolve(root, true)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	defer w.Close()
+	if !w.Exists {
+		return nil, nil, nil
 	}
 	var out []candidate
-	add := func(p string) {
-		if id, err := statID(p); err == nil {
-			out = append(out, candidate{path: p, id: id})
-		}
-	}
-	if !fi.IsDir() {
+	if !w.Info.IsDir() {
 		// A file context path: only its own temp files, in its folder.
-		dir, base := filepath.Split(root)
-		ents, err := os.ReadDir(dir)
+		dir, err := w.Dir.SubPath("")
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		prefix := "." + base
+		ents, _, err := dir.Entries(0)
+		if err != nil {
+			return nil, dir, err
+		}
+		prefix := "." + w.Name
 		if len(prefix) > 101 {
 			prefix = prefix[:101] // the writer keeps the first 100 bytes of the name
 		}
+		parent := filepath.Dir(root)
 		for _, e := range ents {
-			if n := e.Name(); IsTempName(n) && len(n) > len(prefix) && n[:len(prefix)] == prefix && e.Type().IsRegular() {
-				add(filepath.Join(dir, n))
+			if n := e.Name; IsTempName(n) && len(n) > len(prefix) && n[:len(prefix)] == prefix && e.Info.IsRegular() {
+				out = append(out, candidate{path: filepath.Join(parent, n), dir: dir, name: n, info: e.Info})
 			}
 		}
-		return out, nil
+		return out, dir, nil
 	}
-	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	dir, err := w.OpenDir()
+	if err != nil {
+		return nil, nil, err
+	}
+	// WalkTypes: a stat for directories and temp-named files only, as filepath.WalkDir did.
+	err = dir.WalkTypes(func(rel string, in *safefs.Dir, e safefs.Entry, err error) error {
 		if err != nil {
-			if p == root {
-				return err
-			}
-			return nil // unreadable folder: nothing massgen could have written there either
+			return nil // unreadable or replaced folder: nothing massgen could have written there either
 		}
 		if cerr := ctx.Err(); cerr != nil {
 			return cerr
 		}
-		if d.IsDir() && p != root && slices.Contains(permissions.DefaultExcluded, d.Name()) {
-			return filepath.SkipDir
+		if e.Info.IsDir() && slices.Contains(permissions.DefaultExcluded, e.Name) {
+			return fs.SkipDir
 		}
-		if d.Type().IsRegular() && IsTempName(d.Name()) {
-			add(p)
+		if e.Info.IsRegular() && IsTempName(e.Name) {
+			if e.Info, err = in.Lstat(e.Name); err != nil || !e.Info.IsRegular() {
+				return nil // vanished or replaced meanwhile
+			}
+			out = append(out, candidate{path: filepath.Join(root, filepath.FromSlash(rel)), dir: dir,
+				rel: path.Dir(rel), name: e.Name, info: e.Info})
 		}
 		return nil
 	})
-	return out, err
+	return out, dir, err
+}
+
+// removeIfSame removes c's file if it is still the file that was checked, reaching its folder
+// again from the sweep's descriptor.
+func removeIfSame(c candidate) error {
+	rel := c.rel
+	if rel == "." {
+		rel = ""
+	}
+	d, err := c.dir.SubPath(rel)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.RemoveSame(c.name, c.info)
 }

@@ -5,10 +5,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/massgen-go/massgen/internal/testing/lane"
 )
 
 func write(t testing.TB, p, content string) {
@@ -168,6 +172,50 @@ func TestSweepNeverTakesALiveWrite(t *testing.T) {
 	for _, e := range ents {
 		if IsTempName(e.Name()) {
 			t.Errorf("%s left behind", e.Name())
+		}
+	}
+}
+
+// A folder of the context path is swapped for a link to a folder outside it, thousands of
+// times, while sweeps run: an abandoned-looking temp file outside is never listed or removed
+// (the sweep walks and removes through descriptors, never through a link).
+func TestSweepSwappedFolderStaysInside(t *testing.T) {
+	lane.Long(t)
+	if runtime.GOOS != "linux" {
+		t.Skip("temp files are removed on Linux only (/proc)")
+	}
+	base := t.TempDir()
+	root := filepath.Join(base, "proj")
+	outside := filepath.Join(base, "outside")
+	bait := filepath.Join(outside, ".secret.txt.massgen-tmp-0123456789ab")
+	write(t, filepath.Join(root, "sub", "keep.txt"), "inside")
+	write(t, bait, "not in the context path")
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		sub, aside := filepath.Join(root, "sub"), filepath.Join(root, "aside")
+		// Each state is held for a moment (the attacker's timing, not synchronisation): the
+		// folder is a folder when it is listed and a link when it is entered and swept.
+		for i := 0; !stop.Load(); i++ {
+			_ = os.Rename(sub, aside)
+			_ = os.Symlink(outside, sub)
+			time.Sleep(time.Duration(i%50) * 10 * time.Microsecond)
+			_ = os.Remove(sub)
+			_ = os.Rename(aside, sub)
+			time.Sleep(time.Duration(i%7) * 10 * time.Microsecond)
+		}
+	})
+	defer func() { stop.Store(true); wg.Wait() }()
+	for i := range 3000 {
+		rep, _ := Sweep(context.Background(), []string{root}, nil)
+		if len(rep.Removed) > 0 {
+			t.Fatalf("sweep %d removed %v", i, rep.Removed)
+		}
+		for _, k := range rep.Kept {
+			t.Errorf("sweep %d listed %s (%s)", i, k.Path, k.Reason)
+		}
+		if _, err := os.Lstat(bait); err != nil {
+			t.Fatalf("sweep %d: the file outside is gone: %v", i, err)
 		}
 	}
 }

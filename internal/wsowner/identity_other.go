@@ -4,12 +4,13 @@ package wsowner
 
 import (
 	"errors"
-	"os"
+
+	"github.com/massgen-go/massgen/internal/safefs"
 )
 
 // Without a device and inode massgen cannot tell a folder it made from one put in its place, so
 // it owns none: workspaces are never cleared (fails closed).
-func identity(*os.Root) (fileID, error) {
+func identity(*safefs.Dir) (fileID, error) {
 	return fileID{}, errors.New("massgen cannot identify folders on this platform")
 }
 

@@ -3,22 +3,19 @@
 package wsowner
 
 import (
-	"errors"
 	"os"
 	"syscall"
+
+	"github.com/massgen-go/massgen/internal/safefs"
 )
 
 // identity is the device and inode of the open folder root.
-func identity(root *os.Root) (fileID, error) {
-	fi, err := root.Stat(".")
+func identity(root *safefs.Dir) (fileID, error) {
+	info, err := root.Stat()
 	if err != nil {
 		return fileID{}, err
 	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return fileID{}, errors.New("no device and inode for the folder")
-	}
-	return fileID{dev: uint64(st.Dev), ino: uint64(st.Ino)}, nil // int32 on darwin
+	return fileID{dev: info.Dev, ino: info.Ino}, nil
 }
 
 // sameDevice: a and b are on one filesystem (a is no mount point below b).

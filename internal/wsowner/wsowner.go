@@ -24,6 +24,7 @@ import (
 
 	"github.com/massgen-go/massgen/internal/layout"
 	"github.com/massgen-go/massgen/internal/private"
+	"github.com/massgen-go/massgen/internal/safefs"
 )
 
 // How massgen came to own a workspace.
@@ -98,7 +99,7 @@ func Claim(dir, massgenDir string, owned bool) (string, error) {
 	if reg == "" {
 		return "", nil // nowhere to keep a record: never cleared
 	}
-	root, err := os.OpenRoot(dir)
+	root, err := safefs.OpenDirPath(dir)
 	if err != nil {
 		return "", fmt.Errorf("workspace %s: %w", dir, err)
 	}
@@ -148,7 +149,7 @@ func adoptable(dir, massgenDir string) bool {
 // Owner says how massgen owns the open folder root, found at dir ("" when it does not: no
 // record, or the folder is not the one recorded). massgenDir is where records are kept for
 // folders that are in no .massgen folder ("": such folders are never owned).
-func Owner(root *os.Root, dir, massgenDir string) (string, error) {
+func Owner(root *safefs.Dir, dir, massgenDir string) (string, error) {
 	reg := Registry(dir, massgenDir)
 	if reg == "" {
 		return "", &NotOwnedError{Dir: dir, Reason: "massgen did not create it"}

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/massgen-go/massgen/internal/safefs"
 )
 
 func TestClaimAndOwner(t *testing.T) {
@@ -52,7 +54,7 @@ func TestClaimAndOwner(t *testing.T) {
 			if err != nil || how != tt.wantHow {
 				t.Fatalf("Claim = %q, %v; want %q", how, err, tt.wantHow)
 			}
-			root, err := os.OpenRoot(ws)
+			root, err := safefs.OpenDirPath(ws)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -97,7 +99,7 @@ func TestReplacedFolderIsNotOwned(t *testing.T) {
 			} else if err := os.Symlink(user, ws); err != nil {
 				t.Fatal(err)
 			}
-			root, err := os.OpenRoot(ws)
+			root, err := safefs.OpenDirPath(ws)
 			if err != nil {
 				t.Fatal(err)
 			}
