@@ -132,7 +132,7 @@ func loadSource(o LoadOptions, src source) (*Config, []Warning, error) {
 		warnings = append(warnings, Warning{File: d.file, Line: line, Key: key, Message: msg})
 	}
 	cfg.mapSRT(d, mapped)
-	cfg.mapBackendPermissions(d, mapped)
+	cfg.mapBackendPermissions(d, o.Actions, mapped)
 	for i, a := range cfg.Agents {
 		if a.Backend.CWD != "" && !within(cfg.MassgenDir(), a.Backend.CWD) {
 			key := fmt.Sprintf("agents[%d].backend.cwd", i)
