@@ -18,6 +18,12 @@ type LoadOptions struct {
 	Home       string                      // for ~/.massgen/.env and ~ expansion
 	LookupEnv  func(string) (string, bool) // the real environment
 	Logger     *zap.Logger                 // may be nil
+	// Actions maps MassGen 0.1.97's backend.permissions file actions (read_file, write_file: the
+	// built-in tools whose declarations say so) onto the permission engine's class of each
+	// (filesystem.MassGenActions; configs cannot read the registry). Without it those actions
+	// are unknown: a rule naming one is not mapped, with the warning an unknown action gets.
+	// Every caller loading a user's config sets it (TestLoadCallersGiveActions).
+	Actions map[string]string
 }
 
 // Warning is a problem that does not stop loading or running: an unknown key, a key massgen

@@ -81,7 +81,14 @@ func (d *document) expandVars(lookup func(string) (string, bool), warn func(line
 				walk(n.Content[i+1], joinPath(path, n.Content[i].Value))
 			}
 		case yaml.AliasNode:
+			if seen[n.Alias] {
+				return
+			}
+			if !d.aliases().follow(n) {
+				return
+			}
 			walk(n.Alias, path)
+			d.aliases().leave()
 		case yaml.ScalarNode:
 			if !strings.Contains(n.Value, "${") || noExpand(path) {
 				return

@@ -19,6 +19,12 @@ func FuzzLoadBytes(f *testing.F) {
 	f.Add([]byte("agent: {id: a, backend: {type: openai, cwd: ws}}\norchestrator: {context_paths: [{path: ., protected_paths: [x]}]}\n"))
 	f.Add([]byte("agents:\n  - id: a\n    backend:\n      type: openai\n     model: x\n"))
 	f.Add([]byte("a: &x [*x]\n"))
+	// Aliases nested in aliases under an untyped section: refused, not expanded.
+	f.Add([]byte("agent: {id: a, backend: {type: openai, model: m}}\norchestrator: {coordination: {b: {" +
+		"l0: &l0 [x, x, x, x, x, x, x, x, x], l1: &l1 [*l0, *l0, *l0, *l0, *l0, *l0, *l0, *l0, *l0], " +
+		"l2: &l2 [*l1, *l1, *l1, *l1, *l1, *l1, *l1, *l1, *l1], l3: &l3 [*l2, *l2, *l2, *l2, *l2, *l2, *l2, *l2, *l2], " +
+		"l4: &l4 [*l3, *l3, *l3, *l3, *l3, *l3, *l3, *l3, *l3], l5: &l5 [*l4, *l4, *l4, *l4, *l4, *l4, *l4, *l4, *l4], " +
+		"l6: &l6 [*l5, *l5, *l5, *l5, *l5, *l5, *l5, *l5, *l5]}}}\n"))
 	base := f.TempDir()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cfg, _, err := LoadBytes("fuzz.yaml", data, LoadOptions{BaseDir: base})

@@ -23,19 +23,21 @@ type keyFinding struct {
 // checkKeys walks a config's node tree (after normalize: agents is a list, mcp_servers lists)
 // along the key table and reports every key that is not implemented. Children of ignored,
 // refused and open keys are not walked: the finding on the parent covers them.
-func checkKeys(root *yaml.Node, report func(keyFinding)) {
-	w := keyWalker{report: report}
+// Aliases are paid from budget (nil for a tree massgen encoded itself, which has none).
+func checkKeys(root *yaml.Node, budget *aliasBudget, report func(keyFinding)) {
+	w := keyWalker{report: report, budget: budget}
 	w.value(root, "", "", "")
 }
 
 type keyWalker struct {
 	report func(keyFinding)
+	budget *aliasBudget
 	active map[*yaml.Node]bool // alias targets being walked (an alias may contain itself)
 }
 
 // value walks a mapping, or the mappings of a list, found at canon/path.
 func (w *keyWalker) value(n *yaml.Node, canon, path, btype string) {
-	n, done, ok := followAlias(&w.active, n)
+	n, done, ok := followAlias(w.budget, &w.active, n)
 	if !ok {
 		return
 	}

@@ -84,13 +84,16 @@ func loadSource(o LoadOptions, src source) (*Config, []Warning, error) {
 	var words []Problem // words outside their vocabulary, blanked: reported with validate's problems
 	d.checkWords(d.root, typeOfConfig, "", func(p Problem) { words = append(words, p) })
 	var refused []Problem // reported with validate's problems, not instead of them
-	checkKeys(d.root, func(f keyFinding) {
+	checkKeys(d.root, d.aliases(), func(f keyFinding) {
 		if f.status == Refused {
 			refused = append(refused, Problem{File: d.file, Line: f.key.Line, Message: f.message, Key: f.path})
 			return
 		}
 		warnings = append(warnings, Warning{File: d.file, Line: f.key.Line, Message: f.message, Key: f.path, Suggestion: f.suggestion})
 	})
+	if err := d.aliasProblem(); err != nil {
+		return nil, nil, err // the walks stopped at that alias: nothing else they found is whole
+	}
 	cfg := &Config{}
 	probs = append(probs, d.decode(cfg)...)
 	if dt := cfg.UI.DisplayType; dt != "" {
@@ -129,7 +132,7 @@ func loadSource(o LoadOptions, src source) (*Config, []Warning, error) {
 		warnings = append(warnings, Warning{File: d.file, Line: line, Key: key, Message: msg})
 	}
 	cfg.mapSRT(d, mapped)
-	cfg.mapBackendPermissions(d, mapped)
+	cfg.mapBackendPermissions(d, o.Actions, mapped)
 	for i, a := range cfg.Agents {
 		if a.Backend.CWD != "" && !within(cfg.MassgenDir(), a.Backend.CWD) {
 			key := fmt.Sprintf("agents[%d].backend.cwd", i)

@@ -35,7 +35,7 @@ func write(t *testing.T, dir, name, text string) string {
 func load(t *testing.T, base, text string, e env) (*Config, []Warning, error) {
 	t.Helper()
 	write(t, base, "config.yaml", text)
-	return Load(LoadOptions{Name: "config.yaml", BaseDir: base, Home: filepath.Join(base, "home"), LookupEnv: e.lookup})
+	return Load(LoadOptions{Name: "config.yaml", BaseDir: base, Home: filepath.Join(base, "home"), LookupEnv: e.lookup, Actions: ActionsForTest})
 }
 
 func mustLoad(t *testing.T, base, text string, e env) (*Config, []Warning) {

@@ -2,6 +2,7 @@ package configs
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -36,40 +37,30 @@ type BackendRules struct {
 	Deny  []string `yaml:"deny,omitempty" json:"deny,omitempty"`
 }
 
-// The permission engine's tool classes (permissions.ToolClasses) MassGen's actions map onto:
-// the tools are named by what their declarations do, so no list of tool names lives here.
+// The permission engine's tool classes (permissions.ToolClasses) MassGen's command action and
+// roles map onto.
 const (
-	classRead    = "@read"
 	classWrite   = "@write"
 	classCommand = "@command"
 )
 
-// MassGen's actions are command, mcp, * and read_url, and its file actions, each named after
-// the access it judges: <access>_file. massgen maps a file action onto the engine's class of the
-// same access (read -> @read, write -> @write), which names every tool whose declaration reads
-// (or writes or deletes) a path, whatever the tool is called: the words are MassGen's grammar,
-// derived here from the classes, never a list of massgen's tools (TestBackendPermissionToolLists
-// checks each word also names the built-in tool of its class, as MassGen's tools are named).
+// MassGen's actions are command, mcp, * and read_url, and its file actions read_file and
+// write_file. The file actions are the names of built-in tools whose declarations say they are
+// MassGen actions: the caller gives them (LoadOptions.Actions, filesystem.MassGenActions), each
+// with the engine's class of its tool, which names every tool whose declaration reads (or writes
+// or deletes) a path, whatever the tool is called.
 const (
 	actionCommand = "command"
 	actionMCP     = "mcp"
 	actionAny     = "*"
 	actionReadURL = "read_url"
-	fileObject    = "_file" // a file action is its access, then this
 )
 
-// fileClasses are the classes MassGen has a file action for, in MassGen's order.
-var fileClasses = []string{classRead, classWrite}
-
-// fileAction is MassGen's file action for a class: @read -> read_file.
-func fileAction(class string) string { return strings.TrimPrefix(class, "@") + fileObject }
-
-// backendActions lists MassGen's actions as its documentation does.
-func backendActions() string {
+// backendActions lists MassGen's actions as its documentation does, the file actions given
+// (word -> class) by name.
+func backendActions(actions map[string]string) string {
 	words := []string{actionCommand}
-	for _, c := range fileClasses {
-		words = append(words, fileAction(c))
-	}
+	words = append(words, slices.Sorted(maps.Keys(actions))...)
 	words = append(words, actionReadURL, actionMCP)
 	return strings.Join(words, ", ") + " and " + actionAny
 }
@@ -93,7 +84,8 @@ type NotMapped struct {
 
 // MapBackendPermissions maps a MassGen permissions block onto massgen's rules:
 //   - command(P) becomes @command(P) (a glob over the whole command line in both);
-//   - read_file(P) and write_file(P) become @read(P) and @write(P): every tool that reads (or
+//   - read_file(P) and write_file(P) (the file actions given: word -> class, from
+//     filesystem.MassGenActions) become @read(P) and @write(P): every tool that reads (or
 //     writes or deletes) a path by its declaration, P matched as
 //     massgen matches paths (as given, resolved, or relative to the workspace or the context
 //     path; * does not cross a /, ** does), where MassGen matches the argument as written;
@@ -102,8 +94,9 @@ type NotMapped struct {
 //
 // Deny wins in both. read_url rules and unknown actions or roles are not mapped (NotMapped); ask
 // rules are not either, which the key table says (rules.ask is an ignored key). A block with
-// enabled: false maps to nothing, as MassGen ignores it.
-func MapBackendPermissions(p *BackendPermissions) MappedPermissions {
+// enabled: false maps to nothing, as MassGen ignores it. Without actions, a file action is
+// unknown.
+func MapBackendPermissions(p *BackendPermissions, actions map[string]string) MappedPermissions {
 	var m MappedPermissions
 	if p == nil || (p.Enabled != nil && !*p.Enabled) {
 		return m
@@ -115,7 +108,7 @@ func MapBackendPermissions(p *BackendPermissions) MappedPermissions {
 	}{{"allow", p.Rules.Allow, &m.Allow}, {"deny", p.Rules.Deny, &m.Deny}} {
 		for i, r := range d.rules {
 			key := fmt.Sprintf("rules.%s[%d]", d.name, i)
-			rs, why := mapBackendRule(r)
+			rs, why := mapBackendRule(r, actions)
 			if why != "" {
 				m.NotMapped = append(m.NotMapped, NotMapped{key, why})
 			}
@@ -133,7 +126,7 @@ func MapBackendPermissions(p *BackendPermissions) MappedPermissions {
 }
 
 // mapBackendRule maps one MassGen rule; why says what was left out.
-func mapBackendRule(rule string) ([]string, string) {
+func mapBackendRule(rule string, actions map[string]string) ([]string, string) {
 	sm := backendRuleRE.FindStringSubmatch(rule)
 	if sm == nil {
 		return nil, fmt.Sprintf("%q is not a rule (action or action(target))", rule)
@@ -152,17 +145,15 @@ func mapBackendRule(rule string) ([]string, string) {
 	case actionReadURL:
 		return nil, fmt.Sprintf("%q is not mapped: massgen has no rule over URLs (a command's network is command_network's, MCP tools are named by mcp__server__tool rules)", rule)
 	}
-	for _, c := range fileClasses {
-		if action == fileAction(c) {
-			return []string{c + "(" + target + ")"}, ""
-		}
+	if c, ok := actions[action]; ok {
+		return []string{c + "(" + target + ")"}, ""
 	}
-	return nil, fmt.Sprintf("%q: unknown action %s (MassGen's are %s)", rule, action, backendActions())
+	return nil, fmt.Sprintf("%q: unknown action %s (MassGen's are %s)", rule, action, backendActions(actions))
 }
 
 // mapBackendPermissions adds each agent's mapped backend permissions to its permissions
 // section and warns about what was not mapped.
-func (c *Config) mapBackendPermissions(d *document, warn func(key string, line int, msg string)) {
+func (c *Config) mapBackendPermissions(d *document, actions map[string]string, warn func(key string, line int, msg string)) {
 	for i := range c.Agents {
 		a := &c.Agents[i]
 		p := a.Backend.Permissions
@@ -170,7 +161,7 @@ func (c *Config) mapBackendPermissions(d *document, warn func(key string, line i
 			continue
 		}
 		base := fmt.Sprintf("agents[%d].backend.permissions", i)
-		m := MapBackendPermissions(p)
+		m := MapBackendPermissions(p, actions)
 		for _, n := range m.NotMapped {
 			key := base + "." + n.Key
 			warn(key, d.lineOf(key), key+": "+n.Why)

@@ -1,6 +1,7 @@
 package configs_test
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,7 +22,7 @@ import (
 // deletes a path is @write, one that runs commands is @command; each class names no other tool.
 func TestBackendPermissionToolLists(t *testing.T) {
 	mapped := func(rule string) string {
-		d := configs.MapBackendPermissions(&configs.BackendPermissions{Rules: configs.BackendRules{Deny: []string{rule}}}).Deny
+		d := configs.MapBackendPermissions(&configs.BackendPermissions{Rules: configs.BackendRules{Deny: []string{rule}}}, filesystem.MassGenActions()).Deny
 		if len(d) != 1 {
 			t.Fatalf("%s maps to %q, want one rule", rule, d)
 		}
@@ -64,29 +65,40 @@ func TestBackendPermissionToolLists(t *testing.T) {
 			t.Errorf("no built-in tool is in the %s class", kind)
 		}
 	}
-	// MassGen's file actions are the names of MassGen's file tools, which massgen's share: of
-	// the built-in tools exactly read_file and write_file are MassGen actions, each mapped onto
-	// the class its declaration is in. configs derives the words (it cannot read the registry):
-	// they must name those tools.
+	// MassGen's file actions are the names of MassGen's file tools, which massgen's share: the
+	// table configs maps them with (filesystem.MassGenActions) is read from the declarations
+	// that say so (MassGenAction), each word mapped onto the one class its declaration is in,
+	// and exactly read_file and write_file say so. configs' own tests use the same table.
+	table := filesystem.MassGenActions()
 	var actions []string
 	for _, tool := range filesystem.Builtins() {
-		m := configs.MapBackendPermissions(&configs.BackendPermissions{Rules: configs.BackendRules{Deny: []string{tool.Name() + "(x)"}}})
-		if len(m.NotMapped) > 0 {
+		class, ok := table[tool.Name()]
+		if ok != tool.MassGenAction() {
+			t.Errorf("%s: in the table %v, declared a MassGen action %v", tool.Name(), ok, tool.MassGenAction())
+		}
+		if !ok {
 			continue
 		}
 		actions = append(actions, tool.Name())
+		if cs := permissions.Classes(tool.Decl()); !slices.Equal(cs, []string{class}) {
+			t.Errorf("%s maps onto %s, its declaration is in %v", tool.Name(), class, cs)
+		}
 		want := classes["read"] + "(x)"
 		if tool.Writes() {
 			want = classes["write"] + "(x)"
 		}
-		if !slices.Equal(m.Deny, []string{want}) {
-			t.Errorf("MassGen's %s(x) maps to %q, want %s (the class of massgen's %s)", tool.Name(), m.Deny, want, tool.Name())
+		m := configs.MapBackendPermissions(&configs.BackendPermissions{Rules: configs.BackendRules{Deny: []string{tool.Name() + "(x)"}}}, table)
+		if !slices.Equal(m.Deny, []string{want}) || len(m.NotMapped) > 0 {
+			t.Errorf("MassGen's %s(x) maps to %q (%v), want %s (the class of massgen's %s)", tool.Name(), m.Deny, m.NotMapped, want, tool.Name())
 		}
 	}
-	if !slices.Equal(actions, []string{"read_file", "write_file"}) {
-		t.Errorf("MassGen's file actions among the built-in tools: %q, want read_file and write_file", actions)
+	if len(table) != len(actions) || !slices.Equal(actions, []string{"read_file", "write_file"}) {
+		t.Errorf("MassGen's file actions: %q (table %v), want read_file and write_file", actions, table)
 	}
-	m := configs.MapBackendPermissions(&configs.BackendPermissions{Rules: configs.BackendRules{Deny: []string{"delete_file(x)"}}})
+	if !maps.Equal(table, configs.ActionsForTest) {
+		t.Errorf("configs' tests map the file actions as %v, the declarations as %v", configs.ActionsForTest, table)
+	}
+	m := configs.MapBackendPermissions(&configs.BackendPermissions{Rules: configs.BackendRules{Deny: []string{"delete_file(x)"}}}, table)
 	if len(m.NotMapped) != 1 || m.NotMapped[0].Why != `"delete_file(x)": unknown action delete_file (MassGen's are command, read_file, write_file, read_url, mcp and *)` {
 		t.Errorf("delete_file(x), not a MassGen action: %+v", m)
 	}
@@ -115,7 +127,7 @@ func TestBackendPermissionsDecide(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(base, "c.yaml"), []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, _, err := configs.Load(configs.LoadOptions{Name: "c.yaml", BaseDir: base, Home: t.TempDir()})
+	cfg, _, err := configs.Load(configs.LoadOptions{Name: "c.yaml", BaseDir: base, Home: t.TempDir(), Actions: filesystem.MassGenActions()})
 	if err != nil {
 		t.Fatal(err)
 	}

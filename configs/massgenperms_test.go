@@ -8,6 +8,10 @@ import (
 	"github.com/massgen-go/massgen/internal/vocab"
 )
 
+// ActionsForTest is filesystem.MassGenActions() for configs' own tests, which cannot import
+// filesystem; TestBackendPermissionToolLists checks the two agree.
+var ActionsForTest = map[string]string{"read_file": "@read", "write_file": "@write"}
+
 // MassGen 0.1.97's backend.permissions rules and roles become massgen's rules; what has no
 // massgen equivalent is said.
 func TestMapBackendPermissions(t *testing.T) {
@@ -34,7 +38,7 @@ func TestMapBackendPermissions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := MapBackendPermissions(&tt.p)
+			m := MapBackendPermissions(&tt.p, ActionsForTest)
 			var keys []string
 			for _, n := range m.NotMapped {
 				keys = append(keys, n.Key)
@@ -46,6 +50,15 @@ func TestMapBackendPermissions(t *testing.T) {
 				t.Errorf("allow %q\ndeny %q\nnot mapped %q\nwant %q %q %q", m.Allow, m.Deny, keys, tt.allow, tt.deny, tt.notMapped)
 			}
 		})
+	}
+}
+
+// Without the file actions (LoadOptions.Actions) a file action is unknown, said as any other.
+func TestMapBackendPermissionsWithoutActions(t *testing.T) {
+	m := MapBackendPermissions(&BackendPermissions{Rules: BackendRules{Deny: []string{"write_file(x)", "command(rm*)"}}}, nil)
+	if len(m.Deny) != 1 || m.Deny[0] != "@command(rm*)" || len(m.NotMapped) != 1 ||
+		m.NotMapped[0].Why != `"write_file(x)": unknown action write_file (MassGen's are command, read_url, mcp and *)` {
+		t.Errorf("%+v", m)
 	}
 }
 

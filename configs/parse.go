@@ -23,6 +23,7 @@ type document struct {
 	lines map[string]int
 
 	aliased map[*yaml.Node]bool // alias targets being walked (an alias may contain itself)
+	budget  *aliasBudget        // what the walks may expand through aliases (aliases)
 
 	// walked is where index's walk began, refused the words it refused (checkWords reports them).
 	walked  walkStart
@@ -146,18 +147,38 @@ func mapGet(m *yaml.Node, key string) (k, v *yaml.Node) {
 // followAlias resolves an alias for a walk that may meet it again inside itself (an alias may
 // point at a node that contains it): ok is false when the target is already being walked; done
 // ends the target's walk. Other nodes come back as they are; nil is not ok.
-func followAlias(active *map[*yaml.Node]bool, n *yaml.Node) (target *yaml.Node, done func(), ok bool) {
+// Following it is paid from budget (nil: unbounded, for trees massgen made itself): not ok once
+// the document's allowance is spent.
+func followAlias(budget *aliasBudget, active *map[*yaml.Node]bool, n *yaml.Node) (target *yaml.Node, done func(), ok bool) {
 	if n == nil || n.Kind != yaml.AliasNode {
 		return n, func() {}, n != nil
 	}
 	if *active == nil {
 		*active = map[*yaml.Node]bool{}
 	}
-	if (*active)[n.Alias] {
+	if (*active)[n.Alias] || !budget.follow(n) {
 		return nil, nil, false
 	}
 	(*active)[n.Alias] = true
-	return deref(n), func() { delete(*active, n.Alias) }, true
+	return deref(n), func() { delete(*active, n.Alias); budget.leave() }, true
+}
+
+// aliases is the document's alias budget, sized on first use (after normalize, which reshapes
+// the tree) and shared by every walk that follows aliases.
+func (d *document) aliases() *aliasBudget {
+	if d.budget == nil {
+		d.budget = newAliasBudget(d.file, d.root)
+	}
+	return d.budget
+}
+
+// aliasProblem is the alias that spent the document's budget, if one did: the walks stopped
+// there, so nothing found from the tree can be trusted to be complete.
+func (d *document) aliasProblem() error {
+	if d.budget == nil || d.budget.err == nil {
+		return nil
+	}
+	return &ValidationError{Problems: []Problem{*d.budget.err}}
 }
 
 func deref(n *yaml.Node) *yaml.Node {
@@ -247,7 +268,7 @@ func (d *document) walk(n *yaml.Node, lines, words reflect.Type, path string, ad
 	if lines == nil && words == nil {
 		return
 	}
-	n, done, ok := followAlias(&d.aliased, n)
+	n, done, ok := followAlias(d.aliases(), &d.aliased, n)
 	if !ok {
 		return
 	}
@@ -512,6 +533,9 @@ func DecodeStrict(file string, data []byte, out any) error {
 		d := &document{file: file, root: doc.Content[0]}
 		var probs []Problem
 		d.checkWords(d.root, reflect.TypeOf(out), "", func(p Problem) { probs = append(probs, p) })
+		if err := d.aliasProblem(); err != nil {
+			return err
+		}
 		if len(probs) > 0 {
 			return &ValidationError{Problems: probs}
 		}

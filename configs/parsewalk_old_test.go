@@ -13,7 +13,7 @@ import (
 // FuzzSchemaWalk can hold the one walk to what they did.
 
 func (d *document) oldIndex(n *yaml.Node, t reflect.Type, path string) {
-	n, done, ok := followAlias(&d.aliased, n)
+	n, done, ok := followAlias(nil, &d.aliased, n)
 	if !ok {
 		return
 	}
@@ -58,7 +58,7 @@ func (d *document) oldIndex(n *yaml.Node, t reflect.Type, path string) {
 // indexAny records the lines of a value the schema does not type (Extra keys such as
 // orchestrator.coordination), so findings about its keys have lines too.
 func (d *document) oldIndexAny(n *yaml.Node, path string) {
-	n, done, ok := followAlias(&d.aliased, n)
+	n, done, ok := followAlias(nil, &d.aliased, n)
 	if !ok {
 		return
 	}
@@ -85,7 +85,7 @@ func (d *document) oldIndexAny(n *yaml.Node, path string) {
 }
 
 func (d *document) oldCheckWords(n *yaml.Node, t reflect.Type, path string, add func(Problem)) {
-	n, done, ok := followAlias(&d.aliased, n)
+	n, done, ok := followAlias(nil, &d.aliased, n)
 	if !ok {
 		return
 	}

@@ -17,7 +17,7 @@ func (c *Config) ResolvedYAML() ([]byte, error) {
 	if err := root.Encode(c.Redacted()); err != nil {
 		return nil, fmt.Errorf("configs: encoding the resolved config: %w", err)
 	}
-	checkKeys(&root, func(f keyFinding) {
+	checkKeys(&root, nil, func(f keyFinding) {
 		switch f.status {
 		case Ignored, Refused:
 			f.key.LineComment = f.detail

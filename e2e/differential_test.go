@@ -517,7 +517,7 @@ func approveRuleFiles(t *testing.T, files ...string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		progs, err := permconfig.RulesFilePrograms(f, data, filepath.Dir(files[0]), os.Environ(), filesystem.Table())
+		progs, err := permconfig.RulesFilePrograms(f, data, filepath.Dir(files[0]), os.Environ(), filesystem.Table(), filesystem.MassGenActions())
 		if err != nil {
 			t.Fatal(err)
 		}

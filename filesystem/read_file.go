@@ -21,9 +21,10 @@ type readFileParams struct {
 
 func init() {
 	register(tooldecl.Def[readFileParams]{
-		Name:        "read_file",
-		Description: readFileDescription,
-		Order:       10,
+		Name:          "read_file",
+		Description:   readFileDescription,
+		Order:         10,
+		MassGenAction: true,
 		Summary: func(p readFileParams) string {
 			return tooldecl.Notes(tooldecl.If(p.Head != 0, "first "+tooldecl.Count(p.Head, "line")),
 				tooldecl.If(p.Tail != 0, "last "+tooldecl.Count(p.Tail, "line")))

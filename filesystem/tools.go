@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/massgen-go/massgen/internal/tooldecl"
+	"github.com/massgen-go/massgen/permissions"
 	"github.com/massgen-go/massgen/permissions/toolargs"
 )
 
@@ -31,6 +32,9 @@ var registered []builtin
 // declaration, a name or an Order taken twice panics when the package loads (every test sees it).
 func register[P any](def tooldecl.Def[P], run func(t *Toolset, ctx context.Context, c *call, p P) (any, error)) {
 	d := tooldecl.New(def)
+	if d.MassGenAction() && len(permissions.Classes(d.Decl())) != 1 {
+		panic(fmt.Sprintf("filesystem: tool %s: a MassGen action must map onto one class, not %v", d.Name(), permissions.Classes(d.Decl())))
+	}
 	for _, b := range registered {
 		if b.Name() == d.Name() || b.Order() == d.Order() {
 			panic(fmt.Sprintf("filesystem: tool %s: name or order %d already taken by %s", d.Name(), d.Order(), b.Name()))
@@ -63,6 +67,19 @@ func Builtin(name string) (tooldecl.Tool, bool) { return Builtins().Lookup(name)
 // Table is what the permission engine knows about massgen's built-in tools: their path
 // arguments with their access, and their flags. Give it to permissions.Spec.Tools.
 func Table() toolargs.Table { return Builtins().Table() }
+
+// MassGenActions maps each MassGen 0.1.97 backend.permissions action that is a built-in tool's
+// name (its declaration says so: MassGenAction) onto the permission engine's class the tool is
+// in: read_file -> @read. Give it to configs.LoadOptions.Actions.
+func MassGenActions() map[string]string {
+	out := map[string]string{}
+	for _, b := range registered {
+		if b.MassGenAction() {
+			out[b.Name()] = permissions.Classes(b.Decl())[0]
+		}
+	}
+	return out
+}
 
 // patternsOr is the batch tools' include_patterns: everything ("*") when none are given.
 func patternsOr(include []string) []string {

@@ -18,9 +18,10 @@ type writeFileParams struct {
 
 func init() {
 	register(tooldecl.Def[writeFileParams]{
-		Name:        "write_file",
-		Description: writeFileDescription,
-		Order:       30,
+		Name:          "write_file",
+		Description:   writeFileDescription,
+		Order:         30,
+		MassGenAction: true,
 		Summary: func(p writeFileParams) string {
 			if p.Content == nil {
 				return ""

@@ -43,6 +43,31 @@ func ToolClasses() []string {
 	return []string{string(classRead), string(classWrite), string(classCommand)}
 }
 
+// Classes are the classes a declared tool is in, as rules naming a class judge it.
+func Classes(decl toolargs.Tool) []string {
+	var out []string
+	for _, c := range []toolClass{classRead, classWrite, classCommand} {
+		if c.has(&decl, decl.Command) {
+			out = append(out, string(c))
+		}
+	}
+	return out
+}
+
+// has reports whether a tool with declaration decl (nil: not declared) is in class c; command
+// says whether the call runs shell commands.
+func (c toolClass) has(decl *toolargs.Tool, command bool) bool {
+	switch c {
+	case classCommand:
+		return command
+	case classWrite:
+		return decl != nil && !decl.Command && decl.Destructive()
+	case classRead:
+		return decl != nil && !decl.Command && decl.Reads()
+	}
+	return false
+}
+
 // commandRE is a command rule's "re:PATTERN" or "!re:PATTERN" argument: PATTERN (RE2) matched
 // at the start of each program the command line runs (shellcmd's Analysis.Commands), as
 // MassGen's command_line_*_commands are matched with Python's re.match.
@@ -166,13 +191,8 @@ func parseRules(list []string, tools toolargs.Table) ([]rule, error) {
 // matchesTool reports whether the rule names the call's tool: by name (the full name or the name
 // without its MCP prefix), or by its class.
 func (r rule) matchesTool(c *ruleCall) bool {
-	switch r.class {
-	case classCommand:
-		return c.isCommand()
-	case classWrite:
-		return c.decl != nil && !c.decl.Command && c.decl.Destructive()
-	case classRead:
-		return c.decl != nil && !c.decl.Command && c.decl.Reads()
+	if r.class != "" {
+		return r.class.has(c.decl, c.isCommand())
 	}
 	if ok, _ := filepath.Match(r.tool, c.tool); ok {
 		return true

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/internal/agentenv"
 	"github.com/massgen-go/massgen/internal/termtext"
 	"github.com/massgen-go/massgen/logging"
@@ -67,7 +68,7 @@ func (f *Factory) load(name string, load func(configs.LoadOptions) (*configs.Con
 			notes = append(notes, configs.Warning{File: s, Message: "not used: " + def + " comes first (see `massgen doctor`)"})
 		}
 	}
-	cfg, warnings, err := load(configs.LoadOptions{Name: name, BaseDir: wd, ProjectDir: proj, Home: home, LookupEnv: f.LookupEnv})
+	cfg, warnings, err := load(configs.LoadOptions{Name: name, BaseDir: wd, ProjectDir: proj, Home: home, LookupEnv: f.LookupEnv, Actions: filesystem.MassGenActions()})
 	warnings = append(notes, warnings...)
 	if err != nil {
 		return nil, warnings, WithCode(ExitUsage, err)
@@ -82,7 +83,7 @@ func (f *Factory) LoadRunBytes(file string, data []byte) (*configs.Config, []con
 	if err != nil {
 		return nil, nil, err
 	}
-	cfg, warnings, err := f.preflighted(configs.LoadBytes(file, data, configs.LoadOptions{BaseDir: wd, ProjectDir: proj, Home: f.home(), LookupEnv: f.LookupEnv}))
+	cfg, warnings, err := f.preflighted(configs.LoadBytes(file, data, configs.LoadOptions{BaseDir: wd, ProjectDir: proj, Home: f.home(), LookupEnv: f.LookupEnv, Actions: filesystem.MassGenActions()}))
 	if err != nil {
 		return nil, warnings, WithCode(ExitUsage, err)
 	}

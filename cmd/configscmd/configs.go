@@ -20,6 +20,7 @@ import (
 	"github.com/massgen-go/massgen/backends"
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/configs"
+	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/internal/termtext"
 )
 
@@ -498,7 +499,7 @@ func LoadOptionsFor(f *cmdutil.Factory, name string) (configs.LoadOptions, error
 		return configs.LoadOptions{}, fmt.Errorf("current directory: %w", err)
 	}
 	home, _ := f.HomeDir() // no home: ~/.massgen/.env is simply skipped
-	return configs.LoadOptions{Name: name, BaseDir: wd, Home: home, LookupEnv: f.LookupEnv}, nil
+	return configs.LoadOptions{Name: name, BaseDir: wd, Home: home, LookupEnv: f.LookupEnv, Actions: filesystem.MassGenActions()}, nil
 }
 
 // PrintWarnings prints each warning as "file:line: warning: message".

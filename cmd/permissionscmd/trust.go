@@ -129,7 +129,7 @@ func trustRun(opts *TrustOptions) error {
 			home, _ = opts.HomeDir()
 		}
 		var cfg *configs.Config
-		cfg, _, err = configs.Load(configs.LoadOptions{Name: file, BaseDir: wd, Home: home, LookupEnv: opts.LookupEnv})
+		cfg, _, err = configs.Load(configs.LoadOptions{Name: file, BaseDir: wd, Home: home, LookupEnv: opts.LookupEnv, Actions: filesystem.MassGenActions()})
 		if err == nil && !permconfig.DefinesHooks(cfg) {
 			fmt.Fprintf(opts.IO.ErrOut, "%s defines no hooks: it needs no approval.\n", file)
 			return nil

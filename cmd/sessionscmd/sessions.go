@@ -22,6 +22,7 @@ import (
 	"github.com/massgen-go/massgen/cmd/cmdutil"
 	"github.com/massgen-go/massgen/configs"
 	"github.com/massgen-go/massgen/display"
+	"github.com/massgen-go/massgen/filesystem"
 	"github.com/massgen-go/massgen/internal/layout"
 	"github.com/massgen-go/massgen/internal/termtext"
 	"github.com/massgen-go/massgen/orchestrator"
@@ -105,7 +106,7 @@ func projectLayout(opts *Options) (layout.Layout, error) {
 	if opts.HomeDir != nil {
 		home, _ = opts.HomeDir()
 	}
-	cfg, _, err := configs.Load(configs.LoadOptions{Name: opts.Config, BaseDir: wd, ProjectDir: proj, Home: home, LookupEnv: opts.LookupEnv})
+	cfg, _, err := configs.Load(configs.LoadOptions{Name: opts.Config, BaseDir: wd, ProjectDir: proj, Home: home, LookupEnv: opts.LookupEnv, Actions: filesystem.MassGenActions()})
 	if err != nil {
 		return layout.Layout{}, cmdutil.WithCode(cmdutil.ExitUsage, err)
 	}

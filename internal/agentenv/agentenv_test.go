@@ -108,7 +108,7 @@ func approve(t *testing.T, files ...string) {
 			t.Fatal(err)
 		}
 		// A file that does not parse is approved as it is: loading it then says what is wrong.
-		progs, _ := permconfig.RulesFilePrograms(f, data, filepath.Dir(files[0]), os.Environ(), filesystem.Table())
+		progs, _ := permconfig.RulesFilePrograms(f, data, filepath.Dir(files[0]), os.Environ(), filesystem.Table(), filesystem.MassGenActions())
 		if err := store.Approve(f, data, progs, time.Now()); err != nil {
 			t.Fatal(err)
 		}

@@ -51,6 +51,10 @@ type Def[P any] struct {
 	Cancellable bool
 	// Open: the schema does not forbid other properties (MassGen declares some workflow tools so).
 	Open bool
+	// MassGenAction: MassGen 0.1.97's backend.permissions has an action of this tool's name
+	// (read_file(P), write_file(P)); massgen maps it onto the permission engine's class the
+	// declaration puts the tool in (filesystem.MassGenActions).
+	MassGenAction bool
 	// Lenient binds as MassGen reads its workflow calls: a missing, empty or unknown argument is
 	// no error (the handler judges what it got); a value of the wrong type still is.
 	Lenient bool
@@ -75,6 +79,8 @@ type Tool interface {
 	Name() string
 	Description() string
 	Order() int
+	// MassGenAction: MassGen's backend.permissions has an action of the tool's name (Def).
+	MassGenAction() bool
 	// Schema is the JSON schema of the arguments (a new map on every call).
 	Schema() map[string]any
 	// Decl is what the permission engine knows of the tool: its path arguments and flags.
@@ -284,6 +290,7 @@ func fieldsOf(t reflect.Type) ([]field, error) {
 func (d *Decl[P]) Name() string        { return d.def.Name }
 func (d *Decl[P]) Description() string { return d.def.Description }
 func (d *Decl[P]) Order() int          { return d.def.Order }
+func (d *Decl[P]) MassGenAction() bool { return d.def.MassGenAction }
 
 // Decl returns a copy: callers may not change the declaration.
 func (d *Decl[P]) Decl() toolargs.Tool {

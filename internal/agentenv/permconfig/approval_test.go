@@ -50,7 +50,7 @@ func TestProjectRulesNeedApproval(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	progs, err := RulesFilePrograms(path, data, filepath.Dir(massgen), os.Environ(), filesystem.Table())
+	progs, err := RulesFilePrograms(path, data, filepath.Dir(massgen), os.Environ(), filesystem.Table(), filesystem.MassGenActions())
 	if err != nil {
 		t.Fatal(err)
 	}

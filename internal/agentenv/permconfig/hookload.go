@@ -209,8 +209,9 @@ func loadHook(h configs.Hook, file string, needsApproval bool, approved map[stri
 // RulesFilePrograms are the programs and scripts the hooks of a rules file run, hashed
 // (HookPrograms): a project rules file (<project>/.massgen/permissions.yaml, relative paths
 // relative to <project>) or a config file (relative to baseDir, massgen's working directory),
-// data its content; tools: see ParseProjectFile. It is what approving the file records with it.
-func RulesFilePrograms(path string, data []byte, baseDir string, environ []string, tools toolargs.Table) (map[string]string, error) {
+// data its content; tools: see ParseProjectFile; actions: configs.LoadOptions.Actions
+// (filesystem.MassGenActions). It is what approving the file records with it.
+func RulesFilePrograms(path string, data []byte, baseDir string, environ []string, tools toolargs.Table, actions map[string]string) (map[string]string, error) {
 	var hs []configs.Hook
 	if layout.IsProjectRules(path) {
 		pr, err := ParseProjectFile(path, data, tools)
@@ -219,7 +220,7 @@ func RulesFilePrograms(path string, data []byte, baseDir string, environ []strin
 		}
 		hs, baseDir = pr.AllHooks(), filepath.Dir(filepath.Dir(path))
 	} else {
-		cfg, _, err := configs.LoadBytes(path, data, configs.LoadOptions{BaseDir: baseDir})
+		cfg, _, err := configs.LoadBytes(path, data, configs.LoadOptions{BaseDir: baseDir, Actions: actions})
 		if err != nil {
 			return nil, err
 		}
