@@ -22,6 +22,10 @@ func (d *Dir) pathErr(op, name string, err error) error {
 func (d *Dir) SubSame(name string, want Info) (*Dir, error) {
 	s, err := d.Sub(name)
 	if err != nil {
+		// Listed as a directory, not one when opened: swapped (for a link or a file) since.
+		if want.IsDir() && (errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ELOOP)) {
+			return nil, fmt.Errorf("%s: %w", Join(d.Path, name), ErrChanged)
+		}
 		return nil, err
 	}
 	if got, err := s.Stat(); err != nil || !got.Same(want) {

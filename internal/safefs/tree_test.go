@@ -494,3 +494,46 @@ func FuzzStatBeneathMatchesRoot(f *testing.F) {
 		}
 	})
 }
+
+// A directory listed by a walk and replaced before it is opened is reported as changed
+// (ErrChanged), whatever took its place: the walks leave such a folder out rather than fail.
+func TestSubSameReplacedDirectory(t *testing.T) {
+	tests := []struct {
+		name string
+		swap func(t *testing.T, p string)
+		want error
+	}{
+		{"unchanged", func(*testing.T, string) {}, nil},
+		{"replaced by a file", func(t *testing.T, p string) {
+			must(t, os.Rename(p, p+".aside"))
+			must(t, os.WriteFile(p, nil, 0o644))
+		}, ErrChanged},
+		{"replaced by a link", func(t *testing.T, p string) {
+			must(t, os.Rename(p, p+".aside"))
+			must(t, os.Symlink(p+".aside", p))
+		}, ErrChanged},
+		{"replaced by another directory", func(t *testing.T, p string) {
+			must(t, os.Rename(p, p+".aside"))
+			must(t, os.Mkdir(p, 0o755))
+		}, ErrChanged},
+		{"removed", func(t *testing.T, p string) { must(t, os.Remove(p)) }, fs.ErrNotExist},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base := t.TempDir()
+			p := filepath.Join(base, "d")
+			must(t, os.Mkdir(p, 0o755))
+			d := openDir(t, base)
+			info, err := d.Lstat("d")
+			must(t, err)
+			tt.swap(t, p)
+			sub, err := d.SubSame("d", info)
+			if sub != nil {
+				sub.Close()
+			}
+			if tt.want == nil && err != nil || tt.want != nil && !errors.Is(err, tt.want) {
+				t.Errorf("SubSame = %v; want %v", err, tt.want)
+			}
+		})
+	}
+}
