@@ -43,6 +43,17 @@ func (d *Dir) File() (*os.File, error) {
 	return os.NewFile(uintptr(fd), d.Path), nil
 }
 
+// Dup hands over a duplicate of d's own descriptor as an *os.File (an O_PATH handle stays one):
+// unlike File it needs no read permission on the directory, so one the owner made search-only
+// (--x) is handed over all the same. The *at calls work on it; listing it may not.
+func (d *Dir) Dup() (*os.File, error) {
+	fd, err := unix.FcntlInt(uintptr(d.fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil, d.pathErr("dup", ".", err)
+	}
+	return os.NewFile(uintptr(fd), d.Path), nil
+}
+
 // FromFile is a Dir on the directory f has open (its own descriptor, a duplicate), reached by
 // path; f stays the caller's.
 func FromFile(f *os.File, path string) (*Dir, error) {

@@ -60,6 +60,9 @@ func (d *Dir) File() (*os.File, error) {
 	return os.NewFile(uintptr(h), d.Path), nil
 }
 
+// Dup hands over a duplicate of d's own handle (the same access), as File does here.
+func (d *Dir) Dup() (*os.File, error) { return d.File() }
+
 // FromFile is a Dir on the directory f has open (a duplicate handle), reached by path; f stays
 // the caller's.
 func FromFile(f *os.File, path string) (*Dir, error) {

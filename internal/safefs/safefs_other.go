@@ -53,6 +53,7 @@ func FromFile(f *os.File, path string) (*Dir, error) { return nil, ErrUnsupporte
 
 func (d *Dir) Close() error                                  { return nil }
 func (d *Dir) File() (*os.File, error)                       { return nil, ErrUnsupported }
+func (d *Dir) Dup() (*os.File, error)                        { return nil, ErrUnsupported }
 func (d *Dir) Lstat(name string) (Info, error)               { return Info{}, ErrUnsupported }
 func (d *Dir) Stat() (Info, error)                           { return Info{}, ErrUnsupported }
 func (d *Dir) Sub(name string) (*Dir, error)                 { return nil, ErrUnsupported }

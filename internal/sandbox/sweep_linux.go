@@ -210,7 +210,10 @@ func walkTo(dir int, rest []string, path string) (*safefs.Dir, string, error) {
 // ("moved to the trash (ID)", "removed").
 func takeAway(dir *safefs.Dir, name, path string, trash func(dir *os.File, name, path string) (string, error)) (string, error) {
 	if trash != nil {
-		f, err := dir.File()
+		// Its own descriptor (an O_PATH handle from walkTo), not reopened for reading: a
+		// directory the command made search-only (--x) cannot be, and the entry must still
+		// go to the trash rather than be deleted.
+		f, err := dir.Dup()
 		if err == nil {
 			var id string
 			id, err = trash(f, name, path)

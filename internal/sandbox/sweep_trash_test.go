@@ -1,0 +1,129 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zaptest"
+
+	"github.com/massgen-go/massgen/changes"
+	"github.com/massgen-go/massgen/internal/safefs"
+)
+
+// TestCleanupTrashSearchOnlyUnprivileged runs TestCleanupTrashSearchOnly as nobody (setpriv):
+// as root a search-only directory can still be opened for reading, so only an unprivileged
+// run shows the fault (on main the planted entry was deleted, not kept in the trash).
+func TestCleanupTrashSearchOnlyUnprivileged(t *testing.T) {
+	if os.Getenv(unprivEnv) != "" {
+		t.Skip("already the unprivileged run")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run the test binary as another user")
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("setpriv not installed")
+	}
+	dir := t.TempDir()
+	for d := dir; d != "/" && d != os.TempDir(); d = filepath.Dir(d) {
+		os.Chmod(d, 0o755)
+	}
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(tmp, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "sandbox.test")
+	copyFile(t, self, bin)
+	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin,
+		"-test.run", "^TestCleanupTrashSearchOnly$", "-test.v", "-test.count=1")
+	cmd.Env = append(os.Environ(), unprivEnv+"=1", "TMPDIR="+tmp)
+	out, err := cmd.CombinedOutput()
+	t.Logf("unprivileged run:\n%s", out)
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestCleanupTrashSearchOnly") {
+		t.Fatalf("unprivileged run: %v", err)
+	}
+}
+
+// TestCleanupTrashSearchOnly: a protected path a command planted inside a directory it then
+// made search-only (chmod 311) is moved to the trash (changes.MoveEntryToTrash, as the
+// filesystem toolset does), not deleted: the clean-up hands the trash the directory's own
+// O_PATH handle rather than reopening it for reading.
+func TestCleanupTrashSearchOnly(t *testing.T) {
+	tests := []struct {
+		name    string
+		before  bool // d exists before the command
+		command string
+	}{
+		{"existing dir", true, "echo K=planted > d/.env && chmod 311 d && echo ok"},
+		{"new dir", false, "mkdir d && echo K=planted > d/.env && chmod 311 d && echo ok"},
+	}
+	for _, mode := range modes(t) {
+		for _, tc := range tests {
+			t.Run(string(mode)+"/"+tc.name, func(t *testing.T) {
+				base := t.TempDir()
+				proj := filepath.Join(base, "proj")
+				ws := filepath.Join(base, "ws")
+				trashDir := filepath.Join(base, "massgen", "trash", "run1")
+				mustWrite(t, filepath.Join(ws, "w.txt"), "w")
+				mustWrite(t, filepath.Join(proj, "f.txt"), "f")
+				if tc.before {
+					if err := os.Mkdir(filepath.Join(proj, "d"), 0o755); err != nil {
+						t.Fatal(err)
+					}
+				}
+				t.Cleanup(func() { os.Chmod(filepath.Join(proj, "d"), 0o755) })
+				planted := filepath.Join(proj, "d", ".env")
+				pol := Policy{Write: []string{proj, ws}, Own: []string{ws}, Keep: []string{planted}}
+				trash := func(dir *os.File, name, path string) (string, error) {
+					d, err := safefs.FromFile(dir, filepath.Dir(path))
+					if err != nil {
+						return "", err
+					}
+					defer d.Close()
+					fi, err := d.Lstat(name)
+					if err != nil {
+						return "", err
+					}
+					e, err := changes.MoveEntryToTrash(trashDir, d, name, path, fi, "agent_a", nil)
+					return e.ID, err
+				}
+				res, err := Run(context.Background(), withMode(mode, Options{Dir: proj, Policy: pol, Timeout: 30 * time.Second,
+					Trash: trash, Log: zaptest.NewLogger(t), Command: tc.command}))
+				if err != nil || res.Stdout != "ok\n" {
+					t.Fatalf("plant command: %+v %v", res, err)
+				}
+				if fi, err := os.Stat(filepath.Join(proj, "d")); err != nil || fi.Mode().Perm() != 0o311 {
+					t.Fatalf("d is not search-only: %v %v", fi, err)
+				}
+				if exists(planted) || !slices.Contains(res.Removed, planted) {
+					t.Fatalf("planted .env not taken away: removed %v, stderr %q", res.Removed, res.Stderr)
+				}
+				if !strings.Contains(res.Stderr, "moved to the trash") {
+					t.Errorf("not moved to the trash: %q", res.Stderr)
+				}
+				ents, err := changes.ListTrash(filepath.Join(base, "massgen"))
+				if err != nil || len(ents) != 1 || ents[0].OriginalPath != planted {
+					t.Fatalf("trash: %+v %v", ents, err)
+				}
+				if b, err := os.ReadFile(ents[0].Data); err != nil || string(b) != "K=planted\n" {
+					t.Errorf("trash data %q %v", b, err)
+				}
+			})
+		}
+	}
+}
