@@ -33,7 +33,7 @@ func TestCleanupTrashSearchOnlyUnprivileged(t *testing.T) {
 
 // runUnprivileged runs the test name of this binary as nobody (setpriv), from a copy of the
 // binary in a directory nobody can reach, and fails unless it passed.
-func runUnprivileged(t *testing.T, name string) {
+func runUnprivileged(t *testing.T, name string, env ...string) {
 	t.Helper()
 	setpriv, err := exec.LookPath("setpriv")
 	if err != nil {
@@ -58,7 +58,7 @@ func runUnprivileged(t *testing.T, name string) {
 	copyFile(t, self, bin)
 	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin,
 		"-test.run", "^"+name+"$", "-test.v", "-test.count=1")
-	cmd.Env = append(os.Environ(), unprivEnv+"=1", "TMPDIR="+tmp)
+	cmd.Env = append(append(os.Environ(), unprivEnv+"=1", "TMPDIR="+tmp), env...)
 	out, err := cmd.CombinedOutput()
 	t.Logf("unprivileged run:\n%s", out)
 	if err != nil || !strings.Contains(string(out), "--- PASS: "+name) {
@@ -94,6 +94,63 @@ func TestCleanupUnlistedUnprivileged(t *testing.T) {
 		t.Skip("needs root to run the test binary as another user")
 	}
 	runUnprivileged(t, "TestCleanupUnlisted")
+}
+
+// foreignEnv names the project TestCleanupUnlistedForeign cleans up after (set up by root).
+const foreignEnv = "MASSGEN_SANDBOX_FOREIGN_PROJECT"
+
+// TestCleanupUnlistedForeignUnprivileged runs TestCleanupUnlistedForeign as nobody, on a
+// project (nobody's) holding a search-only directory of root's: one the clean-up can neither
+// list nor make listable.
+func TestCleanupUnlistedForeignUnprivileged(t *testing.T) {
+	if os.Getenv(unprivEnv) != "" {
+		t.Skip("already the unprivileged run")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run the test binary as another user")
+	}
+	base := t.TempDir()
+	for d := base; d != "/" && d != os.TempDir(); d = filepath.Dir(d) {
+		os.Chmod(d, 0o755)
+	}
+	proj := filepath.Join(base, "proj")
+	mustWrite(t, filepath.Join(proj, "x", "f.txt"), "f")
+	if err := os.Chown(proj, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(proj, "x"), 0o311); err != nil {
+		t.Fatal(err)
+	}
+	runUnprivileged(t, "TestCleanupUnlistedForeign", foreignEnv+"="+proj)
+}
+
+// TestCleanupUnlistedForeign: a directory the clean-up cannot list (not massgen's user's, so
+// not made listable either) is named in the command's result, not skipped in silence.
+func TestCleanupUnlistedForeign(t *testing.T) {
+	proj := os.Getenv(foreignEnv)
+	if proj == "" {
+		t.Skip("run by TestCleanupUnlistedForeignUnprivileged")
+	}
+	for _, mode := range modes(t) {
+		t.Run(string(mode), func(t *testing.T) {
+			ws := filepath.Join(t.TempDir(), "ws")
+			mustWrite(t, filepath.Join(ws, "w.txt"), "w")
+			pol := Policy{Write: []string{proj, ws}, Own: []string{ws}}
+			res, err := Run(context.Background(), withMode(mode, Options{Dir: proj, Policy: pol, Timeout: 30 * time.Second,
+				Log: zaptest.NewLogger(t), Command: "echo ok"}))
+			if err != nil || res.Stdout != "ok\n" {
+				t.Fatalf("command: %+v %v", res, err)
+			}
+			want := "massgen: could not check for .git, .env and .massgen entries in " + filepath.Join(proj, "x") + ":"
+			t.Logf("stderr: %q", res.Stderr)
+			if !strings.Contains(res.Stderr, want) || strings.Count(res.Stderr, "\n") != 1 {
+				t.Errorf("stderr %q, want one note %q", res.Stderr, want)
+			}
+			if fi, err := os.Lstat(filepath.Join(proj, "x")); err != nil || fi.Mode().Perm() != 0o311 {
+				t.Errorf("x: %v %v", fi, err)
+			}
+		})
+	}
 }
 
 // TestCleanupUnlisted: .git/.env a command planted in a directory it then made unlistable
