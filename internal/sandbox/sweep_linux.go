@@ -29,7 +29,7 @@ type sweeper struct {
 	before  map[sweepKey]fileID
 	links   []keepLink
 	missing []missing
-	// unlisted says which directories a walk could not list, for the command's result.
+	// unlisted says which directories a walk could not list (notes for the command's result).
 	unlisted []string
 }
 
@@ -86,7 +86,7 @@ func (pl *plan) inventory() *sweeper {
 func (s *sweeper) walk(r *node, found func(dir *safefs.Dir, name, rel string, id fileID)) {
 	root, err := safefs.FromFD(uintptr(r.fd), r.path)
 	if err != nil {
-		s.unlisted = append(s.unlisted, fmt.Sprintf("%s: %v", r.path, err))
+		s.unlisted = append(s.unlisted, fmt.Sprintf(cantCheck, r.path, err))
 		return
 	}
 	defer root.Close()
@@ -137,7 +137,7 @@ func (s *sweeper) walkDir(d *safefs.Dir, fd int, prefix string, depth int, found
 		if gerr == nil {
 			err = d.WalkTypes(visit)
 			if rerr := restore(); rerr != nil {
-				s.unlisted = append(s.unlisted, fmt.Sprintf("%s: its mode could not be given back: %v", d.Path, rerr))
+				s.unlisted = append(s.unlisted, fmt.Sprintf("could not give %s its mode back: %v", d.Path, rerr))
 			}
 			if err == nil {
 				return
@@ -146,7 +146,7 @@ func (s *sweeper) walkDir(d *safefs.Dir, fd int, prefix string, depth int, found
 			err = fmt.Errorf("%w (%w)", err, gerr)
 		}
 	}
-	s.unlisted = append(s.unlisted, fmt.Sprintf("%s: %v", d.Path, err))
+	s.unlisted = append(s.unlisted, fmt.Sprintf(cantCheck, d.Path, err))
 }
 
 // walkUnlisted walks the directory name in dir that WalkTypes could not enter (werr): opened
@@ -155,24 +155,24 @@ func (s *sweeper) walkDir(d *safefs.Dir, fd int, prefix string, depth int, found
 func (s *sweeper) walkUnlisted(dir *safefs.Dir, name, rel string, depth int, found func(dir *safefs.Dir, name, rel string, id fileID), werr error) {
 	path := filepath.Join(dir.Path, name)
 	if !errors.Is(werr, fs.ErrPermission) || depth >= safefs.MaxTreeDepth {
-		s.unlisted = append(s.unlisted, fmt.Sprintf("%s: %v", path, werr))
+		s.unlisted = append(s.unlisted, fmt.Sprintf(cantCheck, path, werr))
 		return
 	}
 	pf, err := dir.Dup()
 	if err != nil {
-		s.unlisted = append(s.unlisted, fmt.Sprintf("%s: %v", path, errors.Join(werr, err)))
+		s.unlisted = append(s.unlisted, fmt.Sprintf(cantCheck, path, errors.Join(werr, err)))
 		return
 	}
 	fd, err := unix.Openat(int(pf.Fd()), name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	pf.Close()
 	if err != nil {
-		s.unlisted = append(s.unlisted, fmt.Sprintf("%s: %v", path, errors.Join(werr, err)))
+		s.unlisted = append(s.unlisted, fmt.Sprintf(cantCheck, path, errors.Join(werr, err)))
 		return
 	}
 	defer unix.Close(fd)
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		s.unlisted = append(s.unlisted, fmt.Sprintf("%s: %v", path, errors.Join(werr, err)))
+		s.unlisted = append(s.unlisted, fmt.Sprintf(cantCheck, path, errors.Join(werr, err)))
 		return
 	}
 	if s.skip[fileID{Dev: uint64(st.Dev), Ino: st.Ino}] {
@@ -180,7 +180,7 @@ func (s *sweeper) walkUnlisted(dir *safefs.Dir, name, rel string, depth int, fou
 	}
 	sub, err := safefs.FromFD(uintptr(fd), path)
 	if err != nil {
-		s.unlisted = append(s.unlisted, fmt.Sprintf("%s: %v", path, errors.Join(werr, err)))
+		s.unlisted = append(s.unlisted, fmt.Sprintf(cantCheck, path, errors.Join(werr, err)))
 		return
 	}
 	defer sub.Close()
@@ -211,6 +211,9 @@ func listAnyway(fd int) (restore func() error, err error) {
 	}
 	return func() error { return unix.Chmod(proc, mode) }, nil
 }
+
+// cantCheck is the note for a directory the clean-up could not list (path, error).
+const cantCheck = "could not check for .git, .env and .massgen entries in %s: %v"
 
 func idOf(info safefs.Info) fileID { return fileID{Dev: info.Dev, Ino: info.Ino} }
 
@@ -260,8 +263,8 @@ func (s *sweeper) after(res *Result, trash func(dir *os.File, name, path string)
 			continue // found by both walks
 		}
 		seen[u] = true
-		log.Warn("the clean-up could not list a directory", zap.String("directory", u))
-		notes = append(notes, fmt.Sprintf("massgen: could not check for .git, .env and .massgen entries in %s", u))
+		log.Warn("the clean-up could not check a directory", zap.String("note", u))
+		notes = append(notes, "massgen: "+u)
 	}
 	if len(notes) > 0 {
 		if res.Stderr != "" && res.Stderr[len(res.Stderr)-1] != '\n' {
