@@ -29,6 +29,8 @@ type sweeper struct {
 	before  map[sweepKey]fileID
 	links   []keepLink
 	missing []missing
+	// unlisted says which directories a walk could not list (notes for the command's result).
+	unlisted []string
 }
 
 type sweepKey struct {
@@ -78,15 +80,31 @@ func (pl *plan) inventory() *sweeper {
 // walk calls found for every entry with a system name under the root r (with the directory
 // that holds it, open during the call), and descends into the other directories (opened by
 // descriptor under their parent, never through a link: safefs.WalkTypes), except the skipped
-// ones.
+// ones. A directory it cannot list (the command made it search-only, chmod 311) is made
+// listable for the walk through its own O_PATH handle and given its mode back (listAnyway);
+// one that still cannot be listed is noted in s.unlisted, never skipped in silence.
 func (s *sweeper) walk(r *node, found func(dir *safefs.Dir, name, rel string, id fileID)) {
 	root, err := safefs.FromFD(uintptr(r.fd), r.path)
 	if err != nil {
+		s.unlisted = append(s.unlisted, fmt.Sprintf(cantCheck, r.path, err))
 		return
 	}
 	defer root.Close()
-	_ = root.WalkTypes(func(rel string, dir *safefs.Dir, e safefs.Entry, err error) error {
+	s.walkDir(root, r.fd, "", 0, found)
+}
+
+// walkDir walks d (whose O_PATH handle is fd), found under its root at prefix; depth counts
+// the directories made listable on the way (a bound on the handles held).
+func (s *sweeper) walkDir(d *safefs.Dir, fd int, prefix string, depth int, found func(dir *safefs.Dir, name, rel string, id fileID)) {
+	visit := func(rel string, dir *safefs.Dir, e safefs.Entry, err error) error {
+		if prefix != "" {
+			rel = prefix + "/" + rel
+		}
 		if !isSystemName(e.Name) {
+			if err != nil && e.Info.IsDir() {
+				s.walkUnlisted(dir, e.Name, rel, depth, found, err)
+				return fs.SkipDir
+			}
 			if err != nil || (e.Info.IsDir() && s.skip[idOf(e.Info)]) {
 				return fs.SkipDir
 			}
@@ -107,8 +125,95 @@ func (s *sweeper) walk(r *node, found func(dir *safefs.Dir, name, rel string, id
 			return fs.SkipDir
 		}
 		return nil
-	})
+	}
+	err := d.WalkTypes(visit)
+	if err == nil {
+		return
+	}
+	// Only the listing of d itself fails WalkTypes (visit returns nothing else): nothing in
+	// it was visited yet.
+	if errors.Is(err, fs.ErrPermission) {
+		restore, gerr := listAnyway(fd)
+		if gerr == nil {
+			err = d.WalkTypes(visit)
+			if rerr := restore(); rerr != nil {
+				s.unlisted = append(s.unlisted, fmt.Sprintf("could not give %s its mode back: %v", d.Path, rerr))
+			}
+			if err == nil {
+				return
+			}
+		} else {
+			err = fmt.Errorf("%w (%w)", err, gerr)
+		}
+	}
+	s.unlisted = append(s.unlisted, fmt.Sprintf(cantCheck, d.Path, err))
 }
+
+// walkUnlisted walks the directory name in dir that WalkTypes could not enter (werr): opened
+// as an O_PATH handle without following a link, then walked by walkDir (which makes it
+// listable if it can).
+func (s *sweeper) walkUnlisted(dir *safefs.Dir, name, rel string, depth int, found func(dir *safefs.Dir, name, rel string, id fileID), werr error) {
+	path := filepath.Join(dir.Path, name)
+	if !errors.Is(werr, fs.ErrPermission) || depth >= safefs.MaxTreeDepth {
+		s.unlisted = append(s.unlisted, fmt.Sprintf(cantCheck, path, werr))
+		return
+	}
+	pf, err := dir.Dup()
+	if err != nil {
+		s.unlisted = append(s.unlisted, fmt.Sprintf(cantCheck, path, errors.Join(werr, err)))
+		return
+	}
+	fd, err := unix.Openat(int(pf.Fd()), name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	pf.Close()
+	if err != nil {
+		s.unlisted = append(s.unlisted, fmt.Sprintf(cantCheck, path, errors.Join(werr, err)))
+		return
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		s.unlisted = append(s.unlisted, fmt.Sprintf(cantCheck, path, errors.Join(werr, err)))
+		return
+	}
+	if s.skip[fileID{Dev: uint64(st.Dev), Ino: st.Ino}] {
+		return
+	}
+	sub, err := safefs.FromFD(uintptr(fd), path)
+	if err != nil {
+		s.unlisted = append(s.unlisted, fmt.Sprintf(cantCheck, path, errors.Join(werr, err)))
+		return
+	}
+	defer sub.Close()
+	s.walkDir(sub, fd, rel, depth+1, found)
+}
+
+// listAnyway gives the directory held by the O_PATH handle fd owner read, write and search
+// permission (write: what was planted in it is taken away), and returns what gives its mode
+// back. The command ran as the user massgen runs
+// as, so a directory it made unlistable is that user's. The chmod goes through
+// /proc/self/fd (the handle itself: no name resolved again, no link followed); fchmod refuses
+// an O_PATH handle.
+func listAnyway(fd int) (restore func() error, err error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return nil, unix.ENOTDIR
+	}
+	if int(st.Uid) != os.Geteuid() {
+		return nil, fmt.Errorf("owned by uid %d, not by massgen's user", st.Uid)
+	}
+	proc := fmt.Sprintf("/proc/self/fd/%d", fd)
+	mode := st.Mode & 0o7777
+	if err := unix.Chmod(proc, mode|unix.S_IRWXU); err != nil {
+		return nil, fmt.Errorf("chmod: %w", err)
+	}
+	return func() error { return unix.Chmod(proc, mode) }, nil
+}
+
+// cantCheck is the note for a directory the clean-up could not list (path, error).
+const cantCheck = "could not check for .git, .env and .massgen entries in %s: %v"
 
 func idOf(info safefs.Info) fileID { return fileID{Dev: info.Dev, Ino: info.Ino} }
 
@@ -151,6 +256,15 @@ func (s *sweeper) after(res *Result, trash func(dir *os.File, name, path string)
 		}
 		s.putBack(dir, l, res, &notes, trash, log)
 		dir.Close()
+	}
+	seen := map[string]bool{}
+	for _, u := range s.unlisted {
+		if seen[u] {
+			continue // found by both walks
+		}
+		seen[u] = true
+		log.Warn("the clean-up could not check a directory", zap.String("note", u))
+		notes = append(notes, "massgen: "+u)
 	}
 	if len(notes) > 0 {
 		if res.Stderr != "" && res.Stderr[len(res.Stderr)-1] != '\n' {
